@@ -1,0 +1,3 @@
+from pbmt.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The ``pbmt`` command line: ``pbmt <verb> --help`` explains each verb.
+
+Exit codes: 0 success, 1 runtime error (bad input file, missing model),
+2 usage error (bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from pbmt import __version__
+from pbmt.errors import PbmtError
+
+# verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
+VERBS = {
+    "eval": "Score a translation against references with BLEU.",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pbmt",
+        description="Phrase-based statistical machine translation.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"pbmt {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for verb, summary in VERBS.items():
+        module = import_module(f"pbmt.commands.{verb}")
+        sub = verbs.add_parser(
+            verb,
+            help=summary,
+            description=module.__doc__,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``pbmt`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except PbmtError as err:
+        print(f"pbmt {args.verb}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"pbmt {args.verb}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,24 @@
+"""Errors a user can act on. The command line turns them into exit code 1."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class PbmtError(Exception):
+    """Base class: something in the user's input or setup is wrong."""
+
+
+class FormatError(PbmtError, ValueError):
+    """A line of an input file is malformed.
+
+    The message names the file, the 1-based line number and what is wrong,
+    as ``path:line: what``.
+    """
+
+    def __init__(self, path: str | PathLike, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")

@@ -1,0 +1,1 @@
+"""Model files: phrase tables, n-gram language models, their binary caches."""
