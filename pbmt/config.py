@@ -1,0 +1,214 @@
+"""Reading and writing Moses's ``moses.ini`` (version 2 format).
+
+A ``moses.ini`` lists feature functions (``[feature]``), their weights
+(``[weight]``) and decoder settings (``[distortion-limit]``, ``[stack]``,
+``[ttable-limit]``, ...). Paths in feature lines may be relative: they are
+resolved from the ini file's folder (Moses resolves them from the working
+directory; resolving from the file is what makes a model folder portable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from pbmt.errors import FormatError
+from pbmt.files import atomic_write, read_lines
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class FeatureType:
+    """What pbmt knows of one Moses feature type."""
+
+    default_name: str  # Moses names the k-th feature of a type default_name + str(k)
+    n_scores: int | None  # None: given by the line's num-features=
+    needs_path: bool = False
+
+
+FEATURE_TYPES: dict[str, FeatureType] = {
+    "UnknownWordPenalty": FeatureType("UnknownWordPenalty", 1),
+    "WordPenalty": FeatureType("WordPenalty", 1),
+    "PhrasePenalty": FeatureType("PhrasePenalty", 1),
+    "Distortion": FeatureType("Distortion", 1),
+    "PhraseDictionaryMemory": FeatureType("TranslationModel", None, needs_path=True),
+    "LexicalReordering": FeatureType("LexicalReordering", None, needs_path=True),
+    "KENLM": FeatureType("LM", 1, needs_path=True),
+}
+
+_V1_SECTIONS = {"ttable-file", "lmodel-file", "weight-t", "weight-l", "weight-d", "weight-w"}
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One line of ``[feature]``: ``KENLM name=LM0 path=lm.arpa order=3``.
+
+    ``args`` holds every key=value of the line but ``name``.
+    """
+
+    type: str
+    name: str
+    n_scores: int
+    args: dict[str, str] = field(default_factory=dict)
+
+    def to_line(self) -> str:
+        return " ".join([self.type, f"name={self.name}", *(f"{k}={v}" for k, v in self.args.items())])
+
+
+@dataclass(frozen=True)
+class MosesConfig:
+    """A parsed ``moses.ini``.
+
+    ``weights`` maps a feature name to its weights (one per score);
+    ``settings`` maps every other section to its lines, as strings.
+    """
+
+    features: tuple[Feature, ...]
+    weights: dict[str, tuple[float, ...]]
+    settings: dict[str, tuple[str, ...]]
+    path: Path | None = None
+
+    @classmethod
+    def read(cls, path: str | Path) -> "MosesConfig":
+        """Parse ``path``; raises FormatError naming the line for anything malformed."""
+        path = Path(path)
+        sections: dict[str, list[tuple[int, str]]] = {}
+        current = None
+        for number, raw in read_lines(path):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.startswith("["):
+                if not line.endswith("]"):
+                    raise FormatError(path, number, f"section header {line!r} lacks its closing ']'")
+                current = line[1:-1].strip()
+                if current in _V1_SECTIONS:
+                    raise FormatError(
+                        path, number,
+                        f"[{current}] belongs to the old (version 1) moses.ini format; "
+                        "pbmt reads version 2 ([feature] and [weight] sections)",
+                    )
+                sections.setdefault(current, [])
+                continue
+            if current is None:
+                raise FormatError(path, number, f"{line!r} stands before any [section]")
+            sections[current].append((number, line))
+
+        features = _parse_features(path, sections.pop("feature", []))
+        weights = _parse_weights(path, sections.pop("weight", []), features)
+        settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
+        return cls(features, weights, settings, path)
+
+    def write(self, path: str | Path) -> None:
+        """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given."""
+        out = []
+        for name, values in self.settings.items():
+            out += [f"[{name}]", *values, ""]
+        out += ["[feature]", *(f.to_line() for f in self.features), ""]
+        out += ["[weight]"]
+        out += [f"{name}= " + " ".join(format(w, ".9g") for w in ws) for name, ws in self.weights.items()]
+        with atomic_write(path) as handle:
+            handle.write("\n".join(out) + "\n")
+
+    def feature(self, name: str) -> Feature:
+        """The feature named ``name`` (KeyError if absent)."""
+        for f in self.features:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def features_of_type(self, type_: str) -> list[Feature]:
+        """All features of one Moses type, in file order."""
+        return [f for f in self.features if f.type == type_]
+
+    def resolve(self, relative: str) -> Path:
+        """A path from a feature line, resolved from the ini file's folder."""
+        p = Path(relative).expanduser()
+        if p.is_absolute() or self.path is None:
+            return p
+        return self.path.parent / p
+
+    def setting(self, name: str, default: T, convert: Callable[[str], T] = str) -> T:
+        """The first value of section ``[name]`` converted, or ``default`` if absent."""
+        values = self.settings.get(name)
+        if not values:
+            return default
+        try:
+            return convert(values[0])
+        except ValueError:
+            raise FormatError(self.path or "moses.ini", None,
+                              f"[{name}] has value {values[0]!r}, which is not a valid {convert.__name__}") from None
+
+    def with_weights(self, weights: dict[str, tuple[float, ...]]) -> "MosesConfig":
+        """A copy with some features' weights replaced (each must keep its length)."""
+        merged = dict(self.weights)
+        for name, ws in weights.items():
+            if name not in merged:
+                raise KeyError(f"no feature named {name!r}")
+            if len(ws) != len(merged[name]):
+                raise ValueError(f"{name} has {len(merged[name])} weights, got {len(ws)}")
+            merged[name] = tuple(float(w) for w in ws)
+        return replace(self, weights=merged)
+
+
+def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, ...]:
+    counters: dict[str, int] = {}
+    features = []
+    names = set()
+    for number, line in lines:
+        type_, *tokens = line.split()
+        spec = FEATURE_TYPES.get(type_)
+        if spec is None:
+            raise FormatError(
+                path, number,
+                f"unsupported feature {type_!r}; pbmt supports: {', '.join(FEATURE_TYPES)}",
+            )
+        args = {}
+        for token in tokens:
+            key, eq, value = token.partition("=")
+            if not eq or not key:
+                raise FormatError(path, number, f"expected key=value, found {token!r}")
+            args[key] = value
+        index = counters.get(spec.default_name, 0)
+        counters[spec.default_name] = index + 1
+        name = args.pop("name", f"{spec.default_name}{index}")
+        if name in names:
+            raise FormatError(path, number, f"a second feature is named {name!r}")
+        names.add(name)
+        n_scores = spec.n_scores
+        if "num-features" in args:
+            try:
+                n_scores = int(args["num-features"])
+            except ValueError:
+                raise FormatError(path, number, f"num-features={args['num-features']!r} is not an integer") from None
+        if n_scores is None:
+            raise FormatError(path, number, f"{type_} needs num-features=N")
+        if spec.needs_path and "path" not in args:
+            raise FormatError(path, number, f"{type_} needs path=FILE")
+        features.append(Feature(type_, name, n_scores, args))
+    return tuple(features)
+
+
+def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Feature, ...]) -> dict[str, tuple[float, ...]]:
+    expected = {f.name: f.n_scores for f in features}
+    weights: dict[str, tuple[float, ...]] = {}
+    for number, line in lines:
+        name, eq, values = line.partition("=")
+        name = name.strip()
+        if not eq:
+            raise FormatError(path, number, f"expected 'Name= w1 w2 ...', found {line!r}")
+        if name not in expected:
+            raise FormatError(path, number, f"weights for {name!r}, which is not a feature in [feature]")
+        try:
+            ws = tuple(float(v) for v in values.split())
+        except ValueError:
+            raise FormatError(path, number, f"weights of {name} are not all numbers: {values.strip()!r}") from None
+        if len(ws) != expected[name]:
+            raise FormatError(path, number, f"{name} has {expected[name]} scores but {len(ws)} weights")
+        weights[name] = ws
+    missing = [n for n in expected if n not in weights]
+    if missing:
+        raise FormatError(path, None, f"[weight] has no weights for {', '.join(missing)}")
+    return {f.name: weights[f.name] for f in features}

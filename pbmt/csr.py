@@ -1,0 +1,30 @@
+"""Compressed sparse rows: a list of variable-length rows as (offsets, data).
+
+Row ``i`` is ``data[offsets[i]:offsets[i + 1]]``; ``offsets`` is ``int64[n + 1]``
+starting at 0. Phrase tables, corpora and n-best lists are all stored so.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def from_rows(rows: Sequence[Sequence[int]] | Sequence[np.ndarray], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Pack rows into (offsets int64[n + 1], data)."""
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.concatenate([np.asarray(r, dtype=dtype) for r in rows]) if len(rows) else np.empty(0, dtype)
+    return offsets, data.astype(dtype, copy=False)
+
+
+def take(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``rows`` (int array, any order, repeats allowed) as a new CSR."""
+    starts = offsets[:-1][rows]
+    lengths = offsets[1:][rows] - starts
+    new_offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    gather = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return new_offsets, data[gather]

@@ -1,0 +1,258 @@
+"""Moses phrase tables: text format in, integer arrays out.
+
+A line is ``src ||| tgt ||| p(f|e) lex(f|e) p(e|f) lex(e|f) ||| alignment ||| counts``;
+fields after the scores are optional and further fields are ignored. Scores are
+probabilities; pbmt's features are their natural logs floored at -100, as in
+Moses. The parsed, unpruned table is cached as memory-mapped arrays beside the
+text file (see ``pbmt.model.cache``), so pruning under new weights is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from pbmt import csr
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import read_lines
+from pbmt.model import cache
+from pbmt.model._hashtable import build_table
+from pbmt.model._phrase_kernels import lookup_spans, top_candidates
+from pbmt.vocab import Vocab
+
+LOG_FLOOR = -100.0  # Moses's floor for log scores
+_CACHE_KIND = "phrase-table"
+_CACHE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class PhraseTable:
+    """Phrase pairs grouped by source phrase, as CSR integer arrays.
+
+    Source phrase ``p`` has candidates ``cand_offsets[p] .. cand_offsets[p+1]``.
+    Candidate ``c`` has target words ``tgt_words[tgt_offsets[c]:tgt_offsets[c+1]]``
+    (global Vocab ids), feature values ``scores[c]`` (natural log, floored at
+    -100, shape ``(n_cand, n_scores)``) and word alignment
+    ``align[align_offsets[c]:align_offsets[c+1]]`` (rows of (source position,
+    target position) within the phrase pair). Source phrases are found by
+    ``lookup``, through a trie over table-local source word ids.
+    """
+
+    path: Path
+    n_scores: int
+    cand_offsets: np.ndarray
+    tgt_offsets: np.ndarray
+    tgt_words: np.ndarray
+    scores: np.ndarray
+    align_offsets: np.ndarray
+    align: np.ndarray
+    src_word_map: np.ndarray  # int32[len(vocab) at load]: global id -> local source id, -1 if none
+    n_src_words: int
+    trie_keys: np.ndarray
+    trie_values: np.ndarray
+    node_phrase: np.ndarray  # int32[n_nodes]: source phrase ending at a trie node, or -1
+
+    @property
+    def n_phrases(self) -> int:
+        """Number of source phrases."""
+        return len(self.cand_offsets) - 1
+
+    @property
+    def n_candidates(self) -> int:
+        """Number of phrase pairs."""
+        return len(self.tgt_offsets) - 1
+
+    @classmethod
+    def load(cls, path: str | Path, vocab: Vocab, n_scores: int | None = None) -> "PhraseTable":
+        """Load a Moses text phrase table (plain or gzip), unpruned.
+
+        Words are added to ``vocab``. The first load parses the text and
+        writes the binary cache; later loads map the cache. ``n_scores``, if
+        given, is checked against the table (a moses.ini's num-features).
+        """
+        path = Path(path)
+        arrays = cache.load_arrays(path, _CACHE_KIND, _CACHE_VERSION)
+        if arrays is None:
+            arrays = _parse(path)
+            cache.save_arrays(path, _CACHE_KIND, _CACHE_VERSION, arrays)
+        found = arrays["scores"].shape[1]
+        if n_scores is not None and found != n_scores:
+            raise PbmtError(f"{path}: the table has {found} scores per phrase pair, the configuration says {n_scores}")
+
+        src_global = vocab.ids(cache.decode_words(arrays["src_vocab"]))
+        tgt_global = vocab.ids(cache.decode_words(arrays["tgt_vocab"]))
+        src_word_map = np.full(len(vocab), -1, dtype=np.int32)
+        src_word_map[src_global] = np.arange(len(src_global), dtype=np.int32)
+        return cls(
+            path=path,
+            n_scores=found,
+            cand_offsets=arrays["cand_offsets"],
+            tgt_offsets=arrays["tgt_offsets"],
+            tgt_words=tgt_global[arrays["tgt_local"]],
+            scores=arrays["scores"],
+            align_offsets=arrays["align_offsets"],
+            align=arrays["align"],
+            src_word_map=src_word_map,
+            n_src_words=len(src_global),
+            trie_keys=arrays["trie_keys"],
+            trie_values=arrays["trie_values"],
+            node_phrase=arrays["node_phrase"],
+        )
+
+    def lookup(self, sentence: np.ndarray, max_length: int) -> np.ndarray:
+        """Source phrase of every span of ``sentence`` (int32 global ids).
+
+        Returns ``int32[n, max_length]``: entry ``[i, l]`` is the source phrase
+        covering words ``i .. i+l`` or -1 if the table has none.
+        """
+        return lookup_spans(
+            np.asarray(sentence, dtype=np.int32), self.src_word_map, self.trie_keys,
+            self.trie_values, self.n_src_words, self.node_phrase, max_length,
+        )
+
+    def candidates(self, phrase: int) -> range:
+        """Candidate indices of source phrase ``phrase``."""
+        return range(self.cand_offsets[phrase], self.cand_offsets[phrase + 1])
+
+    def target(self, candidate: int) -> np.ndarray:
+        """Target word ids of one candidate."""
+        return self.tgt_words[self.tgt_offsets[candidate]:self.tgt_offsets[candidate + 1]]
+
+    def estimates(self, tm_weights, word_penalty_weight: float = 0.0, lm=None, lm_weight: float = 0.0) -> np.ndarray:
+        """Moses's pruning score of every candidate, ``float64[n_cand]`` (natural log scale).
+
+        ``scores @ tm_weights`` + word penalty (-1 per target word) + the LM's
+        inside estimate of the target phrase (scored alone, no ``<s>``;
+        converted from log10 to natural log) times ``lm_weight``. The phrase
+        penalty is the same for every candidate and does not change the ranking.
+        """
+        tm_weights = np.asarray(tm_weights, dtype=np.float64)
+        if tm_weights.shape != (self.n_scores,):
+            raise ValueError(f"expected {self.n_scores} translation-model weights, got {tm_weights.shape}")
+        est = self.scores @ tm_weights - word_penalty_weight * np.diff(self.tgt_offsets)
+        if lm is not None and lm_weight:
+            est += lm_weight * math.log(10) * lm.phrase_scores(self.tgt_offsets, self.tgt_words)
+        return est
+
+    def prune(self, limit: int, estimates: np.ndarray) -> "PhraseTable":
+        """Keep the ``limit`` candidates with the highest ``estimates`` per source phrase.
+
+        Candidates come out sorted best first within each source phrase.
+        """
+        if limit <= 0:
+            raise ValueError("the table limit must be positive")
+        kept, cand_offsets = top_candidates(self.cand_offsets, np.asarray(estimates, np.float64), limit)
+        tgt_offsets, tgt_words = csr.take(self.tgt_offsets, self.tgt_words, kept)
+        align_offsets, align = csr.take(self.align_offsets, self.align, kept)
+        return replace(
+            self, cand_offsets=cand_offsets, tgt_offsets=tgt_offsets, tgt_words=tgt_words,
+            scores=np.ascontiguousarray(self.scores[kept]), align_offsets=align_offsets, align=align,
+        )
+
+
+def _parse(path: Path) -> dict[str, np.ndarray]:
+    """Parse the text table into the arrays of the cache (table-local word ids)."""
+    src_ids: dict[str, int] = {}  # source phrase text -> index
+    src_words: dict[str, int] = {}
+    tgt_words: dict[str, int] = {}
+    phrase_of_line: list[int] = []
+    tgt_rows: list[list[int]] = []
+    score_rows: list[list[float]] = []
+    align_rows: list[list[tuple[int, int]]] = []
+    src_phrases: list[list[int]] = []
+    n_scores = None
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split("|||")]
+        if len(fields) < 3:
+            raise FormatError(path, number, f"expected at least 3 fields separated by '|||', found {len(fields)}")
+        src, tgt, score_text = fields[0], fields[1], fields[2]
+        src_tokens, tgt_tokens = src.split(), tgt.split()
+        if not src_tokens or not tgt_tokens:
+            raise FormatError(path, number, "empty source or target phrase")
+        try:
+            probs = [float(v) for v in score_text.split()]
+        except ValueError:
+            raise FormatError(path, number, f"scores are not all numbers: {score_text!r}") from None
+        if n_scores is None:
+            n_scores = len(probs)
+            if n_scores == 0:
+                raise FormatError(path, number, "no scores in the third field")
+        elif len(probs) != n_scores:
+            raise FormatError(path, number, f"{len(probs)} scores, but the first line has {n_scores}")
+        if min(probs) <= 0 or not all(math.isfinite(p) for p in probs):
+            raise FormatError(path, number, f"scores must be positive finite probabilities, found {score_text!r}")
+        links = []
+        if len(fields) > 3 and fields[3]:
+            for token in fields[3].split():
+                i, dash, j = token.partition("-")
+                if not (dash and i.isdigit() and j.isdigit()):
+                    raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
+                i, j = int(i), int(j)
+                if i >= len(src_tokens) or j >= len(tgt_tokens):
+                    raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
+                links.append((i, j))
+        phrase = src_ids.get(src)
+        if phrase is None:
+            phrase = src_ids[src] = len(src_ids)
+            src_phrases.append([src_words.setdefault(w, len(src_words)) for w in src_tokens])
+        phrase_of_line.append(phrase)
+        tgt_rows.append([tgt_words.setdefault(w, len(tgt_words)) for w in tgt_tokens])
+        score_rows.append(probs)
+        align_rows.append(links)
+    if n_scores is None:
+        raise FormatError(path, None, "the phrase table is empty")
+
+    order = np.argsort(np.asarray(phrase_of_line, dtype=np.int64), kind="stable")
+    counts = np.bincount(np.asarray(phrase_of_line), minlength=len(src_ids))
+    cand_offsets = np.zeros(len(src_ids) + 1, dtype=np.int64)
+    np.cumsum(counts, out=cand_offsets[1:])
+    tgt_offsets, tgt_local = csr.take(*csr.from_rows(tgt_rows), order)
+    align_offsets, align = csr.take(*_pairs_csr(align_rows), order)
+    scores = np.maximum(np.log(np.asarray(score_rows, dtype=np.float64)), LOG_FLOOR)[order]
+
+    parents, last_words, node_phrase = _trie(src_phrases)
+    trie_keys, trie_values = build_table(parents, last_words, len(src_words))
+    return {
+        "src_vocab": cache.encode_words(list(src_words)),
+        "tgt_vocab": cache.encode_words(list(tgt_words)),
+        "cand_offsets": cand_offsets,
+        "tgt_offsets": tgt_offsets,
+        "tgt_local": tgt_local,
+        "scores": scores,
+        "align_offsets": align_offsets,
+        "align": align,
+        "trie_keys": trie_keys,
+        "trie_values": trie_values,
+        "node_phrase": node_phrase,
+    }
+
+
+def _pairs_csr(rows: list[list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=offsets[1:])
+    flat = [p for r in rows for p in r]
+    return offsets, np.asarray(flat, dtype=np.int16).reshape(-1, 2)
+
+
+def _trie(phrases: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Trie nodes of the source phrases: (parent int64[n], word int32[n], phrase int32[n]); node 0 is the root."""
+    children: dict[tuple[int, int], int] = {}
+    parents, words, phrase_at = [-1], [0], [-1]
+    for index, phrase in enumerate(phrases):
+        node = 0
+        for w in phrase:
+            child = children.get((node, w))
+            if child is None:
+                child = children[(node, w)] = len(parents)
+                parents.append(node)
+                words.append(w)
+                phrase_at.append(-1)
+            node = child
+        phrase_at[node] = index
+    return (np.asarray(parents, dtype=np.int64), np.asarray(words, dtype=np.int32),
+            np.asarray(phrase_at, dtype=np.int32))

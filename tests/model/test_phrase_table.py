@@ -1,0 +1,141 @@
+import gzip
+import math
+
+import numpy as np
+import pytest
+
+from pbmt.errors import FormatError
+from pbmt.model.phrase_table import PhraseTable
+from pbmt.vocab import Vocab
+
+TINY = """\
+la casa ||| the house ||| 0.5 0.4 0.6 0.3 ||| 0-0 1-1 ||| 2 4 1
+la casa ||| the home ||| 0.25 0.2 0.1 0.1 ||| 0-0 1-1
+casa ||| house ||| 0.9 0.8 0.7 0.6 ||| 0-0
+la ||| the ||| 0.7 0.6 0.5 1e-50
+verde ||| green ||| 1 1 1 1
+la casa verde ||| the green house ||| 0.3 0.2 0.1 0.05 ||| 0-0 1-2 2-1
+"""
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBMT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _write(path, text):
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _table_by_source(table, vocab):
+    """{source phrase: {target phrase: scores}} rebuilt from the arrays through lookup."""
+    out = {}
+    for line in TINY.splitlines():
+        src = line.split(" ||| ")[0]
+        ids = vocab.ids(src.split())
+        phrase = table.lookup(ids, 3)[0, len(ids) - 1]
+        out[src] = {" ".join(vocab.words(table.target(c))): table.scores[c] for c in table.candidates(phrase)}
+    return out
+
+
+@pytest.mark.parametrize("name", ["pt.txt", "pt.gz"])
+def test_tiny_table_scores_are_floored_natural_logs(tmp_path, name):
+    vocab = Vocab()
+    table = PhraseTable.load(_write(tmp_path / name, TINY), vocab)
+    assert (table.n_phrases, table.n_candidates, table.n_scores) == (5, 6, 4)
+    got = _table_by_source(table, vocab)
+    for line in TINY.splitlines():
+        src, tgt, scores = line.split(" ||| ")[:3]
+        expected = [max(math.log(float(p)), -100.0) for p in scores.split()]
+        np.testing.assert_allclose(got[src][tgt], expected, rtol=0, atol=1e-12)
+    assert got["la"]["the"][3] == -100.0
+
+
+def test_lookup_finds_exactly_the_spans_in_the_table(tmp_path):
+    vocab = Vocab()
+    table = PhraseTable.load(_write(tmp_path / "pt", TINY), vocab)
+    sentence = vocab.ids("la casa verde y la casa".split())
+    spans = table.lookup(sentence, 4)
+    sources = {line.split(" ||| ")[0] for line in TINY.splitlines()}
+    words = vocab.words(sentence)
+    for i in range(len(words)):
+        for length in range(4):
+            text = " ".join(words[i:i + length + 1]) if i + length < len(words) else None
+            assert (spans[i, length] >= 0) == (text in sources), (i, length, text)
+    assert spans[0, 1] == spans[4, 1]
+
+
+def test_alignment_is_kept_per_candidate(tmp_path):
+    vocab = Vocab()
+    table = PhraseTable.load(_write(tmp_path / "pt", TINY), vocab)
+    phrase = table.lookup(vocab.ids("la casa verde".split()), 3)[0, 2]
+    (cand,) = table.candidates(phrase)
+    links = table.align[table.align_offsets[cand]:table.align_offsets[cand + 1]]
+    assert links.tolist() == [[0, 0], [1, 2], [2, 1]]
+
+
+def test_prune_keeps_the_best_by_estimate(tmp_path):
+    vocab = Vocab()
+    table = PhraseTable.load(_write(tmp_path / "pt", TINY), vocab)
+    weights = np.array([0.2, 0.3, 0.1, 0.4])
+    est = table.estimates(weights, word_penalty_weight=-1.0)
+    expected = table.scores @ weights + np.diff(table.tgt_offsets)
+    np.testing.assert_allclose(est, expected)
+    pruned = table.prune(1, est)
+    assert pruned.n_candidates == pruned.n_phrases == 5
+    for p in range(table.n_phrases):
+        best = max(table.candidates(p), key=lambda c: est[c])
+        (kept,) = pruned.candidates(p)
+        assert vocab.words(pruned.target(kept)) == vocab.words(table.target(best))
+        np.testing.assert_array_equal(pruned.scores[kept], table.scores[best])
+
+
+def test_second_load_comes_from_cache_and_stale_cache_is_rebuilt(tmp_path):
+    path = _write(tmp_path / "pt", TINY)
+    first = PhraseTable.load(path, Vocab())
+    second = PhraseTable.load(path, Vocab())
+    assert isinstance(second.scores, np.memmap) and not isinstance(first.scores, np.memmap)
+    np.testing.assert_array_equal(first.scores, second.scores)
+    _write(path, TINY + "nuevo ||| new ||| 0.5 0.5 0.5 0.5\n")
+    third = PhraseTable.load(path, Vocab())
+    assert third.n_candidates == first.n_candidates + 1
+
+
+@pytest.mark.parametrize(
+    "bad_line, reason",
+    [
+        ("casa ||| house", "expected at least 3 fields"),
+        ("casa ||| house ||| 0.5 x 0.5 0.5", "not all numbers"),
+        ("casa ||| house ||| 0.5 0 0.5 0.5", "positive"),
+        ("casa ||| house ||| 0.5 -0.1 0.5 0.5", "positive"),
+        ("casa ||| house ||| 0.5 0.5 0.5", "3 scores, but the first line has 4"),
+        ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0-3", "outside the phrase pair"),
+        ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0:0", "not of the form i-j"),
+        (" ||| house ||| 0.5 0.5 0.5 0.5", "empty source or target"),
+    ],
+)
+def test_malformed_lines_name_file_and_line(tmp_path, bad_line, reason):
+    path = _write(tmp_path / "bad.gz", TINY + bad_line + "\n")
+    with pytest.raises(FormatError) as err:
+        PhraseTable.load(path, Vocab())
+    assert err.value.line == 7 and str(path) in str(err.value) and reason in str(err.value)
+
+
+def test_shared_moses_table(bible):
+    path = bible / "model" / "phrase-table.gz"
+    vocab = Vocab()
+    table = PhraseTable.load(path, vocab, n_scores=4)
+    assert (table.n_phrases, table.n_candidates) == (40161, 370384)
+    # every pair of the first lines is found through lookup with its scores
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for _, line in zip(range(2000), f):
+            src, tgt, scores = line.split(" ||| ")[:3]
+            ids = vocab.ids(src.split())
+            phrase = table.lookup(ids, 7)[0, len(ids) - 1]
+            found = {" ".join(vocab.words(table.target(c))): c for c in table.candidates(phrase)}
+            np.testing.assert_allclose(table.scores[found[tgt]], np.log([float(p) for p in scores.split()]))

@@ -1,0 +1,80 @@
+import pytest
+
+from pbmt.config import FEATURE_TYPES, MosesConfig
+from pbmt.errors import FormatError
+
+GOOD = """\
+# a comment
+[distortion-limit]
+6
+
+[feature]
+UnknownWordPenalty
+WordPenalty
+PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=model/pt.gz input-factor=0
+KENLM path=/abs/lm.arpa order=3
+Distortion
+
+[weight]
+UnknownWordPenalty0= 1
+WordPenalty0= -1
+TranslationModel0= 0.2 0.2 0.2 0.2
+LM0= 0.5
+Distortion0= 0.3
+"""
+
+
+def _ini(tmp_path, text):
+    path = tmp_path / "moses.ini"
+    path.write_text(text)
+    return path
+
+
+def test_read_names_features_like_moses(tmp_path):
+    config = MosesConfig.read(_ini(tmp_path, GOOD))
+    assert [f.name for f in config.features] == [
+        "UnknownWordPenalty0", "WordPenalty0", "TranslationModel0", "LM0", "Distortion0"]
+    assert config.weights["TranslationModel0"] == (0.2, 0.2, 0.2, 0.2)
+    assert config.setting("distortion-limit", -1, int) == 6
+    assert config.setting("stack", 200, int) == 200
+    assert config.resolve(config.feature("TranslationModel0").args["path"]) == tmp_path / "model" / "pt.gz"
+    assert str(config.resolve(config.feature("LM0").args["path"])) == "/abs/lm.arpa"
+
+
+def test_write_then_read_round_trips(tmp_path):
+    config = MosesConfig.read(_ini(tmp_path, GOOD))
+    tuned = config.with_weights({"LM0": (0.123456789,)})
+    tuned.write(tmp_path / "out" / "tuned.ini")
+    again = MosesConfig.read(tmp_path / "out" / "tuned.ini")
+    assert again.weights == tuned.weights and again.features == tuned.features
+    assert again.settings == tuned.settings
+    with pytest.raises(ValueError):
+        config.with_weights({"LM0": (1.0, 2.0)})
+
+
+def test_shared_moses_ini(bible):
+    config = MosesConfig.read(bible / "model" / "moses.ini")
+    assert config.weights["LexicalReordering0"] == (0.3,) * 6
+    assert config.resolve(config.feature("LM0").args["path"]).resolve() == (bible / "lm3.arpa.gz").resolve()
+
+
+@pytest.mark.parametrize(
+    "text, line, reason",
+    [
+        ("[feature]\nSRILM path=x\n[weight]\n", 2, "unsupported feature 'SRILM'; pbmt supports: " + ", ".join(FEATURE_TYPES)),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= a\n", 4, "not all numbers"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= 1 2\n", 4, "1 scores but 2 weights"),
+        ("[feature]\nWordPenalty\n[weight]\nLM0= 1\n", 4, "not a feature"),
+        ("[feature]\nKENLM order=3\n", 2, "needs path=FILE"),
+        ("[ttable-file]\n0 0 0 5 pt.gz\n", 1, "version 1"),
+        ("6\n", 1, "before any [section]"),
+        ("[feature]\nWordPenalty oops\n", 2, "expected key=value"),
+        ("[feature]\nWordPenalty\nWordPenalty name=WordPenalty0\n", 3, "a second feature"),
+        ("[feature]\nWordPenalty\n[weight]\n", None, "no weights for WordPenalty0"),
+    ],
+)
+def test_errors_name_the_line(tmp_path, text, line, reason):
+    path = _ini(tmp_path, text)
+    with pytest.raises(FormatError) as err:
+        MosesConfig.read(path)
+    assert err.value.line == line and reason in str(err.value) and str(path) in str(err.value)
