@@ -1,0 +1,143 @@
+"""Score a translation against one or more references with BLEU.
+
+Prints corpus BLEU in percent as sacrebleu does, with the n-gram precisions,
+brevity penalty and lengths, then a signature line (number of references,
+case, tokeniser, smoothing, version) that says how the number was made. The
+default --tokenize 13a is sacrebleu's (mteval-v13a) for detokenised text, and
+gives the same number as ``sacrebleu REF -i HYP``; use --tokenize none for
+text that is already tokenised (each whitespace-separated token is a word).
+--sentence prints BLEU+1 (Lin & Och 2004: 1 added to the n-gram counts of
+orders 2-4) for every line instead.
+
+Example: pbmt eval dev.out dev.tok.en --tokenize none
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from typing import Iterator
+
+import numpy as np
+
+from pbmt import __version__
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import read_lines
+from pbmt.metrics.bleu import (
+    HYP_LEN,
+    REF_LEN,
+    bleu,
+    brevity_penalty,
+    format_bleu,
+    precisions,
+    segment_stats,
+)
+
+STDIN = "-"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt eval``."""
+    parser.add_argument("hypothesis", help="translation to score, one segment a line ('-': standard input)")
+    parser.add_argument("references", nargs="+", help="reference translations, line-parallel to the hypothesis")
+    parser.add_argument(
+        "--tokenize",
+        choices=("13a", "none"),
+        default="13a",
+        help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split on whitespace only",
+    )
+    parser.add_argument("--lowercase", action="store_true", help="lowercase hypothesis and references first")
+    parser.add_argument("--sentence", action="store_true", help="BLEU+1 of every line instead of corpus BLEU")
+    parser.add_argument("--json", action="store_true", help="JSON output (one object a line with --sentence)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score and print; returns 0."""
+    names = [args.hypothesis, *args.references]
+    columns = _read_parallel(names)
+    preprocess = _preprocessor(args.tokenize, args.lowercase)
+    hypotheses = [preprocess(line) for line in columns[0]]
+    references = [[preprocess(line) for line in refs] for refs in zip(*columns[1:])]
+    stats = segment_stats(hypotheses, references)
+
+    smoothing, value = ("add-k", 1.0) if args.sentence else ("exp", None)
+    smooth_name = smoothing if value is None else f"{smoothing}[{value:.2f}]"
+    signature = "|".join(
+        [
+            f"nrefs:{len(args.references)}",
+            f"case:{'lc' if args.lowercase else 'mixed'}",
+            "eff:no",
+            f"tok:{args.tokenize}",
+            f"smooth:{smooth_name}",
+            f"version:pbmt-{__version__}",
+        ]
+    )
+    rows = stats if args.sentence else stats.sum(axis=0, keepdims=True)
+    for row in rows:
+        if args.json:
+            print(json.dumps(_as_json(row, smoothing, value, signature)))
+        else:
+            print(format_bleu(row, smoothing, value))
+    if not args.json:
+        print(signature)
+    return 0
+
+
+def _as_json(stats: np.ndarray, smoothing: str, value: float | None, signature: str) -> dict:
+    hyp_len, ref_len = int(stats[HYP_LEN]), int(stats[REF_LEN])
+    return {
+        "name": "BLEU",
+        "score": 100 * float(bleu(stats, smoothing, value)),
+        "precisions": [100 * float(p) for p in precisions(stats, smoothing, value)],
+        "bp": float(brevity_penalty(stats)),
+        "ratio": hyp_len / ref_len if ref_len else 0.0,
+        "hyp_len": hyp_len,
+        "ref_len": ref_len,
+        "signature": signature,
+    }
+
+
+def _preprocessor(tokenize: str, lowercase: bool):
+    """As sacrebleu prepares a segment: lowercase, strip trailing space, tokenise."""
+    if tokenize == "13a":
+        from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+        tokenizer = Tokenizer13a()
+    else:
+        tokenizer = str
+    if lowercase:
+        return lambda line: tokenizer(line.lower().rstrip())
+    return lambda line: tokenizer(line.rstrip())
+
+
+def _read_parallel(names: list[str]) -> list[list[str]]:
+    """The lines of each file (or stdin for '-'); all files must have as many lines."""
+    columns: list[list[str]] = [[] for _ in names]
+    readers = [_stdin_lines() if name == STDIN else read_lines(name) for name in names]
+    for number, row in enumerate(itertools.zip_longest(*readers), 1):
+        ended = [_label(name) for name, item in zip(names, row) if item is None]
+        if ended:
+            going = [_label(name) for name, item in zip(names, row) if item is not None]
+            raise PbmtError(
+                f"{', '.join(ended)} ended after {number - 1} lines, but {', '.join(going)} "
+                f"{'has' if len(going) == 1 else 'have'} a line {number}: the hypothesis and every "
+                f"reference need the same number of lines"
+            )
+        for column, (_, line) in zip(columns, row):
+            column.append(line)
+    return columns
+
+
+def _label(name: str) -> str:
+    return "<stdin>" if name == STDIN else name
+
+
+def _stdin_lines() -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` of standard input, as ``read_lines`` gives for a file."""
+    for number, raw in enumerate(sys.stdin.buffer, 1):
+        try:
+            yield number, raw.decode("utf-8").rstrip("\n").rstrip("\r")
+        except UnicodeDecodeError as err:
+            raise FormatError("<stdin>", number, f"not valid UTF-8 ({err.reason})") from None

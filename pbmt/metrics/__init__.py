@@ -1,0 +1,1 @@
+"""Evaluation metrics: BLEU from sufficient statistics (``pbmt.metrics.bleu``)."""
