@@ -1,0 +1,111 @@
+"""``pbmt eval`` end to end, against sacrebleu."""
+
+import io
+import json
+import sys
+
+import pytest
+import sacrebleu
+
+from pbmt import __version__
+from pbmt.cli import main
+
+
+def write(path, lines):
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return str(path)
+
+
+def read(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_moses_1best_tokenised(bible, capsys):
+    hyp, ref = bible / "model" / "dev.moses.1best", bible / "dev.tok.en"
+    assert main(["eval", str(hyp), str(ref), "--tokenize", "none"]) == 0
+    score, signature = capsys.readouterr().out.splitlines()
+    sacre = sacrebleu.corpus_bleu(read(hyp), [read(ref)], tokenize="none", force=True)
+    assert score.startswith("BLEU = 38.57 ")
+    assert score == f"BLEU = {sacre.score:.2f} {sacre._verbose}"
+    assert signature == f"nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:pbmt-{__version__}"
+
+
+def test_default_13a_detokenised_equals_sacrebleu(bible, capsys):
+    hyp, ref = bible / "model" / "dev.moses.1best", bible / "dev.en"
+    assert main(["eval", str(hyp), str(ref), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    sacre = sacrebleu.corpus_bleu(read(hyp), [read(ref)])
+    assert result["score"] == pytest.approx(sacre.score, abs=1e-7)
+    assert result["precisions"] == pytest.approx(sacre.precisions, abs=1e-7)
+    assert (result["hyp_len"], result["ref_len"]) == (sacre.sys_len, sacre.ref_len)
+    assert "tok:13a" in result["signature"]
+
+
+HYPS = ["The cat sat on the mat.", "A dog, in the house!", "", "Hello   world"]
+REFS1 = ["the cat sat on a mat .", "A dog was in the house!", "Nothing here", "hello world"]
+REFS2 = ["The cat is on the mat.", "a dog in a house", "x", "Hello, world"]
+
+
+@pytest.mark.parametrize("options", [[], ["--lowercase"], ["--tokenize", "none"], ["--lowercase", "--tokenize", "none"]])
+def test_two_references_and_options_equal_sacrebleu(tmp_path, capsys, options):
+    files = [write(tmp_path / name, lines) for name, lines in [("h", HYPS), ("r1", REFS1), ("r2", REFS2)]]
+    assert main(["eval", *files, "--json", *options]) == 0
+    result = json.loads(capsys.readouterr().out)
+    tokenize = "none" if "none" in options else "13a"
+    sacre = sacrebleu.corpus_bleu(HYPS, [REFS1, REFS2], tokenize=tokenize, lowercase="--lowercase" in options, force=True)
+    assert result["score"] == pytest.approx(sacre.score, abs=1e-7)
+    assert "nrefs:2" in result["signature"]
+    assert ("case:lc" in result["signature"]) == ("--lowercase" in options)
+
+
+def test_sentence_level_bleu_plus1(tmp_path, capsys):
+    files = [write(tmp_path / "h", HYPS), write(tmp_path / "r", REFS1)]
+    assert main(["eval", *files, "--sentence"]) == 0
+    *lines, signature = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(HYPS) and "smooth:add-k[1.00]" in signature
+    expected = [sacrebleu.sentence_bleu(h, [r], smooth_method="add-k", smooth_value=1) for h, r in zip(HYPS, REFS1)]
+    for line, sacre in zip(lines, expected):
+        assert line == f"BLEU = {sacre.score:.2f} {sacre._verbose}"
+
+    assert main(["eval", *files, "--sentence", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["score"] for r in records] == pytest.approx([s.score for s in expected], abs=1e-7)
+
+
+def test_hypothesis_from_stdin(tmp_path, capsys, monkeypatch):
+    ref = write(tmp_path / "r", REFS1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("\n".join(HYPS).encode() + b"\n")))
+    assert main(["eval", "-", ref, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS1]).score)
+
+
+def test_line_count_mismatch_names_files_and_line(tmp_path, capsys):
+    hyp = write(tmp_path / "hyp.txt", HYPS)
+    short = write(tmp_path / "short.txt", REFS1[:2])
+    full = write(tmp_path / "full.txt", REFS2)
+    assert main(["eval", hyp, full, short]) == 1
+    err = capsys.readouterr().err
+    assert "short.txt ended after 2 lines" in err
+    assert "hyp.txt" in err and "full.txt" in err and "line 3" in err
+
+
+def test_invalid_utf8_names_file_and_line(tmp_path, capsys, monkeypatch):
+    hyp = write(tmp_path / "hyp.txt", HYPS)
+    bad = tmp_path / "bad.txt"
+    # on line 1: read_lines numbers a bad line by the decoder's 8 KB chunk it falls in
+    bad.write_bytes(b"not \xff fine\nx\ny\nz\n")
+    assert main(["eval", hyp, str(bad)]) == 1
+    assert f"{bad}:1: not valid UTF-8" in capsys.readouterr().err
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a\nb\n\xfe\n")))
+    assert main(["eval", "-", hyp]) == 1
+    assert "<stdin>:3: not valid UTF-8" in capsys.readouterr().err
+
+
+def test_missing_file_and_bad_option(tmp_path, capsys):
+    hyp = write(tmp_path / "hyp.txt", HYPS)
+    assert main(["eval", hyp, str(tmp_path / "nope.txt")]) == 1
+    assert "nope.txt: no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["eval", hyp, hyp, "--tokenize", "intl"])
+    assert exit_info.value.code == 2
