@@ -1,0 +1,138 @@
+"""Tokenised corpora and word alignments as CSR integer arrays.
+
+A corpus is one sentence a line, tokens separated by spaces (tabs count as
+spaces, as in Moses's training scripts); an alignment file has one line per
+sentence pair of ``i-j`` points, source position ``i`` and target position
+``j``, 0-based. Both are read into CSR arrays (see ``pbmt.csr``): sentence
+``s`` is ``data[offsets[s]:offsets[s + 1]]``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from pbmt.errors import FormatError
+from pbmt.files import atomic_write, read_lines
+from pbmt.vocab import Vocab
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Sentences as word ids: ``ids[offsets[s]:offsets[s + 1]]`` is sentence ``s``.
+
+    ``ids`` is ``int32[n_tokens]`` in ``vocab``'s id space, ``offsets`` is
+    ``int64[n_sentences + 1]``.
+    """
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    vocab: Vocab
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Sentence lengths, ``int64[n_sentences]``."""
+        return np.diff(self.offsets)
+
+    def sentence(self, s: int) -> list[str]:
+        """The words of sentence ``s``."""
+        return self.vocab.words(self.ids[self.offsets[s] : self.offsets[s + 1]])
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Word alignment points of a corpus pair, CSR by sentence.
+
+    Sentence ``s`` has points ``(src[k], tgt[k])`` for ``k`` in
+    ``offsets[s] .. offsets[s + 1]``, positions 0-based within the sentence
+    (``int32[n_points]`` each; ``offsets`` is ``int64[n_sentences + 1]``).
+    """
+
+    src: np.ndarray
+    tgt: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def points(self, s: int) -> list[tuple[int, int]]:
+        """The points of sentence ``s`` as ``(source, target)`` pairs, in file order."""
+        lo, hi = self.offsets[s], self.offsets[s + 1]
+        return list(zip(self.src[lo:hi].tolist(), self.tgt[lo:hi].tolist()))
+
+
+def tokens(line: str) -> list[str]:
+    """The tokens of a line: split at spaces and tabs, empty tokens dropped."""
+    return [t for t in line.replace("\t", " ").split(" ") if t]
+
+
+def corpus_from_lines(lines: list[list[str]], vocab: Vocab | None = None) -> Corpus:
+    """A corpus from tokenised sentences; words are added to ``vocab`` (a new one if None)."""
+    vocab = Vocab() if vocab is None else vocab
+    lengths = np.fromiter((len(s) for s in lines), dtype=np.int64, count=len(lines))
+    offsets = np.zeros(len(lines) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = vocab.ids(w for s in lines for w in s)
+    return Corpus(ids=ids, offsets=offsets, vocab=vocab)
+
+
+def read_corpus(path: str | os.PathLike, vocab: Vocab | None = None) -> Corpus:
+    """Read a tokenised corpus (plain or gzip); words are added to ``vocab``."""
+    return corpus_from_lines([tokens(line) for _, line in read_lines(path)], vocab)
+
+
+def alignment_from_points(sentences: list[list[tuple[int, int]]]) -> Alignment:
+    """An alignment from a list (one entry per sentence) of ``(source, target)`` points."""
+    lengths = np.fromiter((len(p) for p in sentences), dtype=np.int64, count=len(sentences))
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.array([ij for p in sentences for ij in p], dtype=np.int32).reshape(-1, 2)
+    return Alignment(src=flat[:, 0].copy(), tgt=flat[:, 1].copy(), offsets=offsets)
+
+
+def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corpus | None = None) -> Alignment:
+    """Read an ``i-j`` alignment file (plain or gzip).
+
+    When the corpora are given, the file must have one line per sentence pair
+    and every point must lie inside its sentences; a malformed point or a
+    point out of range raises FormatError naming the line.
+    """
+    sentences: list[list[tuple[int, int]]] = []
+    src_len = src.lengths if src is not None else None
+    tgt_len = tgt.lengths if tgt is not None else None
+    for number, line in read_lines(path):
+        points = []
+        for token in tokens(line):
+            i, dash, j = token.partition("-")
+            if not (dash and i.isdigit() and j.isdigit()):
+                raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
+            points.append((int(i), int(j)))
+        s = len(sentences)
+        if src_len is not None and s < len(src_len):
+            bad = [(i, j) for i, j in points if i >= src_len[s] or j >= tgt_len[s]]
+            if bad:
+                i, j = bad[0]
+                raise FormatError(
+                    path,
+                    number,
+                    f"point {i}-{j} outside the sentence pair ({src_len[s]} source, {tgt_len[s]} target words)",
+                )
+        sentences.append(points)
+    if src_len is not None and len(sentences) != len(src_len):
+        raise FormatError(path, None, f"{len(sentences)} lines, but the corpus has {len(src_len)} sentences")
+    return alignment_from_points(sentences)
+
+
+def write_alignment(path: str | os.PathLike, alignment: Alignment) -> None:
+    """Write ``alignment`` as ``i-j`` lines, points in their stored order (atomic)."""
+    src, tgt, offsets = alignment.src.tolist(), alignment.tgt.tolist(), alignment.offsets.tolist()
+    with atomic_write(path) as out:
+        for s in range(len(offsets) - 1):
+            lo, hi = offsets[s], offsets[s + 1]
+            out.write(" ".join(f"{i}-{j}" for i, j in zip(src[lo:hi], tgt[lo:hi])))
+            out.write("\n")
