@@ -1,0 +1,75 @@
+"""Estimate an interpolated modified Kneser-Ney n-gram LM and write it as ARPA.
+
+The model is the one KenLM's ``lmplz -o ORDER`` writes with its default
+options (no pruning): <s> and </s> are added around each line, lower orders
+use continuation counts, three discounts per order come from the counts of
+adjusted counts, and every level is interpolated with the one below (the
+unigrams with the uniform distribution). The input is tokenised text, one
+sentence a line (plain or .gz); the output is gzip-compressed when its name
+ends in .gz. Progress and the discounts go to standard error.
+
+On tiny or artificial text the closed-form discounts are undefined or out of
+range; like lmplz, this is an error unless --discount-fallback is given, which
+uses fixed discounts (default 0.5 1 1.5, for adjusted counts 1, 2, 3+) for the
+orders where the estimate fails.
+
+Example: pbmt lm --order 5 train.tok.en lm5.arpa.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
+
+
+class _FallbackAction(argparse.Action):
+    """``--discount-fallback`` alone gives lmplz's default discounts; else exactly three."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if len(values) not in (0, 3):
+            parser.error(f"{option_string} takes no value or three discounts (adjusted counts 1, 2, 3+)")
+        setattr(namespace, self.dest, tuple(values) or DEFAULT_FALLBACK)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt lm``."""
+    parser.add_argument("text", help="tokenised text, one sentence a line (plain or .gz)")
+    parser.add_argument("output", help="ARPA file to write (.gz: gzip-compressed)")
+    parser.add_argument("-o", "--order", type=int, default=3, help="highest n-gram order")
+    parser.add_argument(
+        "--discount-fallback",
+        nargs="*",
+        type=float,
+        action=_FallbackAction,
+        metavar="D",
+        default=None,
+        help="when an order's closed-form discounts fail, use these (D1 D2 D3+; "
+        f"no value: {' '.join(map(str, DEFAULT_FALLBACK))}) instead of stopping with an error",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Estimate, write, and report counts, discounts and times; returns 0."""
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = estimate_kn(args.text, args.order, args.discount_fallback)
+    for warning in caught:
+        print(f"pbmt lm: warning: {warning.message}", file=sys.stderr)
+    estimated = time.perf_counter()
+    say(f"{len(model.words)} word types; estimated in {estimated - start:.1f} s")
+    for k, (ngrams, discounts) in enumerate(zip(model.ngrams, model.discounts), 1):
+        say(f"  {k}-grams: {len(ngrams):>10}   discounts {' '.join(f'{d:.4f}' for d in discounts)}")
+    write_arpa(model, args.output)
+    say(f"wrote {args.output} in {time.perf_counter() - estimated:.1f} s")
+    return 0

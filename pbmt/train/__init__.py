@@ -1,0 +1,1 @@
+"""Training: from a parallel corpus to model files."""
