@@ -348,7 +348,9 @@ def sentence_bleu_plus1(stats: np.ndarray) -> np.ndarray:
     Lin & Och (2004): 1 added to matches and totals of orders 2..4, unigrams and
     lengths unsmoothed; a hypothesis without a unigram match scores 0. Equals
     sacrebleu's ``sentence_bleu(..., smooth_method='add-k', smooth_value=1)``.
-    This is the sentence gain of PRO, APRO and ListNet.
+    This is the sentence gain of PRO, APRO and ListNet. PRO and ListNet cite
+    BLEU+1 via Liang et al. (2006), and other tools smooth unigrams or the
+    reference length too; pbmt pins Lin & Och's definition (as APRO does).
     """
     return bleu(stats, "add-k", 1.0)
 
