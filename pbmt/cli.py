@@ -16,6 +16,7 @@ from pbmt.errors import PbmtError
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {
     "eval": "Score a translation against references with BLEU.",
+    "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
 }
 
 
