@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import io
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
@@ -13,11 +14,13 @@ from typing import IO, Iterator
 from pbmt.errors import FormatError, PbmtError
 
 
-def open_text(path: str | os.PathLike) -> IO[str]:
-    """Open a UTF-8 text file for reading; ``.gz`` files are decompressed.
+def open_binary(path: str | os.PathLike) -> IO[bytes]:
+    """Open a file for reading bytes; ``.gz`` files are decompressed; ``-`` is stdin.
 
     Raises PbmtError (naming the file) when it does not exist.
     """
+    if str(path) == "-":
+        return sys.stdin.buffer
     path = Path(path)
     try:
         raw = open(path, "rb")
@@ -26,25 +29,36 @@ def open_text(path: str | os.PathLike) -> IO[str]:
     except IsADirectoryError:
         raise PbmtError(f"{path}: is a directory, expected a file") from None
     if path.suffix == ".gz":
-        raw = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-    return io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), encoding="utf-8", newline="\n")
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return io.BufferedReader(raw, 1 << 20)
+
+
+def open_text(path: str | os.PathLike) -> IO[str]:
+    """Open a UTF-8 text file (plain, ``.gz``, or ``-`` for stdin) for reading."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", newline="\n")
 
 
 def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` pairs, 1-based, without the newline.
+    """Yield ``(line_number, line)`` pairs of a UTF-8 file, 1-based, without the newline.
 
-    A line that is not valid UTF-8, or a corrupt gzip stream, raises
-    FormatError naming the file and the line.
+    ``path`` may be ``-`` for standard input. A line that is not valid UTF-8,
+    or a corrupt gzip stream, raises FormatError naming the file and the line.
     """
     number = 0
-    with open_text(path) as handle:
-        try:
-            for number, line in enumerate(handle, 1):
-                yield number, line.rstrip("\n").rstrip("\r")
-        except UnicodeDecodeError as err:
-            raise FormatError(path, number + 1, f"not valid UTF-8 ({err.reason})") from None
-        except (OSError, EOFError) as err:
-            raise FormatError(path, number + 1, f"cannot read: {err}") from None
+    handle = open_binary(path)
+    name = "<stdin>" if str(path) == "-" else path
+    try:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise FormatError(name, number, f"not valid UTF-8 (byte {err.start + 1} of the line)") from None
+            yield number, line.rstrip("\n").rstrip("\r")
+    except (OSError, EOFError) as err:
+        raise FormatError(name, number + 1, f"cannot read: {err}") from None
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
 
 
 @contextlib.contextmanager

@@ -115,7 +115,7 @@ def _preprocessor(tokenize: str, lowercase: bool):
 def _read_parallel(names: list[str]) -> list[list[str]]:
     """The lines of each file (or stdin for '-'); all files must have as many lines."""
     columns: list[list[str]] = [[] for _ in names]
-    readers = [_stdin_lines() if name == STDIN else read_lines(name) for name in names]
+    readers = [read_lines(name) for name in names]
     for number, row in enumerate(itertools.zip_longest(*readers), 1):
         ended = [_label(name) for name, item in zip(names, row) if item is None]
         if ended:
@@ -132,12 +132,3 @@ def _read_parallel(names: list[str]) -> list[list[str]]:
 
 def _label(name: str) -> str:
     return "<stdin>" if name == STDIN else name
-
-
-def _stdin_lines() -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` of standard input, as ``read_lines`` gives for a file."""
-    for number, raw in enumerate(sys.stdin.buffer, 1):
-        try:
-            yield number, raw.decode("utf-8").rstrip("\n").rstrip("\r")
-        except UnicodeDecodeError as err:
-            raise FormatError("<stdin>", number, f"not valid UTF-8 ({err.reason})") from None
