@@ -13,7 +13,7 @@ Kneser-Ney Language Model Estimation"):
   it has adjusted count 0 and lmplz's log10 probability 0. ``<unk>`` is never
   seen: adjusted count 0.
 * Three discounts per order from that order's counts of adjusted counts
-  t1..t4: Y = t1 / (t1 + 2 t2), D_j = j - (j + 1) Y t_{j+1} / t_j, j = 1, 2, 3
+  t1..t4 (over all its n-grams, those starting with ``<s>`` included): Y = t1 / (t1 + 2 t2), D_j = j - (j + 1) Y t_{j+1} / t_j, j = 1, 2, 3
   (D_3 for a >= 3).
 * p(w | h) = (a(hw) - D(a(hw))) / S(h) + gamma(h) p(w | h') with h' = h
   without its first word, S(h) = sum_x a(hx) and
