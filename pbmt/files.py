@@ -75,6 +75,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         encoding = None if "b" in mode else "utf-8"
         with open(fd, mode, encoding=encoding) as handle:
             yield handle
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

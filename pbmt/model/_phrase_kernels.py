@@ -47,3 +47,41 @@ def top_candidates(cand_offsets, estimates, limit):
         order = np.argsort(-estimates[lo:cand_offsets[p + 1]], kind="mergesort")
         kept[new_offsets[p]:new_offsets[p + 1]] = lo + order[:k]
     return kept, new_offsets
+
+
+@njit(cache=True)
+def match_pairs(src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words,
+                o_word_map, o_keys, o_values, o_n_words, o_node_phrase,
+                o_cand_offsets, o_tgt_offsets, o_tgt_words):
+    """For every phrase pair of one table, the same pair in another table (``o_``).
+
+    Both tables' word ids are global. Returns int64[n_cand]: the other table's
+    candidate index, or -1 where it has no such pair.
+    """
+    n_cand = tgt_offsets.shape[0] - 1
+    out = np.full(n_cand, -1, dtype=np.int64)
+    for p in range(src_offsets.shape[0] - 1):
+        node = 0
+        for k in range(src_offsets[p], src_offsets[p + 1]):
+            w = src_words[k]
+            node = find(o_keys, o_values, o_n_words, node, o_word_map[w] if w < o_word_map.shape[0] else -1)
+            if node < 0:
+                break
+        q = o_node_phrase[node] if node >= 0 else -1
+        if q < 0:
+            continue
+        for c in range(cand_offsets[p], cand_offsets[p + 1]):
+            lo, hi = tgt_offsets[c], tgt_offsets[c + 1]
+            for d in range(o_cand_offsets[q], o_cand_offsets[q + 1]):
+                olo, ohi = o_tgt_offsets[d], o_tgt_offsets[d + 1]
+                if ohi - olo != hi - lo:
+                    continue
+                same = True
+                for k in range(hi - lo):
+                    if tgt_words[lo + k] != o_tgt_words[olo + k]:
+                        same = False
+                        break
+                if same:
+                    out[c] = d
+                    break
+    return out

@@ -25,14 +25,15 @@ from pbmt.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
 _CACHE_KIND = "phrase-table"
-_CACHE_VERSION = "1"
+_CACHE_VERSION = "2"
 
 
 @dataclass(frozen=True)
 class PhraseTable:
     """Phrase pairs grouped by source phrase, as CSR integer arrays.
 
-    Source phrase ``p`` has candidates ``cand_offsets[p] .. cand_offsets[p+1]``.
+    Source phrase ``p`` has words ``src_words[src_offsets[p]:src_offsets[p+1]]``
+    and candidates ``cand_offsets[p] .. cand_offsets[p+1]``.
     Candidate ``c`` has target words ``tgt_words[tgt_offsets[c]:tgt_offsets[c+1]]``
     (global Vocab ids), feature values ``scores[c]`` (natural log, floored at
     -100, shape ``(n_cand, n_scores)``) and word alignment
@@ -43,6 +44,8 @@ class PhraseTable:
 
     path: Path
     n_scores: int
+    src_offsets: np.ndarray  # int64[n_src + 1]: CSR of the source phrases' words
+    src_words: np.ndarray  # int32: global ids
     cand_offsets: np.ndarray
     tgt_offsets: np.ndarray
     tgt_words: np.ndarray
@@ -89,6 +92,8 @@ class PhraseTable:
         return cls(
             path=path,
             n_scores=found,
+            src_offsets=arrays["src_offsets"],
+            src_words=src_global[arrays["src_local"]],
             cand_offsets=arrays["cand_offsets"],
             tgt_offsets=arrays["tgt_offsets"],
             tgt_words=tgt_global[arrays["tgt_local"]],
@@ -116,6 +121,10 @@ class PhraseTable:
     def candidates(self, phrase: int) -> range:
         """Candidate indices of source phrase ``phrase``."""
         return range(self.cand_offsets[phrase], self.cand_offsets[phrase + 1])
+
+    def source(self, phrase: int) -> np.ndarray:
+        """Source word ids of source phrase ``phrase``."""
+        return self.src_words[self.src_offsets[phrase]:self.src_offsets[phrase + 1]]
 
     def target(self, candidate: int) -> np.ndarray:
         """Target word ids of one candidate."""
@@ -215,11 +224,14 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
     align_offsets, align = csr.take(*_pairs_csr(align_rows), order)
     scores = np.maximum(np.log(np.asarray(score_rows, dtype=np.float64)), LOG_FLOOR)[order]
 
+    src_offsets, src_local = csr.from_rows(src_phrases)
     parents, last_words, node_phrase = _trie(src_phrases)
     trie_keys, trie_values = build_table(parents, last_words, len(src_words))
     return {
         "src_vocab": cache.encode_words(list(src_words)),
         "tgt_vocab": cache.encode_words(list(tgt_words)),
+        "src_offsets": src_offsets,
+        "src_local": src_local,
         "cand_offsets": cand_offsets,
         "tgt_offsets": tgt_offsets,
         "tgt_local": tgt_local,

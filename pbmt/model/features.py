@@ -1,0 +1,90 @@
+"""The dense feature vector: which Moses feature owns which columns.
+
+Feature values are natural logs (Moses's convention): ``LM0`` is KenLM's log10
+score times ln 10, ``WordPenalty0`` is minus the number of target words,
+``PhrasePenalty0`` the number of phrases, ``Distortion0`` minus the summed jump
+widths, ``UnknownWordPenalty0`` -100 per unknown word, ``TranslationModel0``
+and ``LexicalReordering0`` sums of the tables' log probabilities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from pbmt.config import MosesConfig
+
+
+class Scope(Enum):
+    """What a feature needs to be computed.
+
+    OPTION: the translation option alone (precomputed once per option);
+    TRANSITION: also the previous block (LM context, distortion, reordering);
+    GLOBAL: the whole sentence or document (sampler and rescoring only).
+    """
+
+    OPTION = "option-local"
+    TRANSITION = "transition"
+    GLOBAL = "global"
+
+
+SCOPE_OF_TYPE = {
+    "UnknownWordPenalty": Scope.OPTION,
+    "WordPenalty": Scope.OPTION,
+    "PhrasePenalty": Scope.OPTION,
+    "PhraseDictionaryMemory": Scope.OPTION,
+    "LexicalReordering": Scope.TRANSITION,
+    "Distortion": Scope.TRANSITION,
+    "KENLM": Scope.TRANSITION,
+}
+
+
+@dataclass(frozen=True)
+class FeatureLayout:
+    """Names and column ranges of the dense features, in moses.ini order."""
+
+    names: tuple[str, ...]
+    types: tuple[str, ...]
+    sizes: tuple[int, ...]
+
+    @classmethod
+    def from_config(cls, config: MosesConfig) -> "FeatureLayout":
+        """The layout of a moses.ini's ``[feature]`` section."""
+        return cls(
+            tuple(f.name for f in config.features),
+            tuple(f.type for f in config.features),
+            tuple(f.n_scores for f in config.features),
+        )
+
+    @property
+    def size(self) -> int:
+        """Number of dense columns."""
+        return sum(self.sizes)
+
+    def columns(self, name: str) -> slice:
+        """Column range of feature ``name``."""
+        start = 0
+        for n, size in zip(self.names, self.sizes):
+            if n == name:
+                return slice(start, start + size)
+            start += size
+        raise KeyError(f"no feature named {name!r}; the features are {', '.join(self.names)}")
+
+    def columns_of_type(self, type_: str) -> slice | None:
+        """Column range of the (single) feature of a Moses type, or None."""
+        names = [n for n, t in zip(self.names, self.types) if t == type_]
+        return self.columns(names[0]) if names else None
+
+    def scope(self, name: str) -> Scope:
+        """The scope of feature ``name``."""
+        return SCOPE_OF_TYPE[self.types[self.names.index(name)]]
+
+    def weights(self, config: MosesConfig) -> np.ndarray:
+        """The weight vector ``float64[size]`` of a moses.ini, in this layout."""
+        return np.concatenate([np.asarray(config.weights[n], dtype=np.float64) for n in self.names])
+
+    def as_dict(self, vector: np.ndarray) -> dict[str, tuple[float, ...]]:
+        """A dense vector split by feature name."""
+        return {n: tuple(float(v) for v in vector[self.columns(n)]) for n in self.names}

@@ -1,0 +1,1 @@
+"""Tuning: n-best pools and the optimisers that learn feature weights from them."""

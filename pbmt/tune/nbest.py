@@ -1,0 +1,131 @@
+"""Moses n-best lists, read and written.
+
+A line is ``sid ||| hypothesis ||| Name0= v v Name1= v ||| total`` optionally
+followed by ``||| segmentation`` (``0-1=0-4``: source words 0-1 made target
+words 0-4) and ``||| word alignment`` (``0-0 1-3``). Feature values are
+unweighted natural logs; ``total`` is the weighted model score. pbmt writes
+both optional fields; it reads lists with or without them, from any decoder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from pbmt.errors import FormatError
+from pbmt.files import read_lines
+
+
+@dataclass(frozen=True)
+class NBestEntry:
+    """One line of an n-best list.
+
+    ``segmentation`` holds (src_start, src_end, tgt_start, tgt_end) per block,
+    ends exclusive, in target order (empty when the list has none);
+    ``alignment`` holds (source, target) word pairs.
+    """
+
+    sentence: int
+    text: str
+    features: dict[str, tuple[float, ...]]
+    total: float
+    segmentation: tuple[tuple[int, int, int, int], ...] = ()
+    alignment: tuple[tuple[int, int], ...] = ()
+
+    def to_line(self) -> str:
+        """The entry in Moses's format (without newline)."""
+        features = " ".join(f"{name}= " + " ".join(_number(v) for v in values)
+                            for name, values in self.features.items())
+        fields = [str(self.sentence), self.text, features, _number(self.total)]
+        if self.segmentation or self.alignment:
+            fields.append(" ".join(_span(a, b) + "=" + _span(c, d) for a, b, c, d in self.segmentation))
+            fields.append(" ".join(f"{s}-{t}" for s, t in self.alignment))
+        return " ||| ".join(fields)
+
+
+def _number(value: float) -> str:
+    return format(value, ".6g")
+
+
+def _span(start: int, end: int) -> str:
+    return str(start) if end - start == 1 else f"{start}-{end - 1}"
+
+
+def read_nbest(path: str | Path) -> Iterator[NBestEntry]:
+    """Entries of an n-best file (plain or gzip), in file order.
+
+    Malformed lines raise FormatError naming the file and line.
+    """
+    for number, line in read_lines(path):
+        if line.strip():
+            yield parse_line(line, path, number)
+
+
+def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = None) -> NBestEntry:
+    """One n-best line; ``path`` and ``number`` name it in errors."""
+    fields = [f.strip() for f in line.split("|||")]
+    if len(fields) < 4:
+        raise FormatError(path, number, f"expected at least 4 fields separated by '|||', found {len(fields)}")
+    try:
+        sentence = int(fields[0])
+    except ValueError:
+        raise FormatError(path, number, f"sentence id {fields[0]!r} is not an integer") from None
+    features: dict[str, list[float]] = {}
+    current = None
+    for token in fields[2].split():
+        if token.endswith("="):
+            current = token[:-1]
+            if current in features:
+                raise FormatError(path, number, f"feature {current} appears twice")
+            features[current] = []
+        elif current is None:
+            raise FormatError(path, number, f"feature value {token!r} before any feature name")
+        else:
+            try:
+                features[current].append(float(token))
+            except ValueError:
+                raise FormatError(path, number, f"feature value {token!r} of {current} is not a number") from None
+    try:
+        total = float(fields[3])
+    except ValueError:
+        raise FormatError(path, number, f"total score {fields[3]!r} is not a number") from None
+    segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
+    alignment = _parse_pairs(fields[5], path, number) if len(fields) > 5 and fields[5] else ()
+    return NBestEntry(sentence, fields[1], {k: tuple(v) for k, v in features.items()}, total, segmentation, alignment)
+
+
+def _parse_range(text: str, path, number) -> tuple[int, int]:
+    first, _, last = text.partition("-")
+    try:
+        a = int(first)
+        b = int(last) if last else a
+    except ValueError:
+        raise FormatError(path, number, f"segmentation range {text!r} is not of the form i or i-j") from None
+    return a, b + 1
+
+
+def _parse_segmentation(text: str, path, number) -> tuple[tuple[int, int, int, int], ...]:
+    out = []
+    for token in text.split():
+        src, eq, tgt = token.partition("=")
+        if not eq:
+            raise FormatError(path, number, f"segmentation block {token!r} is not of the form i-j=k-l")
+        out.append(_parse_range(src, path, number) + _parse_range(tgt, path, number))
+    return tuple(out)
+
+
+def _parse_pairs(text: str, path, number) -> tuple[tuple[int, int], ...]:
+    out = []
+    for token in text.split():
+        s, dash, t = token.partition("-")
+        if not (dash and s.isdigit() and t.isdigit()):
+            raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
+        out.append((int(s), int(t)))
+    return tuple(out)
+
+
+def write_nbest(entries: Iterable[NBestEntry], handle: IO[str]) -> None:
+    """Write entries, one line each, to an open text handle."""
+    for entry in entries:
+        handle.write(entry.to_line() + "\n")
