@@ -14,7 +14,11 @@ into cache. Per entry:
 - ``next_state``: the state after an n-gram has been matched: the entry
   itself, cut to at most order-1 words and then shortened through ``suffix``
   until it can still matter (it is the prefix of a longer n-gram or has a
-  nonzero backoff: KenLM's state minimisation).
+  nonzero backoff: KenLM's state minimisation);
+- ``children``: a 64-bit Bloom filter of the last words of the n-grams that
+  extend the entry (bit ``_word_bit(w)`` for each); a context whose filter
+  lacks w's bit is passed without probing the table, which saves most of the
+  probes that would miss.
 
 A state is an int64 entry id; 0 is the empty state. p(w | state) is the
 probability of the entry (c, w) for the longest c on the chain state,
@@ -27,7 +31,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import _slot, find_slot, insert
+from pbmt.model._hashtable import find_slot, insert
 from pbmt.vocab import EOS
 
 ENTRY = np.dtype(
@@ -37,6 +41,7 @@ ENTRY = np.dtype(
         ("backoff", np.float32),
         ("suffix", np.int32),
         ("next_state", np.int32),
+        ("children", np.uint64),
     ],
     align=True,
 )
@@ -85,15 +90,14 @@ def count_fields(text):
 
 
 @njit(cache=True)
-def link_order(ids, prob, backoff, entries, keys, n_words, order, extendable):
+def link_order(ids, prob, backoff, entries, keys, n_words, order):
     """Add the n-grams of one order k >= 2 to the trie.
 
     ids: int32[n, k] local word ids, prob and backoff: float32[n] (log10);
     entries and keys as in ``LMArrays``, holding every n-gram of order < k;
-    order: int8[n_entries] and extendable: bool[n_entries] are updated
-    (extendable: the entry is the first k-1 words of some n-gram).
-    Returns (row, problem): (-1, 0) on success, else the first bad row and
-    MISSING_CONTEXT (its first k-1 words are not an entry) or DUPLICATE.
+    order: int8[n_entries] is updated. Returns (row, problem): (-1, 0) on
+    success, else the first bad row and MISSING_CONTEXT (its first k-1 words
+    are not an entry) or DUPLICATE.
     """
     n, k = ids.shape
     base = 1 + n_words
@@ -108,7 +112,7 @@ def link_order(ids, prob, backoff, entries, keys, n_words, order, extendable):
         if not new:
             return i, DUPLICATE
         e = base + s
-        extendable[p] = True
+        entries[p].children |= _word_bit(ids[i, k - 1])
         order[e] = k
         entries[e].prob = prob[i]
         entries[e].backoff = backoff[i]
@@ -144,18 +148,18 @@ def _suffix(words, prefix, entries, keys, n_words, order):
 
 
 @njit(cache=True)
-def minimal_states(entries, order, extendable, top):
+def minimal_states(entries, order, top):
     """Fill ``entries.next_state``; see the module docstring.
 
-    order: int8[n_entries] (0 for the root and free slots), extendable:
-    bool[n_entries] (prefix of a longer n-gram), top: the model's order.
+    order: int8[n_entries] (0 for the root and free slots), top: the model's
+    order. An entry with children is the prefix of a longer n-gram.
     """
     entries[0].next_state = 0
     for k in range(1, top + 1):
         for e in range(entries.shape[0]):
             if order[e] != k:
                 continue
-            if k < top and (extendable[e] or entries[e].backoff != 0):
+            if k < top and (entries[e].children != 0 or entries[e].backoff != 0):
                 entries[e].next_state = e
             else:
                 entries[e].next_state = entries[entries[e].suffix].next_state
@@ -170,17 +174,26 @@ def score_word(lm, state, word):
     (float64 log10 probability, int64 new state).
     """
     w = lm.word_map[word] if word < lm.word_map.shape[0] else lm.unk
+    bit = _word_bit(w)
     backed_off = 0.0
     e = np.int64(w) + 1
     c = np.int64(state)
     while c != 0:
-        s = find_slot(lm.keys, lm.n_words, c, w)
-        if s >= 0:
-            e = 1 + lm.n_words + s
-            break
-        backed_off += lm.entries[c].backoff
-        c = np.int64(lm.entries[c].suffix)
+        context = lm.entries[c]
+        if context.children & bit:
+            s = find_slot(lm.keys, lm.n_words, c, w)
+            if s >= 0:
+                e = 1 + lm.n_words + s
+                break
+        backed_off += context.backoff
+        c = np.int64(context.suffix)
     return lm.entries[e].prob + backed_off, np.int64(lm.entries[e].next_state)
+
+
+@njit(cache=True, inline="always")
+def _word_bit(w):
+    """The bit of local word ``w`` in the ``children`` filters (Fibonacci hashing)."""
+    return np.uint64(1) << np.uint64((np.int64(w) * 0x9E3779B1 >> 26) & 63)
 
 
 @njit(cache=True)
@@ -202,22 +215,14 @@ def score_sequence(lm, words, bos, eos):
 _LANES = 8
 
 
-@njit(cache=True, inline="always")
-def _first_slot(lm, state, word):
-    """The hash slot ``score_word`` probes first (0 when it probes none)."""
-    w = lm.word_map[word] if word < lm.word_map.shape[0] else lm.unk
-    return _slot(np.int64(state) * lm.n_words + w, lm.keys.shape[0] - 1) if state != 0 else 0
-
-
 @njit(cache=True)
 def score_batch(lm, offsets, words, bos, eos):
     """log10 probability of each sentence of a CSR corpus (float64[n]).
 
     offsets: int64[n+1], words: int32[offsets[-1]] global ids; sentence i is
     ``words[offsets[i]:offsets[i+1]]``; ``bos`` and ``eos`` as in
-    ``score_sequence``. Scores several sentences in turn, one word each, and
-    first reads the hash slot each will probe, so that their cache misses
-    overlap instead of queueing.
+    ``score_sequence``. Scores _LANES sentences in turn, one word each, so
+    that the processor overlaps their (independent) cache misses.
     """
     n = offsets.shape[0] - 1
     totals = np.zeros(n)
@@ -226,7 +231,6 @@ def score_batch(lm, offsets, words, bos, eos):
     sentence = np.full(_LANES, n, dtype=np.int64)
     pos = np.zeros(_LANES, dtype=np.int64)
     state = np.zeros(_LANES, dtype=np.int64)
-    touched = np.zeros(_LANES, dtype=np.int64)
     waiting = 0
     active = 0
     for g in range(_LANES):
@@ -236,11 +240,6 @@ def score_batch(lm, offsets, words, bos, eos):
             waiting += 1
             active += 1
     while active > 0:
-        for g in range(_LANES):
-            s = sentence[g]
-            if s < n:
-                word = words[pos[g]] if pos[g] < offsets[s + 1] else EOS
-                touched[g] = lm.keys[_first_slot(lm, state[g], word)]
         for g in range(_LANES):
             s = sentence[g]
             if s == n:

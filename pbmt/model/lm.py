@@ -17,6 +17,7 @@ Kernels elsewhere score through ``score_word(lm.arrays, state, word)`` from
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,7 @@ from pbmt.model._lm_kernels import (
 from pbmt.vocab import SPECIAL_WORDS, Vocab
 
 _KIND = "lm"
-_VERSION = "2"
+_VERSION = "3"
 _KENLM_BINARY = b"mmap lm "
 _NGRAM_COUNT = re.compile(rb"ngram\s+(\d+)\s*=\s*(\d+)")
 _UNK, _BOS, _EOS = (w.encode() for w in SPECIAL_WORDS)
@@ -187,7 +188,7 @@ def _read_bytes(path: Path) -> bytes:
                     "pass the ARPA file (plain or .gz) it was built from"
                 )
             return head + raw.read()
-        except (OSError, EOFError) as err:
+        except (OSError, EOFError, zlib.error) as err:
             raise FormatError(path, None, f"cannot read: {err}") from None
 
 
@@ -235,8 +236,11 @@ class _Lines:
         data, start = self.data, self.pos
         if start >= len(data) or data[start : start + 1] in (b"\n", b"\\"):
             return b"", 0
-        ends = [i for i in (data.find(b"\n\n", start), data.find(b"\n\\", start)) if i >= 0]
-        end = min(ends) if ends else len(data)
+        end = len(data)
+        for marker in (b"\n\n", b"\n\r\n", b"\n\\"):
+            found = data.find(marker, start, end)
+            if found >= 0:
+                end = found
         if end == len(data) and data.endswith(b"\n"):
             end -= 1
         block = data[start:end]
@@ -417,10 +421,9 @@ def _parse_arpa(path: Path) -> dict[str, np.ndarray]:
     keys = entries["key"][1 + n_words :]
     order = np.zeros(entries.shape[0], dtype=np.int8)
     order[1 : 1 + n_words] = 1
-    extendable = np.zeros(entries.shape[0], dtype=np.bool_)
     for k in range(2, top + 1):
         ids, prob, backoff, first_line = _read_section(lines, k, top, counts, index)
-        row, problem = link_order(ids, prob, backoff, entries, keys, n_words, order, extendable)
+        row, problem = link_order(ids, prob, backoff, entries, keys, n_words, order)
         if problem == MISSING_CONTEXT:
             context = " ".join(words[w] for w in ids[row, :-1])
             raise FormatError(
@@ -435,7 +438,7 @@ def _parse_arpa(path: Path) -> dict[str, np.ndarray]:
     if line.strip() != b"\\end\\":
         raise lines.error(f"expected '\\end\\' after the {top}-grams, found {_show(line)}")
 
-    minimal_states(entries, order, extendable, top)
+    minimal_states(entries, order, top)
     return {
         "words": cache.encode_words(words),
         "counts": np.array([count for count, _ in counts], dtype=np.int64),

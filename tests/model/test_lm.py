@@ -249,14 +249,18 @@ def test_stale_cache_is_rebuilt(tmp_path, monkeypatch):
     assert changed.score_tokens(abc, eos=False)[-1] == pytest.approx(-0.7)
 
 
-def test_gzip_file_reads_like_plain(tmp_path):
+def test_gzip_and_crlf_files_read_like_plain(tmp_path):
     plain = write(tmp_path / "tiny.arpa", TINY)
     packed = tmp_path / "tiny.arpa.gz"
     packed.write_bytes(gzip.compress(TINY.encode()))
+    crlf = tmp_path / "crlf.arpa"
+    crlf.write_bytes(TINY.replace("\n", "\r\n").encode())
     vocab = Vocab()
-    a, b = NgramLM.load(plain, vocab), NgramLM.load(packed, vocab)
+    expected = NgramLM.load(plain, vocab)
     sentence = vocab.ids("a b c b a".split())
-    np.testing.assert_array_equal(a.score_tokens(sentence), b.score_tokens(sentence))
+    for path in (packed, crlf):
+        lm = NgramLM.load(path, vocab)
+        np.testing.assert_array_equal(lm.score_tokens(sentence), expected.score_tokens(sentence))
 
 
 # --- errors -----------------------------------------------------------------------
