@@ -43,6 +43,19 @@ class Corpus:
         """The words of sentence ``s``."""
         return self.vocab.words(self.ids[self.offsets[s] : self.offsets[s + 1]])
 
+    def spans(self, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
+        """The text of token spans: span ``k`` is the ``lengths[k]`` tokens from
+        token offset ``starts[k]`` (int arrays), words joined by single spaces."""
+        words = self.vocab.words(range(len(self.vocab)))
+        text = " ".join(words[i] for i in self.ids.tolist())
+        char_len = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))[self.ids]
+        char_start = np.zeros(len(self.ids) + 1, dtype=np.int64)
+        np.cumsum(char_len + 1, out=char_start[1:])
+        starts = np.asarray(starts, dtype=np.int64)
+        begin = char_start[starts].tolist()
+        end = (char_start[starts + lengths] - 1).tolist()
+        return [text[b:e] for b, e in zip(begin, end)]
+
 
 @dataclass(frozen=True)
 class Alignment:

@@ -116,14 +116,12 @@ class Phrases:
 
     def strings(self) -> list[str]:
         """Every phrase as space-separated words."""
-        words = self.corpus.vocab.words(range(len(self.corpus.vocab)))
-        ids = self.corpus.ids.tolist()
-        return [" ".join(words[w] for w in ids[s : s + n]) for s, n in zip(self.start.tolist(), self.length.tolist())]
+        return self.corpus.spans(self.start, self.length)
 
 
 @dataclass(frozen=True)
 class PhrasePairs:
-    """Distinct phrase pairs of a corpus with their counts.
+    """Distinct phrase pairs of a corpus with their counts, in Moses's order.
 
     Pair ``p`` joins source phrase ``src_index[p]`` and target phrase
     ``tgt_index[p]`` (int64 indices into ``src`` and ``tgt``) and was
@@ -132,6 +130,8 @@ class PhrasePairs:
     chosen for lex(e|f) (and printed in the phrase table) and for lex(f|e).
     ``orientation[p]`` (int64[6]) counts the monotone, swap and discontinuous
     orientations towards the previous target phrase, then towards the next.
+    Phrases are numbered, and pairs sorted, as Moses sorts its tables (by
+    source phrase, then target phrase; see ``_moses_order``).
     """
 
     src: Phrases
@@ -196,22 +196,35 @@ def extract_phrase_pairs(src: Corpus, tgt: Corpus, alignment: Alignment, max_len
     orientation[:, :3] = np.bincount(pair_of * 3 + o_prev, minlength=3 * n_pairs).reshape(n_pairs, 3)
     orientation[:, 3:] = np.bincount(pair_of * 3 + o_next, minlength=3 * n_pairs).reshape(n_pairs, 3)
 
-    phrases = []
+    sides = []
     for ngrams, corpus, phrase_of_occ, phrase_of_pair in (
         (src_ngrams, src, sid, pair_key // n_tid),
         (tgt_ngrams, tgt, tid, pair_key % n_tid),
     ):
         ids, index = np.unique(phrase_of_pair, return_inverse=True)
         total = np.bincount(phrase_of_occ, minlength=len(ngrams.length))[ids]
-        phrases.append((Phrases(corpus, ngrams.first[ids], ngrams.length[ids], total), index))
-    (src_phrases, src_index), (tgt_phrases, tgt_index) = phrases
+        phrases = Phrases(corpus, ngrams.first[ids], ngrams.length[ids], total)
+        order = _moses_order(phrases)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        sides.append((phrases.take(order), rank[index]))
+    (src_phrases, src_index), (tgt_phrases, tgt_index) = sides
+    rows = np.lexsort((tgt_index, src_index))
     return PhrasePairs(
         src=src_phrases,
         tgt=tgt_phrases,
-        src_index=src_index,
-        tgt_index=tgt_index,
-        count=count.astype(np.int64),
-        align_direct=direct,
-        align_inverse=inverse,
-        orientation=orientation,
+        src_index=src_index[rows],
+        tgt_index=tgt_index[rows],
+        count=count[rows].astype(np.int64),
+        align_direct=direct[rows],
+        align_inverse=inverse[rows],
+        orientation=orientation[rows],
     )
+
+
+def _moses_order(phrases: Phrases) -> np.ndarray:
+    """Phrase indices in the order of Moses's sorted files: bytewise by
+    ``phrase |||`` (the rest of the line follows), which for UTF-8 is code
+    point order, Python's string order."""
+    keys = [text + " |||" for text in phrases.strings()]
+    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)

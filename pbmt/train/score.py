@@ -18,8 +18,7 @@ From the counts of ``pbmt.train.extract`` this computes what Moses's
   previous and the next phrase; σ = 0.5 is Moses's default constant smoothing.
 
 Probabilities are written with six significant digits, as Moses prints them,
-and lines are sorted as Moses sorts them (bytewise by ``src |||`` then
-``tgt |||``).
+and lines come in Moses's order (``PhrasePairs`` keeps it).
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ NULL = -1  # word id of NULL in WordTranslation
 NULL_WORD = "NULL"
 LEX_DECIMALS = 7  # Moses's lex files: printf "%.7f"
 REORDERING_SMOOTHING = 0.5
+_GZIP_LEVEL = 1  # tables are large and written once per training: favour speed
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def score_phrase_pairs(
 
 
 def _open_output(path: Path, raw: IO[bytes]) -> IO[bytes]:
-    return gzip.GzipFile(str(path), "wb", 6, raw, mtime=0) if path.suffix == ".gz" else raw
+    return gzip.GzipFile(str(path), "wb", _GZIP_LEVEL, raw, mtime=0) if path.suffix == ".gz" else raw
 
 
 def _write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
@@ -204,51 +204,44 @@ def alignment_string(mask: int) -> str:
     )
 
 
-def _moses_order(table: ScoredTable) -> tuple[np.ndarray, list[str], list[str]]:
-    """Rows in Moses's order, and the source and target strings of each row."""
+def _pair_strings(table: ScoredTable) -> tuple[list[str], list[str]]:
+    """Source and target phrase text of every row."""
     pairs = table.pairs
-    strings = []
-    ranks = []
+    out = []
     for phrases, index in ((pairs.src, pairs.src_index), (pairs.tgt, pairs.tgt_index)):
         used, local = np.unique(index, return_inverse=True)
         text = phrases.take(used).strings()
-        # Moses sorts whole lines bytewise: a phrase compares as "phrase |||".
-        order = sorted(range(len(text)), key=lambda i: (text[i] + " |||").encode("utf-8"))
-        rank = np.empty(len(text), dtype=np.int64)
-        rank[order] = np.arange(len(text))
-        ranks.append(rank[local])
-        strings.append([text[i] for i in local.tolist()])
-    rows = np.lexsort((ranks[1], ranks[0]))
-    return rows, strings[0], strings[1]
+        out.append([text[i] for i in local.tolist()])
+    return out[0], out[1]
+
+
+def _formatted(values: np.ndarray, spec: str) -> list[str]:
+    """``format(v, spec)`` of every value, formatting each distinct value once."""
+    distinct, index = np.unique(values, return_inverse=True)
+    text = [format(v, spec) for v in distinct.tolist()]
+    return [text[i] for i in index.tolist()]
 
 
 def write_phrase_table(path: str | os.PathLike, table: ScoredTable) -> None:
-    """Write ``table`` as a Moses phrase table (gzip if ``path`` ends in .gz), atomically."""
-    rows, src, tgt = _moses_order(table)
+    """Write ``table`` as a Moses phrase table (gzip if ``path`` ends in .gz), atomically.
+
+    Rows are written in their order, which is Moses's unless ``take`` reordered them.
+    """
+    src, tgt = _pair_strings(table)
     pairs = table.pairs
     masks, mask_index = np.unique(pairs.align_direct, return_inverse=True)
     align = [alignment_string(m) for m in masks.tolist()]
-    feats = table.features.tolist()
-    count_e = pairs.tgt.count[pairs.tgt_index].tolist()
-    count_f = pairs.src.count[pairs.src_index].tolist()
-    count = pairs.count.tolist()
-    mask_index = mask_index.tolist()
-
-    def lines():
-        for r in rows.tolist():
-            a, b, c, d = feats[r]
-            yield (
-                f"{src[r]} ||| {tgt[r]} ||| {a:.6g} {b:.6g} {c:.6g} {d:.6g} ||| {align[mask_index[r]]} ||| "
-                f"{count_e[r]} {count_f[r]} {count[r]} ||| |||\n"
-            )
-
-    _write_lines(path, lines())
+    counts = (pairs.tgt.count[pairs.tgt_index], pairs.src.count[pairs.src_index], pairs.count)
+    columns = [_formatted(col, ".6g") for col in table.features.T]
+    columns.append([align[i] for i in mask_index.tolist()])
+    columns.extend(_formatted(col, "d") for col in counts)
+    line = "%s ||| %s ||| %s %s %s %s ||| %s ||| %s %s %s ||| |||\n"
+    _write_lines(path, (line % row for row in zip(src, tgt, *columns)))
 
 
 def write_reordering_table(path: str | os.PathLike, table: ScoredTable) -> None:
-    """Write the msd-bidirectional-fe reordering table, one line per phrase pair, Moses's order."""
-    rows, src, tgt = _moses_order(table)
-    probs = table.reordering.tolist()
-    _write_lines(
-        path, (f"{src[r]} ||| {tgt[r]} ||| " + " ".join(f"{x:.6g}" for x in probs[r]) + "\n" for r in rows.tolist())
-    )
+    """Write the msd-bidirectional-fe reordering table, one line per phrase pair, in row order."""
+    src, tgt = _pair_strings(table)
+    columns = [_formatted(col, ".6g") for col in table.reordering.T]
+    line = "%s ||| %s ||| %s %s %s %s %s %s\n"
+    _write_lines(path, (line % row for row in zip(src, tgt, *columns)))

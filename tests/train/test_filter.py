@@ -1,0 +1,54 @@
+"""Filtering to a test set (as Moses's filter-model-given-input.pl) and pruning."""
+
+import numpy as np
+import pytest
+
+from pbmt.errors import PbmtError
+from pbmt.train.corpus import alignment_from_points, corpus_from_lines
+from pbmt.train.extract import extract_phrase_pairs
+from pbmt.train.filter import filter_to_sentences, prune, source_ngrams
+from pbmt.train.score import score_phrase_pairs, word_translation
+
+
+def test_filter_keeps_the_source_phrases_moses_kept(bible_table, bible_table_for_dev_test, moses_phrase_table):
+    kept = bible_table_for_dev_test.pairs
+    # model/README.md: 370,384 pairs over 40,161 source phrases
+    assert len(kept) == 370_384
+    assert len(np.unique(kept.src_index)) == 40_161
+    assert np.all(np.diff(kept.src_index) >= 0)  # table order kept
+    texts = kept.src.strings()
+    assert {texts[i] for i in np.unique(kept.src_index)} == {f[0] for f in moses_phrase_table}
+    # counts and scores are those of the full table
+    assert np.array_equal(kept.count, bible_table.pairs.count[np.isin(bible_table.pairs.src_index, kept.src_index)])
+
+
+def _tiny_table(random_corpus):
+    srcs, tgts, aligns = random_corpus(np.random.default_rng(3), 60)
+    src, tgt, alignment = corpus_from_lines(srcs), corpus_from_lines(tgts), alignment_from_points(aligns)
+    return score_phrase_pairs(extract_phrase_pairs(src, tgt, alignment, 3), word_translation(src, tgt, alignment))
+
+
+def test_filter_on_a_tiny_table(random_corpus):
+    table = _tiny_table(random_corpus)
+    sentences = [["a", "ñ", "b"], ["ab"]]
+    kept = filter_to_sentences(table, sentences)
+    texts = table.pairs.src.strings()
+    wanted = {"a", "ñ", "b", "a ñ", "ñ b", "a ñ b", "ab"}
+    expected = [p for p in range(len(table)) if texts[table.pairs.src_index[p]] in wanted]
+    assert kept.pairs.count.tolist() == table.pairs.count[expected].tolist()
+    assert np.array_equal(kept.features, table.features[expected])
+    assert source_ngrams(sentences, 2) == {"a", "ñ", "b", "a ñ", "ñ b", "ab"}
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5])
+def test_prune_keeps_the_best_per_source_phrase(random_corpus, limit):
+    table = _tiny_table(random_corpus)
+    kept = prune(table, limit)
+    expected = []
+    for s in np.unique(table.pairs.src_index):
+        rows = np.flatnonzero(table.pairs.src_index == s)
+        best = sorted(rows, key=lambda r: (-table.features[r, 2], r))[:limit]
+        expected.extend(sorted(best))
+    assert np.array_equal(kept.features, table.features[sorted(expected)])
+    with pytest.raises(PbmtError):
+        prune(table, 0)
