@@ -264,7 +264,9 @@ def _read_counts(lines: _Lines) -> list[tuple[int, int]]:
         lines.next()
         match = _NGRAM_COUNT.fullmatch(line.strip())
         if match is None:
-            raise lines.error(f"expected 'ngram N=count' in the \\data\\ header, found {_show(line)}")
+            raise lines.error(
+                f"expected 'ngram N=count' in the \\data\\ header, found {_show(line)}"
+            )
         order, count = int(match[1]), int(match[2])
         if order != len(counts) + 1:
             raise lines.error(f"expected 'ngram {len(counts) + 1}=count', found order {order}")
@@ -427,7 +429,9 @@ def _parse_arpa(path: Path) -> dict[str, np.ndarray]:
         if problem == MISSING_CONTEXT:
             context = " ".join(words[w] for w in ids[row, :-1])
             raise FormatError(
-                path, first_line + row, f"the context {context!r} of this {k}-gram is not a {k - 1}-gram"
+                path,
+                first_line + row,
+                f"the context {context!r} of this {k}-gram is not a {k - 1}-gram",
             )
         if problem == DUPLICATE:
             raise FormatError(path, first_line + row, f"duplicate {k}-gram")
