@@ -43,9 +43,10 @@ class Corpus:
         """The words of sentence ``s``."""
         return self.vocab.words(self.ids[self.offsets[s] : self.offsets[s + 1]])
 
-    def spans(self, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
+    def spans(self, starts: np.ndarray, lengths: np.ndarray, suffix: str = "") -> list[str]:
         """The text of token spans: span ``k`` is the ``lengths[k]`` tokens from
-        token offset ``starts[k]`` (int arrays), words joined by single spaces."""
+        token offset ``starts[k]`` (int arrays), words joined by single spaces,
+        followed by ``suffix``."""
         words = self.vocab.words(range(len(self.vocab)))
         text = " ".join(words[i] for i in self.ids.tolist())
         char_len = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))[self.ids]
@@ -54,6 +55,8 @@ class Corpus:
         starts = np.asarray(starts, dtype=np.int64)
         begin = char_start[starts].tolist()
         end = (char_start[starts + lengths] - 1).tolist()
+        if suffix:
+            return [text[b:e] + suffix for b, e in zip(begin, end)]
         return [text[b:e] for b, e in zip(begin, end)]
 
 

@@ -176,34 +176,36 @@ def extract_phrase_pairs(src: Corpus, tgt: Corpus, alignment: Alignment, max_len
     o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next = extract_kernel(
         src.offsets, tgt.offsets, alignment.src, alignment.tgt, alignment.offsets, max_length
     )
-    src_ngrams = NgramIndex.build(src, max_length)
-    tgt_ngrams = NgramIndex.build(tgt, max_length)
-    sid = src_ngrams.ids[o_slen - 1, o_src]
-    tid = tgt_ngrams.ids[o_tlen - 1, o_tgt]
+    # n-gram ids of the occurrences' phrases; then the big per-token tables can go
+    ngrams, occ_phrase = [], []
+    for corpus, start, length in ((src, o_src, o_slen), (tgt, o_tgt, o_tlen)):
+        index = NgramIndex.build(corpus, max_length)
+        occ_phrase.append(index.ids[length - 1, start])
+        ngrams.append((corpus, index.first, index.length, np.bincount(occ_phrase[-1], minlength=len(index.length))))
+        del index
     del o_src, o_slen, o_tgt, o_tlen
-    n_tid = len(tgt_ngrams.length)
-
-    pair_key, pair_of, count = np.unique(sid * n_tid + tid, return_inverse=True, return_counts=True)
+    n_tid = len(ngrams[1][2])
+    pair_key, pair_of, count = np.unique(occ_phrase[0] * n_tid + occ_phrase[1], return_inverse=True, return_counts=True)
+    del occ_phrase
     n_pairs = len(pair_key)
-    mask_values, mask_of = np.unique(o_mask, return_inverse=True)
-    groups, group_count = np.unique(pair_of * len(mask_values) + mask_of, return_counts=True)
-    del mask_of
-    group_pair = groups // len(mask_values)
-    pair_starts = np.searchsorted(group_pair, np.arange(n_pairs + 1))
-    direct, inverse = best_alignments(pair_starts, mask_values[groups % len(mask_values)], group_count, _SET_RANK)
 
     orientation = np.empty((n_pairs, 6), dtype=np.int64)
     orientation[:, :3] = np.bincount(pair_of * 3 + o_prev, minlength=3 * n_pairs).reshape(n_pairs, 3)
     orientation[:, 3:] = np.bincount(pair_of * 3 + o_next, minlength=3 * n_pairs).reshape(n_pairs, 3)
+    del o_prev, o_next
+
+    mask_values, mask_of = np.unique(o_mask, return_inverse=True)
+    del o_mask
+    groups, group_count = np.unique(pair_of * len(mask_values) + mask_of, return_counts=True)
+    del mask_of, pair_of
+    pair_starts = np.searchsorted(groups // len(mask_values), np.arange(n_pairs + 1))
+    direct, inverse = best_alignments(pair_starts, mask_values[groups % len(mask_values)], group_count, _SET_RANK)
+    del groups, group_count
 
     sides = []
-    for ngrams, corpus, phrase_of_occ, phrase_of_pair in (
-        (src_ngrams, src, sid, pair_key // n_tid),
-        (tgt_ngrams, tgt, tid, pair_key % n_tid),
-    ):
+    for (corpus, first, length, total), phrase_of_pair in zip(ngrams, (pair_key // n_tid, pair_key % n_tid)):
         ids, index = np.unique(phrase_of_pair, return_inverse=True)
-        total = np.bincount(phrase_of_occ, minlength=len(ngrams.length))[ids]
-        phrases = Phrases(corpus, ngrams.first[ids], ngrams.length[ids], total)
+        phrases = Phrases(corpus, first[ids], length[ids], total[ids])
         order = _moses_order(phrases)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
@@ -226,5 +228,5 @@ def _moses_order(phrases: Phrases) -> np.ndarray:
     """Phrase indices in the order of Moses's sorted files: bytewise by
     ``phrase |||`` (the rest of the line follows), which for UTF-8 is code
     point order, Python's string order."""
-    keys = [text + " |||" for text in phrases.strings()]
+    keys = phrases.corpus.spans(phrases.start, phrases.length, suffix=" |||")
     return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
