@@ -15,16 +15,21 @@ from pbmt.errors import PbmtError
 
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {
+    "translate": "Translate text with a phrase-based model.",
     "eval": "Score a translation against references with BLEU.",
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
 }
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Shows defaults and keeps the descriptions' paragraphs and examples as written."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pbmt",
         description="Phrase-based statistical machine translation.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pbmt {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -34,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
             verb,
             help=summary,
             description=module.__doc__,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from pbmt.errors import FormatError
+from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 
 T = TypeVar("T")
@@ -146,9 +146,9 @@ class MosesConfig:
         merged = dict(self.weights)
         for name, ws in weights.items():
             if name not in merged:
-                raise KeyError(f"no feature named {name!r}")
+                raise PbmtError(f"no feature named {name!r}; the features are {', '.join(merged)}")
             if len(ws) != len(merged[name]):
-                raise ValueError(f"{name} has {len(merged[name])} weights, got {len(ws)}")
+                raise PbmtError(f"{name} has {len(merged[name])} weights, got {len(ws)}")
             merged[name] = tuple(float(w) for w in ws)
         return replace(self, weights=merged)
 

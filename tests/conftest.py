@@ -1,7 +1,10 @@
-"""Shared test fixtures: the path to ``../shared/data`` beside the repository."""
+"""Shared test fixtures: ``../shared/data`` beside the repository, and a tiny model for exhaustive tests."""
 
+import gzip
+import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -14,3 +17,60 @@ def bible() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+SOURCE = ["a", "b", "c", "d", "e"]
+TARGET = ["the", "lord", "said", "unto", "moses", "and", "house", "of", "israel", "go"]
+
+
+def _tables(rng):
+    """Phrase pairs for every source phrase of length <= 2 and a few of length 3."""
+    sources = [[w] for w in SOURCE] + [list(p) for p in itertools.permutations(SOURCE, 2)][::3]
+    sources += [["a", "b", "c"], ["c", "d", "e"]]
+    pt, lr = [], []
+    for src in sources:
+        for _ in range(int(rng.integers(1, 4))):
+            tgt = list(rng.choice(TARGET, size=int(rng.integers(1, 3))))
+            probs = rng.uniform(0.05, 1.0, size=4)
+            align = " ".join(f"{i}-{min(i, len(tgt) - 1)}" for i in range(len(src)))
+            pt.append(f"{' '.join(src)} ||| {' '.join(tgt)} ||| {' '.join(f'{p:.6f}' for p in probs)} ||| {align} |||")
+            lr.append(f"{' '.join(src)} ||| {' '.join(tgt)} ||| "
+                      + " ".join(f"{p:.6f}" for p in rng.uniform(0.05, 1.0, size=6)))
+    # duplicates of a pair within one source phrase are not allowed in Moses tables
+    return sorted(set(pt)), sorted(set(lr))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, bible):
+    rng = np.random.default_rng(7)
+    folder = tmp_path_factory.mktemp("tiny-model")
+    pt, lr = _tables(rng)
+    lr_keys = {" ||| ".join(line.split(" ||| ")[:2]) for line in pt}
+    lr = [line for line in lr if " ||| ".join(line.split(" ||| ")[:2]) in lr_keys]
+    with gzip.open(folder / "phrase-table.gz", "wt") as f:
+        f.write("\n".join(pt) + "\n")
+    with gzip.open(folder / "reordering-table.gz", "wt") as f:
+        f.write("\n".join(lr) + "\n")
+    (folder / "moses.ini").write_text(f"""\
+[distortion-limit]
+2
+
+[feature]
+UnknownWordPenalty
+WordPenalty
+PhrasePenalty
+PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 output-factor=0
+LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff input-factor=0 output-factor=0 path=reordering-table.gz
+Distortion
+KENLM name=LM0 factor=0 path={bible / 'lm3.arpa.gz'} order=3
+
+[weight]
+UnknownWordPenalty0= 1
+WordPenalty0= -0.5
+PhrasePenalty0= 0.2
+TranslationModel0= 0.2 0.1 0.3 0.1
+LexicalReordering0= 0.3 0.2 0.1 0.3 0.2 0.1
+Distortion0= 0.4
+LM0= 0.5
+""")
+    return folder

@@ -1,7 +1,7 @@
 import pytest
 
 from pbmt.config import FEATURE_TYPES, MosesConfig
-from pbmt.errors import FormatError
+from pbmt.errors import FormatError, PbmtError
 
 GOOD = """\
 # a comment
@@ -48,7 +48,7 @@ def test_write_then_read_round_trips(tmp_path):
     again = MosesConfig.read(tmp_path / "out" / "tuned.ini")
     assert again.weights == tuned.weights and again.features == tuned.features
     assert again.settings == tuned.settings
-    with pytest.raises(ValueError):
+    with pytest.raises(PbmtError):
         config.with_weights({"LM0": (1.0, 2.0)})
 
 

@@ -1,0 +1,142 @@
+"""Translate text with a phrase-based model (stack decoding, Moses settings).
+
+Reads one sentence a line from --input (default: standard input) and writes
+one translation a line. The model is a moses.ini (default: the embedded
+Spanish-English model in the repository's data/model/). Plain text is
+tokenised and lowercased as the model's pbmt.toml says, and the output
+detokenised; --tokenized takes and gives the model's own tokens.
+
+Examples:
+  echo "en el principio creó dios los cielos y la tierra ." | pbmt translate --tokenized
+  pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest 100 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write, read_lines
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.translation import Translator
+from pbmt.tune.nbest import parse_line
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
+    parser.add_argument("-i", "--input", default="-", help="source text, one sentence a line ('-': standard input)")
+    parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
+    parser.add_argument("--n-best", nargs=2, metavar=("FILE", "N"), help="also write the N best derivations "
+                        "of every sentence to FILE (Moses format, with segmentation and word alignment)")
+    parser.add_argument("--distinct", action="store_true", help="n-best entries with distinct target strings")
+    parser.add_argument("--alignment", type=Path, metavar="FILE",
+                        help="write the 1-best word alignment (source-target pairs) of every sentence to FILE")
+    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
+                        "or a moses.ini whose [weight] section to use")
+    parser.add_argument("--tokenized", action="store_true",
+                        help="input is already tokenised (and lowercased) as the model expects; output is not detokenised")
+    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
+    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
+    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+
+
+def load_model(args: argparse.Namespace) -> TranslationModel:
+    """The model of ``--config`` with the command line's settings and weights."""
+    if not args.config.exists():
+        raise PbmtError(f"{args.config}: no such model configuration"
+                        + (" (the embedded model is built by 'pbmt train', see data/README.md)"
+                           if args.config == DEFAULT_MODEL else ""))
+    settings = SearchSettings.from_config(MosesConfig.read(args.config))
+    overrides = {"stack_size": args.stack, "beam_threshold": args.beam_threshold,
+                 "distortion_limit": args.distortion_limit, "table_limit": args.ttable_limit}
+    settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    model = TranslationModel.load(args.config, settings)
+    if args.weights:
+        model = model.with_weights(model.layout.weights(model.config.with_weights(_parse_weights(args.weights))))
+    return model
+
+
+def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
+    if Path(text).is_file():
+        return MosesConfig.read(text).weights
+    try:
+        return dict(parse_line(f"0 ||| x ||| {text} ||| 0", "--weights").features)
+    except PbmtError as err:
+        raise PbmtError(f"--weights: {err.reason}") from None
+
+
+_worker: Translator | None = None
+
+
+def _start_worker(args: argparse.Namespace) -> None:
+    global _worker
+    _worker = _make_translator(args)
+
+
+def _work(item: tuple[int, str]):
+    return _worker.translate(*item)
+
+
+def _make_translator(args: argparse.Namespace) -> Translator:
+    n_best = int(args.n_best[1]) if args.n_best else 0
+    return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.n_best and (not args.n_best[1].isdigit() or int(args.n_best[1]) < 1):
+        raise PbmtError(f"--n-best: N must be a positive integer, got {args.n_best[1]!r}")
+    if args.workers < 1:
+        raise PbmtError("--workers must be at least 1")
+    started = time.perf_counter()
+    translator = _make_translator(args)  # loads (and caches) the model once, and checks it
+    lines = [line for _, line in read_lines(args.input)]
+    loaded = time.perf_counter()
+    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="translating")
+    if args.workers == 1:
+        results = (translator.translate(i, line) for i, line in enumerate(lines))
+        translations = [_tick(r, progress) for r in results]
+    else:
+        with ProcessPoolExecutor(args.workers, initializer=_start_worker, initargs=(args,)) as pool:
+            translations = [_tick(r, progress) for r in pool.map(_work, enumerate(lines), chunksize=4)]
+    progress.close()
+    _write(args.output, (t.text for t in translations))
+    if args.n_best:
+        _write(args.n_best[0], (e.to_line() for t in translations for e in t.nbest))
+    if args.alignment:
+        _write(args.alignment, (" ".join(f"{s}-{t}" for s, t in tr.alignment) for tr in translations))
+    if not args.quiet:
+        seconds = time.perf_counter() - loaded
+        words = sum(len(translator.tokens(line)) for line in lines)
+        print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
+              f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
+              f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
+    return 0
+
+
+def _tick(result, progress):
+    progress.update(1)
+    return result
+
+
+def _write(target, lines) -> None:
+    if str(target) == "-":
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return
+    with atomic_write(target) as handle:
+        for line in lines:
+            handle.write(line + "\n")

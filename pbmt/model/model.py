@@ -1,0 +1,173 @@
+"""A complete translation model loaded from ``moses.ini``.
+
+``TranslationModel`` holds what the decoder, the sampler and the tuners share:
+the vocabulary, the phrase table pruned under the current weights, the
+language model, the reordering scores of every phrase pair, the feature layout
+and weights, and the search settings. Preprocessing of plain text (tokenise,
+lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini file.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.model.features import FeatureLayout
+from pbmt.model.lm import NgramLM
+from pbmt.model.phrase_table import PhraseTable
+from pbmt.model.reordering import ReorderingTable
+from pbmt.vocab import Vocab
+
+UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Decoder settings, with Moses's defaults and ini section names."""
+
+    stack_size: int = 200  # [stack]
+    beam_threshold: float = 1e-5  # [beam-threshold]: keep hypotheses within this probability ratio of the best
+    distortion_limit: int = 6  # [distortion-limit]; -1 = unlimited
+    table_limit: int = 20  # [ttable-limit]: candidates kept per source phrase
+    max_phrase_length: int = 20  # [max-phrase-length]
+
+    @classmethod
+    def from_config(cls, config: MosesConfig) -> "SearchSettings":
+        d = cls()
+        return cls(
+            stack_size=config.setting("stack", config.setting("s", d.stack_size, int), int),
+            beam_threshold=config.setting("beam-threshold", config.setting("b", d.beam_threshold, float), float),
+            distortion_limit=config.setting("distortion-limit", d.distortion_limit, int),
+            table_limit=config.setting("ttable-limit", d.table_limit, int),
+            max_phrase_length=config.setting("max-phrase-length", d.max_phrase_length, int),
+        )
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """How plain text is turned into the model's tokens, from ``pbmt.toml``."""
+
+    tokenize: bool = False
+    lowercase: bool = False
+    source_language: str = "es"
+    target_language: str = "en"
+
+    @classmethod
+    def read(cls, folder: Path) -> "Preprocessing":
+        path = folder / "pbmt.toml"
+        if not path.exists():
+            return cls()
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("preprocess", {})
+        except tomllib.TOMLDecodeError as err:
+            raise PbmtError(f"{path}: {err}") from None
+        known = set(cls.__dataclass_fields__)
+        unknown = set(table) - known
+        if unknown:
+            raise PbmtError(f"{path}: unknown [preprocess] keys {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**table)
+
+
+@dataclass(frozen=True)
+class TranslationModel:
+    """Everything needed to score and search translations of one language pair.
+
+    ``cand_local[c]`` is candidate ``c``'s option-local feature values
+    (``float64[n_cand, layout.size]``, natural log); ``cand_lm_inside[c]`` the
+    LM's inside estimate of its target phrase (log10); ``reordering[c]`` its six
+    reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
+    """
+
+    config: MosesConfig
+    vocab: Vocab
+    layout: FeatureLayout
+    weights: np.ndarray
+    settings: SearchSettings
+    preprocessing: Preprocessing
+    lm: NgramLM
+    full_table: PhraseTable
+    reordering_table: ReorderingTable | None
+    phrases: PhraseTable = field(repr=False)
+    reordering: np.ndarray = field(repr=False)
+    cand_local: np.ndarray = field(repr=False)
+    cand_lm_inside: np.ndarray = field(repr=False)
+
+    @classmethod
+    def load(cls, ini: str | Path, settings: SearchSettings | None = None) -> "TranslationModel":
+        """Load the model a ``moses.ini`` describes; ``settings`` override the ini's."""
+        config = MosesConfig.read(ini)
+        layout = FeatureLayout.from_config(config)
+        for type_, needed in (("KENLM", True), ("PhraseDictionaryMemory", True), ("LexicalReordering", False),
+                              ("WordPenalty", False), ("PhrasePenalty", False), ("Distortion", False),
+                              ("UnknownWordPenalty", False)):
+            found = config.features_of_type(type_)
+            if len(found) > 1 or (needed and not found):
+                raise PbmtError(f"{ini}: pbmt's decoder needs {'exactly' if needed else 'at most'} one {type_} feature, "
+                                f"the [feature] section has {len(found)}")
+        vocab = Vocab()
+        lm_feature = config.features_of_type("KENLM")[0]
+        lm = NgramLM.load(config.resolve(lm_feature.args["path"]), vocab)
+        pt_feature = config.features_of_type("PhraseDictionaryMemory")[0]
+        full_table = PhraseTable.load(config.resolve(pt_feature.args["path"]), vocab, n_scores=pt_feature.n_scores)
+        lr_features = config.features_of_type("LexicalReordering")
+        reordering_table = None
+        if lr_features:
+            f = lr_features[0]
+            reordering_table = ReorderingTable.load(config.resolve(f.args["path"]), vocab, f.args.get("type", ""))
+        settings = settings or SearchSettings.from_config(config)
+        if "table-limit" in pt_feature.args and "ttable-limit" not in config.settings:
+            settings = replace(settings, table_limit=int(pt_feature.args["table-limit"]))
+        stub = cls(config, vocab, layout, layout.weights(config), settings,
+                   Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
+                   phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
+                   cand_lm_inside=np.zeros(0))
+        return stub.with_weights(stub.weights)
+
+    def with_weights(self, weights: np.ndarray) -> "TranslationModel":
+        """The model under new weights (``float64[layout.size]``): the table is pruned again, as Moses does."""
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (self.layout.size,):
+            raise ValueError(f"expected {self.layout.size} weights, got shape {weights.shape}")
+        layout = self.layout
+        tm = layout.columns_of_type("PhraseDictionaryMemory")
+        wp = layout.columns_of_type("WordPenalty")
+        wp_weight = float(weights[wp][0]) if wp is not None else 0.0
+        lm_weight = float(weights[layout.columns_of_type("KENLM")][0])
+        estimates = self.full_table.estimates(weights[tm], wp_weight, self.lm, lm_weight)
+        phrases = self.full_table.prune(self.settings.table_limit, estimates)
+        local = np.zeros((phrases.n_candidates, layout.size))
+        local[:, tm] = phrases.scores
+        _set_column(layout, local, "WordPenalty", -np.diff(phrases.tgt_offsets)[:, None])
+        _set_column(layout, local, "PhrasePenalty", 1.0)
+        reordering = (self.reordering_table.scores_for(phrases) if self.reordering_table is not None
+                      else np.zeros((phrases.n_candidates, 6)))
+        return replace(
+            self, weights=weights, phrases=phrases, reordering=reordering, cand_local=local,
+            cand_lm_inside=self.lm.phrase_scores(phrases.tgt_offsets, phrases.tgt_words),
+            config=self.config.with_weights(layout.as_dict(weights)),
+        )
+
+    def unknown_word_local(self, n_words: int = 1) -> np.ndarray:
+        """Option-local features of an unknown word passed through: ``float64[layout.size]``."""
+        local = np.zeros((1, self.layout.size))
+        _set_column(self.layout, local, "UnknownWordPenalty", UNKNOWN_WORD_SCORE * n_words)
+        _set_column(self.layout, local, "WordPenalty", -n_words)
+        _set_column(self.layout, local, "PhrasePenalty", 1.0)
+        return local[0]
+
+    @property
+    def lm_weight_ln(self) -> float:
+        """Weight of the LM feature times ln 10: multiplies log10 LM scores."""
+        return float(self.weights[self.layout.columns_of_type("KENLM")][0]) * math.log(10)
+
+
+def _set_column(layout: FeatureLayout, local: np.ndarray, type_: str, value) -> None:
+    columns = layout.columns_of_type(type_)
+    if columns is not None:
+        local[:, columns] = value

@@ -1,0 +1,1 @@
+"""Search: translation options, derivations, the stack decoder."""

@@ -1,0 +1,231 @@
+"""Numba kernel of the stack decoder.
+
+Hypotheses live in a pool of parallel arrays. Hypotheses with the same
+recombination key (coverage, LM state, and the previous block: its end, or the
+option itself when lexicalized reordering needs its orientation scores) form a
+class; the best member represents the class in its stack, the others are kept
+as recombined arcs for n-best extraction. All complete hypotheses form one
+final class. Scores are weighted natural-log model scores.
+"""
+
+import numpy as np
+from numba import njit
+
+from pbmt.search._scoring_kernels import EOS, lm_words, msd_orientation, score_word
+
+
+@njit(cache=True, inline="always")
+def _covered(cov, h, i):
+    return (cov[h, i >> 6] >> np.uint64(i & 63)) & np.uint64(1)
+
+
+@njit(cache=True)
+def _future_of(cov, h, n, future):
+    total = 0.0
+    i = 0
+    while i < n:
+        if _covered(cov, h, i):
+            i += 1
+            continue
+        j = i
+        while j < n and not _covered(cov, h, j):
+            j += 1
+        total += future[i, j]
+        i = j
+    return total
+
+
+@njit(cache=True)
+def _grow1(a, size):
+    out = np.empty(size, dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow2(a, size):
+    out = np.empty((size, a.shape[1]), dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, inline="always")
+def _hash(cov, h, key_a, lm_state):
+    x = np.uint64(lm_state) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(key_a + 7) * np.uint64(0xC2B2AE3D27D4EB4F)
+    for k in range(cov.shape[1]):
+        x = (x ^ cov[h, k]) * np.uint64(0x100000001B3)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+@njit(cache=True)
+def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, reordering, span_offsets,
+                  max_length, future, lm, begin_state, w_lm_ln, w_dist, w_lr, has_lr,
+                  distortion_limit, stack_size, log_beam):
+    """Stack decoding of one sentence of ``n`` > 0 words.
+
+    Options as in ``TranslationOptions``; w_lm_ln: LM weight times ln 10;
+    w_dist: distortion weight; w_lr: float64[6] reordering weights (used when
+    ``has_lr``); distortion_limit < 0: unlimited; log_beam: natural log of the
+    beam threshold (-inf: no threshold pruning). Returns the pool:
+    (parent int32[h], option int32[h], score float64[h], klass int32[h],
+    final_class int) — klass[h] is the recombination class of hypothesis h;
+    final_class -1 if no complete hypothesis survived.
+    """
+    words = max(1, (n + 63) // 64)
+    cap = 1024
+    cov = np.zeros((cap, words), dtype=np.uint64)
+    prev_start = np.zeros(cap, dtype=np.int32)
+    prev_end = np.zeros(cap, dtype=np.int32)
+    lm_state = np.zeros(cap, dtype=np.int64)
+    option = np.full(cap, -1, dtype=np.int32)
+    parent = np.full(cap, -1, dtype=np.int32)
+    score = np.zeros(cap, dtype=np.float64)
+    fut = np.zeros(cap, dtype=np.float64)
+    klass = np.zeros(cap, dtype=np.int32)
+    key_a = np.zeros(cap, dtype=np.int64)
+    n_hyp = 1
+    lm_state[0] = begin_state
+    key_a[0] = 0
+    fut[0] = future[0, n]
+
+    ccap = 1024
+    c_rep = np.zeros(ccap, dtype=np.int32)
+    c_next = np.full(ccap, -1, dtype=np.int32)  # next class in the same stack
+    n_class = 1
+    stack_head = np.full(n + 1, -1, dtype=np.int32)
+    stack_best = np.full(n + 1, -np.inf)
+    stack_head[0] = 0
+    stack_best[0] = fut[0]
+    tcap = 4096
+    table = np.full(tcap, -1, dtype=np.int32)
+    final_class = -1
+
+    for s in range(n):
+        # the classes of stack s, pruned
+        count = 0
+        c = stack_head[s]
+        while c >= 0:
+            count += 1
+            c = c_next[c]
+        reps = np.empty(count, dtype=np.int32)
+        totals = np.empty(count)
+        c = stack_head[s]
+        k = 0
+        while c >= 0:
+            reps[k] = c_rep[c]
+            totals[k] = score[c_rep[c]] + fut[c_rep[c]]
+            k += 1
+            c = c_next[c]
+        order = np.argsort(-totals, kind="mergesort")
+        keep = min(count, stack_size)
+        for r in range(keep):
+            idx = order[r]
+            if totals[idx] < stack_best[s] + log_beam:
+                break
+            h = reps[idx]
+            first_gap = 0
+            while first_gap < n and _covered(cov, h, first_gap):
+                first_gap += 1
+            for start in range(first_gap, n):
+                if _covered(cov, h, start):
+                    continue
+                jump = abs(start - prev_end[h])
+                if distortion_limit >= 0 and jump > distortion_limit:
+                    continue
+                for length in range(min(max_length, n - start)):
+                    end = start + length + 1
+                    if _covered(cov, h, end - 1):
+                        break
+                    if distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
+                        break
+                    span = start * max_length + length
+                    t = s + length + 1
+                    for o in range(span_offsets[span], span_offsets[span + 1]):
+                        p, new_state = lm_words(lm, lm_state[h], tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
+                        new_score = score[h] + local_score[o] + w_lm_ln * p - w_dist * jump
+                        if has_lr:
+                            orient = msd_orientation(prev_start[h], prev_end[h], start, end)
+                            new_score += w_lr[orient] * reordering[o, orient]
+                            if option[h] >= 0:
+                                new_score += w_lr[3 + orient] * reordering[option[h], 3 + orient]
+                        if n_hyp == cap:
+                            cap *= 2
+                            cov = _grow2(cov, cap)
+                            prev_start = _grow1(prev_start, cap)
+                            prev_end = _grow1(prev_end, cap)
+                            lm_state = _grow1(lm_state, cap)
+                            option = _grow1(option, cap)
+                            parent = _grow1(parent, cap)
+                            score = _grow1(score, cap)
+                            fut = _grow1(fut, cap)
+                            klass = _grow1(klass, cap)
+                            key_a = _grow1(key_a, cap)
+                        g = n_hyp
+                        cov[g] = cov[h]
+                        for i in range(start, end):
+                            cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+                        complete = t == n
+                        if complete:
+                            p_end, new_state = score_word(lm, new_state, EOS)
+                            new_score += w_lm_ln * p_end
+                            fut[g] = 0.0
+                        else:
+                            fut[g] = _future_of(cov, g, n, future)
+                        total = new_score + fut[g]
+                        if total < stack_best[t] + log_beam:
+                            continue
+                        prev_start[g] = start
+                        prev_end[g] = end
+                        lm_state[g] = -1 if complete else new_state
+                        option[g] = o
+                        parent[g] = h
+                        score[g] = new_score
+                        key_a[g] = -1 if complete else (o if has_lr else end)
+                        n_hyp += 1
+                        if total > stack_best[t]:
+                            stack_best[t] = total
+                        # find the class of g
+                        mask = tcap - 1
+                        slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
+                        found = -1
+                        while table[slot] >= 0:
+                            rep = c_rep[table[slot]]
+                            if key_a[rep] == key_a[g] and lm_state[rep] == lm_state[g]:
+                                same = True
+                                for w in range(words):
+                                    if cov[rep, w] != cov[g, w]:
+                                        same = False
+                                        break
+                                if same:
+                                    found = table[slot]
+                                    break
+                            slot = (slot + 1) & mask
+                        if found >= 0:
+                            klass[g] = found
+                            if new_score > score[c_rep[found]]:
+                                c_rep[found] = g
+                            continue
+                        if n_class == ccap:
+                            ccap *= 2
+                            c_rep = _grow1(c_rep, ccap)
+                            c_next = _grow1(c_next, ccap)
+                        c_rep[n_class] = g
+                        c_next[n_class] = stack_head[t]
+                        stack_head[t] = n_class
+                        klass[g] = n_class
+                        if complete:
+                            final_class = n_class
+                        table[slot] = n_class
+                        n_class += 1
+                        if 2 * n_class > tcap:
+                            tcap *= 2
+                            table = np.full(tcap, -1, dtype=np.int32)
+                            mask = tcap - 1
+                            for cl in range(n_class):
+                                rep = c_rep[cl]
+                                sl = np.int64(_hash(cov, rep, key_a[rep], lm_state[rep]) & np.uint64(mask))
+                                while table[sl] >= 0:
+                                    sl = (sl + 1) & mask
+                                table[sl] = cl
+    return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class

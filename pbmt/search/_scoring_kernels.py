@@ -1,0 +1,68 @@
+"""Numba kernels for the transition features, shared by every search.
+
+The decoder's incremental scores, the sampler's deltas and ``score_derivation``
+all call these, so one definition of each feature serves them all.
+"""
+
+import numpy as np
+from numba import njit
+
+from pbmt.model._lm_kernels import score_word
+
+MONOTONE, SWAP, DISCONTINUOUS = 0, 1, 2
+EOS = 2  # pbmt.vocab.EOS
+
+
+@njit(cache=True, inline="always")
+def msd_orientation(prev_start, prev_end, start, end):
+    """Moses's msd orientation of block [start, end) after block [prev_start, prev_end).
+
+    The sentence start is the block [0, 0). Returns MONOTONE, SWAP or DISCONTINUOUS.
+    """
+    if start == prev_end:
+        return MONOTONE
+    if end == prev_start:
+        return SWAP
+    return DISCONTINUOUS
+
+
+@njit(cache=True, inline="always")
+def lm_words(lm, state, words, lo, hi):
+    """Score words[lo:hi] from LM ``state``; returns (log10 total, new state)."""
+    total = 0.0
+    for k in range(lo, hi):
+        p, state = score_word(lm, state, words[k])
+        total += p
+    return total, state
+
+
+@njit(cache=True)
+def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reordering,
+                lm, begin_state, lm_col, dist_col, lr_col, out):
+    """Add the dense features of one derivation to ``out`` (float64[n_features]).
+
+    d_*: int32[k], blocks in target order. local: float64[n_opt, n_features]
+    option-local values; reordering: float64[n_opt, 6] log probabilities; the
+    *_col arguments are first columns of LM0, Distortion0 and
+    LexicalReordering0 (-1 when the model lacks the feature). Natural logs.
+    """
+    k = d_start.shape[0]
+    state = begin_state
+    lm_total = 0.0
+    prev_start, prev_end = 0, 0
+    for b in range(k):
+        o = d_option[b]
+        out += local[o]
+        p, state = lm_words(lm, state, tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
+        lm_total += p
+        if dist_col >= 0:
+            out[dist_col] -= abs(d_start[b] - prev_end)
+        if lr_col >= 0:
+            orient = msd_orientation(prev_start, prev_end, d_start[b], d_end[b])
+            out[lr_col + orient] += reordering[o, orient]
+            if b > 0:
+                out[lr_col + 3 + orient] += reordering[d_option[b - 1], 3 + orient]
+        prev_start, prev_end = d_start[b], d_end[b]
+    p, state = score_word(lm, state, EOS)
+    if lm_col >= 0:
+        out[lm_col] += (lm_total + p) * np.log(10.0)

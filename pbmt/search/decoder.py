@@ -1,0 +1,109 @@
+"""Stack decoding with n-best lists (Koehn's beam search, Moses's settings).
+
+``decode`` runs the numba kernel over a sentence's ``TranslationOptions`` and
+reads the best derivations out of its search graph: the 1-best follows back
+pointers from the best complete hypothesis; further entries replace one
+hypothesis on the path by a worse member of its recombination class, lazily,
+best first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.search._decoder_kernels import decode_kernel
+from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.options import TranslationOptions
+
+
+@dataclass(frozen=True)
+class ScoredDerivation:
+    """A derivation with its model score (weighted sum of features, natural log)."""
+
+    derivation: Derivation
+    score: float
+
+
+def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
+           settings: SearchSettings | None = None) -> list[ScoredDerivation]:
+    """The ``n_best`` highest-scoring derivations the search finds, best first.
+
+    ``distinct``: skip derivations whose target words equal a better one's.
+    ``settings`` default to the model's (stack size, beam threshold, distortion limit).
+    """
+    settings = settings or model.settings
+    if options.n_words == 0:
+        empty = Derivation.from_options(options, [])
+        return [ScoredDerivation(empty, float(score_derivation(empty, options, model) @ model.weights))]
+    layout = model.layout
+    lr = layout.columns_of_type("LexicalReordering")
+    dist = layout.columns_of_type("Distortion")
+    w = model.weights
+    parent, option, score, klass, final = decode_kernel(
+        options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words, options.local_score,
+        options.reordering, options.span_offsets, options.max_length, options.future, model.lm.arrays,
+        model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
+        w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
+        settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
+    )
+    if final < 0:
+        return []
+    return list(_best_paths(options, parent, option, score, klass, final, n_best, distinct))
+
+
+def _best_paths(options, parent, option, score, klass, final, n_best, distinct):
+    # members of every class, best first
+    order = np.lexsort((-score, klass))
+    counts = np.bincount(klass, minlength=klass.max() + 1)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+
+    def member(c, rank, skip):
+        """The rank-th member of class c, not counting ``skip`` (the hypothesis it replaces)."""
+        members = order[offsets[c]:offsets[c + 1]]
+        if skip >= 0 and rank >= int(np.flatnonzero(members == skip)[0]):
+            rank += 1
+        return int(members[rank]) if rank < len(members) else -1
+
+    def chain(h):
+        out = []
+        while h > 0:
+            out.append(h)
+            h = parent[h]
+        return out  # from h back to the first block
+
+    tick = 0
+    heap = []
+    best = member(final, 0, -1)
+    heap.append((-score[best], tick, best, (), final, 0, -1))
+    seen = set()
+    produced = 0
+    while heap and produced < n_best:
+        neg, _, h, suffix, c, rank, skip = heapq.heappop(heap)
+        total = -neg
+        nxt = member(c, rank + 1, skip)
+        if nxt >= 0:
+            tick += 1
+            heapq.heappush(heap, (-(total - score[h] + score[nxt]), tick, nxt, suffix, c, rank + 1, skip))
+        path = chain(h)
+        tail = list(suffix)
+        for k in range(1, len(path)):
+            tail.insert(0, int(option[path[k - 1]]))
+            x = path[k]
+            alt = member(klass[x], 0, x)
+            if alt >= 0:
+                tick += 1
+                heapq.heappush(heap, (-(total - score[x] + score[alt]), tick, alt, tuple(tail), klass[x], 0, x))
+        chosen = [int(option[x]) for x in reversed(path)] + list(suffix)
+        derivation = Derivation.from_options(options, chosen)
+        if distinct:
+            words = derivation.target_words(options).tobytes()
+            if words in seen:
+                continue
+            seen.add(words)
+        produced += 1
+        yield ScoredDerivation(derivation, float(total))

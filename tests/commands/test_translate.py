@@ -1,0 +1,55 @@
+import pytest
+
+from pbmt.cli import main
+from pbmt.tune.nbest import read_nbest
+
+SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
+
+
+def test_translate_file_with_nbest_and_alignment(tiny_model_dir, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES)
+    code = main(["translate", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out"),
+                 "--n-best", str(tmp_path / "nbest"), "5", "--distinct", "--alignment", str(tmp_path / "align")])
+    assert code == 0
+    out = (tmp_path / "out").read_text().splitlines()
+    assert len(out) == 5 and out[3] == "" and "x" in out[2].split()
+    entries = list(read_nbest(tmp_path / "nbest"))
+    assert sorted({e.sentence for e in entries}) == [0, 1, 2, 3, 4]
+    firsts = {}
+    for e in entries:
+        firsts.setdefault(e.sentence, e)
+    assert [firsts[i].text for i in range(5)] == out
+    assert len((tmp_path / "align").read_text().splitlines()) == 5
+    assert "sentences/s" in capsys.readouterr().err
+
+
+def test_workers_give_the_serial_output_in_order(tiny_model_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES * 4)
+    for workers in (1, 2):
+        assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                     "-o", str(tmp_path / f"out{workers}"), "--workers", str(workers)]) == 0
+    assert (tmp_path / "out1").read_text() == (tmp_path / "out2").read_text()
+
+
+def test_weights_override_changes_the_output(tiny_model_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("a b c d e\n")
+    main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "base")])
+    main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "long"),
+          "--weights", "WordPenalty0= -30"])
+    assert len((tmp_path / "long").read_text().split()) > len((tmp_path / "base").read_text().split())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-f", "/nonexistent/moses.ini"], "no such model configuration"),
+    (["--weights", "LM0= x"], "--weights"),
+    (["--weights", "Nope0= 1"], "Nope0"),
+])
+def test_errors_exit_1_with_a_message(tiny_model_dir, tmp_path, capsys, args, message):
+    src = tmp_path / "in.txt"
+    src.write_text("a\n")
+    argv = ["translate", "-q", "-i", str(src)] + (args if "-f" in args else ["-f", str(tiny_model_dir / "moses.ini")] + args)
+    assert main(argv) == 1
+    assert message in capsys.readouterr().err

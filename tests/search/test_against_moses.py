@@ -1,0 +1,52 @@
+"""pbmt's decoder and features against Moses's own output under the same moses.ini."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from pbmt.model.model import TranslationModel
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import score_derivation
+from pbmt.search.options import TranslationOptions
+from pbmt.search.output import derivation_from_entry
+from pbmt.tune.nbest import read_nbest
+
+N_SENTENCES = 40
+
+
+@pytest.fixture(scope="module")
+def moses(bible):
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    sources = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:N_SENTENCES]
+    nbest = [list(group) for _, group in itertools.groupby(
+        itertools.takewhile(lambda e: e.sentence < N_SENTENCES, read_nbest(bible / "model" / "dev.moses.nbest100.gz")),
+        key=lambda e: e.sentence)]
+    options = [TranslationOptions.build(model, model.vocab.ids(s.split())) for s in sources]
+    return model, options, nbest
+
+
+def test_features_of_moses_derivations_are_reproduced(moses):
+    model, options, nbest = moses
+    checked = 0
+    for opts, entries in zip(options, nbest):
+        for entry in entries[:10]:
+            derivation = derivation_from_entry(entry, opts, model)
+            ours = model.layout.as_dict(score_derivation(derivation, opts, model))
+            for name, values in entry.features.items():
+                np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
+            assert score_derivation(derivation, opts, model) @ model.weights == pytest.approx(entry.total, abs=1e-3)
+            checked += 1
+    assert checked == 10 * N_SENTENCES
+
+
+def test_best_score_at_least_moses(moses):
+    model, options, nbest = moses
+    # Moses prints six significant digits: compare with its 1-best rescored exactly
+    worse = []
+    for opts, entries in zip(options, nbest):
+        ours = decode(model, opts)[0]
+        theirs = score_derivation(derivation_from_entry(entries[0], opts, model), opts, model) @ model.weights
+        if ours.score < theirs - 1e-6:
+            worse.append((entries[0].sentence, ours.score, theirs))
+    assert not worse, worse

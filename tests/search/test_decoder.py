@@ -1,0 +1,102 @@
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.options import TranslationOptions
+
+NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    return TranslationModel.load(tiny_model_dir / "moses.ini")
+
+
+def all_derivations(options, distortion_limit):
+    """Every derivation Moses's distortion rules allow, by exhaustive recursion (independent of the kernel)."""
+    n = options.n_words
+    out = []
+
+    def extend(covered, prev_end, chosen):
+        if all(covered):
+            out.append(list(chosen))
+            return
+        first_gap = covered.index(False)
+        for start in range(n):
+            if covered[start]:
+                continue
+            if distortion_limit >= 0 and abs(start - prev_end) > distortion_limit:
+                continue
+            for end in range(start + 1, min(n, start + options.max_length) + 1):
+                if any(covered[start:end]):
+                    break
+                if distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
+                    continue
+                for o in options.span(start, end):
+                    now = covered[:start] + [True] * (end - start) + covered[end:]
+                    extend(now, end, chosen + [o])
+
+    extend([False] * n, 0, [])
+    return [Derivation.from_options(options, c) for c in out]
+
+
+SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+@pytest.mark.parametrize("limit", [2, -1])
+def test_exhaustive_best_and_nbest(tiny, sentence, limit):
+    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, distortion_limit=limit))
+    options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+    everything = all_derivations(options, limit)
+    scores = np.array([score_derivation(d, options, model) @ model.weights for d in everything])
+    # exhaustive top-k over distinct target strings
+    best_by_string = {}
+    for d, s in zip(everything, scores):
+        key = tuple(d.target_words(options))
+        best_by_string[key] = max(best_by_string.get(key, -math.inf), s)
+    expected = sorted(best_by_string.values(), reverse=True)[:25]
+
+    nbest = decode(model, options, n_best=25, distinct=True)
+    assert nbest[0].score == pytest.approx(scores.max(), abs=1e-9)
+    np.testing.assert_allclose([e.score for e in nbest], expected, atol=1e-9)
+    assert len({tuple(e.derivation.target_words(options)) for e in nbest}) == len(nbest)
+
+    # without distinct: every derivation, best first, each once
+    every = decode(model, options, n_best=len(everything) + 5)
+    assert len(every) == len(everything) and len(set(e.derivation for e in every)) == len(every)
+    np.testing.assert_allclose([e.score for e in every], np.sort(scores)[::-1], atol=1e-9)
+    for e in every:
+        assert e.derivation.covers(options.n_words)
+        assert score_derivation(e.derivation, options, model) @ model.weights == pytest.approx(e.score, abs=1e-9)
+
+
+def test_unknown_word_passes_through_with_penalty(tiny):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("a zzz b".split()))
+    best = decode(tiny, options)[0].derivation
+    assert "zzz" in tiny.vocab.words(best.target_words(options))
+    features = tiny.layout.as_dict(score_derivation(best, options, tiny))
+    assert features["UnknownWordPenalty0"] == (-100.0,)
+
+
+def test_pruned_search_scores_equal_rescoring(tiny):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a".split()))
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=3, distortion_limit=2))
+    for entry in decode(model, options, n_best=20):
+        assert score_derivation(entry.derivation, options, model) @ model.weights == pytest.approx(entry.score, abs=1e-9)
+
+
+def test_derivation_views():
+    d = Derivation(np.array([2, 0, 4]), np.array([4, 2, 5]), np.array([7, 3, 9]))
+    assert d.jumps().tolist() == [2, -4, 2]
+    assert d.orientations().tolist() == [2, 0, 2]  # NEUTRAL, LEFT, NEUTRAL
+    assert Derivation([0, 1], [1, 2], [0, 1]).orientations().tolist() == [1, 1]  # RIGHT, RIGHT
+    assert hash(d) == hash(Derivation([2, 0, 4], [4, 2, 5], [7, 3, 9])) and d == Derivation([2, 0, 4], [4, 2, 5], [7, 3, 9])
+    assert d != Derivation([2, 0, 4], [4, 2, 5], [7, 3, 8])
+    assert d.covers(5) and not d.covers(6) and not Derivation([0, 1], [2, 3], [0, 0]).covers(3)
