@@ -16,13 +16,16 @@ each timed (wall clock) in this one process after a warm-up on a tiny corpus
 - score: φ(f|e), lex(f|e), φ(e|f), lex(e|f) and the reordering probabilities;
 - reordering: the reordering probabilities alone (part of score; the
   orientation counting is part of extract);
-- write: phrase-table.gz, reordering-table.gz, lex.e2f, lex.f2e.
+- write: phrase-table.gz, reordering-table.gz, lex.e2f, lex.f2e;
+- align (only with --align): eflomal in both directions on the same corpus,
+  with the share of the shared fwd/rev links it reproduces (eflomal has no
+  seed, so this varies a little); the stages above use the shared files.
 
 Peak memory is the process's peak resident set (Linux VmHWM), reset before
 each stage through /proc/self/clear_refs where the kernel allows it (else it
 is the peak so far).
 
-    python benchmarks/bench_train.py [--data DIR] [--out DIR] [--json FILE]
+    python benchmarks/bench_train.py [--data DIR] [--out DIR] [--align] [--json FILE]
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import json
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from pbmt.files import atomic_write
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines, read_alignment, read_corpus
@@ -66,6 +71,11 @@ def _reset_peak() -> bool:
         return False
 
 
+def _links(alignment) -> set[tuple[int, int, int]]:
+    sentence = np.repeat(np.arange(len(alignment)), np.diff(alignment.offsets))
+    return set(zip(sentence.tolist(), alignment.src.tolist(), alignment.tgt.tolist()))
+
+
 def _warm_up(out: Path) -> None:
     src = corpus_from_lines([["a", "b", "c"], ["b", "a"]])
     tgt = corpus_from_lines([["x", "y"], ["y", "x", "z"]])
@@ -80,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="folder of the shared Bible data")
     parser.add_argument("--out", type=Path, help="folder for the written tables (default: a temporary one)")
+    parser.add_argument("--align", action="store_true", help="also time eflomal word alignment")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
 
@@ -120,7 +131,15 @@ def main() -> None:
             write_word_translation(out / "lex.e2f", out / "lex.f2e", lexicon)
 
         stage("write", write)
-        training = sum(r["seconds"] for r in rows if r["stage"] not in ("read", "reordering"))
+        agreement = {}
+        if args.align:
+            from pbmt.train.align import eflomal_align
+
+            ours = stage("align", lambda: eflomal_align(src, tgt))
+            for name, mine, shared in zip(("fwd", "rev"), ours, (fwd, rev)):
+                agreement[name] = len(_links(mine) & _links(shared)) / len(_links(shared))
+                print(f"eflomal {name}: {agreement[name]:.1%} of the shared file's links")
+        training = sum(r["seconds"] for r in rows if r["stage"] not in ("read", "reordering", "align"))
         print(f"{'total':<12} {training:8.1f} s {max(r['peak_rss_mb'] for r in rows):9.0f} MB"
               f"  (symmetrize to written tables; {len(pairs):,} phrase pairs)")
         if not resettable:
@@ -131,6 +150,7 @@ def main() -> None:
             "phrase_pairs": len(pairs),
             "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
             "peak_reset_per_stage": resettable,
+            "eflomal_link_agreement": agreement,
         }
         if args.json:
             with atomic_write(args.json) as handle:

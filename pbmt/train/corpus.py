@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.errors import FormatError
+from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.vocab import Vocab
 
@@ -75,6 +75,19 @@ class Alignment:
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
+
+    def check(self, src_lengths: np.ndarray, tgt_lengths: np.ndarray, what: str) -> None:
+        """Raise PbmtError (naming ``what``) unless this alignment has one entry per
+        sentence pair and every point lies inside its sentences (lengths ``int[n]``)."""
+        n = len(src_lengths)
+        if len(self) != n or len(tgt_lengths) != n:
+            raise PbmtError(f"{what}: {len(self)} alignments for {n} source and {len(tgt_lengths)} target sentences")
+        sent = np.repeat(np.arange(n), np.diff(self.offsets))
+        src_lengths = np.asarray(src_lengths)
+        tgt_lengths = np.asarray(tgt_lengths)
+        outside = (self.src < 0) | (self.tgt < 0) | (self.src >= src_lengths[sent]) | (self.tgt >= tgt_lengths[sent])
+        if outside.any():
+            raise PbmtError(f"{what}: sentence {sent[outside.argmax()] + 1} has a point outside the sentence pair")
 
     def points(self, s: int) -> list[tuple[int, int]]:
         """The points of sentence ``s`` as ``(source, target)`` pairs, in file order."""

@@ -169,10 +169,9 @@ def extract_phrase_pairs(src: Corpus, tgt: Corpus, alignment: Alignment, max_len
     """
     if not 1 <= max_length <= MAX_SUPPORTED_LENGTH:
         raise PbmtError(f"max phrase length must be 1 to {MAX_SUPPORTED_LENGTH}, not {max_length}")
-    if not len(src) == len(tgt) == len(alignment):
-        raise PbmtError(
-            f"extract: {len(src)} source sentences, {len(tgt)} target sentences, {len(alignment)} alignments"
-        )
+    if len(src) != len(tgt):
+        raise PbmtError(f"extract: {len(src)} source but {len(tgt)} target sentences")
+    alignment.check(src.lengths, tgt.lengths, "extract")
     o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next = extract_kernel(
         src.offsets, tgt.offsets, alignment.src, alignment.tgt, alignment.offsets, max_length
     )

@@ -68,6 +68,7 @@ class WordTranslation:
 
 def word_translation(src: Corpus, tgt: Corpus, alignment: Alignment) -> WordTranslation:
     """The word translation tables of ``train-model.perl`` (its ``get_lexical``)."""
+    alignment.check(src.lengths, tgt.lengths, "word translation")
     sent = np.repeat(np.arange(len(alignment)), np.diff(alignment.offsets))
     src_pos = src.offsets[sent] + alignment.src
     tgt_pos = tgt.offsets[sent] + alignment.tgt

@@ -40,7 +40,11 @@ METHODS = {
 
 
 def symmetrize(
-    fwd: Alignment, rev: Alignment, src_lengths: np.ndarray, tgt_lengths: np.ndarray, method: str = "grow-diag-final-and"
+    fwd: Alignment,
+    rev: Alignment,
+    src_lengths: np.ndarray,
+    tgt_lengths: np.ndarray,
+    method: str = "grow-diag-final-and",
 ) -> Alignment:
     """Symmetrise ``fwd`` and ``rev`` (same sentences) with ``method`` (a key of METHODS).
 
@@ -50,20 +54,10 @@ def symmetrize(
     """
     if method not in METHODS:
         raise PbmtError(f"unknown symmetrisation {method!r}; choose one of {', '.join(METHODS)}")
-    n = len(src_lengths)
-    if len(fwd) != n or len(rev) != n or len(tgt_lengths) != n:
-        raise PbmtError(
-            f"symmetrize: {len(fwd)} and {len(rev)} alignments for {n} source and {len(tgt_lengths)} target sentences"
-        )
     src_lengths = np.asarray(src_lengths, dtype=np.int64)
     tgt_lengths = np.asarray(tgt_lengths, dtype=np.int64)
-    for name, a in (("fwd", fwd), ("rev", rev)):
-        sent = np.repeat(np.arange(n), np.diff(a.offsets))
-        if np.any(a.src < 0) or np.any(a.tgt < 0) or np.any(a.src >= src_lengths[sent]) or np.any(
-            a.tgt >= tgt_lengths[sent]
-        ):
-            bad = int(sent[(a.src >= src_lengths[sent]) | (a.tgt >= tgt_lengths[sent]) | (a.src < 0) | (a.tgt < 0)][0])
-            raise PbmtError(f"symmetrize: {name} alignment of sentence {bad + 1} has a point outside the sentence")
+    fwd.check(src_lengths, tgt_lengths, "symmetrize (fwd)")
+    rev.check(src_lengths, tgt_lengths, "symmetrize (rev)")
     src, tgt, offsets = symmetrize_kernel(
         fwd.src, fwd.tgt, fwd.offsets, rev.src, rev.tgt, rev.offsets, src_lengths, tgt_lengths, *METHODS[method]
     )

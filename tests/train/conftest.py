@@ -41,9 +41,9 @@ def bible_table(bible_pairs, bible_lexicon):
 @pytest.fixture(scope="session")
 def bible_table_for_dev_test(bible, bible_table):
     """pbmt's table filtered to dev + test, as the shared Moses model was."""
-    sentences = [
-        line.split() for name in ("dev.tok.es", "test.tok.es") for line in (bible / name).read_text("utf-8").splitlines()
-    ]
+    lines = (bible / "dev.tok.es").read_text("utf-8").splitlines()
+    lines += (bible / "test.tok.es").read_text("utf-8").splitlines()
+    sentences = [line.split() for line in lines]
     return filter_to_sentences(bible_table, sentences)
 
 

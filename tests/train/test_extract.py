@@ -122,3 +122,5 @@ def test_bad_arguments():
         extract_phrase_pairs(src, src, alignment_from_points([[(0, 0)]]), max_length=9)
     with pytest.raises(PbmtError, match="alignments"):
         extract_phrase_pairs(src, src, alignment_from_points([[(0, 0)], []]))
+    with pytest.raises(PbmtError, match="sentence 1 has a point outside"):
+        extract_phrase_pairs(src, src, alignment_from_points([[(0, 1)]]))

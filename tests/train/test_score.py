@@ -92,7 +92,9 @@ def test_scores_equal_direct_computation(random_corpus):
     for p in range(len(pairs)):
         f = src_text[pairs.src_index[p]].split()
         e = tgt_text[pairs.tgt_index[p]].split()
-        count, count_f, count_e = pairs.count[p], pairs.src.count[pairs.src_index[p]], pairs.tgt.count[pairs.tgt_index[p]]
+        count = pairs.count[p]
+        count_f = pairs.src.count[pairs.src_index[p]]
+        count_e = pairs.tgt.count[pairs.tgt_index[p]]
         expected = [
             count / count_e,
             _lex(f, e, _points(pairs.align_inverse[p]), p_f_e, predicted_is_target=False),

@@ -86,7 +86,7 @@ def test_random_alignments_match_the_set_reference(method):
 
 def test_point_outside_the_sentence_is_an_error():
     a = alignment_from_points([[(0, 0), (3, 1)]])
-    with pytest.raises(PbmtError, match="sentence 1"):
+    with pytest.raises(PbmtError, match="sentence 1 has a point outside"):
         symmetrize(a, a, np.array([2]), np.array([2]))
     with pytest.raises(PbmtError, match="unknown symmetrisation"):
         symmetrize(a, a, np.array([4]), np.array([2]), "diag")
