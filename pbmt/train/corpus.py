@@ -43,21 +43,26 @@ class Corpus:
         """The words of sentence ``s``."""
         return self.vocab.words(self.ids[self.offsets[s] : self.offsets[s + 1]])
 
+    def utf8(self) -> tuple[bytes, np.ndarray]:
+        """All tokens as one UTF-8 text, joined by single spaces, and the byte
+        offset of every token (int64[n_tokens + 1]; the last is the length + 1),
+        so the span of tokens ``i .. j - 1`` is ``text[start[i] : start[j] - 1]``."""
+        words = [w.encode("utf-8") for w in self.vocab.words(range(len(self.vocab)))]
+        text = b" ".join([words[i] for i in self.ids.tolist()])
+        byte_len = np.fromiter(map(len, words), dtype=np.int64, count=len(words))[self.ids]
+        start = np.zeros(len(self.ids) + 1, dtype=np.int64)
+        np.cumsum(byte_len + 1, out=start[1:])
+        return text, start
+
     def spans(self, starts: np.ndarray, lengths: np.ndarray, suffix: str = "") -> list[str]:
         """The text of token spans: span ``k`` is the ``lengths[k]`` tokens from
         token offset ``starts[k]`` (int arrays), words joined by single spaces,
         followed by ``suffix``."""
-        words = self.vocab.words(range(len(self.vocab)))
-        text = " ".join(words[i] for i in self.ids.tolist())
-        char_len = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))[self.ids]
-        char_start = np.zeros(len(self.ids) + 1, dtype=np.int64)
-        np.cumsum(char_len + 1, out=char_start[1:])
+        text, token_start = self.utf8()
         starts = np.asarray(starts, dtype=np.int64)
-        begin = char_start[starts].tolist()
-        end = (char_start[starts + lengths] - 1).tolist()
-        if suffix:
-            return [text[b:e] + suffix for b, e in zip(begin, end)]
-        return [text[b:e] for b, e in zip(begin, end)]
+        begin = token_start[starts].tolist()
+        end = (token_start[starts + lengths] - 1).tolist()
+        return [text[b:e].decode("utf-8") + suffix for b, e in zip(begin, end)]
 
 
 @dataclass(frozen=True)
