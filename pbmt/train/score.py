@@ -17,8 +17,10 @@ From the counts of ``pbmt.train.extract`` this computes what Moses's
   (count + 3σ) for each of monotone, swap, discontinuous, towards the
   previous and the next phrase; σ = 0.5 is Moses's default constant smoothing.
 
-Probabilities are written with six significant digits, as Moses prints them,
-and lines come in Moses's order (``PhrasePairs`` keeps it).
+Probabilities are written with six significant digits through 32-bit floats,
+as Moses's ``score`` and ``consolidate`` print them, and lines come in Moses's
+order (``PhrasePairs`` keeps it): on the shared Bible corpus every line equals
+Moses's byte for byte.
 """
 
 from __future__ import annotations
@@ -233,7 +235,8 @@ def write_phrase_table(path: str | os.PathLike, table: ScoredTable) -> None:
     masks, mask_index = np.unique(pairs.align_direct, return_inverse=True)
     align = [alignment_string(m) for m in masks.tolist()]
     counts = (pairs.tgt.count[pairs.tgt_index], pairs.src.count[pairs.src_index], pairs.count)
-    columns = [_formatted(col, ".6g") for col in table.features.T]
+    # Moses prints these from 32-bit floats
+    columns = [_formatted(col.astype(np.float32), ".6g") for col in table.features.T]
     columns.append([align[i] for i in mask_index.tolist()])
     columns.extend(_formatted(col, "d") for col in counts)
     line = "%s ||| %s ||| %s %s %s %s ||| %s ||| %s %s %s ||| |||\n"

@@ -31,19 +31,20 @@ def test_word_translation_equals_moses_lex_files(bible, bible_lexicon, tmp_path)
         assert _lex_file(tmp_path / name) == expected  # the 7-decimal strings, NULL included
 
 
-def test_phrase_table_equals_moses(bible_table_for_dev_test, moses_phrase_table, tmp_path):
+def test_phrase_table_equals_moses(bible, bible_table_for_dev_test, moses_phrase_table, tmp_path):
+    # in memory: the same pairs in the same order, probabilities to Moses's six digits
+    pairs = bible_table_for_dev_test.pairs
+    src, tgt = pairs.src.strings(), pairs.tgt.strings()
+    assert [[src[s], tgt[t]] for s, t in zip(pairs.src_index, pairs.tgt_index)] == [f[:2] for f in moses_phrase_table]
+    expected = np.array([[float(x) for x in f[2].split()] for f in moses_phrase_table])
+    np.testing.assert_allclose(bible_table_for_dev_test.features, expected, rtol=1e-4, atol=0)
+    # written: every line byte for byte (the filtered tables keep whole source phrases)
     path = tmp_path / "phrase-table.gz"
     write_phrase_table(path, bible_table_for_dev_test)
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        ours = [[field.strip() for field in line.rstrip("\n").split("|||")] for line in handle]
-    assert len(ours) == len(moses_phrase_table) == 370_384
-    # same pairs in the same order (the filtered tables keep whole source phrases)
-    assert [f[:2] for f in ours] == [f[:2] for f in moses_phrase_table]
-    got = np.array([[float(x) for x in f[2].split()] for f in ours])
-    expected = np.array([[float(x) for x in f[2].split()] for f in moses_phrase_table])
-    # Moses prints six significant digits
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=0)
-    assert [f[3:] for f in ours] == [f[3:] for f in moses_phrase_table]  # alignment, counts, empty fields
+    with gzip.open(path, "rt", encoding="utf-8") as ours, gzip.open(
+        bible / "model" / "phrase-table.gz", "rt", encoding="utf-8"
+    ) as moses:
+        assert ours.read().splitlines() == moses.read().splitlines()
 
 
 def _moses_lexical_weights(srcs, tgts, aligns):
