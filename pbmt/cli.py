@@ -18,6 +18,8 @@ VERBS = {
     "translate": "Translate text with a phrase-based model.",
     "eval": "Score a translation against references with BLEU.",
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
+    "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
+    "optimize": "Optimise feature weights on an n-best list, without decoding.",
 }
 
 

@@ -17,7 +17,7 @@ import argparse
 import dataclasses
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
@@ -26,6 +26,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.parallel import LocalMap
 from pbmt.translation import Translator
 from pbmt.tune.nbest import parse_line
 
@@ -78,16 +79,8 @@ def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
         raise PbmtError(f"--weights: {err.reason}") from None
 
 
-_worker: Translator | None = None
-
-
-def _start_worker(args: argparse.Namespace) -> None:
-    global _worker
-    _worker = _make_translator(args)
-
-
-def _work(item: tuple[int, str]):
-    return _worker.translate(*item)
+def _translate(translator: Translator, item: tuple[int, str]):
+    return translator.translate(*item)
 
 
 def _make_translator(args: argparse.Namespace) -> Translator:
@@ -105,12 +98,8 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="translating")
-    if args.workers == 1:
-        results = (translator.translate(i, line) for i, line in enumerate(lines))
-        translations = [_tick(r, progress) for r in results]
-    else:
-        with ProcessPoolExecutor(args.workers, initializer=_start_worker, initargs=(args,)) as pool:
-            translations = [_tick(r, progress) for r in pool.map(_work, enumerate(lines), chunksize=4)]
+    with LocalMap(partial(_make_translator, args), _translate, args.workers, state=translator) as sentences:
+        translations = [_tick(r, progress) for r in sentences.map(enumerate(lines))]
     progress.close()
     _write(args.output, (t.text for t in translations))
     if args.n_best:

@@ -1,0 +1,100 @@
+"""Optimise feature weights on an n-best list, without decoding.
+
+Reads a Moses-format n-best list (from pbmt or any other decoder: sentence
+ids from 0, one line per entry, features as 'Name= v v ...') and the
+references of its sentences (one tokenised line each, in the n-best list's
+token form), runs the optimiser once on the pool of its entries and writes the
+weights in moses.ini [weight] form. With --config, the starting weights are
+that moses.ini's and the output is the moses.ini with the tuned weights;
+features of the ini that the list does not print (Moses's
+UnknownWordPenalty0) keep their weights. Without --config the search starts
+from all-zero weights, where every sentence's 1-best is the list's own first
+entry.
+
+An entry with an empty hypothesis is a candidate of length 0. An entry whose
+features differ from the first entry's, or hold a NaN or infinite value, or
+whose sentence id has no reference, is an error; so is a sentence without
+entries.
+
+Example:
+  pbmt optimize --nbest dev.nbest.gz --refs dev.tok.en --config moses.ini -o tuned.ini
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write
+from pbmt.model.features import FeatureLayout
+from pbmt.tune.pool import Pool, References, read_pool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nbest", type=Path, required=True, help="n-best list in Moses's format (plain or gzip)")
+    parser.add_argument("--refs", type=Path, required=True, help="references, one tokenised sentence a line")
+    parser.add_argument("--config", type=Path, help="moses.ini with the starting weights; the output is then "
+                        "this moses.ini with the tuned weights")
+    parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
+                        "moses.ini) go ('-': standard output; with --config a file is required)")
+    add_optimizer_arguments(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.config is not None and args.output == "-":
+        raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
+    optimizer = optimizer_from_args(args)
+    config = MosesConfig.read(args.config) if args.config is not None else None
+    started = time.perf_counter()
+    references = References.read(args.refs)
+    pool = read_pool(args.nbest, references, dedup=args.dedup)
+    initial = np.zeros(pool.layout.size)
+    if config is not None:
+        pool = _with_config_layout(pool, config, args)
+        initial = pool.layout.weights(config)
+    loaded = time.perf_counter()
+    weights = optimizer.fit(pool, initial, np.random.default_rng(args.seed)).weights_
+    if config is not None:
+        config.with_weights(pool.layout.as_dict(weights)).write(args.output)
+    else:
+        lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
+                                for name, values in pool.layout.as_dict(weights).items()]
+        _write(args.output, "\n".join(lines) + "\n")
+    if not args.quiet:
+        print(f"pool: {pool.n_candidates} candidates of {pool.n_sentences} sentences (read in "
+              f"{loaded - started:.1f} s); BLEU of its 1-best {100 * pool.bleu(initial):.2f} -> "
+              f"{100 * pool.bleu(weights):.2f} after {time.perf_counter() - loaded:.1f} s of {args.algorithm}",
+              file=sys.stderr)
+    return 0
+
+
+def _with_config_layout(pool: Pool, config: MosesConfig, args: argparse.Namespace) -> Pool:
+    """The pool with the ini's feature types; its features must be features of the ini, of equal sizes."""
+    expected = {f.name: f for f in config.features}
+    for name, size in zip(pool.layout.names, pool.layout.sizes):
+        if name not in expected:
+            raise PbmtError(f"{args.nbest}: feature {name} is not in {args.config} "
+                            f"(its features: {', '.join(expected)})")
+        if expected[name].n_scores != size:
+            raise PbmtError(f"{args.nbest}: feature {name} has {size} values but {args.config} gives it "
+                            f"{expected[name].n_scores} weights")
+    layout = FeatureLayout(pool.layout.names, tuple(expected[n].type for n in pool.layout.names), pool.layout.sizes)
+    return replace(pool, layout=layout)
+
+
+def _write(target: str, text: str) -> None:
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with atomic_write(target) as handle:
+        handle.write(text)

@@ -1,0 +1,117 @@
+"""Tune a model's feature weights on a dev set (MERT: Och's exact line search).
+
+Each iteration decodes the dev set to an n-best list with the current
+weights, adds it to the pool of all candidates so far, and optimises the
+weights on the pool; it stops when the pool gains nothing new, when the
+weights stop moving (by less than 1e-5), or after --iterations. The dev
+source and references must be in the model's token form (tokenised and
+lowercased as the model was trained, like dev.tok.es / dev.tok.en).
+
+MERT L1-normalises the tuned weights (as Moses does) and keeps
+UnknownWordPenalty0 fixed (Moses never tunes it).
+
+Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
+iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
+weights), dev-bleu.png, checkpoint.npz. --resume continues an interrupted run
+(or one that reached its --iterations) to the same weights an uninterrupted
+run gives.
+
+Example:
+  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out tuned --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import read_lines
+from pbmt.model.model import TranslationModel
+from pbmt.tune.loop import OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, make_optimizer, tune, weight_line
+from pbmt.tune.pool import DEDUP, References
+
+
+def add_optimizer_arguments(parser: argparse.ArgumentParser) -> None:
+    """--algorithm and its parameters (shared with ``pbmt optimize``)."""
+    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="mert", help="the optimiser")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
+    parser.add_argument("--restarts", type=int, default=20, help="MERT: random starting points besides the "
+                        "previous weights")
+    parser.add_argument("--random-directions", type=int, default=10, help="MERT: random directions searched "
+                        "in each round besides the coordinate directions")
+    parser.add_argument("--dedup", choices=DEDUP, default="derivation",
+                        help="pool candidates are distinct derivations (string + segmentation) or strings")
+
+
+def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
+    """The optimiser ``add_optimizer_arguments``'s options describe."""
+    if args.restarts < 0 or args.random_directions < 0:
+        raise PbmtError("--restarts and --random-directions must not be negative")
+    return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini (start weights)")
+    parser.add_argument("--src", type=Path, required=True, help="dev source, one tokenised sentence a line")
+    parser.add_argument("--refs", type=Path, required=True, help="dev references, one tokenised sentence a line")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
+    parser.add_argument("--nbest", type=int, default=100, help="n-best entries decoded per sentence")
+    parser.add_argument("--iterations", type=int, default=25, help="at most this many decode-optimise iterations")
+    parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes")
+    parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
+    add_optimizer_arguments(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")
+
+
+def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], References]:
+    """The dev source lines (the first ``limit``) and their compiled references.
+
+    An empty source line raises FormatError; so does a line count that differs
+    between the two files.
+    """
+    sources = []
+    for number, line in read_lines(src):
+        if limit is not None and number > limit:
+            break
+        if not line.strip():
+            raise FormatError(src, number, "empty source sentence (its translation is empty whatever the "
+                              "weights): remove it, with its reference, from the dev set")
+        sources.append(line)
+    references = References.read(refs, limit)
+    if references.n_sentences != len(sources):
+        raise PbmtError(f"{src} has {len(sources)} sentences but {refs} has {references.n_sentences}"
+                        + (f" (within the first {limit})" if limit is not None else ""))
+    if not sources:
+        raise PbmtError(f"{src}: no dev sentences")
+    return sources, references
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("nbest", "iterations", "workers"):
+        if getattr(args, name) < 1:
+            raise PbmtError(f"--{name} must be at least 1")
+    if args.sentences is not None and args.sentences < 1:
+        raise PbmtError("--sentences must be at least 1")
+    if not args.config.exists():
+        raise PbmtError(f"{args.config}: no such model configuration")
+    optimizer = optimizer_from_args(args)
+    sources, references = read_dev(args.src, args.refs, args.sentences)
+    started = time.perf_counter()
+    model = TranslationModel.load(args.config)
+    settings = LoopSettings(n_best=args.nbest, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed)
+    with DevDecoder(args.config, sources, args.nbest, args.workers, model=model, quiet=args.quiet) as decoder:
+        result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
+                      resume=args.resume, quiet=args.quiet)
+    if not args.quiet:
+        best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
+        print(f"stopped: {result.stop_reason}; {len(result.iterations)} iterations in "
+              f"{time.perf_counter() - started:.0f} s"
+              + (f"; best dev BLEU {100 * best.dev_bleu:.2f} at iteration {best.iteration}" if best else ""),
+              file=sys.stderr)
+        print(f"tuned weights: {weight_line(model.layout, result.weights)}", file=sys.stderr)
+        print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
+    return 0

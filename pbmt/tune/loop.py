@@ -1,0 +1,330 @@
+"""The tuning loop shared by every optimiser: decode, pool, optimise, repeat.
+
+Each iteration (Och, 2003; Hopkins & May, 2011, Fig. 1):
+
+1. decode the dev set to an n-best list with the current weights;
+2. merge it into the accumulated pool (``pbmt.tune.pool``: duplicates by
+   derivation or string dropped);
+3. fit the optimiser on the whole pool, starting from the current weights;
+   its weights are the next iteration's;
+4. write ``run{k}.moses.ini``, the log, the plot and a checkpoint.
+
+It stops when an n-best list adds nothing new to the pool (the optimiser is not
+run again: the weights stay), when no weight moves by more than
+``weight_tolerance``, or after ``max_iterations`` iterations. The tuned
+weights are the last ones the optimiser returned (as Moses's mert-moses.pl
+writes them), in ``moses.ini``.
+
+**Optimiser interface.** Any object with ``fit(pool, initial_weights, rng) ->
+self`` that sets ``weights_`` plugs in: ``pool`` is a ``Pool`` (features
+float64[n_cand, n_features], BLEU statistics int64[n_cand, 10], CSR by
+sentence); ``initial_weights`` float64[n_features] in the pool's column order
+(the weights the last n-best list was decoded with); ``rng`` a
+``numpy.random.Generator``, the optimiser's only source of randomness (its
+state is checkpointed, so a resumed run draws what an uninterrupted run
+draws); ``weights_`` float64[n_features], same order. Parameters go to the
+constructor and must not change between a run and its resumption (they are
+part of the checkpoint's fingerprint: public attributes not ending in ``_``).
+A new optimiser registers its name in ``OPTIMIZERS``.
+
+**Outputs** in the run's folder: ``moses.ini`` (tuned), ``run{k}.moses.ini``
+(weights after iteration k), ``log.tsv`` (per iteration: dev BLEU of the
+decoder's 1-best, pool BLEU under the new weights, both in percent; new
+candidates, pool size, seconds decoding and optimising, the new weights),
+``dev-bleu.png`` and ``checkpoint.npz`` (pool, weights, random generator
+state, log; written atomically after every iteration). ``resume=True``
+continues from the checkpoint to exactly the weights an uninterrupted run
+reaches; raising ``max_iterations`` continues a run that stopped at its limit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from functools import partial
+from importlib import import_module
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write
+from pbmt.metrics.bleu import bleu
+from pbmt.model.features import FeatureLayout
+from pbmt.model.model import TranslationModel
+from pbmt.parallel import LocalMap
+from pbmt.translation import Translator
+from pbmt.tune.nbest import NBestEntry
+from pbmt.tune.pool import Pool, References, pool_from_entries
+
+# algorithm name -> "module:class" of its optimiser
+OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert"}
+
+CHECKPOINT = "checkpoint.npz"
+
+
+class Optimizer(Protocol):
+    """What the loop needs of an optimiser (see the module docstring)."""
+
+    weights_: np.ndarray
+
+    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Optimizer": ...
+
+
+def make_optimizer(name: str, **params) -> Optimizer:
+    """The optimiser registered as ``name`` in ``OPTIMIZERS``, built with ``params``."""
+    if name not in OPTIMIZERS:
+        raise PbmtError(f"unknown tuning algorithm {name!r}; known: {', '.join(OPTIMIZERS)}")
+    module, cls = OPTIMIZERS[name].split(":")
+    return getattr(import_module(module), cls)(**params)
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """n_best: entries decoded per sentence; max_iterations; weight_tolerance: stop
+    when no weight moves more than this; dedup: "derivation" or "string"; seed:
+    of the optimiser's random generator."""
+
+    n_best: int = 100
+    max_iterations: int = 25
+    weight_tolerance: float = 1e-5
+    dedup: str = "derivation"
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One line of the log. BLEU in [0, 1]; ``pool_bleu`` is the pool's corpus BLEU
+    under ``weights``, the weights the iteration ends with."""
+
+    iteration: int
+    dev_bleu: float
+    pool_bleu: float
+    new_candidates: int
+    pool_size: int
+    decode_seconds: float
+    optimize_seconds: float
+    weights: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """The tuned weights (float64[n_features]), the log, and why the loop stopped."""
+
+    weights: np.ndarray
+    iterations: tuple[Iteration, ...]
+    stop_reason: str
+
+
+Decoder = Callable[[np.ndarray], Sequence[Sequence[NBestEntry]]]
+
+
+def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
+         optimizer: Optimizer, out: str | Path, settings: LoopSettings = LoopSettings(),
+         resume: bool = False, quiet: bool = True) -> TuneResult:
+    """Run the loop (module docstring) and write its outputs to the folder ``out``.
+
+    decoder(weights) gives the n-best entries of every dev sentence, best first
+    (sentence ids 0..n-1 index ``references``); config: the moses.ini whose
+    weights are the start and into which the tuned weights are written;
+    layout: the decoder's feature columns. ``quiet``: no per-iteration
+    summary on standard error.
+    """
+    out = Path(out)
+    fingerprint = _fingerprint(settings, layout, optimizer, references.n_sentences)
+    checkpoint = out / CHECKPOINT
+    if checkpoint.exists() and not resume:
+        raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
+                        "or choose another output folder")
+    if resume and checkpoint.exists():
+        pool, weights, rng, records, finished = _load_checkpoint(checkpoint, fingerprint)
+    else:
+        pool = Pool.empty(layout, references.n_sentences)
+        weights = layout.weights(config)
+        rng = np.random.default_rng(settings.seed)
+        records, finished = [], None
+    while finished is None and len(records) < settings.max_iterations:
+        number = len(records) + 1
+        started = time.perf_counter()
+        batch = pool_from_entries(_check_decoded(decoder(weights)), layout, references, settings.dedup)
+        dev_bleu = float(bleu(batch.stats[batch.offsets[:-1]].sum(axis=0)))
+        pool, n_new = pool.merge(batch)
+        decoded = time.perf_counter()
+        if n_new == 0:
+            finished = "the n-best lists added no new hypothesis to the pool"
+            new_weights = weights
+        else:
+            new_weights = np.array(optimizer.fit(pool, weights, rng).weights_, dtype=np.float64)
+            if new_weights.shape != weights.shape or not np.all(np.isfinite(new_weights)):
+                raise PbmtError(f"the optimiser returned invalid weights {new_weights}")
+            if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
+                finished = f"no weight moved by {settings.weight_tolerance:g} or more"
+        optimized = time.perf_counter()
+        weights = new_weights
+        records.append(Iteration(number, dev_bleu, pool.bleu(weights), n_new, pool.n_candidates,
+                                 decoded - started, optimized - decoded, tuple(float(w) for w in weights)))
+        _write_config(config, layout, weights, out / f"run{number}.moses.ini")
+        _write_log(records, layout, out)
+        _save_checkpoint(checkpoint, pool, weights, rng, records, finished, fingerprint)
+        if not quiet:
+            r = records[-1]
+            print(f"iteration {number}: dev BLEU {100 * r.dev_bleu:.2f}, pool BLEU {100 * r.pool_bleu:.2f} "
+                  f"under the new weights, pool {r.pool_size} (+{n_new}), decode {r.decode_seconds:.1f} s, "
+                  f"optimise {r.optimize_seconds:.1f} s", file=sys.stderr)
+    stop_reason = finished or f"reached the iteration limit ({settings.max_iterations})"
+    _write_config(config, layout, weights, out / "moses.ini")
+    _write_log(records, layout, out)
+    return TuneResult(weights, tuple(records), stop_reason)
+
+
+def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
+    empty = [s for s, entries in enumerate(nbest) if not entries]
+    if empty:
+        raise PbmtError(f"the decoder found no translation of dev sentence(s) {', '.join(map(str, empty[:5]))} "
+                        "(0-based)")
+    return [e for entries in nbest for e in entries]
+
+
+def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:
+    params = {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
+    return json.loads(json.dumps({
+        "settings": {k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance")},
+        "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
+        "optimizer": type(optimizer).__name__, "parameters": params,
+    }, default=str))
+
+
+def _save_checkpoint(path: Path, pool: Pool, weights: np.ndarray, rng: np.random.Generator,
+                     records: list[Iteration], finished: str | None, fingerprint: dict) -> None:
+    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "finished": finished,
+             "records": [asdict(r) for r in records]}
+    encoded = np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8)
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, weights=weights, state=encoded, **pool.arrays())
+
+
+def _load_checkpoint(path: Path, fingerprint: dict):
+    with np.load(path) as arrays:
+        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
+        pool = Pool.from_arrays(arrays)
+        weights = np.array(arrays["weights"], dtype=np.float64)
+    differ = [k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k]]
+    if differ:
+        raise PbmtError(f"{path}: cannot resume: the run was started with other {', '.join(differ)} "
+                        f"({state['fingerprint'][differ[0]]} there, {fingerprint[differ[0]]} now)")
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state["rng"]
+    records = [Iteration(**{**r, "weights": tuple(r["weights"])}) for r in state["records"]]
+    return pool, weights, rng, records, state["finished"]
+
+
+def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:
+    """Weights in moses.ini ``[weight]`` form on one line: ``LM0= 0.5 WordPenalty0= -1``."""
+    return " ".join(f"{name}= " + " ".join(format(v, ".9g") for v in values)
+                    for name, values in layout.as_dict(weights).items())
+
+
+def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray, path: Path) -> None:
+    config.with_weights(layout.as_dict(weights)).write(path)
+
+
+def _write_log(records: list[Iteration], layout: FeatureLayout, out: Path) -> None:
+    with atomic_write(out / "log.tsv") as handle:
+        handle.write("iteration\tdev_bleu\tpool_bleu\tnew_candidates\tpool_size\tdecode_s\toptimize_s\tweights\n")
+        for r in records:
+            handle.write(f"{r.iteration}\t{100 * r.dev_bleu:.4f}\t{100 * r.pool_bleu:.4f}\t{r.new_candidates}\t"
+                         f"{r.pool_size}\t{r.decode_seconds:.2f}\t{r.optimize_seconds:.2f}\t"
+                         f"{weight_line(layout, np.array(r.weights))}\n")
+    plot_bleu(records, out / "dev-bleu.png")
+
+
+def plot_bleu(records: Sequence[Iteration], path: Path) -> None:
+    """PNG of dev BLEU (decoder 1-best, percent) per iteration, and pool BLEU after optimising."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    numbers = [r.iteration for r in records]
+    axes.plot(numbers, [100 * r.dev_bleu for r in records], "o-", label="dev BLEU (1-best of the decoder)")
+    axes.plot(numbers, [100 * r.pool_bleu for r in records], "s--", label="pool BLEU under the new weights")
+    axes.set_xlabel("iteration")
+    axes.set_ylabel("BLEU (%)")
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100)
+    plt.close(figure)
+
+
+class DevDecoder:
+    """Decodes dev sentences to n-best lists under given weights, on ``workers`` local processes.
+
+    ini: the model's moses.ini; sources: dev sentences in the model's token
+    form; model: the already loaded model of ``ini`` (used when workers == 1).
+    Call with weights float64[n_features] (the model's layout) to get each
+    sentence's n-best entries, best first, with features from
+    ``score_derivation``. A progress bar unless ``quiet``.
+    """
+
+    def __init__(self, ini: str | Path, sources: Sequence[str], n_best: int, workers: int = 1,
+                 model: TranslationModel | None = None, quiet: bool = True):
+        self.sources = list(sources)
+        self.quiet = quiet
+        state = _NBestWorker(model, n_best) if model is not None else None
+        self._map = LocalMap(partial(_load_worker, Path(ini), n_best), _decode, workers, state=state)
+
+    def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
+        key = tuple(float(w) for w in weights)
+        items = [(key, i, line) for i, line in enumerate(self.sources)]
+        progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet, file=sys.stderr,
+                        leave=False)
+        results = []
+        for result in self._map.map(items):
+            results.append(result)
+            progress.update(1)
+        progress.close()
+        return results
+
+    def close(self) -> None:
+        self._map.close()
+
+    def __enter__(self) -> "DevDecoder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _NBestWorker:
+    """A loaded model, re-pruned whenever the weights change."""
+
+    def __init__(self, model: TranslationModel, n_best: int):
+        self.base = model
+        self.n_best = n_best
+        self.weights: tuple[float, ...] | None = None
+        self.translator: Translator | None = None
+
+    def nbest(self, weights: tuple[float, ...], sentence: int, line: str) -> tuple[NBestEntry, ...]:
+        if weights != self.weights:
+            model = self.base.with_weights(np.array(weights))
+            self.translator = Translator(model, n_best=self.n_best, tokenized=True)
+            self.weights = weights
+        return self.translator.translate(sentence, line).nbest
+
+
+def _load_worker(ini: Path, n_best: int) -> _NBestWorker:
+    return _NBestWorker(TranslationModel.load(ini), n_best)
+
+
+def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]) -> tuple[NBestEntry, ...]:
+    return worker.nbest(*item)
+

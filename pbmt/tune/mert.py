@@ -1,0 +1,150 @@
+"""Minimum error rate training (Och, 2003) on an n-best pool.
+
+``Mert`` maximises the corpus BLEU of the pool's 1-best translations over the
+feature weights, with Och's exact line search: along a line ``w + gamma * d``
+every candidate's model score is linear in gamma, so each sentence's 1-best is
+the upper envelope of its candidates' lines and changes only at the
+envelope's breakpoints. The breakpoints of all sentences, merged and sorted,
+cut the line into intervals of constant BLEU statistics, which are summed
+incrementally and scored all at once; the best interval wins. No grid, no
+approximation: the result is the exact maximum of corpus BLEU on the line.
+
+The search around it is Moses's ``mert`` (its "powell" optimiser): from a
+starting point, line-search every coordinate direction and some random
+directions, move to the best point found, repeat until corpus BLEU improves by
+no more than ``tolerance``; do so from the previous weights and from
+``restarts`` random starting points, and keep the best. Within the best
+interval the point chosen is its middle, as Moses does; for a half-line
+interval (before the first or after the last breakpoint), the current point
+if it lies inside, else the point as far past the breakpoint as the
+breakpoint is from the current point (Moses uses cmert's fixed offsets, -1000
+and +0.1, whose effect depends on the weights' scale).
+
+Fixed features (default ``UnknownWordPenalty0``: -100 per unknown word, a
+constant Moses never tunes and does not print in its n-best lists, so its
+mert-moses.pl cannot see it) keep their weight and take no part in the
+search, as in Moses. After optimisation the tuned weights are L1-normalised
+(their absolute values sum to 1), as Moses's ``mert`` does; the fixed weights
+are left as they were.
+
+Corpus BLEU here is ``pbmt.metrics.bleu.bleu`` of summed statistics (``exp``
+smoothing, equal to sacrebleu's corpus BLEU and, whenever every n-gram order
+has a match, to Moses's unsmoothed BLEU), in [0, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pbmt.metrics.bleu import bleu
+from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints, project
+from pbmt.tune.pool import Pool, argmax_by_sentence
+
+
+def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.ndarray) -> tuple[float, float]:
+    """The best step ``gamma`` along a line and the corpus BLEU there, in [0, 1].
+
+    a: float64[n_cand], the candidates' model scores at the current point
+    (``X @ w``); b: float64[n_cand], their slopes along the direction
+    (``X @ d``); offsets: int64[n_sent+1] (CSR by sentence, none empty); stats:
+    int64[n_cand, 10] BLEU statistics. Each sentence's 1-best at ``w + gamma * d`` is its
+    ``argmax(a + gamma * b)`` (the first candidate on ties).
+    """
+    bounds, rows = merge_breakpoints(*envelope_breakpoints(a, b, offsets), stats)
+    scores = bleu(rows)
+    best = np.flatnonzero(scores == scores.max())
+    here = int(np.searchsorted(bounds, 0.0, side="left"))
+    inside = here == len(bounds) or bounds[here] != 0.0
+    chosen = here if inside and here in best else int(best[0])
+    return _step(bounds, chosen, inside and chosen == here), float(scores[chosen])
+
+
+def _step(bounds: np.ndarray, i: int, contains_origin: bool) -> float:
+    if 0 < i < len(bounds):
+        return float(0.5 * (bounds[i - 1] + bounds[i]))
+    if contains_origin:
+        return 0.0
+    edge = float(bounds[0] if i == 0 else bounds[-1])
+    reach = abs(edge) if edge != 0.0 else 1.0
+    return edge - reach if i == 0 else edge + reach
+
+
+class Mert:
+    """Och's MERT as a fit-style optimiser over a ``Pool``.
+
+    restarts: random starting points besides the previous weights (Moses: 20);
+    random_directions: random unit directions line-searched in every round
+    besides the coordinate directions, drawn afresh each round; fixed: feature
+    names whose weights stay as given (absent names are ignored); tolerance:
+    stop a climb when a round improves corpus BLEU (in [0, 1]) by no more
+    than this; start_range: random starting weights are uniform in it.
+
+    After ``fit``: ``weights_`` float64[n_features] (L1-normalised over the
+    tuned columns), ``score_`` the pool's corpus BLEU in [0, 1] under them
+    (fixed columns ignored, as in the search), ``n_line_searches_``.
+    Deterministic given the random generator.
+    """
+
+    def __init__(self, restarts: int = 20, random_directions: int = 10,
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
+                 start_range: tuple[float, float] = (-1.0, 1.0)):
+        self.restarts = restarts
+        self.random_directions = random_directions
+        self.fixed = fixed
+        self.tolerance = tolerance
+        self.start_range = start_range
+
+    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
+        """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        pool.check_complete()
+        initial = np.array(initial_weights, dtype=np.float64)
+        if initial.shape != (pool.layout.size,):
+            raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
+                             f"got shape {initial.shape}")
+        if not np.all(np.isfinite(initial)):
+            raise ValueError("initial weights must be finite")
+        free = np.ones(pool.layout.size, dtype=bool)
+        for name in self.fixed:
+            if name in pool.layout.names:
+                free[pool.layout.columns(name)] = False
+        features = np.ascontiguousarray(pool.features[:, free])
+        columns = np.ascontiguousarray(features.T)
+        self.n_line_searches_ = 0
+        best_point, best_score = None, -np.inf
+        for restart in range(self.restarts + 1):
+            start = initial[free] if restart == 0 else rng.uniform(*self.start_range, size=int(free.sum()))
+            point, score = self._climb(start, pool, features, columns, rng)
+            if score > best_score:
+                best_point, best_score = point, score
+        weights = initial.copy()
+        norm = np.abs(best_point).sum()
+        weights[free] = best_point / norm if norm > 0 else best_point
+        self.weights_ = weights
+        self.score_ = best_score
+        return self
+
+    def _climb(self, point, pool, features, columns, rng) -> tuple[np.ndarray, float]:
+        """Moses's rounds from ``point``: the best of all directions' line optima, until no gain."""
+        score = float(bleu(pool.stats[argmax_by_sentence(project(features, point), pool.offsets)].sum(axis=0)))
+        dim = len(point)
+        while dim:
+            a = project(features, point)
+            best_point, best_score = point, score
+            for j in range(dim + self.random_directions):
+                if j < dim:
+                    direction = np.zeros(dim)
+                    direction[j] = 1.0
+                    gamma, found = line_search(a, columns[j], pool.offsets, pool.stats)
+                else:
+                    direction = rng.standard_normal(dim)
+                    direction /= np.linalg.norm(direction)
+                    gamma, found = line_search(a, project(features, direction), pool.offsets, pool.stats)
+                self.n_line_searches_ += 1
+                if found > best_score:
+                    best_point, best_score = point + gamma * direction, found
+            improved = best_score - score
+            point, score = best_point, best_score
+            if improved <= self.tolerance:
+                break
+        return point, score
+

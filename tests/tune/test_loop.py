@@ -1,0 +1,133 @@
+"""The tuning loop on a fake decoder: each sentence has a fixed universe of candidates."""
+
+import numpy as np
+import pytest
+
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.metrics.bleu import corpus_bleu, segment_stats
+from pbmt.model.features import FeatureLayout
+from pbmt.tune.loop import CHECKPOINT, LoopSettings, tune
+from pbmt.tune.mert import Mert
+from pbmt.tune.nbest import NBestEntry
+from pbmt.tune.pool import References
+
+WORDS = "the lord said unto moses and house of israel go".split()
+
+
+class FakeDecoder:
+    """The n best of each sentence's fixed candidates under the weights; counts its calls."""
+
+    def __init__(self, layout: FeatureLayout, n_sentences=8, n_candidates=25, n_best=5, seed=0):
+        rng = np.random.default_rng(seed)
+        self.layout = layout
+        self.n_best = n_best
+        self.features = rng.normal(size=(n_sentences, n_candidates, layout.size))
+        self.features[:, :, layout.columns("UnknownWordPenalty0")] = 0.0
+        self.texts = [[" ".join(rng.choice(WORDS, size=int(rng.integers(2, 9)))) for _ in range(n_candidates)]
+                      for _ in range(n_sentences)]
+        self.references = [" ".join(rng.choice(WORDS, size=6)) for _ in range(n_sentences)]
+        self.calls = 0
+
+    def __call__(self, weights):
+        self.calls += 1
+        out = []
+        for s, (features, texts) in enumerate(zip(self.features, self.texts)):
+            scores = features @ weights
+            best = np.argsort(-scores, kind="stable")[:self.n_best]
+            out.append(tuple(NBestEntry(s, texts[c], self.layout.as_dict(features[c]), float(scores[c]),
+                                        ((0, 1, 0, len(texts[c].split())),)) for c in best))
+        return out
+
+
+@pytest.fixture
+def config(tiny_model_dir):
+    return MosesConfig.read(tiny_model_dir / "moses.ini")
+
+
+@pytest.fixture
+def layout(config):
+    return FeatureLayout.from_config(config)
+
+
+def run(decoder, config, layout, out, resume=False, seed=1, **settings):
+    return tune(decoder, References(decoder.references), config, layout, Mert(restarts=3, random_directions=2),
+                out, LoopSettings(n_best=decoder.n_best, seed=seed, **settings), resume=resume)
+
+
+def test_loop_writes_tuned_ini_log_plot_and_stops_at_its_limit(config, layout, tmp_path):
+    decoder = FakeDecoder(layout)
+    result = run(decoder, config, layout, tmp_path, max_iterations=3)
+    assert decoder.calls == 3 and len(result.iterations) == 3
+    assert result.stop_reason == "reached the iteration limit (3)"
+    tuned = MosesConfig.read(tmp_path / "moses.ini")
+    assert layout.weights(tuned) == pytest.approx(result.weights, rel=1e-8)  # the ini has 9 digits
+    assert tuned.weights["UnknownWordPenalty0"] == (1.0,)
+    assert np.abs(result.weights).sum() == pytest.approx(2.0)  # L1 1 over the tuned, plus the fixed 1
+    for k in (1, 2, 3):
+        assert layout.weights(MosesConfig.read(tmp_path / f"run{k}.moses.ini")) == pytest.approx(
+            result.iterations[k - 1].weights, rel=1e-8)
+    log = (tmp_path / "log.tsv").read_text().splitlines()
+    assert log[0].startswith("iteration\tdev_bleu\tpool_bleu") and len(log) == 4
+    assert (tmp_path / "dev-bleu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    sizes = [r.pool_size for r in result.iterations]
+    assert sizes == sorted(sizes) and sizes[0] == 8 * 5
+    # each iteration's dev BLEU is the decoder's 1-best under the weights it decoded with
+    for r, weights in zip(result.iterations[1:], [it.weights for it in result.iterations]):
+        firsts = [entries[0].text for entries in decoder(np.array(weights))]
+        assert r.dev_bleu == pytest.approx(corpus_bleu(segment_stats(firsts, [[x] for x in decoder.references])))
+
+
+def test_loop_stops_when_the_pool_gains_nothing(config, layout, tmp_path):
+    decoder = FakeDecoder(layout, n_candidates=6, n_best=6)
+    result = run(decoder, config, layout, tmp_path, max_iterations=10)
+    assert result.stop_reason == "the n-best lists added no new hypothesis to the pool"
+    assert len(result.iterations) == 2 and result.iterations[1].new_candidates == 0
+    assert result.iterations[1].optimize_seconds < 0.01
+    assert np.array_equal(result.weights, np.array(result.iterations[0].weights))
+
+
+def test_loop_stops_when_the_weights_stop_moving(config, layout, tmp_path):
+    decoder = FakeDecoder(layout)
+    result = run(decoder, config, layout, tmp_path, max_iterations=25, weight_tolerance=10.0)
+    assert len(result.iterations) == 1 and result.stop_reason == "no weight moved by 10 or more"
+
+
+def test_resume_gives_the_uninterrupted_weights_bit_for_bit(config, layout, tmp_path):
+    full = run(FakeDecoder(layout), config, layout, tmp_path / "full", max_iterations=4)
+    assert len(full.iterations) == 4
+    run(FakeDecoder(layout), config, layout, tmp_path / "parts", max_iterations=2)
+    decoder = FakeDecoder(layout)
+    resumed = run(decoder, config, layout, tmp_path / "parts", resume=True, max_iterations=4)
+    assert decoder.calls == 2
+    assert resumed.weights.tobytes() == full.weights.tobytes()
+    for a, b in zip(resumed.iterations, full.iterations):
+        assert (a.iteration, a.dev_bleu, a.pool_bleu, a.pool_size, a.weights) == \
+               (b.iteration, b.dev_bleu, b.pool_bleu, b.pool_size, b.weights)
+    assert (tmp_path / "parts" / "moses.ini").read_text() == (tmp_path / "full" / "moses.ini").read_text()
+
+
+def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_path):
+    run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=1)
+    assert (tmp_path / CHECKPOINT).exists()
+    with pytest.raises(PbmtError, match="pass --resume"):
+        run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=2)
+    with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings"):
+        run(FakeDecoder(layout), config, layout, tmp_path, resume=True, seed=2, max_iterations=2)
+    decoder = FakeDecoder(layout)
+    assert len(run(decoder, config, layout, tmp_path, resume=True, max_iterations=1).iterations) == 1
+    assert decoder.calls == 0
+
+
+def test_a_sentence_without_translation_is_an_error(config, layout, tmp_path):
+    decoder = FakeDecoder(layout)
+    real = decoder.__call__
+
+    def missing(weights):
+        out = real(weights)
+        out[3] = ()
+        return out
+
+    with pytest.raises(PbmtError, match="no translation of dev sentence"):
+        tune(missing, References(decoder.references), config, layout, Mert(restarts=0), tmp_path,
+             LoopSettings(n_best=5))

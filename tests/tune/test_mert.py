@@ -1,0 +1,174 @@
+import numpy as np
+import pytest
+
+from pbmt.metrics.bleu import bleu, corpus_bleu, segment_stats
+from pbmt.model.features import FeatureLayout
+from pbmt.tune.mert import Mert, line_search
+from pbmt.tune.pool import Pool
+
+WORDS = "the lord said unto moses and house of israel go".split()
+
+
+def random_pool(rng, n_sent=12, max_cand=10, n_features=3, integer=False) -> Pool:
+    """Random candidates with real BLEU statistics of random strings against random references."""
+    counts = rng.integers(1, max_cand + 1, size=n_sent)
+    offsets = np.r_[0, np.cumsum(counts)]
+    refs = [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 12)))) for _ in range(n_sent)]
+    hyps = [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 12)))) for _ in range(offsets[-1])]
+    sentence = np.repeat(np.arange(n_sent), counts)
+    stats = segment_stats(hyps, [[r] for r in refs], sentence)
+    if integer:
+        features = rng.integers(-3, 4, size=(offsets[-1], n_features)).astype(np.float64)
+    else:
+        features = rng.normal(size=(offsets[-1], n_features))
+    layout = FeatureLayout(tuple(f"F{i}" for i in range(n_features)), ("",) * n_features, (1,) * n_features)
+    return Pool(layout, features, stats, offsets, np.arange(offsets[-1], dtype=np.uint64), tuple(hyps))
+
+
+def brute_bleu(pool: Pool, a: np.ndarray, b: np.ndarray, gammas: np.ndarray) -> np.ndarray:
+    """Corpus BLEU of each sentence's argmax(a + gamma b) (first on ties), for every gamma."""
+    scores = a[None, :] + gammas[:, None] * b[None, :]
+    rows = np.zeros((len(gammas), 10), dtype=np.int64)
+    for s in range(pool.n_sentences):
+        lo, hi = pool.offsets[s], pool.offsets[s + 1]
+        rows += pool.stats[lo + np.argmax(scores[:, lo:hi], axis=1)]
+    return bleu(rows)
+
+
+def crossings(pool: Pool, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Every pairwise intersection of two candidates' lines within a sentence (a superset of the breakpoints)."""
+    points = []
+    for s in range(pool.n_sentences):
+        lo, hi = pool.offsets[s], pool.offsets[s + 1]
+        da = a[lo:hi, None] - a[None, lo:hi]
+        db = b[None, lo:hi] - b[lo:hi, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = da / db
+        points.append(x[np.isfinite(x)])
+    return np.unique(np.concatenate(points))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_line_search_equals_brute_force_on_random_pools(seed):
+    rng = np.random.default_rng(seed)
+    pool = random_pool(rng)
+    w, d = rng.normal(size=3), rng.normal(size=3)
+    a, b = pool.features @ w, pool.features @ d
+    gamma, score = line_search(a, b, pool.offsets, pool.stats)
+    points = crossings(pool, a, b)
+    between = (points[1:] + points[:-1]) / 2
+    grid = np.concatenate([np.linspace(-20, 20, 4001), points, between, [points[0] - 1, points[-1] + 1]])
+    assert brute_bleu(pool, a, b, grid).max() == pytest.approx(score, abs=1e-12)
+    assert brute_bleu(pool, a, b, np.array([gamma]))[0] == pytest.approx(score, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_line_search_with_ties_and_parallel_lines(seed):
+    """Integer features: equal slopes, equal lines and breakpoints shared by sentences."""
+    rng = np.random.default_rng(100 + seed)
+    pool = random_pool(rng, n_sent=15, integer=True)
+    w, d = rng.integers(-2, 3, size=3).astype(float), rng.integers(-2, 3, size=3).astype(float)
+    a, b = pool.features @ w, pool.features @ d
+    gamma, score = line_search(a, b, pool.offsets, pool.stats)
+    points = crossings(pool, a, b)
+    if len(points):
+        grid = np.concatenate([(points[1:] + points[:-1]) / 2, [points[0] - 1, points[-1] + 1]])
+    else:
+        grid = np.array([0.0])
+    assert brute_bleu(pool, a, b, grid).max() == pytest.approx(score, abs=1e-12)
+    assert brute_bleu(pool, a, b, np.array([gamma]))[0] == pytest.approx(score, abs=1e-12)
+
+
+def test_a_flat_line_keeps_the_current_point():
+    rng = np.random.default_rng(3)
+    pool = random_pool(rng)
+    a = pool.features @ rng.normal(size=3)
+    gamma, score = line_search(a, np.zeros_like(a), pool.offsets, pool.stats)
+    assert gamma == 0.0
+    assert score == brute_bleu(pool, a, np.zeros_like(a), np.zeros(1))[0]
+
+
+@pytest.mark.parametrize("best, gamma", [(0, 0.0), (1, 1.5), (2, 4.0)])
+def test_the_step_is_the_middle_of_a_bounded_interval(best, gamma):
+    """Lines 1 - g, 0, -2 + g: candidate 0 wins below g = 1, 1 on (1, 2), 2 above 2.
+
+    A half-line holding the current point keeps it; one that does not gets
+    the point as far past its breakpoint as the breakpoint is from 0.
+    """
+    stats = np.tile(np.array([10, 10, 5, 3, 2, 1, 10, 9, 8, 7]), (3, 1))
+    stats[best, 2:6] += 3
+    found, score = line_search(np.array([1.0, 0.0, -2.0]), np.array([-1.0, 0.0, 1.0]), np.array([0, 3]), stats)
+    assert found == gamma
+    assert score == bleu(stats[best])
+
+
+def gold_pool(rng, n_sent=40, n_cand=15, n_features=4):
+    """Candidates whose BLEU statistics improve with their score under hidden weights w*."""
+    w_star = rng.normal(size=n_features)
+    features = rng.normal(size=(n_sent * n_cand, n_features))
+    stats = np.zeros((n_sent * n_cand, 10), dtype=np.int64)
+    length = 20
+    for s in range(n_sent):
+        rows = slice(s * n_cand, (s + 1) * n_cand)
+        rank = np.argsort(np.argsort(features[rows] @ w_star))  # 0 = worst
+        stats[rows, 0] = stats[rows, 1] = length
+        for n in range(4):
+            stats[rows, 6 + n] = length - n
+            stats[rows, 2 + n] = np.minimum(length - n, 2 + rank)
+    offsets = np.arange(0, n_sent * n_cand + 1, n_cand)
+    layout = FeatureLayout(tuple(f"F{i}" for i in range(n_features)), ("",) * n_features, (1,) * n_features)
+    pool = Pool(layout, features, stats, offsets, np.arange(len(features), dtype=np.uint64), ("",) * len(features))
+    return pool, w_star
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mert_reaches_the_gold_bleu_of_a_linear_pool(seed):
+    rng = np.random.default_rng(seed)
+    pool, w_star = gold_pool(rng)
+    gold = pool.bleu(w_star)
+    oracle = corpus_bleu(np.array([pool.stats[pool.offsets[s]:pool.offsets[s + 1]].max(axis=0)
+                                   for s in range(pool.n_sentences)]))
+    assert gold == pytest.approx(oracle)
+    start = -w_star
+    assert pool.bleu(start) < gold - 0.1
+    mert = Mert(restarts=5, random_directions=4).fit(pool, start, np.random.default_rng(seed))
+    assert mert.score_ == pytest.approx(gold, abs=1e-12)
+    assert pool.bleu(mert.weights_) == pytest.approx(gold, abs=1e-12)
+    assert np.abs(mert.weights_).sum() == pytest.approx(1.0)
+
+
+def test_mert_is_deterministic_given_the_generator_and_keeps_fixed_weights():
+    rng = np.random.default_rng(11)
+    pool = random_pool(rng, n_sent=20, n_features=4)
+    layout = FeatureLayout(("A", "UnknownWordPenalty0", "B"), ("", "", ""), (2, 1, 1))
+    pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
+    start = np.array([0.3, -0.2, 1.0, 0.5])
+    first = Mert(restarts=3).fit(pool, start, np.random.default_rng(5))
+    second = Mert(restarts=3).fit(pool, start, np.random.default_rng(5))
+    assert np.array_equal(first.weights_, second.weights_)
+    assert first.weights_[2] == 1.0
+    assert np.abs(first.weights_[[0, 1, 3]]).sum() == pytest.approx(1.0)
+    assert first.score_ >= pool.bleu(np.r_[start[:2], 0.0, start[3]]) - 1e-12
+    # the fixed column takes no part in the search: changing its values changes nothing
+    shuffled = pool.features.copy()
+    shuffled[:, 2] = rng.normal(size=len(shuffled))
+    other = Mert(restarts=3).fit(Pool(layout, shuffled, pool.stats, pool.offsets, pool.keys, pool.texts), start,
+                                 np.random.default_rng(5))
+    assert np.array_equal(other.weights_, first.weights_)
+
+
+def test_mert_never_ends_below_its_start():
+    rng = np.random.default_rng(21)
+    pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
+    start = rng.normal(size=5)
+    mert = Mert(restarts=0, random_directions=0).fit(pool, start, np.random.default_rng(0))
+    assert mert.score_ >= pool.bleu(start)
+    assert pool.bleu(mert.weights_) == pytest.approx(mert.score_, abs=1e-12)
+
+
+def test_bad_initial_weights_are_rejected():
+    pool = random_pool(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="expected 3 initial weights"):
+        Mert().fit(pool, np.zeros(4), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="finite"):
+        Mert().fit(pool, np.array([0.0, np.nan, 1.0]), np.random.default_rng(0))
