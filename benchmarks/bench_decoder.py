@@ -78,8 +78,8 @@ def child(mode: str, data: Path, sentences: int, search_sentences: int) -> dict:
             options, normal = translate(model, line)
             best = decode(wide, options)[0]
             moses = score_derivation(derivation_from_entry(moses_best[k], options, model), options, model) @ model.weights
-            ours_worse += best.score > normal.score + 1e-6
-            moses_worse += best.score > moses + 1e-6
+            ours_worse += int(best.score > normal.score + 1e-6)
+            moses_worse += int(best.score > moses + 1e-6)
         return {"sentences": search_sentences, "pbmt_errors": ours_worse, "moses_errors": moses_worse}
     raise ValueError(mode)
 
