@@ -35,6 +35,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
 from pbmt.model.features import FeatureLayout
+from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
 
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = time.perf_counter()
     weights = optimizer.fit(pool, initial, np.random.default_rng(args.seed)).weights_
     if config is not None:
-        config.with_weights(pool.layout.as_dict(weights)).write(args.output)
+        tuned_config(config, pool.layout, weights).write(args.output)
     else:
         lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
                                 for name, values in pool.layout.as_dict(weights).items()]

@@ -40,9 +40,10 @@ reaches; raising ``max_iterations`` continues a run that stopped at its limit.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from importlib import import_module
 from pathlib import Path
@@ -229,8 +230,16 @@ def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:
                     for name, values in layout.as_dict(weights).items())
 
 
+def tuned_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray) -> MosesConfig:
+    """``config`` with ``weights`` (float64[layout.size]; features not in ``layout`` keep
+    theirs) and absolute feature paths, so that it can be written to any folder."""
+    features = tuple(replace(f, args={**f.args, "path": os.path.abspath(config.resolve(f.args["path"]))})
+                     if "path" in f.args else f for f in config.features)
+    return replace(config.with_weights(layout.as_dict(weights)), features=features)
+
+
 def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray, path: Path) -> None:
-    config.with_weights(layout.as_dict(weights)).write(path)
+    tuned_config(config, layout, weights).write(path)
 
 
 def _write_log(records: list[Iteration], layout: FeatureLayout, out: Path) -> None:

@@ -77,7 +77,8 @@ class Mert:
     besides the coordinate directions, drawn afresh each round; fixed: feature
     names whose weights stay as given (absent names are ignored); tolerance:
     stop a climb when a round improves corpus BLEU (in [0, 1]) by no more
-    than this; start_range: random starting weights are uniform in it.
+    than this; start_range: random starting weights are uniform in it (as
+    in Moses's mert, [0, 1] for every tuned feature).
 
     After ``fit``: ``weights_`` float64[n_features] (L1-normalised over the
     tuned columns), ``score_`` the pool's corpus BLEU in [0, 1] under them
@@ -87,7 +88,7 @@ class Mert:
 
     def __init__(self, restarts: int = 20, random_directions: int = 10,
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
-                 start_range: tuple[float, float] = (-1.0, 1.0)):
+                 start_range: tuple[float, float] = (0.0, 1.0)):
         self.restarts = restarts
         self.random_directions = random_directions
         self.fixed = fixed
