@@ -9,6 +9,10 @@ lowercased as the model was trained, like dev.tok.es / dev.tok.en).
 
 MERT L1-normalises the tuned weights (as Moses does) and keeps
 UnknownWordPenalty0 fixed (Moses never tunes it).
+PRO (Hopkins & May, 2011: sampled pairs, logistic regression) and APRO
+(Dreyer & Dong, 2015: all pairs, ranking SVM) learn to rank candidate pairs
+by BLEU+1 and interpolate with the previous weights (--interpolation); they
+keep UnknownWordPenalty0 fixed too.
 
 Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
 iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
@@ -42,12 +46,33 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser) -> None:
                         "previous weights")
     parser.add_argument("--random-directions", type=int, default=10, help="MERT: random directions searched "
                         "in each round besides the coordinate directions")
+    parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
+                        "(Gamma)")
+    parser.add_argument("--pro-keep", type=int, default=50, help="PRO: pairs kept per sentence, those of largest "
+                        "BLEU+1 difference (Xi)")
+    parser.add_argument("--pro-min-difference", type=float, default=0.05, help="PRO: least BLEU+1 difference "
+                        "(in [0, 1]) of an accepted pair (alpha's step)")
+    parser.add_argument("--apro-c", type=float, default=1.0, help="APRO: weight of the summed squared hinge "
+                        "losses against 1/2 ||w||^2")
+    parser.add_argument("--interpolation", type=float, default=0.1, help="PRO, APRO: new weights = Psi * "
+                        "learned + (1 - Psi) * previous, with this Psi in [0, 1]")
     parser.add_argument("--dedup", choices=DEDUP, default="derivation",
                         help="pool candidates are distinct derivations (string + segmentation) or strings")
 
 
 def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
     """The optimiser ``add_optimizer_arguments``'s options describe."""
+    if args.algorithm in ("pro", "apro"):
+        if not 0.0 <= args.interpolation <= 1.0:
+            raise PbmtError("--interpolation must be in [0, 1]")
+        if args.algorithm == "pro":
+            if args.pro_samples < 0 or args.pro_keep < 0:
+                raise PbmtError("--pro-samples and --pro-keep must not be negative")
+            return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
+                                  min_difference=args.pro_min_difference, interpolation=args.interpolation)
+        if args.apro_c <= 0:
+            raise PbmtError("--apro-c must be positive")
+        return make_optimizer("apro", c=args.apro_c, interpolation=args.interpolation)
     if args.restarts < 0 or args.random_directions < 0:
         raise PbmtError("--restarts and --random-directions must not be negative")
     return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions)

@@ -64,7 +64,7 @@ from pbmt.tune.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries
 
 # algorithm name -> "module:class" of its optimiser
-OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert"}
+OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro": "pbmt.tune.apro:Apro"}
 
 CHECKPOINT = "checkpoint.npz"
 

@@ -1,0 +1,87 @@
+"""APRO (Dreyer & Dong, 2015): PRO with all pairs and no sampling.
+
+Every preference pair of every sentence, ``(i, j)`` with BLEU+1 ``b_i > b_j``
+(equal gains make no pair), enters a ranking SVM with squared hinge loss and
+L2 regularisation (Airola et al., 2011; Lee & Lin, 2014):
+
+    f(w) = 1/2 ||w||^2 + C * sum_s sum_{(i, j) in P_s} max(0, 1 - w.(x_i - x_j))^2
+
+The loss and its gradient are computed without enumerating the pairs, in
+O(k log k) per sentence of k candidates (``pbmt.tune._apro_kernels``), and
+f is minimised by scipy's L-BFGS from w = 0; f is strictly convex, so the
+result is deterministic and independent of the start. As in PRO's step 4
+the new weights interpolate with the previous ones, ``w_t = Ψ w' + (1 - Ψ)
+w_{t-1}`` (Dreyer & Dong run APRO with Ψ in {0.1, 0.5, 1}; the default is
+Hopkins & May's 0.1). C = 1 is pbmt's default (the excerpt of the paper
+does not give its value). Fixed features (default ``UnknownWordPenalty0``)
+take no part and keep their weights. BLEU+1 is
+``pbmt.metrics.bleu.sentence_bleu_plus1``, in [0, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+
+from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.tune._apro_kernels import squared_hinge_ranking
+from pbmt.tune.pool import Pool
+from pbmt.tune.pro import checked_weights, tuned_columns
+
+
+def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarray, offsets: np.ndarray,
+                      c: float = 1.0) -> tuple[float, np.ndarray]:
+    """APRO's objective f(w) (module docstring) and its gradient, float64[n_features].
+
+    weights: float64[n_features]; features: float64[n_cand, n_features];
+    gains: float64[n_cand] (BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
+    by sentence). O(n_cand * (n_features + log k)) time.
+    """
+    loss, coef = squared_hinge_ranking(features @ weights, np.asarray(gains, dtype=np.float64),
+                                       np.asarray(offsets, dtype=np.int64))
+    return 0.5 * (weights @ weights) + c * loss, weights + c * (features.T @ coef)
+
+
+class Apro:
+    """APRO as a fit-style optimiser over a ``Pool`` (module docstring).
+
+    c: weight of the summed squared hinge losses against 1/2 ||w||^2;
+    interpolation: Ψ, weight of the new solution against the previous weights
+    (1: the solution alone); fixed: feature names whose weights stay as given;
+    tolerance and max_iterations: L-BFGS's stopping rule (relative change of f
+    and projected gradient; iterations).
+
+    After ``fit``: ``weights_`` float64[n_features], ``solution_weights_`` (w',
+    0 in fixed columns), ``objective_`` f(w'), ``n_iterations_``. Uses no
+    randomness (``rng`` is accepted for the loop's interface and left alone).
+    """
+
+    def __init__(self, c: float = 1.0, interpolation: float = 0.1, fixed: tuple[str, ...] = ("UnknownWordPenalty0",),
+                 tolerance: float = 1e-10, max_iterations: int = 2000):
+        self.c = c
+        self.interpolation = interpolation
+        self.fixed = fixed
+        self.tolerance = tolerance
+        self.max_iterations = max_iterations
+
+    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator | None = None) -> "Apro":
+        """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        pool.check_complete()
+        initial = checked_weights(pool, initial_weights)
+        if not 0.0 <= self.interpolation <= 1.0:
+            raise ValueError(f"interpolation must be in [0, 1], got {self.interpolation}")
+        if self.c <= 0:
+            raise ValueError(f"c must be positive, got {self.c}")
+        free = tuned_columns(pool.layout, self.fixed)
+        features = np.ascontiguousarray(pool.features[:, free])
+        gains = sentence_bleu_plus1(pool.stats)
+        result = minimize(ranking_objective, np.zeros(features.shape[1]), args=(features, gains, pool.offsets, self.c),
+                          jac=True, method="L-BFGS-B",
+                          options={"maxiter": self.max_iterations, "ftol": self.tolerance, "gtol": self.tolerance})
+        self.solution_weights_ = np.zeros(pool.layout.size)
+        self.solution_weights_[free] = result.x
+        self.objective_ = float(result.fun)
+        self.n_iterations_ = int(result.nit)
+        self.weights_ = initial.copy()
+        self.weights_[free] = self.interpolation * result.x + (1.0 - self.interpolation) * initial[free]
+        return self
