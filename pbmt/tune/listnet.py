@@ -1,0 +1,236 @@
+"""ListNet: log-linear weights learned from whole n-best lists (Niehues et al., 2015).
+
+Every dev sentence's candidate list is one training instance. For scores
+``s`` of a list, the top-one probability of candidate ``j`` is
+``P_s(j) = exp(s_j) / sum_k exp(s_k)`` (Eq. 1; Cao et al., 2007). The model
+scores are ``z_j = w . x_j``; the reference scores are the candidates'
+BLEU+1 **in percent** (``pbmt.metrics.bleu.sentence_bleu_plus1`` times 100;
+in [0, 1] the reference distribution would be nearly flat, Sec. 4.2). The loss
+of a list is the cross entropy ``L = -sum_j P_y(j) log P_z(j)`` (Eq. 2), whose
+gradient (Eq. 3) is ``sum_j (P_z(j) - P_y(j)) x_j``.
+
+Scores are kept in a range where ``exp`` is usable by one of two
+normalisations (Sec. 4.1):
+
+- ``"features"`` (the paper's default): every feature is mapped linearly to
+  [-1, 1] with the training pool's per-feature minimum ``m`` and maximum
+  ``M``, ``x' = 2 (x - m) / (M - m) - 1`` (Eq. 5); the same map applies to
+  test lists (``FeatureScaling``). A constant feature maps to 0.
+- ``"score"``: the model scores of each list are divided by the list's
+  largest absolute score and multiplied by the target range ``r``
+  (``score_range``; Eqs. 6-7). The gradient includes the derivative of that
+  maximum (a subgradient where two candidates tie for it).
+
+Neither changes which candidate wins: a feature map adds a constant per
+feature (the same for every candidate) and scales its weight, a score map
+divides a list by a positive number. So the learned weights are also given
+in raw feature space (``weights_``: ``w_k = 2 w'_k / (M_k - m_k)``), where
+``features @ weights_`` ranks as the normalised model does; that is what the
+tuning loop and ``Pool.best`` use.
+
+Training (Sec. 4.3): stochastic gradient descent on batches of
+``batch_size`` (10) sentences drawn without replacement (a new permutation
+each epoch), stepping by ``learning_rate / (1 + decay * t)`` (t: batches so
+far; ``decay = 0``, the default, keeps the rate fixed) times the batch's
+mean gradient. Training starts from the given initial weights (those of the
+decoder, so step 0 is the baseline ranking) and runs ``epochs`` epochs or
+``max_batches`` batches, whichever ends first. Every ``eval_every`` batches
+(default: once per epoch) and at the start and end, the pool's corpus BLEU
+of the 1-best is measured; the weights with the best one are kept (the
+earliest on ties), so ListNet never ends below its starting point on the
+training pool.
+
+Each batch is a handful of numpy operations over the batch's candidates
+(segment softmax over the CSR pool); there is no Python loop over sentences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pbmt.csr import take
+from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.tune.pool import Pool, argmax_by_sentence
+
+NORMALISATIONS = ("features", "score", "none")
+
+
+@dataclass(frozen=True)
+class FeatureScaling:
+    """The linear map of every feature to [-1, 1] (Eq. 5).
+
+    minimum, maximum: float64[n_features], each feature's extremes on the
+    training pool. Columns with ``maximum == minimum`` map to 0.
+    """
+
+    minimum: np.ndarray
+    maximum: np.ndarray
+
+    @classmethod
+    def fit(cls, features: np.ndarray) -> "FeatureScaling":
+        """The scaling of ``features`` float64[n_cand, n_features] (n_cand >= 1)."""
+        features = np.asarray(features, dtype=np.float64)
+        return cls(features.min(axis=0), features.max(axis=0))
+
+    @property
+    def width(self) -> np.ndarray:
+        """float64[n_features]: ``maximum - minimum``, 1 for constant features (their value maps to 0)."""
+        width = self.maximum - self.minimum
+        return np.where(width > 0, width, 1.0)
+
+    def transform(self, features: np.ndarray) -> np.ndarray:
+        """float64[n, n_features]: ``2 (x - minimum) / (maximum - minimum) - 1`` (exactly -1 and 1
+        at the training extremes); values outside the training range map outside [-1, 1]."""
+        scaled = 2.0 * (np.asarray(features, dtype=np.float64) - self.minimum) / self.width - 1.0
+        scaled[:, self.maximum == self.minimum] = 0.0
+        return scaled
+
+    def raw_weights(self, scaled_weights: np.ndarray) -> np.ndarray:
+        """float64[n_features]: weights on raw features that rank as ``scaled_weights`` do on
+        transformed ones (scores differ by a constant); 0 for constant features."""
+        weights = 2.0 * np.asarray(scaled_weights, dtype=np.float64) / self.width
+        return np.where(self.maximum == self.minimum, 0.0, weights)
+
+    def scaled_weights(self, raw_weights: np.ndarray) -> np.ndarray:
+        """The inverse of ``raw_weights`` (a constant feature's weight becomes 0)."""
+        weights = np.asarray(raw_weights, dtype=np.float64) * self.width / 2.0
+        return np.where(self.maximum == self.minimum, 0.0, weights)
+
+
+def top_one(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Top-one probabilities (Eq. 1) within each list: a softmax per CSR segment.
+
+    scores: float64[n_cand]; offsets: int64[n_lists+1], no list empty.
+    Returns float64[n_cand], summing to 1 over each list.
+    """
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    shifted = np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths))
+    return shifted / np.repeat(np.add.reduceat(shifted, starts), lengths)
+
+
+def reference_scores(stats: np.ndarray) -> np.ndarray:
+    """float64[n_cand]: BLEU+1 in percent of BLEU statistics int64[n_cand, 10], the reference ranking."""
+    return 100.0 * sentence_bleu_plus1(stats)
+
+
+def loss_and_gradient(features: np.ndarray, offsets: np.ndarray, target: np.ndarray, weights: np.ndarray,
+                      score_range: float | None = None) -> tuple[float, np.ndarray]:
+    """The summed ListNet loss of some lists (Eq. 2, natural log) and its gradient (Eq. 3).
+
+    features: float64[n_cand, n_features] (already scaled when feature
+    normalisation is used); offsets: int64[n_lists+1] over them, none empty;
+    target: float64[n_cand], the reference top-one probabilities
+    (``top_one(reference_scores(stats), offsets)``); weights:
+    float64[n_features]; score_range: ``r`` of the final-score normalisation
+    (None: scores are ``features @ weights`` as they are; a list whose scores
+    are all 0 is left unscaled). Returns (loss, float64[n_features]).
+    """
+    z = features @ weights
+    lengths = np.diff(offsets)
+    if score_range is None:
+        scores, scale = z, None
+    else:
+        peak = argmax_by_sentence(np.abs(z), offsets)
+        top = np.abs(z[peak])
+        scale = np.where(top > 0, score_range / np.where(top > 0, top, 1.0), 1.0)
+        scores = z * np.repeat(scale, lengths)
+    probs = top_one(scores, offsets)
+    starts = offsets[:-1]
+    log_sum = np.log(np.add.reduceat(np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths)),
+                                     starts)) + np.maximum.reduceat(scores, starts)
+    loss = float(-(target * (scores - np.repeat(log_sum, lengths))).sum())
+    residual = probs - target
+    if scale is None:
+        return loss, features.T @ residual
+    coefficient = residual * np.repeat(scale, lengths)
+    # d(r z_j / |z_a|) / dw = r x_j / |z_a| - r z_j sign(z_a) x_a / z_a^2, for the list's peak a
+    moved = np.add.reduceat(residual * z, starts) * scale * np.sign(z[peak]) / np.where(top > 0, top, 1.0)
+    coefficient[peak] -= np.where(top > 0, moved, 0.0)
+    return loss, features.T @ coefficient
+
+
+class ListNet:
+    """ListNet as a fit-style optimiser over a ``Pool`` (see the module docstring).
+
+    normalisation: "features", "score" or "none"; score_range: ``r`` for
+    "score"; learning_rate: the step at batch 0; decay: the step at batch t
+    is ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
+    epochs, max_batches: the budget (whichever ends first); eval_every:
+    batches between dev BLEU evaluations (None: once per epoch).
+
+    After ``fit``: ``weights_`` float64[n_features] in raw feature space (the
+    best by the pool's corpus BLEU), ``scaled_weights_`` the same weights in
+    the space training used (equal to ``weights_`` unless "features"),
+    ``scaling_`` the FeatureScaling (None unless "features"), ``score_`` the
+    pool's corpus BLEU in [0, 1] under ``weights_``, ``history_`` a list of
+    (batches, corpus BLEU in [0, 1], mean loss per list) at each evaluation,
+    ``n_batches_``. Deterministic given the random generator.
+    """
+
+    def __init__(self, normalisation: str = "features", score_range: float = 10.0, learning_rate: float = 1.0,
+                 decay: float = 0.0, batch_size: int = 10, epochs: int = 100, max_batches: int = 100_000,
+                 eval_every: int | None = None):
+        if normalisation not in NORMALISATIONS:
+            raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
+        if learning_rate <= 0 or decay < 0 or score_range <= 0:
+            raise ValueError("learning_rate and score_range must be positive, decay non-negative")
+        if batch_size < 1 or epochs < 0 or max_batches < 0 or (eval_every is not None and eval_every < 1):
+            raise ValueError("batch_size and eval_every must be positive, epochs and max_batches non-negative")
+        self.normalisation = normalisation
+        self.score_range = score_range
+        self.learning_rate = learning_rate
+        self.decay = decay
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.max_batches = max_batches
+        self.eval_every = eval_every
+
+    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
+        """Train on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        pool.check_complete()
+        initial = np.array(initial_weights, dtype=np.float64)
+        if initial.shape != (pool.layout.size,):
+            raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
+                             f"got shape {initial.shape}")
+        if not np.all(np.isfinite(initial)):
+            raise ValueError("initial weights must be finite")
+        self.scaling_ = FeatureScaling.fit(pool.features) if self.normalisation == "features" else None
+        features = pool.features if self.scaling_ is None else self.scaling_.transform(pool.features)
+        weights = initial if self.scaling_ is None else self.scaling_.scaled_weights(initial)
+        target = top_one(reference_scores(pool.stats), pool.offsets)
+        score_range = self.score_range if self.normalisation == "score" else None
+        n_sent = pool.n_sentences
+        per_epoch = -(-n_sent // self.batch_size)
+        budget = min(self.max_batches, self.epochs * per_epoch)
+        eval_every = self.eval_every or per_epoch
+
+        def evaluate(t: int, w: np.ndarray) -> None:
+            raw = w if self.scaling_ is None else self.scaling_.raw_weights(w)
+            score = pool.bleu(raw)
+            loss = loss_and_gradient(features, pool.offsets, target, w, score_range)[0] / n_sent
+            self.history_.append((t, score, loss))
+            if score > self.score_:
+                self.score_, self.scaled_weights_, self.weights_ = score, w.copy(), raw
+
+        self.history_, self.score_ = [], -np.inf
+        evaluate(0, weights)
+        t = 0
+        while t < budget:
+            order = rng.permutation(n_sent)
+            batch_offsets, candidates = take(pool.offsets, np.arange(pool.n_candidates), order)
+            for first in range(0, n_sent, self.batch_size):
+                if t == budget:
+                    break
+                lo, hi = batch_offsets[first], batch_offsets[min(first + self.batch_size, n_sent)]
+                rows = candidates[lo:hi]
+                local = batch_offsets[first:min(first + self.batch_size, n_sent) + 1] - lo
+                gradient = loss_and_gradient(features[rows], local, target[rows], weights, score_range)[1]
+                weights = weights - self.learning_rate / (1.0 + self.decay * t) * gradient / (len(local) - 1)
+                t += 1
+                if t % eval_every == 0 or t == budget:
+                    evaluate(t, weights)
+        self.n_batches_ = t
+        return self
