@@ -64,7 +64,8 @@ from pbmt.tune.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries
 
 # algorithm name -> "module:class" of its optimiser
-OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro": "pbmt.tune.apro:Apro"}
+OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro": "pbmt.tune.apro:Apro",
+              "listnet": "pbmt.tune.listnet:ListNet"}
 
 CHECKPOINT = "checkpoint.npz"
 
