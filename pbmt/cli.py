@@ -20,6 +20,7 @@ VERBS = {
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
     "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
     "optimize": "Optimise feature weights on an n-best list, without decoding.",
+    "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
 }
 
 

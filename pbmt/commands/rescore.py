@@ -1,0 +1,155 @@
+"""Rescore n-best lists with features the decoder cannot afford (ListNet, MERT, PRO, APRO).
+
+Training (--train) reads a dev n-best list in Moses's format (any decoder;
+sentence ids from 0) and its references, adds rescoring features to every
+entry (--lm FILE: a further LM, column LM<k>; --src: the target/source
+length ratio; --feature KIND[:ARG]: any registered kind, e.g. consensus),
+learns the weights of all columns and writes them to --out. Training starts
+from the decoder's weights (recovered from the list's totals) with the new
+columns at 0. ListNet (the default; Niehues et al., 2015) maps every
+feature to [-1, 1] with the dev set's minimum and maximum, trains by SGD on
+batches of 10 sentences and keeps the weights whose 1-best has the best dev
+BLEU.
+
+Applying (--weights) reads an n-best list, computes the same rescoring
+features (the LM paths stored in the weights file, unless --lm gives them
+again, in the same order; --src is needed again for the length ratio), and
+prints each sentence's new 1-best, one line per sentence id (an empty line
+for a sentence without entries). With --refs it also reports BLEU before
+(the list's first entries) and after.
+
+The weights file is text: a moses.ini-style [weight] section (every column,
+raw feature space) and a [rescore] section holding JSON (algorithm,
+normalisation and the dev feature ranges, the rescoring features); see
+docs/rescoring.md.
+
+Examples:
+  pbmt rescore --nbest dev.nbest.gz --refs dev.tok.en --src dev.tok.es --lm lm5.arpa.gz --train --out weights
+  pbmt rescore --nbest test.nbest.gz --src test.tok.es --weights weights > test.out
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pbmt.errors import PbmtError
+from pbmt.commands.optimize import _write
+from pbmt.files import read_lines
+from pbmt.metrics.bleu import corpus_bleu
+from pbmt.tune.listnet import NORMALISATIONS
+from pbmt.tune.loop import OPTIMIZERS
+from pbmt.tune.pool import References
+from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
+from pbmt.tune.rescoring_features import KINDS, FeatureSpec, name_features
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nbest", type=Path, required=True, help="n-best list in Moses's format (plain or gzip)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--train", action="store_true", help="learn weights (needs --refs and --out)")
+    mode.add_argument("--weights", type=Path, help="weights file of an earlier --train: rescore with it")
+    parser.add_argument("--refs", type=Path, help="references, one tokenised sentence a line (with --weights: "
+                        "report BLEU before and after)")
+    parser.add_argument("--src", type=Path, help="source sentences, one tokenised line each (length ratio feature)")
+    parser.add_argument("--lm", type=Path, action="append", default=[], help="an ARPA LM (plain or gzip) whose "
+                        "natural-log score is a feature; repeatable")
+    parser.add_argument("--feature", action="append", default=[], metavar="KIND[:ARG]",
+                        help=f"a further rescoring feature; repeatable; kinds: {', '.join(sorted(KINDS))}")
+    parser.add_argument("--out", type=Path, help="where --train writes the weights file")
+    parser.add_argument("-o", "--output", default="-", help="where the rescored 1-best go ('-': standard output)")
+    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="listnet", help="the optimiser")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
+    listnet = parser.add_argument_group("ListNet")
+    listnet.add_argument("--normalisation", choices=NORMALISATIONS, default="features",
+                         help="feature normalisation to [-1, 1], final-score normalisation to --score-range, or none")
+    listnet.add_argument("--score-range", type=float, default=10.0, help="r of the final-score normalisation")
+    listnet.add_argument("--learning-rate", type=float, default=1.0, help="SGD step at the first batch")
+    listnet.add_argument("--decay", type=float, default=0.0, help="step at batch t: rate / (1 + decay * t)")
+    listnet.add_argument("--batch-size", type=int, default=10, help="sentences per SGD batch")
+    listnet.add_argument("--epochs", type=int, default=100, help="passes over the dev sentences at most")
+    listnet.add_argument("--max-batches", type=int, default=100_000, help="batches at most")
+    listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
+    mert = parser.add_argument_group("MERT")
+    mert.add_argument("--restarts", type=int, default=20, help="random starting points besides the decoder's")
+    mert.add_argument("--random-directions", type=int, default=10, help="random directions searched per round")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.train and (args.refs is None or args.out is None):
+        raise PbmtError("--train needs --refs and --out")
+    sources = [line for _, line in read_lines(args.src)] if args.src is not None else None
+    started = time.perf_counter()
+    lists = read_lists(args.nbest, sources)
+    if args.train:
+        specs = name_features(_requests(args), lists.layout.names)
+        lists = with_features(lists, specs)
+        references = References.read(args.refs)
+        model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
+                      **_params(args))
+        model.write(args.out)
+        stats = references.stats(lists.texts, lists.sentence)
+        before, after = lists.offsets[:-1], model.best(lists)
+        if not args.quiet:
+            print(f"{lists.n_candidates} entries of {lists.n_sentences} sentences, features "
+                  f"{' '.join(lists.layout.names)}; dev BLEU of the 1-best {100 * corpus_bleu(stats[before]):.2f} -> "
+                  f"{100 * corpus_bleu(stats[after]):.2f} after {time.perf_counter() - started:.1f} s "
+                  f"({args.algorithm})", file=sys.stderr)
+        return 0
+    model = RescoringModel.read(args.weights)
+    lists = with_features(lists, _stored_features(model, args))
+    best = model.best(lists)
+    lines = [lists.texts[i] if i >= 0 else "" for i in best]
+    _write(args.output, "".join(line + "\n" for line in lines))
+    if args.refs is not None and not args.quiet:
+        references = References.read(args.refs)
+        filled = best >= 0
+        first = lists.offsets[:-1][filled]
+        stats = references.stats([lists.texts[i] for i in first], np.flatnonzero(filled))
+        stats_after = references.stats([lists.texts[i] for i in best[filled]], np.flatnonzero(filled))
+        print(f"BLEU of the 1-best {100 * corpus_bleu(stats):.2f} -> {100 * corpus_bleu(stats_after):.2f}",
+              file=sys.stderr)
+    return 0
+
+
+def _requests(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """(kind, argument) of every rescoring feature the options ask for."""
+    requests = [("lm", str(path.resolve())) for path in args.lm]
+    if args.src is not None:
+        requests.append(("length-ratio", None))
+    for text in args.feature:
+        kind, _, argument = text.partition(":")
+        requests.append((kind, argument or None))
+    return requests
+
+
+def _params(args: argparse.Namespace) -> dict:
+    if args.algorithm == "listnet":
+        return {"normalisation": args.normalisation, "score_range": args.score_range,
+                "learning_rate": args.learning_rate, "decay": args.decay, "batch_size": args.batch_size,
+                "epochs": args.epochs, "max_batches": args.max_batches, "eval_every": args.eval_every}
+    if args.algorithm == "mert":
+        return {"restarts": args.restarts, "random_directions": args.random_directions}
+    return {}
+
+
+def _stored_features(model: RescoringModel, args: argparse.Namespace) -> list[FeatureSpec]:
+    """The weights file's rescoring features, with --lm's paths when given."""
+    specs = list(model.features)
+    lms = [i for i, s in enumerate(specs) if s.kind == "lm"]
+    if args.lm:
+        if len(args.lm) != len(lms):
+            raise PbmtError(f"{args.weights} has {len(lms)} LM feature(s) but --lm gives {len(args.lm)}")
+        for i, path in zip(lms, args.lm):
+            specs[i] = FeatureSpec("lm", specs[i].name, str(path))
+    unknown = [s.kind for s in specs if s.kind not in KINDS]
+    if unknown:
+        raise PbmtError(f"{args.weights} uses rescoring feature kind(s) {', '.join(unknown)} that are not "
+                        f"registered here (known: {', '.join(sorted(KINDS))})")
+    return specs
+

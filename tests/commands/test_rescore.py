@@ -1,0 +1,85 @@
+"""pbmt rescore: train on one half of Moses's dev n-best lists, rescore the other."""
+
+import gzip
+
+import numpy as np
+import pytest
+
+from pbmt.cli import main
+from pbmt.metrics.bleu import corpus_bleu
+from pbmt.tune.pool import References
+from pbmt.tune.rescore import RescoringModel
+
+HALF = 20
+
+
+@pytest.fixture(scope="module")
+def files(bible, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rescore-cli")
+    halves = {"train": [], "test": []}
+    with gzip.open(bible / "model" / "dev.moses.nbest100.gz", "rt", encoding="utf-8") as handle:
+        for line in handle:
+            sid, rest = line.split(" ||| ", 1)
+            if int(sid) >= 2 * HALF:
+                break
+            halves["train" if int(sid) < HALF else "test"].append(f"{int(sid) % HALF} ||| {rest}")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()
+    paths = {}
+    for i, half in enumerate(("train", "test")):
+        paths[half] = folder / f"{half}.nbest"
+        paths[half].write_text("".join(halves[half]), encoding="utf-8")
+        for kind, lines in (("es", src), ("en", ref)):
+            paths[half, kind] = folder / f"{half}.{kind}"
+            paths[half, kind].write_text("\n".join(lines[i * HALF:(i + 1) * HALF]) + "\n", encoding="utf-8")
+    return paths
+
+
+def test_train_then_rescore(files, bible, tmp_path, capsys):
+    weights = tmp_path / "weights"
+    assert main(["rescore", "--nbest", str(files["train"]), "--refs", str(files["train", "en"]),
+                 "--src", str(files["train", "es"]), "--lm", str(bible / "lm5.arpa.gz"), "--feature", "consensus",
+                 "--train", "--out", str(weights), "--epochs", "20"]) == 0
+    summary = capsys.readouterr().err
+    before, after = (float(x) for x in summary.split("dev BLEU of the 1-best ")[1].split(" after")[0].split(" -> "))
+    assert after >= before
+    model = RescoringModel.read(weights)
+    assert model.layout.names[-3:] == ("LM1", "LengthRatio0", "Consensus0")
+    assert model.algorithm == "listnet" and model.normalisation == "features"
+
+    out = tmp_path / "test.out"
+    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+                 str(weights), "--refs", str(files["test", "en"]), "-o", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == HALF
+    references = References.read(files["test", "en"])
+    reported = capsys.readouterr().err.split(" -> ")[1]
+    assert float(reported) == pytest.approx(100 * corpus_bleu(references.stats(lines, np.arange(HALF))), abs=0.005)
+
+    # the stored LM path is used unless --lm gives one; a wrong count of LMs is an error
+    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+                 str(weights), "--lm", str(bible / "lm5.arpa.gz")]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+                 str(weights), "--lm", str(bible / "lm5.arpa.gz"), "--lm", str(bible / "lm3.arpa.gz")]) == 1
+    assert "has 1 LM feature(s) but --lm gives 2" in capsys.readouterr().err
+    assert main(["rescore", "--nbest", str(files["test"]), "--weights", str(weights)]) == 1
+    assert "needs the source sentences (--src)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algorithm", ["mert", "pro", "apro"])
+def test_other_optimisers_rescore_the_same_lists(files, tmp_path, capsys, algorithm):
+    weights = tmp_path / "weights"
+    assert main(["rescore", "--nbest", str(files["train"]), "--refs", str(files["train", "en"]), "--train",
+                 "--out", str(weights), "--algorithm", algorithm, "--restarts", "2"]) == 0
+    assert RescoringModel.read(weights).algorithm == algorithm
+    assert main(["rescore", "--nbest", str(files["test"]), "--weights", str(weights)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == HALF
+
+
+def test_usage_errors(files, tmp_path, capsys):
+    assert main(["rescore", "--nbest", str(files["train"]), "--train", "--out", str(tmp_path / "w")]) == 1
+    assert "--train needs --refs and --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["rescore", "--nbest", str(files["train"])])
+    assert exit_.value.code == 2
