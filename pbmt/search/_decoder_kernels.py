@@ -13,6 +13,8 @@ from numba import njit
 
 from pbmt.search._scoring_kernels import EOS, lm_words, msd_orientation, score_word
 
+STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
+
 
 @njit(cache=True, inline="always")
 def _covered(cov, h, i):
@@ -69,8 +71,12 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
     ``has_lr``); distortion_limit < 0: unlimited; log_beam: natural log of the
     beam threshold (-inf: no threshold pruning). Returns the pool:
     (parent int32[h], option int32[h], score float64[h], klass int32[h],
-    final_class int) — klass[h] is the recombination class of hypothesis h;
-    final_class -1 if no complete hypothesis survived.
+    final_class int, stats int64[n + 1, 5]) — klass[h] is the recombination
+    class of hypothesis h; final_class -1 if no complete hypothesis survived;
+    stats[s] counts, for stack s (s words covered): its classes when it was
+    expanded, the hypotheses expanded after pruning, the hypotheses added to
+    it, those of them recombined into an existing class, and the extensions
+    rejected by the beam threshold before entering it (see STAT_NAMES).
     """
     words = max(1, (n + 63) // 64)
     cap = 1024
@@ -100,6 +106,7 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
     tcap = 4096
     table = np.full(tcap, -1, dtype=np.int32)
     final_class = -1
+    stats = np.zeros((n + 1, 5), dtype=np.int64)
 
     for s in range(n):
         # the classes of stack s, pruned
@@ -119,10 +126,12 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
             c = c_next[c]
         order = np.argsort(-totals, kind="mergesort")
         keep = min(count, stack_size)
+        stats[s, 0] = count
         for r in range(keep):
             idx = order[r]
             if totals[idx] < stack_best[s] + log_beam:
                 break
+            stats[s, 1] += 1
             h = reps[idx]
             first_gap = 0
             while first_gap < n and _covered(cov, h, first_gap):
@@ -174,6 +183,7 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                             fut[g] = _future_of(cov, g, n, future)
                         total = new_score + fut[g]
                         if total < stack_best[t] + log_beam:
+                            stats[t, 4] += 1
                             continue
                         prev_start[g] = start
                         prev_end[g] = end
@@ -183,6 +193,7 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                         score[g] = new_score
                         key_a[g] = -1 if complete else (o if has_lr else end)
                         n_hyp += 1
+                        stats[t, 2] += 1
                         if total > stack_best[t]:
                             stack_best[t] = total
                         # find the class of g
@@ -202,6 +213,7 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                                     break
                             slot = (slot + 1) & mask
                         if found >= 0:
+                            stats[t, 3] += 1
                             klass[g] = found
                             if new_score > score[c_rep[found]]:
                                 c_rep[found] = g
@@ -228,4 +240,8 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                                 while table[sl] >= 0:
                                     sl = (sl + 1) & mask
                                 table[sl] = cl
-    return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class
+    c = stack_head[n]
+    while c >= 0:
+        stats[n, 0] += 1
+        c = c_next[c]
+    return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class, stats

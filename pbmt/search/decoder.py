@@ -29,6 +29,42 @@ class ScoredDerivation:
     score: float
 
 
+@dataclass(frozen=True)
+class SearchGraph:
+    """What one stack-decoding run explored.
+
+    Hypothesis ``h`` extended ``parent[h]`` with option ``option[h]`` to an
+    accumulated model score ``score[h]`` (natural log, weighted; complete
+    hypotheses include the end of sentence); hypothesis 0 is the empty start.
+    ``klass[h]`` is its recombination class; ``final_class`` the class of all
+    complete hypotheses (-1: none survived). ``stats[s]`` counts per stack
+    (``_decoder_kernels.STAT_NAMES``: classes, expanded, added, recombined, beam-rejected).
+    """
+
+    parent: np.ndarray
+    option: np.ndarray
+    score: np.ndarray
+    klass: np.ndarray
+    final_class: int
+    stats: np.ndarray
+
+
+def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None) -> SearchGraph:
+    """Run the stack decoder on a sentence of at least one word; ``settings`` default to the model's."""
+    settings = settings or model.settings
+    layout = model.layout
+    lr = layout.columns_of_type("LexicalReordering")
+    dist = layout.columns_of_type("Distortion")
+    w = model.weights
+    return SearchGraph(*decode_kernel(
+        options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words, options.local_score,
+        options.reordering, options.span_offsets, options.max_length, options.future, model.lm.arrays,
+        model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
+        w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
+        settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
+    ))
+
+
 def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
            settings: SearchSettings | None = None) -> list[ScoredDerivation]:
     """The ``n_best`` highest-scoring derivations the search finds, best first.
@@ -36,27 +72,18 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
     ``distinct``: skip derivations whose target words equal a better one's.
     ``settings`` default to the model's (stack size, beam threshold, distortion limit).
     """
-    settings = settings or model.settings
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
         return [ScoredDerivation(empty, float(score_derivation(empty, options, model) @ model.weights))]
-    layout = model.layout
-    lr = layout.columns_of_type("LexicalReordering")
-    dist = layout.columns_of_type("Distortion")
-    w = model.weights
-    parent, option, score, klass, final = decode_kernel(
-        options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words, options.local_score,
-        options.reordering, options.span_offsets, options.max_length, options.future, model.lm.arrays,
-        model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
-        w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
-        settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
-    )
-    if final < 0:
+    graph = search(model, options, settings)
+    if graph.final_class < 0:
         return []
-    return list(_best_paths(options, parent, option, score, klass, final, n_best, distinct))
+    return list(best_paths(options, graph, n_best, distinct))
 
 
-def _best_paths(options, parent, option, score, klass, final, n_best, distinct):
+def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False):
+    """Yield the ``n_best`` best complete derivations of a search graph (``ScoredDerivation``), best first."""
+    parent, option, score, klass, final = graph.parent, graph.option, graph.score, graph.klass, graph.final_class
     # members of every class, best first
     order = np.lexsort((-score, klass))
     counts = np.bincount(klass, minlength=klass.max() + 1)

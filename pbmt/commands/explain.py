@@ -1,0 +1,53 @@
+"""Show how one sentence is translated: options, future costs, derivation, search.
+
+Prints, for one source sentence: the translation options of every span with
+their scores, the future-cost table, the best derivation with every block's
+feature contributions and orientation, the number of hypotheses per stack
+(expanded, added, recombined, pruned) and the n-best list. --html writes the
+same as one self-contained page (with a word-alignment grid); --dot writes the
+search graph around the n-best paths for Graphviz.
+
+Example:
+  pbmt explain "en el principio creó dios los cielos y la tierra ." --html explain.html
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pbmt.commands.translate import DEFAULT_MODEL, load_model
+from pbmt.errors import PbmtError
+from pbmt.explain import explain, render_dot, render_html, render_text
+from pbmt.files import atomic_write
+from pbmt.translation import Translator
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sentence", help="the source sentence ('-': read one line from standard input)")
+    parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
+    parser.add_argument("--tokenized", action="store_true", help="the sentence is already in the model's tokens")
+    parser.add_argument("--n-best", type=int, default=10, help="derivations listed from the search graph")
+    parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
+    parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
+    for name in ("weights", "stack", "beam_threshold", "distortion_limit", "ttable_limit"):
+        parser.set_defaults(**{name: None})
+
+
+def run(args: argparse.Namespace) -> int:
+    sentence = sys.stdin.readline().rstrip("\n") if args.sentence == "-" else args.sentence
+    model = load_model(args)
+    tokens = Translator(model, tokenized=args.tokenized).tokens(sentence)
+    if not tokens:
+        raise PbmtError("the sentence is empty")
+    e = explain(model, tokens, n_best=args.n_best)
+    sys.stdout.write(render_text(e, model, args.options_per_span))
+    if args.html:
+        with atomic_write(args.html) as handle:
+            handle.write(render_html(e, model, args.options_per_span))
+    if args.dot:
+        with atomic_write(args.dot) as handle:
+            handle.write(render_dot(e, model))
+    return 0

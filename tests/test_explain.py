@@ -1,0 +1,87 @@
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from pbmt.cli import main
+from pbmt.explain import explain, render_dot, render_html, render_text
+from pbmt.model.model import TranslationModel
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import score_derivation
+from pbmt.search.options import TranslationOptions
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    return TranslationModel.load(tiny_model_dir / "moses.ini")
+
+
+@pytest.fixture(scope="module")
+def explained(tiny):
+    return explain(tiny, "c a e b d".split(), n_best=5)
+
+
+def test_numbers_equal_score_derivation_of_the_1best(tiny, explained):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("c a e b d".split()))
+    best = decode(tiny, options)[0]
+    assert explained.best.derivation == best.derivation
+    np.testing.assert_allclose(explained.features, score_derivation(best.derivation, options, tiny), atol=1e-12)
+    np.testing.assert_allclose(explained.contributions.sum(0) + explained.end, explained.features, atol=1e-9)
+    assert (explained.contributions.sum(0) + explained.end) @ tiny.weights == pytest.approx(best.score, abs=1e-9)
+    text = render_text(explained, tiny)
+    assert f"model score {best.score:.4f}" in text
+
+
+def test_options_table_equals_translation_options(tiny, explained):
+    text = render_text(explained, tiny, options_per_span=1000)
+    o = explained.options
+    for i in range(o.n_words):
+        for j in range(i + 1, min(o.n_words, i + o.max_length) + 1):
+            count = len(o.span(i, j))
+            header = f"  [{i}-{j - 1}] {' '.join(explained.source[i:j])}  ({count} options)"
+            assert (header in text) == (count > 0)
+    shown = sum(1 for line in text.splitlines() if line.startswith("      ") and " future " in line)
+    assert shown == len(o)
+
+
+def test_search_counts_are_consistent(explained):
+    stats = explained.graph.stats
+    assert stats[:, 1].sum() <= stats[:, 0].sum()  # expanded <= classes
+    assert (stats[:, 3] <= stats[:, 2]).all()  # recombined <= added
+    assert stats[1:, 2].sum() == len(explained.graph.parent) - 1
+
+
+def test_dot_parses(tiny, explained, tmp_path):
+    dot = render_dot(explained, tiny)
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    path = tmp_path / "g.dot"
+    path.write_text(dot)
+    subprocess.run(["dot", "-Tsvg", str(path), "-o", str(tmp_path / "g.svg")], check=True)
+    assert (tmp_path / "g.svg").stat().st_size > 0
+
+
+def test_html_renders_in_headless_chromium(tiny, explained, tmp_path):
+    page = tmp_path / "e.html"
+    page.write_text(render_html(explained, tiny))
+    assert "http://" not in page.read_text() and "https://" not in page.read_text()
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (Debian package chromium)")
+    shot = tmp_path / "shot.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,1600",
+                    page.as_uri()], check=True, capture_output=True, timeout=120)
+    assert shot.stat().st_size > 1000
+
+
+def test_explain_command(tiny_model_dir, tmp_path, capsys):
+    assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "a b c", "--html", str(tmp_path / "p.html"),
+                 "--dot", str(tmp_path / "g.dot")]) == 0
+    out = capsys.readouterr().out
+    assert "BEST DERIVATION" in out and "SEARCH" in out
+    assert (tmp_path / "p.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "  "]) == 1
