@@ -67,7 +67,7 @@ def test_train_then_rescore(files, bible, tmp_path, capsys):
     assert "needs the source sentences (--src)" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("algorithm", ["mert", "pro", "apro"])
+@pytest.mark.parametrize("algorithm", ["mert", "pro"])
 def test_other_optimisers_rescore_the_same_lists(files, tmp_path, capsys, algorithm):
     weights = tmp_path / "weights"
     assert main(["rescore", "--nbest", str(files["train"]), "--refs", str(files["train", "en"]), "--train",
