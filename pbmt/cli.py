@@ -21,6 +21,8 @@ VERBS = {
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
     "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
     "optimize": "Optimise feature weights on an n-best list, without decoding.",
+    "train": "Train a phrase-based model (align, extract, score, LM) from a parallel text.",
+    "filter": "Filter a model's tables to the phrases an input text can use.",
     "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
 }
 

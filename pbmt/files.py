@@ -13,6 +13,8 @@ from typing import IO, Iterator
 
 from pbmt.errors import FormatError, PbmtError
 
+_GZIP_LEVEL = 6
+
 
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
     """Open a file for reading bytes; ``.gz`` files are decompressed; ``-`` is stdin.
@@ -65,15 +67,22 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Write ``path`` through a temporary file in the same folder, renamed on success.
 
-    If the body raises, the temporary file is removed and ``path`` is left as
-    it was: nothing half-written is ever visible under the final name.
+    ``mode`` is ``"w"`` (UTF-8 text) or ``"wb"`` (bytes). A path ending in
+    ``.gz`` is gzip-compressed (level 6, gzip's default; no timestamp in the
+    header, so equal content gives equal bytes). If the body raises, the
+    temporary file is removed and ``path`` is left as it was: nothing
+    half-written is ever visible under the final name.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        encoding = None if "b" in mode else "utf-8"
-        with open(fd, mode, encoding=encoding) as handle:
+        with contextlib.ExitStack() as stack:
+            handle: IO = stack.enter_context(open(fd, "wb"))
+            if path.suffix == ".gz":
+                handle = stack.enter_context(gzip.GzipFile(path.name, "wb", _GZIP_LEVEL, handle, mtime=0))
+            if "b" not in mode:
+                handle = stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8"))
             yield handle
         umask = os.umask(0)
         os.umask(umask)

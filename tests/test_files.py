@@ -29,3 +29,16 @@ def test_atomic_write_leaves_old_file_when_body_fails(tmp_path):
             f.write("half")
             raise RuntimeError("boom")
     assert path.read_text() == "old" and list(tmp_path.iterdir()) == [path]
+
+
+def test_atomic_write_compresses_gz_paths_reproducibly(tmp_path):
+    for name, mode, text in (("t.gz", "w", "uno\ndós\n"), ("b.gz", "wb", "uno\ndós\n".encode())):
+        with atomic_write(tmp_path / name, mode) as f:
+            f.write(text)
+        assert gzip.decompress((tmp_path / name).read_bytes()) == "uno\ndós\n".encode()
+        assert list(read_lines(tmp_path / name)) == [(1, "uno"), (2, "dós")]
+    first = (tmp_path / "t.gz").read_bytes()
+    with atomic_write(tmp_path / "t.gz") as f:
+        f.write("uno\ndós\n")
+    assert (tmp_path / "t.gz").read_bytes() == first  # no timestamp in the header
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.gz", "t.gz"]

@@ -33,36 +33,31 @@ def lexical_weights(
     """
     n = src_start.shape[0]
     out = np.empty((n, 2), dtype=np.float64)
-    one = np.uint64(1)
     for p in range(n):
         fs = src_ids[src_start[p] : src_start[p] + src_len[p]]
         es = tgt_ids[tgt_start[p] : tgt_start[p] + tgt_len[p]]
-        mask = align_inverse[p]
-        lex_fe = 1.0
-        for f in range(fs.shape[0]):
-            total = 0.0
-            links = 0
-            for e in range(es.shape[0]):
-                if (mask >> np.uint64(e * MASK_STRIDE + f)) & one:
-                    total += _prob(keys, values, n_tgt, p_src_tgt, fs[f], es[e])
-                    links += 1
-            if links == 0:
-                lex_fe *= _prob(keys, values, n_tgt, p_src_tgt, fs[f], 0)
-            else:
-                lex_fe *= total / links
-        mask = align_direct[p]
-        lex_ef = 1.0
-        for e in range(es.shape[0]):
-            total = 0.0
-            links = 0
-            for f in range(fs.shape[0]):
-                if (mask >> np.uint64(e * MASK_STRIDE + f)) & one:
-                    total += _prob(keys, values, n_tgt, p_tgt_src, fs[f], es[e])
-                    links += 1
-            if links == 0:
-                lex_ef *= _prob(keys, values, n_tgt, p_tgt_src, 0, es[e])
-            else:
-                lex_ef *= total / links
-        out[p, 0] = lex_fe
-        out[p, 1] = lex_ef
+        out[p, 0] = _lex_weight(fs, es, align_inverse[p], False, keys, values, n_tgt, p_src_tgt)
+        out[p, 1] = _lex_weight(es, fs, align_direct[p], True, keys, values, n_tgt, p_tgt_src)
     return out
+
+
+@njit(cache=True, inline="always")
+def _lex_weight(predicted, given, mask, predicted_is_target, keys, values, n_tgt, probs):
+    # Product over the predicted words of the mean probability over the given
+    # words linked to each (bit e * 8 + f of mask), or of the probability given NULL.
+    weight = 1.0
+    for a in range(predicted.shape[0]):
+        total = 0.0
+        links = 0
+        for b in range(given.shape[0]):
+            e, f = (a, b) if predicted_is_target else (b, a)
+            if (mask >> np.uint64(e * MASK_STRIDE + f)) & np.uint64(1):
+                fw, ew = (given[b], predicted[a]) if predicted_is_target else (predicted[a], given[b])
+                total += _prob(keys, values, n_tgt, probs, fw, ew)
+                links += 1
+        if links == 0:
+            fw, ew = (0, predicted[a]) if predicted_is_target else (predicted[a], 0)
+            weight *= _prob(keys, values, n_tgt, probs, fw, ew)
+        else:
+            weight *= total / links
+    return weight

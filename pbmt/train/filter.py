@@ -5,16 +5,26 @@ keeps for a phrase-based model: every pair whose source phrase occurs as a
 contiguous word sequence of some input sentence. ``prune`` keeps the
 ``limit`` pairs of each source phrase with the highest φ(e|f).
 Both keep the table's row order, and counts and scores as they were.
+``filter_model`` does the same filtering to the table files of a moses.ini.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
+from pbmt.files import atomic_write, read_lines
+from pbmt.model.model import SearchSettings
 from pbmt.train.score import ScoredTable
+
+#: Feature types whose table files ``filter_model`` filters.
+FILTERED_TYPES = ("PhraseDictionaryMemory", "LexicalReordering")
 
 
 def source_ngrams(sentences: Iterable[Sequence[str]], max_length: int) -> set[str]:
@@ -52,3 +62,53 @@ def prune(table: ScoredTable, limit: int) -> ScoredTable:
     first = np.flatnonzero(starts_group)
     rank = rows - np.repeat(first, np.diff(np.append(first, len(order))))
     return table.take(np.sort(order[rank < limit]))
+
+
+def filter_table_file(path: str | os.PathLike, out: str | os.PathLike, wanted: set[str]) -> tuple[int, int]:
+    """Copy the lines of a Moses phrase or reordering table (``src ||| ...``,
+    plain or gzip) whose source phrase is in ``wanted`` (space-joined words)
+    to ``out`` (gzip if it ends in .gz; atomic), in file order.
+    Returns (lines kept, lines read)."""
+    kept = total = 0
+    with atomic_write(out) as handle:
+        for _, line in read_lines(path):
+            total += 1
+            if " ".join(line.split("|||", 1)[0].split()) in wanted:
+                handle.write(line + "\n")
+                kept += 1
+    return kept, total
+
+
+def filter_model(
+    ini: str | os.PathLike, sentences: Iterable[Sequence[str]], out: str | os.PathLike
+) -> list[tuple[str, int, int]]:
+    """Write to the folder ``out`` the model of ``ini`` filtered to the
+    tokenised ``sentences``: its phrase and reordering tables keep the pairs
+    whose source phrase occurs in a sentence (up to the ini's
+    ``[max-phrase-length]``, the decoder's limit), under their own names; the
+    new ``moses.ini`` points to them by relative paths and to every other file
+    (the LM) by its absolute path. ``pbmt.toml`` is copied when present.
+    Returns (feature name, lines kept, lines read) per filtered table.
+    """
+    ini, out = Path(ini), Path(out)
+    config = MosesConfig.read(ini)
+    if out.resolve() == ini.parent.resolve():
+        raise PbmtError(f"{out}: the filtered model must go to another folder than the model's own")
+    wanted = source_ngrams(sentences, SearchSettings.from_config(config).max_phrase_length)
+    features, counts = [], []
+    for feature in config.features:
+        if "path" in feature.args:
+            source = config.resolve(feature.args["path"])
+            if feature.type in FILTERED_TYPES:
+                counts.append((feature.name, *filter_table_file(source, out / source.name, wanted)))
+                path = source.name
+            else:
+                path = str(source.resolve())
+            feature = replace(feature, args={**feature.args, "path": path})
+        features.append(feature)
+    replace(config, features=tuple(features)).write(out / "moses.ini")
+    preprocessing = ini.parent / "pbmt.toml"
+    if preprocessing.exists():
+        with atomic_write(out / "pbmt.toml") as handle:
+            handle.write(preprocessing.read_text(encoding="utf-8"))
+    return counts

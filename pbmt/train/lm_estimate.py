@@ -43,12 +43,9 @@ starting at every token position.
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import os
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -173,11 +170,8 @@ def write_arpa(model: ArpaModel, path: str | os.PathLike) -> None:
     order, ``log10 backoff`` (0 included, as lmplz writes it), 8 significant
     digits. The write is atomic.
     """
-    path = Path(path)
     words = np.array(model.words, dtype=object)
-    with atomic_write(path, "wb") as raw, (
-        gzip.GzipFile(str(path), "wb", 6, raw, mtime=0) if path.suffix == ".gz" else contextlib.nullcontext(raw)
-    ) as out:
+    with atomic_write(path, "wb") as out:
         header = ["\\data\\"] + [f"ngram {k}={len(g)}" for k, g in enumerate(model.ngrams, 1)]
         out.write(("\n".join(header) + "\n").encode())
         for k, ids in enumerate(model.ngrams, 1):

@@ -25,11 +25,9 @@ Moses's byte for byte.
 
 from __future__ import annotations
 
-import gzip
 import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -44,7 +42,6 @@ NULL = -1  # word id of NULL in WordTranslation
 NULL_WORD = "NULL"
 LEX_DECIMALS = 7  # Moses's lex files: printf "%.7f"
 REORDERING_SMOOTHING = 0.5
-_GZIP_LEVEL = 1  # tables are large and written once per training: favour speed
 
 
 @dataclass(frozen=True)
@@ -169,15 +166,9 @@ def score_phrase_pairs(
     return ScoredTable(pairs, features, reordering_probabilities(pairs.orientation, reordering_smoothing))
 
 
-def _open_output(path: Path, raw: IO[bytes]) -> IO[bytes]:
-    return gzip.GzipFile(str(path), "wb", _GZIP_LEVEL, raw, mtime=0) if path.suffix == ".gz" else raw
-
-
 def _write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
     """Write text lines (each ending in a newline) atomically, gzip if ``path`` ends in .gz."""
-    path = Path(path)
-    with atomic_write(path, "wb") as raw:
-        out = _open_output(path, raw)
+    with atomic_write(path, "wb") as out:
         batch: list[str] = []
         for line in lines:
             batch.append(line)
@@ -185,8 +176,6 @@ def _write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
                 out.write("".join(batch).encode("utf-8"))
                 batch.clear()
         out.write("".join(batch).encode("utf-8"))
-        if out is not raw:
-            out.close()
 
 
 def write_word_translation(e2f_path: str | os.PathLike, f2e_path: str | os.PathLike, lexicon: WordTranslation) -> None:

@@ -2,12 +2,12 @@
 its word translation tables equal Moses's lex files, and on tiny corpora the
 lexical weights equal a direct computation."""
 
-import gzip
 from collections import Counter
 
 import numpy as np
 import pytest
 
+from pbmt.files import read_lines
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines
 from pbmt.train.extract import extract_phrase_pairs
 from pbmt.train.score import (
@@ -19,15 +19,14 @@ from pbmt.train.score import (
 )
 
 
-def _lex_file(path, opener=open):
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return {tuple(line.split()[:2]): line.split()[2] for line in handle}
+def _lex_file(path):
+    return {tuple(line.split()[:2]): line.split()[2] for _, line in read_lines(path)}
 
 
 def test_word_translation_equals_moses_lex_files(bible, bible_lexicon, tmp_path):
     write_word_translation(tmp_path / "lex.e2f", tmp_path / "lex.f2e", bible_lexicon)
     for name in ("lex.e2f", "lex.f2e"):
-        expected = _lex_file(bible / "model" / f"{name}.gz", gzip.open)
+        expected = _lex_file(bible / "model" / f"{name}.gz")
         assert _lex_file(tmp_path / name) == expected  # the 7-decimal strings, NULL included
 
 
@@ -41,10 +40,8 @@ def test_phrase_table_equals_moses(bible, bible_table_for_dev_test, moses_phrase
     # written: every line byte for byte (the filtered tables keep whole source phrases)
     path = tmp_path / "phrase-table.gz"
     write_phrase_table(path, bible_table_for_dev_test)
-    with gzip.open(path, "rt", encoding="utf-8") as ours, gzip.open(
-        bible / "model" / "phrase-table.gz", "rt", encoding="utf-8"
-    ) as moses:
-        assert ours.read().splitlines() == moses.read().splitlines()
+    ours, moses = ([line for _, line in read_lines(p)] for p in (path, bible / "model" / "phrase-table.gz"))
+    assert ours == moses
 
 
 def _moses_lexical_weights(srcs, tgts, aligns):

@@ -1,0 +1,49 @@
+"""Filter a model to the phrases an input text can use, as Moses's filter-model-given-input.pl.
+
+Writes to --out a moses.ini whose phrase and reordering tables keep only the
+pairs whose source phrase occurs in some input sentence; the LM stays where it
+is (the new ini points to it by its absolute path) and pbmt.toml is copied.
+Translating the input with the filtered model gives the same output, and
+loading it is much faster. The input is tokenised and lowercased as the
+model's pbmt.toml says, unless --tokenized.
+
+Example: pbmt filter -f model/moses.ini -i test.es --out model.test
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pbmt.files import read_lines
+from pbmt.model.model import Preprocessing
+from pbmt.train.filter import filter_model
+from pbmt.train.pipeline import text_tokenizer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt filter``."""
+    parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini")
+    parser.add_argument("-i", "--input", required=True, help="source text, one sentence a line ('-': standard input)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the filtered model")
+    parser.add_argument("--tokenized", action="store_true",
+                        help="the input is already tokenised (and lowercased) as the model expects")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Filter and report what each table kept; returns 0."""
+    start = time.perf_counter()
+    prep = Preprocessing.read(args.config.parent)
+    split = text_tokenizer(prep.source_language, prep.tokenize and not args.tokenized,
+                           prep.lowercase and not args.tokenized)
+    sentences = [split(line) for _, line in read_lines(args.input)]
+    counts = filter_model(args.config, sentences, args.out)
+    if not args.quiet:
+        for name, kept, total in counts:
+            print(f"pbmt filter: {name}: kept {kept:,} of {total:,} lines", file=sys.stderr)
+        print(f"pbmt filter: {args.out / 'moses.ini'} for {len(sentences):,} sentences "
+              f"in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,103 @@
+"""Train a phrase-based model from a parallel text, as Moses's train-model.perl does.
+
+Writes to --out a model folder that pbmt translate and Moses load: moses.ini
+(train-model.perl's default, untuned weights; relative paths), pbmt.toml (the
+preprocessing), phrase-table.gz, reordering-table.gz (msd-bidirectional-fe)
+and lm.arpa.gz. The steps: prepare the corpus (optionally tokenise with
+sacremoses and lowercase; pairs with an empty side are dropped, as Moses's
+clean-corpus-n.perl does), align (eflomal both ways, grow-diag-final-and),
+extract and score phrase pairs, estimate a Kneser-Ney LM of the target side,
+write the configuration. Intermediate files and the steps' stamps go to
+--work-dir. Each step reports its time; a step whose inputs and options are
+unchanged since it last ran is skipped, so an interrupted or repeated run
+resumes where it stopped.
+
+eflomal seeds itself from the operating system: for a reproducible model give
+the alignment (--alignment, or --alignment-fwd/--alignment-rev to symmetrise).
+
+Examples:
+  pbmt train --src train.es --tgt train.en --out model --tokenize --lowercase
+  pbmt train --src train.tok.es --tgt train.tok.en --out model --alignment train.align.gdfa --lm-order 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pbmt.errors import PbmtError
+from pbmt.train.pipeline import TrainSettings, train
+
+LANGUAGE_DEFAULTS = ("es", "en")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt train``."""
+    parser.add_argument("--src", type=Path, required=True, help="source text, one sentence a line (plain or .gz)")
+    parser.add_argument("--tgt", type=Path, required=True, help="target text, line-parallel to --src")
+    parser.add_argument("--out", type=Path, required=True, help="model folder to write")
+    parser.add_argument("--work-dir", type=Path,
+                        help="folder for intermediate files and step stamps (default: OUT/work)")
+    parser.add_argument("--src-lang", help="source language for the tokeniser (default: the --src file's suffix "
+                        f"if it is a two-letter language code, else {LANGUAGE_DEFAULTS[0]})")
+    parser.add_argument("--tgt-lang", help="target language (default: the --tgt file's suffix if it is a two-letter "
+                        f"language code, else {LANGUAGE_DEFAULTS[1]})")
+    parser.add_argument("--tokenize", action="store_true", help="tokenise with sacremoses (Moses's tokeniser)")
+    parser.add_argument("--lowercase", action="store_true", help="lowercase the text")
+    parser.add_argument("--alignment", type=Path, metavar="FILE",
+                        help="symmetrised word alignment (i-j per line of the texts, tokenised positions) to use "
+                        "instead of aligning")
+    parser.add_argument("--alignment-fwd", type=Path, metavar="FILE",
+                        help="directed alignment (each target word linked to at most one source word) to symmetrise "
+                        "instead of running eflomal; needs --alignment-rev")
+    parser.add_argument("--alignment-rev", type=Path, metavar="FILE", help="the reverse directed alignment")
+    parser.add_argument("--max-phrase-length", type=int, default=7, help="longest phrase, in words (1 to 8)")
+    parser.add_argument("--min-count", type=int, default=1, help="drop phrase pairs extracted fewer times")
+    parser.add_argument("--prune", type=int, metavar="K",
+                        help="keep the K pairs with the highest p(e|f) per source phrase (both tables)")
+    parser.add_argument("--lm", type=Path, metavar="FILE", help="an ARPA LM to use instead of estimating one")
+    parser.add_argument("--lm-order", type=int, default=3, help="order of the estimated LM")
+    parser.add_argument("--discount-fallback", action="store_true",
+                        help="use lmplz's fallback discounts where the closed-form ones fail (tiny corpora)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
+def language(path: Path, given: str | None, default: str) -> str:
+    """``given``, else the file name's last suffix (before ``.gz``) when it looks
+    like an ISO 639-1 language code (two letters), else ``default``."""
+    if given:
+        return given
+    suffix = Path(path.name.removesuffix(".gz")).suffix[1:]
+    return suffix.lower() if len(suffix) == 2 and suffix.isalpha() else default
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, printing a line per step; returns 0."""
+    if args.min_count < 1:
+        raise PbmtError(f"--min-count must be at least 1, not {args.min_count}")
+    if args.prune is not None and args.prune < 1:
+        raise PbmtError(f"--prune must be at least 1, not {args.prune}")
+    if args.lm is not None and args.lm_order != 3:
+        raise PbmtError("--lm-order applies to an estimated LM; --lm takes the given file's order")
+    settings = TrainSettings(
+        src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
+        src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
+        tgt_lang=language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]),
+        tokenize=args.tokenize, lowercase=args.lowercase,
+        alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
+        max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
+        lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
+    )
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"pbmt train: {message}", file=sys.stderr, flush=True)
+
+    start = time.perf_counter()
+    reports = train(settings, say, progress=not args.quiet)
+    ran = [r.name for r in reports if r.ran]
+    say(f"model in {args.out / 'moses.ini'}: {len(ran)} of {len(reports)} steps run "
+        f"in {time.perf_counter() - start:.1f} s")
+    return 0

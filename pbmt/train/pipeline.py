@@ -1,0 +1,542 @@
+"""The training pipeline behind ``pbmt train``: from a parallel text to a model
+folder that ``pbmt translate`` and Moses load.
+
+The steps, each a function below, run in order by ``StepRunner``:
+
+1. ``prepare_corpus``: optional tokenisation (sacremoses, as the shared
+   ``*.tok.*`` files were made) and lowercasing; sentence pairs with an empty
+   side are dropped, as Moses's ``clean-corpus-n.perl`` drops them (no length
+   limit is applied: long sentences stay), and given alignments lose the same
+   lines.
+2. ``align_corpus``: eflomal in both directions, or given directed
+   alignments, symmetrised with grow-diag-final-and. Skipped when a
+   symmetrised alignment is given.
+3. ``train_tables``: phrase extraction, scoring and msd-bidirectional-fe
+   reordering (steps 4-7 of Moses's ``train-model.perl``), optional pruning
+   applied to both tables alike, and the word translation tables.
+4. ``train_lm``: a modified Kneser-Ney LM of the target side, as lmplz
+   estimates it; or ``copy_lm``: a given ARPA file.
+5. ``write_config``: ``moses.ini`` with ``train-model.perl``'s default
+   (untuned) weights, and ``pbmt.toml`` with the preprocessing.
+
+The model folder holds ``moses.ini``, ``pbmt.toml``, ``phrase-table.gz``,
+``reordering-table.gz`` and ``lm.arpa.gz``, referred to by relative paths.
+Intermediate files (the prepared corpus, alignments, ``lex.e2f.gz``,
+``lex.f2e.gz``) and the steps' stamps go to a work folder.
+
+Resuming: after a step, its stamp (``WORK/steps/NAME.json``) records its
+options and the size, modification time and SHA-256 of its input and output
+files. A step is skipped when its options are the same, its inputs have the
+same content (a changed modification time alone only costs a hash) and its
+outputs are as it left them. Every step reads its inputs from files, so a step
+that runs again and writes the same content leaves the later steps skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+from tqdm import tqdm
+
+from pbmt.config import Feature, MosesConfig
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import atomic_write, open_binary, read_lines
+from pbmt.model.model import Preprocessing
+from pbmt.train.corpus import (
+    alignment_from_points,
+    corpus_from_lines,
+    read_alignment,
+    read_corpus,
+    tokens,
+    write_alignment,
+)
+from pbmt.train.extract import extract_phrase_pairs
+from pbmt.train.filter import prune
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
+from pbmt.train.score import (
+    score_phrase_pairs,
+    word_translation,
+    write_phrase_table,
+    write_reordering_table,
+    write_word_translation,
+)
+from pbmt.train.symmetrize import symmetrize
+
+PHRASE_TABLE = "phrase-table.gz"
+REORDERING_TABLE = "reordering-table.gz"
+LM_FILE = "lm.arpa.gz"
+REORDERING_TYPE = "wbe-msd-bidirectional-fe-allff"
+
+#: The weights ``train-model.perl`` writes into a new moses.ini (not tuned).
+DEFAULT_WEIGHTS: dict[str, tuple[float, ...]] = {
+    "UnknownWordPenalty0": (1.0,),
+    "WordPenalty0": (-1.0,),
+    "PhrasePenalty0": (0.2,),
+    "TranslationModel0": (0.2,) * 4,
+    "LexicalReordering0": (0.3,) * 6,
+    "Distortion0": (0.3,),
+    "LM0": (0.5,),
+}
+DEFAULT_DISTORTION_LIMIT = 6
+
+
+# --- the steps ----------------------------------------------------------------
+
+
+def text_tokenizer(language: str, tokenize: bool, lowercase: bool) -> Callable[[str], list[str]]:
+    """A function from a line of text to its tokens: sacremoses's Moses
+    tokeniser for ``language`` without escaping when ``tokenize`` (else split
+    at spaces and tabs), then lowercased when ``lowercase``."""
+    if tokenize:
+        from sacremoses import MosesTokenizer
+
+        split = partial(MosesTokenizer(language).tokenize, escape=False)
+    else:
+        split = tokens
+    if lowercase:
+        return lambda line: [t.lower() for t in split(line)]
+    return split
+
+
+@dataclass(frozen=True)
+class PreparedCorpus:
+    """What ``prepare_corpus`` kept: ``n_pairs`` sentence pairs; ``dropped``,
+    the 1-based line numbers of the pairs dropped for an empty side."""
+
+    n_pairs: int
+    dropped: tuple[int, ...]
+
+
+def prepare_corpus(
+    src: Path,
+    tgt: Path,
+    out_src: Path,
+    out_tgt: Path,
+    src_tokenizer: Callable[[str], list[str]],
+    tgt_tokenizer: Callable[[str], list[str]],
+    alignments: dict[Path, Path] | None = None,
+    progress: bool = False,
+) -> PreparedCorpus:
+    """Tokenise the line-parallel texts ``src`` and ``tgt`` (plain or gzip) into
+    ``out_src`` and ``out_tgt`` (tokens joined by single spaces), without the
+    pairs that have an empty side.
+
+    ``alignments`` maps given alignment files (``i-j`` per line of the input
+    texts, positions in the tokenised sentences) to where their kept lines go;
+    each is checked against the tokenised sentences. Raises PbmtError when the
+    texts differ in length (naming both files and the first unmatched line),
+    FormatError for a bad alignment line.
+    """
+    src_lines = [line for _, line in read_lines(src)]
+    tgt_lines = [line for _, line in read_lines(tgt)]
+    if len(src_lines) != len(tgt_lines):
+        (longer, n_long), (shorter, n_short) = sorted(
+            ((src, len(src_lines)), (tgt, len(tgt_lines))), key=lambda item: -item[1]
+        )
+        raise PbmtError(
+            f"{longer} has {n_long} lines but {shorter} has {n_short}: "
+            f"line {n_short + 1} of {longer} has no counterpart"
+        )
+    sides = []
+    for lines, tokenizer, side in ((src_lines, src_tokenizer, "source"), (tgt_lines, tgt_tokenizer, "target")):
+        sides.append([tokenizer(line) for line in tqdm(lines, desc=f"{side} text", unit="line", disable=not progress)])
+    src_tokens, tgt_tokens = sides
+    keep = [s for s, (f, e) in enumerate(zip(src_tokens, tgt_tokens)) if f and e]
+    for tokenized, out in ((src_tokens, out_src), (tgt_tokens, out_tgt)):
+        with atomic_write(out) as handle:
+            handle.writelines(" ".join(tokenized[s]) + "\n" for s in keep)
+    if alignments:
+        src_all, tgt_all = corpus_from_lines(src_tokens), corpus_from_lines(tgt_tokens)
+        for given, out in alignments.items():
+            alignment = read_alignment(given, src_all, tgt_all)
+            write_alignment(out, alignment_from_points([alignment.points(s) for s in keep]))
+    kept = set(keep)
+    return PreparedCorpus(len(keep), tuple(s + 1 for s in range(len(src_lines)) if s not in kept))
+
+
+def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflomal: bool, quiet: bool = True) -> int:
+    """Write the grow-diag-final-and alignment of the tokenised texts ``src``
+    and ``tgt`` to ``out``; returns the number of alignment points.
+
+    ``fwd``/``rev``: the directed alignments, which eflomal makes and writes
+    there when ``run_eflomal`` (both directions; ``quiet=False`` shows its
+    progress), else read from there.
+    """
+    src_corpus = read_corpus(src)
+    tgt_corpus = read_corpus(tgt)
+    if run_eflomal:
+        from pbmt.train.align import eflomal_align
+
+        forward, backward = eflomal_align(src_corpus, tgt_corpus, quiet=quiet)
+        write_alignment(fwd, forward)
+        write_alignment(rev, backward)
+    else:
+        forward = read_alignment(fwd, src_corpus, tgt_corpus)
+        backward = read_alignment(rev, src_corpus, tgt_corpus)
+    alignment = symmetrize(forward, backward, src_corpus.lengths, tgt_corpus.lengths)
+    write_alignment(out, alignment)
+    return len(alignment.src)
+
+
+@dataclass(frozen=True)
+class TableCounts:
+    """Phrase pairs ``extracted`` (distinct) and ``written`` after pruning."""
+
+    extracted: int
+    written: int
+
+
+def train_tables(
+    src: Path,
+    tgt: Path,
+    alignment: Path,
+    phrase_table: Path,
+    reordering_table: Path,
+    lex_e2f: Path,
+    lex_f2e: Path,
+    max_phrase_length: int = 7,
+    min_count: int = 1,
+    prune_limit: int | None = None,
+    log: Callable[[str], None] = lambda message: None,
+) -> TableCounts:
+    """Extract and score the phrase pairs of the aligned texts and write the
+    phrase table, the msd-bidirectional-fe reordering table and the word
+    translation tables (Moses's formats and numbers).
+
+    ``min_count``: drop pairs extracted fewer times; ``prune_limit``: keep at
+    most this many pairs per source phrase, those with the highest φ(e|f)
+    (``pbmt.train.filter.prune``). Both keep the scores as computed on all
+    pairs, and apply to both tables alike.
+    """
+    src_corpus = read_corpus(src)
+    tgt_corpus = read_corpus(tgt)
+    aligned = read_alignment(alignment, src_corpus, tgt_corpus)
+    log("extracting phrase pairs")
+    pairs = extract_phrase_pairs(src_corpus, tgt_corpus, aligned, max_length=max_phrase_length)
+    extracted = len(pairs)
+    log(f"scoring {extracted:,} phrase pairs")
+    lexicon = word_translation(src_corpus, tgt_corpus, aligned)
+    table = score_phrase_pairs(pairs, lexicon)
+    del pairs
+    if min_count > 1:
+        table = table.take(np.flatnonzero(table.pairs.count >= min_count))
+    if prune_limit is not None:
+        table = prune(table, prune_limit)
+    log(f"writing {len(table):,} phrase pairs")
+    write_phrase_table(phrase_table, table)
+    write_reordering_table(reordering_table, table)
+    write_word_translation(lex_e2f, lex_f2e, lexicon)
+    return TableCounts(extracted, len(table))
+
+
+def train_lm(text: Path, out: Path, order: int, discount_fallback: bool = False) -> list[int]:
+    """Estimate an interpolated modified Kneser-Ney LM of ``order`` from the
+    tokenised ``text`` (``pbmt.train.lm_estimate``, equal to lmplz) and write
+    it as ARPA to ``out``; returns the number of n-grams of each order.
+    ``discount_fallback``: lmplz's fallback discounts where the closed-form
+    ones fail (tiny corpora), else such a corpus is an error."""
+    model = estimate_kn(text, order, DEFAULT_FALLBACK if discount_fallback else None)
+    write_arpa(model, out)
+    return [len(g) for g in model.ngrams]
+
+
+def arpa_order(path: Path) -> int:
+    """The highest n-gram order of an ARPA file (plain or gzip), from its
+    ``\\data\\`` header; FormatError if there is none."""
+    order = 0
+    for _, line in read_lines(path):
+        name, equals, _ = line.strip().partition("=")
+        if name.startswith("ngram ") and equals and name[6:].strip().isdigit():
+            order = max(order, int(name[6:]))
+        elif line.startswith("\\1-grams:"):
+            break
+    if not order:
+        raise FormatError(path, None, "no ARPA \\data\\ header with 'ngram N=count' lines")
+    return order
+
+
+def copy_lm(given: Path, out: Path) -> int:
+    """Copy the ARPA file ``given`` to ``out`` (recompressed as ``out``'s
+    name says); returns its order."""
+    order = arpa_order(given)
+    with open_binary(given) as source, atomic_write(out, "wb") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+    return order
+
+
+def default_config(lm_order: int) -> MosesConfig:
+    """The moses.ini ``train-model.perl`` writes for a phrase-based model with
+    an msd-bidirectional-fe reordering table and a KenLM LM of ``lm_order``:
+    the model files by their names in ``pbmt.train.pipeline``, relative to the
+    ini's folder, and ``DEFAULT_WEIGHTS``."""
+    features = (
+        Feature("UnknownWordPenalty", "UnknownWordPenalty0", 1),
+        Feature("WordPenalty", "WordPenalty0", 1),
+        Feature("PhrasePenalty", "PhrasePenalty0", 1),
+        Feature("PhraseDictionaryMemory", "TranslationModel0", 4, {
+            "num-features": "4", "path": PHRASE_TABLE, "input-factor": "0", "output-factor": "0"}),
+        Feature("LexicalReordering", "LexicalReordering0", 6, {
+            "num-features": "6", "type": REORDERING_TYPE, "input-factor": "0", "output-factor": "0",
+            "path": REORDERING_TABLE}),
+        Feature("Distortion", "Distortion0", 1),
+        Feature("KENLM", "LM0", 1, {"factor": "0", "path": LM_FILE, "order": str(lm_order)}),
+    )
+    settings = {"input-factors": ("0",), "mapping": ("0 T 0",), "distortion-limit": (str(DEFAULT_DISTORTION_LIMIT),)}
+    return MosesConfig(features, dict(DEFAULT_WEIGHTS), settings)
+
+
+def write_preprocessing(path: Path, preprocessing: Preprocessing) -> None:
+    """Write ``pbmt.toml`` with the ``[preprocess]`` table ``Preprocessing.read`` reads."""
+    lines = ["[preprocess]"]
+    for name, value in vars(preprocessing).items():
+        lines.append(f"{name} = {json.dumps(value)}")
+    with atomic_write(path) as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+# --- resumable steps ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One resumable step: ``action`` reads ``inputs`` and writes ``outputs``
+    (files), as ``options`` (JSON-able) say, and returns a one-line summary."""
+
+    name: str
+    inputs: tuple[Path, ...]
+    outputs: tuple[Path, ...]
+    options: dict
+    action: Callable[[], str]
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """How a step went: ``ran`` (False: skipped as up to date), wall-clock
+    ``seconds`` (of the run that made the outputs, if skipped) and its summary."""
+
+    name: str
+    ran: bool
+    seconds: float
+    summary: str
+
+
+def file_signature(path: Path) -> dict:
+    """Size (bytes), modification time (ns) and SHA-256 (hex) of a file."""
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest.hexdigest()}
+
+
+def _unchanged(path: Path, signature: dict) -> bool:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return False
+    if stat.st_size != signature["size"]:
+        return False
+    return stat.st_mtime_ns == signature["mtime_ns"] or file_signature(path)["sha256"] == signature["sha256"]
+
+
+class StepRunner:
+    """Runs ``Step``s, each unless its stamp in ``stamp_dir`` shows it up to
+    date, logging a line per step (``[k/n] name: summary (time)``)."""
+
+    def __init__(self, stamp_dir: Path, log: Callable[[str], None] = lambda message: None):
+        self.stamp_dir = Path(stamp_dir)
+        self.log = log
+
+    def stamp_path(self, step: Step) -> Path:
+        return self.stamp_dir / f"{step.name}.json"
+
+    def up_to_date(self, step: Step) -> dict | None:
+        """The step's stamp if it is up to date, else None."""
+        try:
+            stamp = json.loads(self.stamp_path(step).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        files = [(Path(p), s) for p, s in stamp.get("inputs", []) + stamp.get("outputs", [])]
+        same = (
+            stamp.get("options") == _jsonable(step.options)
+            and [p for p, _ in stamp.get("inputs", [])] == [str(p.resolve()) for p in step.inputs]
+            and [p for p, _ in stamp.get("outputs", [])] == [str(p.resolve()) for p in step.outputs]
+        )
+        return stamp if same and all(_unchanged(p, s) for p, s in files) else None
+
+    def run(self, steps: Iterable[Step]) -> list[StepReport]:
+        """Run (or skip) ``steps`` in order; returns a report per step."""
+        steps = list(steps)
+        reports = []
+        for k, step in enumerate(steps, 1):
+            prefix = f"[{k}/{len(steps)}] {step.name}"
+            stamp = self.up_to_date(step)
+            if stamp is not None:
+                report = StepReport(step.name, False, stamp["seconds"], stamp["summary"])
+                self.log(f"{prefix}: up to date, skipped ({report.summary})")
+            else:
+                self.log(f"{prefix} ...")
+                self.stamp_path(step).unlink(missing_ok=True)
+                start = time.perf_counter()
+                summary = step.action()
+                report = StepReport(step.name, True, time.perf_counter() - start, summary)
+                self._write_stamp(step, report)
+                self.log(f"{prefix}: {summary} ({report.seconds:.1f} s)")
+            reports.append(report)
+        return reports
+
+    def _write_stamp(self, step: Step, report: StepReport) -> None:
+        missing = [str(p) for p in step.outputs if not p.exists()]
+        if missing:
+            raise PbmtError(f"step {step.name} did not write {', '.join(missing)}")
+        stamp = {
+            "options": _jsonable(step.options),
+            "inputs": [[str(p.resolve()), file_signature(p)] for p in step.inputs],
+            "outputs": [[str(p.resolve()), file_signature(p)] for p in step.outputs],
+            "seconds": report.seconds,
+            "summary": report.summary,
+        }
+        with atomic_write(self.stamp_path(step)) as handle:
+            json.dump(stamp, handle, indent=1)
+
+
+def _jsonable(options: dict) -> dict:
+    return json.loads(json.dumps(options, default=str))
+
+
+# --- the pipeline -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What ``pbmt train`` is asked to do (see its --help).
+
+    ``src``/``tgt``: line-parallel texts; ``out``: the model folder; ``work``:
+    the folder of intermediate files and stamps (None: ``out/work``).
+    ``alignment``: a symmetrised alignment of the (tokenised) texts to use
+    instead of aligning; ``alignment_fwd``/``alignment_rev``: directed
+    alignments to symmetrise instead of running eflomal. ``lm``: an ARPA file
+    to use instead of estimating one of ``lm_order``.
+    """
+
+    src: Path
+    tgt: Path
+    out: Path
+    work: Path | None = None
+    src_lang: str = "es"
+    tgt_lang: str = "en"
+    tokenize: bool = False
+    lowercase: bool = False
+    alignment: Path | None = None
+    alignment_fwd: Path | None = None
+    alignment_rev: Path | None = None
+    max_phrase_length: int = 7
+    min_count: int = 1
+    prune: int | None = None
+    lm: Path | None = None
+    lm_order: int = 3
+    discount_fallback: bool = False
+
+    @property
+    def work_dir(self) -> Path:
+        return self.work if self.work is not None else self.out / "work"
+
+
+def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
+                   progress: bool = False) -> list[Step]:
+    """The steps that train the model ``settings`` describe, in order."""
+    s = settings
+    if s.alignment is not None and (s.alignment_fwd is not None or s.alignment_rev is not None):
+        raise PbmtError("give either a symmetrised alignment or the two directed ones, not both")
+    if (s.alignment_fwd is None) != (s.alignment_rev is None):
+        raise PbmtError("directed alignments come in pairs: give both the forward and the reverse one")
+    for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, s.lm):
+        if given is not None and not Path(given).is_file():
+            raise PbmtError(f"{given}: no such file")
+    work, out = s.work_dir, s.out
+    corpus_src, corpus_tgt = work / "corpus.src", work / "corpus.tgt"
+    gdfa, fwd, rev = work / "alignment.gdfa", work / "alignment.fwd", work / "alignment.rev"
+    eflomal = s.alignment is None and s.alignment_fwd is None
+    if s.alignment is not None:
+        given = {s.alignment: gdfa}
+    elif not eflomal:
+        given = {s.alignment_fwd: fwd, s.alignment_rev: rev}
+    else:
+        given = {}
+
+    def corpus() -> str:
+        prepared = prepare_corpus(
+            s.src, s.tgt, corpus_src, corpus_tgt,
+            text_tokenizer(s.src_lang, s.tokenize, s.lowercase),
+            text_tokenizer(s.tgt_lang, s.tokenize, s.lowercase),
+            given, progress,
+        )
+        summary = f"{prepared.n_pairs:,} sentence pairs"
+        if prepared.dropped:
+            lines = ", ".join(map(str, prepared.dropped[:5])) + (", ..." if len(prepared.dropped) > 5 else "")
+            summary += f"; dropped {len(prepared.dropped):,} with an empty side (lines {lines})"
+        return summary
+
+    preprocessing = Preprocessing(s.tokenize, s.lowercase, s.src_lang, s.tgt_lang)
+    steps = [Step("corpus", (s.src, s.tgt, *given), (corpus_src, corpus_tgt, *given.values()),
+                  {"preprocess": vars(preprocessing)}, corpus)]
+    if s.alignment is None:
+        directed = (fwd, rev)
+        steps.append(Step(
+            "align", (corpus_src, corpus_tgt) + (() if eflomal else directed), (directed if eflomal else ()) + (gdfa,),
+            {"aligner": "eflomal" if eflomal else "given", "symmetrization": "grow-diag-final-and"},
+            lambda: f"{align_corpus(corpus_src, corpus_tgt, fwd, rev, gdfa, eflomal, quiet=not progress):,} "
+                    "alignment points",
+        ))
+
+    def tables() -> str:
+        counts = train_tables(corpus_src, corpus_tgt, gdfa, out / PHRASE_TABLE, out / REORDERING_TABLE,
+                              work / "lex.e2f.gz", work / "lex.f2e.gz", s.max_phrase_length, s.min_count,
+                              s.prune, log)
+        return f"{counts.extracted:,} phrase pairs extracted, {counts.written:,} written"
+
+    steps.append(Step(
+        "tables", (corpus_src, corpus_tgt, gdfa),
+        (out / PHRASE_TABLE, out / REORDERING_TABLE, work / "lex.e2f.gz", work / "lex.f2e.gz"),
+        {"max_phrase_length": s.max_phrase_length, "min_count": s.min_count, "prune": s.prune}, tables,
+    ))
+    if s.lm is not None:
+        lm_order = arpa_order(s.lm)
+        steps.append(Step("lm", (s.lm,), (out / LM_FILE,), {"copy": True},
+                          lambda: f"copied a {copy_lm(s.lm, out / LM_FILE)}-gram ARPA LM"))
+    else:
+        lm_order = s.lm_order
+        steps.append(Step(
+            "lm", (corpus_tgt,), (out / LM_FILE,), {"order": lm_order, "discount_fallback": s.discount_fallback},
+            lambda: "n-grams by order: " + " ".join(
+                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, lm_order, s.discount_fallback)),
+        ))
+
+    def config() -> str:
+        default_config(lm_order).write(out / "moses.ini")
+        write_preprocessing(out / "pbmt.toml", preprocessing)
+        return "moses.ini (default weights) and pbmt.toml"
+
+    steps.append(Step("config", (), (out / "moses.ini", out / "pbmt.toml"),
+                      {"lm_order": lm_order, "preprocess": vars(preprocessing)}, config))
+    return steps
+
+
+def train(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
+          progress: bool = False) -> list[StepReport]:
+    """Train (or bring up to date) the model folder ``settings.out``; returns a
+    report per step. ``log`` receives a line per step and sub-stage;
+    ``progress`` shows progress bars on standard error."""
+    os.makedirs(settings.out, exist_ok=True)
+    steps = training_steps(settings, log, progress)
+    return StepRunner(settings.work_dir / "steps", log).run(steps)

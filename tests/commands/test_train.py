@@ -1,0 +1,165 @@
+"""``pbmt train`` and ``pbmt filter`` end to end on the first 300 verse pairs
+of the shared Bible corpus: the model loads and translates, a repeated run
+skips every step, a changed input re-runs only what depends on it, and the
+filtered model translates its input as the full one does."""
+
+import gzip
+
+import pytest
+
+from pbmt.cli import main
+from pbmt.config import MosesConfig
+from pbmt.files import read_lines
+
+N = 300
+
+
+def lines(path):
+    return [line for _, line in read_lines(path)]
+
+
+@pytest.fixture(scope="module")
+def corpus_slice(bible, tmp_path_factory):
+    """The first N lines of the detokenised texts and of the shared alignments."""
+    folder = tmp_path_factory.mktemp("slice")
+    for name in ("train.es", "train.en", "train.align.gdfa", "train.align.fwd", "train.align.rev"):
+        (folder / name).write_text("\n".join(lines(bible / name)[:N]) + "\n", encoding="utf-8")
+    return folder
+
+
+def train_args(data, out, *extra):
+    return ["train", "--src", str(data / "train.es"), "--tgt", str(data / "train.en"), "--out", str(out),
+            "--tokenize", "--lowercase", *extra]
+
+
+@pytest.fixture(scope="module")
+def model(corpus_slice, tmp_path_factory):
+    out = tmp_path_factory.mktemp("model")
+    assert main(train_args(corpus_slice, out, "--alignment", str(corpus_slice / "train.align.gdfa"), "-q")) == 0
+    return out
+
+
+def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible):
+    ours, moses = MosesConfig.read(model / "moses.ini"), MosesConfig.read(bible / "model" / "moses.ini")
+    assert ours.weights == moses.weights  # train-model.perl's defaults
+    assert ours.settings["distortion-limit"] == moses.settings["distortion-limit"] == ("6",)
+    for mine, theirs in zip(ours.features, moses.features, strict=True):
+        assert (mine.type, mine.name, mine.n_scores) == (theirs.type, theirs.name, theirs.n_scores)
+        assert {k: v for k, v in mine.args.items() if k != "path"} == {
+            k: v for k, v in theirs.args.items() if k != "path"}
+    assert [f.args["path"] for f in ours.features if "path" in f.args] == [
+        "phrase-table.gz", "reordering-table.gz", "lm.arpa.gz"]  # relative to the model folder
+    # sacremoses + lowercasing reproduces the shared tokenised text
+    assert lines(model / "work" / "corpus.src") == lines(bible / "train.tok.es")[:N]
+    assert lines(model / "work" / "corpus.tgt") == lines(bible / "train.tok.en")[:N]
+    assert (model / "pbmt.toml").read_text() == (
+        '[preprocess]\ntokenize = true\nlowercase = true\nsource_language = "es"\ntarget_language = "en"\n')
+
+
+def test_trained_model_translates_plain_text(model, corpus_slice, tmp_path):
+    src = tmp_path / "in.es"
+    src.write_text("\n".join(lines(corpus_slice / "train.es")[:3]) + "\n", encoding="utf-8")
+    assert main(["translate", "-q", "-f", str(model / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out")]) == 0
+    out = lines(tmp_path / "out")
+    assert len(out) == 3 and out[0].startswith("in the beginning god created the heaven")  # detokenised
+
+
+def test_second_run_skips_every_step_and_a_changed_source_reruns_its_dependents(corpus_slice, tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train.es", "train.en", "train.align.gdfa"):
+        (data / name).write_bytes((corpus_slice / name).read_bytes())
+    out = tmp_path / "model"
+    args = train_args(data, out, "--alignment", str(data / "train.align.gdfa"))
+    assert main(args) == 0
+    first = capsys.readouterr().err
+    assert "4 of 4 steps run" in first and "[2/4] tables:" in first
+    table = (out / "phrase-table.gz").read_bytes()
+
+    (data / "train.en").touch()  # a new modification time alone changes nothing
+    assert main(args) == 0
+    again = capsys.readouterr().err
+    assert "0 of 4 steps run" in again and again.count("up to date, skipped") == 4
+
+    # one more (unaligned) word at the end of a source line: the target side, hence the LM, is unchanged
+    src = lines(data / "train.es")
+    src[4] += " Amén."
+    (data / "train.es").write_text("\n".join(src) + "\n", encoding="utf-8")
+    assert main(args) == 0
+    log = capsys.readouterr().err
+    assert "2 of 4 steps run" in log
+    assert "[3/4] lm: up to date" in log and "[4/4] config: up to date" in log
+    assert (out / "phrase-table.gz").read_bytes() != table
+    assert any("amén" in line.split(" ||| ")[0].split() for line in lines(out / "phrase-table.gz"))
+
+    # an option changes the tables only
+    assert main(args + ["--prune", "2"]) == 0
+    assert "1 of 4 steps run" in capsys.readouterr().err
+
+
+def test_filtered_model_translates_its_input_as_the_full_model(model, corpus_slice, tmp_path):
+    src = tmp_path / "in.es"
+    src.write_text("\n".join(lines(corpus_slice / "train.es")[10:14]) + "\n", encoding="utf-8")
+    filtered = tmp_path / "filtered"
+    assert main(["filter", "-q", "-f", str(model / "moses.ini"), "-i", str(src), "--out", str(filtered)]) == 0
+    config = MosesConfig.read(filtered / "moses.ini")
+    assert config.resolve(config.feature("LM0").args["path"]) == (model / "lm.arpa.gz").resolve()
+    assert config.feature("TranslationModel0").args["path"] == "phrase-table.gz"
+    full, kept = lines(model / "phrase-table.gz"), lines(filtered / "phrase-table.gz")
+    assert 0 < len(kept) < len(full) / 5 and set(kept) <= set(full)
+    assert [line.split(" ||| ")[:2] for line in lines(filtered / "reordering-table.gz")] == [
+        line.split(" ||| ")[:2] for line in kept]
+    outputs = []
+    for folder in (model, filtered):
+        assert main(["translate", "-q", "-f", str(folder / "moses.ini"), "-i", str(src),
+                     "-o", str(tmp_path / f"{folder.name}.out")]) == 0
+        outputs.append(lines(tmp_path / f"{folder.name}.out"))
+    assert outputs[0] == outputs[1] and all(outputs[0])
+
+
+def test_directed_alignments_are_symmetrised_as_moses_symal(corpus_slice, bible, tmp_path):
+    out = tmp_path / "model"
+    assert main(train_args(corpus_slice, out, "--alignment-fwd", str(corpus_slice / "train.align.fwd"),
+                           "--alignment-rev", str(corpus_slice / "train.align.rev"), "-q")) == 0
+    assert lines(out / "work" / "alignment.gdfa") == lines(bible / "train.align.gdfa")[:N]
+
+
+def test_given_lm_is_copied_with_its_order(model, corpus_slice, tmp_path):
+    lm = tmp_path / "given.arpa"
+    with gzip.open(model / "lm.arpa.gz", "rt", encoding="utf-8") as handle:
+        lm.write_text(handle.read(), encoding="utf-8")
+    out = tmp_path / "model"
+    assert main(train_args(corpus_slice, out, "--alignment", str(corpus_slice / "train.align.gdfa"),
+                           "--lm", str(lm), "-q")) == 0
+    assert lines(out / "lm.arpa.gz") == lines(lm)
+    assert MosesConfig.read(out / "moses.ini").feature("LM0").args["order"] == "3"
+
+
+def test_mismatched_line_counts_name_both_files_and_the_line(corpus_slice, tmp_path, capsys):
+    short = tmp_path / "short.en"
+    short.write_text("\n".join(lines(corpus_slice / "train.en")[:N - 1]) + "\n", encoding="utf-8")
+    args = ["train", "--src", str(corpus_slice / "train.es"), "--tgt", str(short), "--out", str(tmp_path / "m")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{corpus_slice / 'train.es'} has {N} lines but {short} has {N - 1}" in err and f"line {N} of" in err
+
+
+def test_missing_input_is_an_error(corpus_slice, tmp_path, capsys):
+    args = ["train", "--src", str(tmp_path / "nope.es"), "--tgt", str(corpus_slice / "train.en"),
+            "--out", str(tmp_path / "m")]
+    assert main(args) == 1
+    assert f"{tmp_path / 'nope.es'}: no such file" in capsys.readouterr().err
+
+
+def test_pairs_with_an_empty_side_are_dropped_with_their_alignment_lines(corpus_slice, tmp_path, capsys):
+    src, tgt, gdfa = (lines(corpus_slice / n)[:20] for n in ("train.es", "train.en", "train.align.gdfa"))
+    src[2], tgt[6], gdfa[2], gdfa[6] = "", "  ", "", ""
+    for name, text in (("s.es", src), ("s.en", tgt), ("s.gdfa", gdfa)):
+        (tmp_path / name).write_text("\n".join(text) + "\n", encoding="utf-8")
+    out = tmp_path / "model"
+    assert main(["train", "--src", str(tmp_path / "s.es"), "--tgt", str(tmp_path / "s.en"), "--out", str(out),
+                 "--tokenize", "--lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
+    assert "18 sentence pairs; dropped 2 with an empty side (lines 3, 7)" in capsys.readouterr().err
+    kept = [s for s in range(20) if s not in (2, 6)]
+    assert lines(out / "work" / "alignment.gdfa") == [gdfa[s] for s in kept]
+    assert len(lines(out / "work" / "corpus.src")) == len(lines(out / "work" / "corpus.tgt")) == 18
