@@ -65,7 +65,7 @@ def sample_pairs(gains: np.ndarray, offsets: np.ndarray, rng: np.random.Generato
     """PRO's sampler (Hopkins & May, 2011, Fig. 4) over every sentence.
 
     gains: float64[n_cand] (BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
-    by sentence). Per sentence: ``samples`` (Γ) pairs drawn uniformly with
+    by sentence, none empty). Per sentence: ``samples`` (Γ) pairs drawn uniformly with
     replacement from its candidates x its candidates; a pair is accepted when
     its gain difference is at least ``min_difference`` (α) and not zero
     (equal gains have no label); the ``keep`` (Ξ) accepted pairs of largest
@@ -78,16 +78,17 @@ def sample_pairs(gains: np.ndarray, offsets: np.ndarray, rng: np.random.Generato
     offsets = np.asarray(offsets, dtype=np.int64)
     if samples < 0 or keep < 0:
         raise ValueError("samples and keep must not be negative")
+    if np.any(np.diff(offsets) == 0):
+        raise ValueError("every sentence needs a candidate")
     better, worse = [], []
     sizes = np.diff(offsets)
     for block in range(0, len(sizes), _BLOCK):
         starts = offsets[:-1][block:block + _BLOCK]
         size = sizes[block:block + _BLOCK]
-        drawn = starts[:, None, None] + rng.integers(0, np.maximum(size, 1)[:, None, None],
-                                                     size=(len(size), samples, 2))
+        drawn = starts[:, None, None] + rng.integers(0, size[:, None, None], size=(len(size), samples, 2))
         first, second = drawn[..., 0], drawn[..., 1]
         difference = np.abs(gains[first] - gains[second])
-        accepted = (difference >= min_difference) & (difference > 0) & (size > 0)[:, None]
+        accepted = (difference >= min_difference) & (difference > 0)
         order = np.argsort(np.where(accepted, -difference, np.inf), axis=1, kind="stable")[:, :keep]
         taken = np.take_along_axis(accepted, order, axis=1)
         first = np.take_along_axis(first, order, axis=1)[taken]
