@@ -17,6 +17,7 @@ from pbmt.errors import PbmtError
 VERBS = {
     "translate": "Translate text with a phrase-based model.",
     "explain": "Show how one sentence is translated: options, future costs, derivation, search.",
+    "sample": "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions).",
     "eval": "Score a translation against references with BLEU.",
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
     "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",

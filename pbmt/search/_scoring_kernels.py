@@ -36,6 +36,25 @@ def lm_words(lm, state, words, lo, hi):
     return total, state
 
 
+@njit(cache=True, inline="always")
+def add_transition(prev_start, prev_end, prev_option, start, end, option, reordering, dist_col, lr_col, out):
+    """Add the distortion and reordering features of block [start, end) with ``option`` after its predecessor.
+
+    The predecessor is block [prev_start, prev_end) with ``prev_option``; at the
+    sentence start it is [0, 0) with option -1 (no backward score). Adds
+    -|start - prev_end| to ``out[dist_col]`` and the msd forward score of
+    ``option`` and backward score of ``prev_option`` to the six columns from
+    ``lr_col`` (natural log; a column index of -1 skips the feature).
+    """
+    if dist_col >= 0:
+        out[dist_col] -= abs(start - prev_end)
+    if lr_col >= 0:
+        orient = msd_orientation(prev_start, prev_end, start, end)
+        out[lr_col + orient] += reordering[option, orient]
+        if prev_option >= 0:
+            out[lr_col + 3 + orient] += reordering[prev_option, 3 + orient]
+
+
 @njit(cache=True)
 def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reordering,
                 lm, begin_state, lm_col, dist_col, lr_col, out):
@@ -49,20 +68,14 @@ def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reorder
     k = d_start.shape[0]
     state = begin_state
     lm_total = 0.0
-    prev_start, prev_end = 0, 0
+    prev_start, prev_end, prev_option = 0, 0, -1
     for b in range(k):
         o = d_option[b]
         out += local[o]
         p, state = lm_words(lm, state, tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
         lm_total += p
-        if dist_col >= 0:
-            out[dist_col] -= abs(d_start[b] - prev_end)
-        if lr_col >= 0:
-            orient = msd_orientation(prev_start, prev_end, d_start[b], d_end[b])
-            out[lr_col + orient] += reordering[o, orient]
-            if b > 0:
-                out[lr_col + 3 + orient] += reordering[d_option[b - 1], 3 + orient]
-        prev_start, prev_end = d_start[b], d_end[b]
+        add_transition(prev_start, prev_end, prev_option, d_start[b], d_end[b], o, reordering, dist_col, lr_col, out)
+        prev_start, prev_end, prev_option = d_start[b], d_end[b], o
     p, state = score_word(lm, state, EOS)
     if lm_col >= 0:
         out[lm_col] += (lm_total + p) * np.log(10.0)

@@ -1,0 +1,138 @@
+"""Translate text by Gibbs sampling over derivations: annealed or greedy search, or sample decisions.
+
+Runs one Markov chain per sentence over the derivations the stack decoder
+could produce (the same translation options and distortion limit), moving
+with MERGE-SPLIT, REORDER and RETRANS (Arun et al. 2009). --temperature T
+samples from exp(score / T); 0 is greedy hill-climbing; --anneal T0 T1 lowers
+the temperature geometrically from T0 to T1 over the iterations. The output is
+the best derivation the chain visited (--decision best), or the most frequent
+sample after --burn-in (max-derivation), or the most frequent target string
+(max-translation). Chains start from the gloss (each word's best option,
+monotone) or from the stack decoder's 1-best (--init decoder). Each sentence's
+chain is seeded from --seed and its line number, so the output does not depend
+on --workers. Input and output handling is translate's (--tokenized).
+
+Examples:
+  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --iterations 20000 --anneal 1 0.02
+  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --decision max-derivation --burn-in 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from pbmt.commands.translate import DEFAULT_MODEL, _tick, _write, load_model
+from pbmt.errors import PbmtError
+from pbmt.files import read_lines
+from pbmt.search.options import TranslationOptions
+from pbmt.search.output import target_text
+from pbmt.search.sampler import DECISIONS, LMCache, anneal, sample_decode
+from pbmt.translation import Translator
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
+    parser.add_argument("-i", "--input", default="-", help="source text, one sentence a line ('-': standard input)")
+    parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
+    parser.add_argument("--tokenized", action="store_true",
+                        help="input is already tokenised (and lowercased) as the model expects; output is not detokenised")
+    parser.add_argument("--iterations", type=int, default=10000, help="sampler steps per sentence")
+    parser.add_argument("--burn-in", type=int, default=1000,
+                        help="steps before samples are counted (max-derivation, max-translation)")
+    schedule = parser.add_mutually_exclusive_group()
+    schedule.add_argument("--temperature", type=float, default=1.0,
+                          help="sample from exp(score / T); 0: greedy hill-climbing")
+    schedule.add_argument("--anneal", type=float, nargs=2, metavar=("T0", "T1"),
+                          help="lower the temperature geometrically from T0 to T1 over the iterations")
+    parser.add_argument("--decision", choices=DECISIONS, default="best",
+                        help="best: the best derivation visited; max-derivation / max-translation: the most "
+                             "frequent sample / target string after burn-in")
+    parser.add_argument("--init", choices=("gloss", "decoder"), default="gloss",
+                        help="start from the gloss or from the stack decoder's 1-best")
+    parser.add_argument("--seed", type=int, default=1, help="random seed")
+    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
+                        "or a moses.ini whose [weight] section to use")
+    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
+    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
+    parser.add_argument("--stack", type=int, help="stack size of --init decoder (default: the ini's, else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold of --init decoder (default: the ini's, "
+                        "else 1e-5)")
+    parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+
+
+class _SentenceSampler:
+    """Samples lines of text with one model (in the main process or in each worker)."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.model = load_model(args)
+        self.translator = Translator(self.model, tokenized=args.tokenized)
+        self.lm_cache = LMCache.new()
+        self.temperature = anneal(args.iterations, *args.anneal) if args.anneal else args.temperature
+
+    @cached_property
+    def _detokenizer(self):
+        from sacremoses import MosesDetokenizer
+        return MosesDetokenizer(self.model.preprocessing.target_language)
+
+    def sample(self, item: tuple[int, str]) -> str:
+        index, line = item
+        args, model = self.args, self.model
+        options = TranslationOptions.build(model, model.vocab.ids(self.translator.tokens(line)))
+        found = sample_decode(model, options, np.random.default_rng([args.seed, index]), args.iterations,
+                              args.burn_in, self.temperature, args.init, args.decision, lm_cache=self.lm_cache)
+        text = target_text(found.derivation, options, model)
+        if model.preprocessing.tokenize and not args.tokenized:
+            text = self._detokenizer.detokenize(text.split())
+        return text
+
+
+_worker: _SentenceSampler | None = None
+
+
+def _start_worker(args: argparse.Namespace) -> None:
+    global _worker
+    _worker = _SentenceSampler(args)
+
+
+def _work(item: tuple[int, str]) -> str:
+    return _worker.sample(item)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.iterations < 1 or args.burn_in < 0 or args.workers < 1:
+        raise PbmtError("--iterations and --workers must be at least 1 and --burn-in at least 0")
+    if args.decision != "best" and args.burn_in >= args.iterations:
+        raise PbmtError(f"--decision {args.decision} counts samples after --burn-in, "
+                        f"which must be below --iterations ({args.iterations})")
+    if args.anneal and min(args.anneal) <= 0:
+        raise PbmtError("--anneal temperatures must be positive")
+    if args.temperature < 0:
+        raise PbmtError("--temperature must be at least 0")
+    started = time.perf_counter()
+    sampler = _SentenceSampler(args)  # loads (and caches) the model once, and checks it
+    lines = [line for _, line in read_lines(args.input)]
+    loaded = time.perf_counter()
+    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
+    if args.workers == 1:
+        outputs = [_tick(sampler.sample(item), progress) for item in enumerate(lines)]
+    else:
+        with ProcessPoolExecutor(args.workers, initializer=_start_worker, initargs=(args,)) as pool:
+            outputs = [_tick(text, progress) for text in pool.map(_work, enumerate(lines), chunksize=4)]
+    progress.close()
+    _write(args.output, outputs)
+    if not args.quiet:
+        seconds = time.perf_counter() - loaded
+        steps = len(lines) * args.iterations
+        print(f"sampled {len(lines)} sentences in {seconds:.1f} s: {steps / max(seconds, 1e-9):,.0f} steps/s "
+              f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
+    return 0

@@ -1,0 +1,511 @@
+"""Gibbs sampling over derivations, and decoding by sampling and annealing.
+
+The sampler of Arun et al. (2009) as SampleRank uses it (Haddow, Arun & Koehn
+2011, §2.2). A chain always holds one complete derivation of the sentence. A
+step picks an operator and a place at random, lists the operator's
+neighbourhood there (the current derivation is one of its members) and moves
+to a member drawn with probability ∝ exp(score / T):
+
+- MERGE-SPLIT at the boundary before source word i: if i is inside a block,
+  that block whole or split at i; if two blocks meet at i and are adjacent and
+  monotone in the target, those two or their merge; otherwise the two blocks
+  in place. Every block involved takes every option of its span.
+- REORDER of the blocks at two target positions: as they are, or swapped.
+- RETRANS of one block with every option of its span.
+
+Each neighbourhood is the same set from each of its members and the place is
+drawn uniformly from a set (source boundaries, target positions or pairs of
+them) that its moves do not change, so every operator leaves exp(score / T)
+invariant. Members that break the decoder's distortion rules (Moses's, as in
+``pbmt.search.decoder``) are left out, so chains stay in the decoder's space.
+
+Every member comes with its feature delta vector (dense features computed in
+numba from what changed, then any global features), which is what SampleRank
+updates with. Global (whole-sentence) features are objects following
+``GlobalFeature``: the stack decoder cannot use them, the sampler scores them
+as extra feature columns after the model's dense ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from pbmt.errors import PbmtError
+from pbmt.model.model import TranslationModel
+from pbmt.search import _sampler_kernels as k
+from pbmt.search.decoder import ScoredDerivation, decode
+from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.options import TranslationOptions
+
+_CHUNK = 1 << 16  # steps per kernel call: bounds the memory of uniforms and recorded samples
+DECISIONS = ("best", "max-derivation", "max-translation")
+
+
+class Operator(IntEnum):
+    """The sampler's operators (values are the kernels')."""
+
+    MERGE_SPLIT = k.MERGE_SPLIT
+    REORDER = k.REORDER
+    RETRANS = k.RETRANS
+
+
+class GlobalFeature(Protocol):
+    """A feature of the whole derivation (scope GLOBAL): only the sampler and rescoring can use it.
+
+    ``names`` name its columns. ``values(derivation, options)`` returns
+    ``float64[len(names)]``. It may also define ``delta(before, after,
+    options)`` returning ``values(after) - values(before)`` faster; the
+    sampler calls it when present.
+    """
+
+    names: tuple[str, ...]
+
+    def values(self, derivation: Derivation, options: TranslationOptions) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, eq=False)
+class Neighbourhood:
+    """The derivations one operator application can move to, with their feature deltas.
+
+    Candidate ``c`` is ``base`` with its blocks at target positions
+    ``lo .. hi - 1`` replaced by option ``first[c]`` alone when
+    ``second[c] < 0``, else by ``first[c]``, ``base``'s blocks
+    ``mid_lo .. mid_hi - 1`` and ``second[c]``. ``delta[c]``
+    (``float64[n_candidates, n_features]``, natural log; the model's dense
+    features, then the global ones) is its feature vector minus ``base``'s;
+    ``score[c] = delta[c] @ weights``. ``current`` is the index of ``base``
+    itself (its delta is zero). ``operator`` is None when the drawn operator
+    could not apply (then ``base`` is the only candidate).
+    """
+
+    operator: Operator | None
+    base: Derivation
+    lo: int
+    hi: int
+    mid_lo: int
+    mid_hi: int
+    first: np.ndarray
+    second: np.ndarray
+    delta: np.ndarray
+    score: np.ndarray
+    current: int
+    options: TranslationOptions = field(repr=False)
+    chain_moves: int = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def derivation(self, c: int) -> Derivation:
+        """Candidate ``c`` as a ``Derivation``."""
+        if c == self.current:
+            return self.base
+        base = self.base.option
+        new = [self.first[c]]
+        if self.second[c] >= 0:
+            new += [*base[self.mid_lo:self.mid_hi], self.second[c]]
+        return Derivation.from_options(self.options, np.concatenate([base[:self.lo], new, base[self.hi:]]))
+
+    def derivations(self) -> list[Derivation]:
+        """Every candidate, in index order."""
+        return [self.derivation(c) for c in range(len(self))]
+
+
+@dataclass(frozen=True)
+class LMCache:
+    """A direct-mapped cache of one LM's scores, keyed by (LM state, word); shareable by samplers of one model."""
+
+    keys: np.ndarray
+    probs: np.ndarray
+    states: np.ndarray
+
+    @classmethod
+    def new(cls) -> "LMCache":
+        """An empty cache of ``2**CACHE_BITS`` slots."""
+        size = 1 << k.CACHE_BITS
+        return cls(np.full(size, np.iinfo(np.uint64).max, np.uint64), np.zeros(size), np.zeros(size, np.int64))
+
+
+class Chain:
+    """One Markov chain: its current derivation and feature vector, and the kernels' caches.
+
+    Mutable; made by ``Sampler.start`` and moved by ``Sampler.apply`` and
+    ``Sampler.run``. ``moves`` counts the moves applied.
+    """
+
+    def __init__(self, sampler: "Sampler", arrays: k.ChainArrays, global_values: np.ndarray):
+        self._sampler = sampler
+        self._arrays = arrays
+        self.global_values = global_values
+        self.moves = 0
+
+    @property
+    def derivation(self) -> Derivation:
+        """The current derivation."""
+        size = int(self._arrays.size[0])
+        a = self._arrays
+        return Derivation(a.start[:size], a.end[:size], a.option[:size])
+
+    @property
+    def features(self) -> np.ndarray:
+        """Its features, ``float64[sampler.n_features]``: dense (natural log) then global."""
+        return np.concatenate([self._arrays.features, self.global_values])
+
+    @property
+    def score(self) -> float:
+        """Its model score, ``features @ sampler.weights`` (natural log)."""
+        return float(self.features @ self._sampler.weights)
+
+
+@dataclass(frozen=True, eq=False)
+class SampleRun:
+    """What ``Sampler.run`` collected.
+
+    ``samples`` (``int32[u, n_words]``): the distinct derivations recorded
+    (after burn-in, every ``thin``-th step), as options in target order padded
+    with -1; ``counts`` (``int64[u]``) how often each was recorded. ``best``
+    is the highest-scoring derivation the chain visited (its start included)
+    and ``best_score`` its score (from scratch, natural log).
+    """
+
+    samples: np.ndarray
+    counts: np.ndarray
+    best: Derivation
+    best_score: float
+    options: TranslationOptions = field(repr=False)
+
+    def derivations(self) -> list[tuple[Derivation, int]]:
+        """(derivation, count) of every distinct sample, most frequent first."""
+        order = np.argsort(-self.counts, kind="stable")
+        return [(self._derivation(i), int(self.counts[i])) for i in order]
+
+    def max_derivation(self) -> Derivation:
+        """The most frequently sampled derivation (Arun et al.'s max-derivation decision)."""
+        if not len(self.counts):
+            raise ValueError("no samples were recorded (burn-in covers the whole run)")
+        return self._derivation(int(np.argmax(self.counts)))
+
+    def max_translation(self) -> Derivation:
+        """The most frequent derivation of the most frequently sampled target string."""
+        if not len(self.counts):
+            raise ValueError("no samples were recorded (burn-in covers the whole run)")
+        by_text: dict[bytes, list] = {}
+        for i in range(len(self.counts)):
+            d = self._derivation(i)
+            entry = by_text.setdefault(d.target_words(self.options).tobytes(), [0, -1, None])
+            entry[0] += int(self.counts[i])
+            if self.counts[i] > entry[1]:
+                entry[1:] = [int(self.counts[i]), d]
+        return max(by_text.values(), key=lambda e: e[0])[2]
+
+    def _derivation(self, i: int) -> Derivation:
+        row = self.samples[i]
+        return Derivation.from_options(self.options, row[row >= 0])
+
+
+class Sampler:
+    """Gibbs sampler over the derivations of one sentence under one model.
+
+    ``global_features`` add columns after the model's dense features, weighted
+    by ``global_weights`` (``float64[total columns]``, default zeros).
+    ``distortion_limit`` defaults to the model's (-1: none).
+    ``operator_weights``: relative frequencies of MERGE-SPLIT, REORDER and
+    RETRANS. ``lm_cache``: a cache of LM scores to share among the samplers of
+    one model (default: a new one, about 1.5 MB). ``weights``
+    (``float64[n_features]``) and ``feature_names`` cover dense then global
+    columns.
+    """
+
+    def __init__(self, model: TranslationModel, options: TranslationOptions,
+                 global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
+                 distortion_limit: int | None = None, operator_weights=(1.0, 1.0, 1.0),
+                 lm_cache: LMCache | None = None):
+        self.model = model
+        self.options = options
+        self.global_features = tuple(global_features)
+        names = [name for f in self.global_features for name in f.names]
+        global_weights = np.zeros(len(names)) if global_weights is None else np.asarray(global_weights, np.float64)
+        if global_weights.shape != (len(names),):
+            raise ValueError(f"expected {len(names)} global weights, got shape {global_weights.shape}")
+        self.weights = np.concatenate([model.weights, global_weights])
+        layout = model.layout
+        self.feature_names = tuple(f"{name}_{i}" if size > 1 else name
+                                   for name, size in zip(layout.names, layout.sizes) for i in range(size)) + tuple(names)
+        self.distortion_limit = model.settings.distortion_limit if distortion_limit is None else int(distortion_limit)
+        operator_weights = np.asarray(operator_weights, dtype=np.float64)
+        if operator_weights.shape != (3,) or operator_weights.min() < 0 or operator_weights.sum() <= 0:
+            raise ValueError(f"operator_weights must be 3 non-negative numbers, not all zero; got {operator_weights}")
+        self._op_cum = np.cumsum(operator_weights / operator_weights.sum())
+        self._n = options.n_words
+        self._opts = k.OptionArrays(options.start, options.end, options.tgt_offsets, options.tgt_words,
+                                    np.ascontiguousarray(options.local), np.ascontiguousarray(options.reordering),
+                                    options.span_offsets, int(options.max_length))
+
+        def first(type_):
+            columns = layout.columns_of_type(type_)
+            return columns.start if columns is not None else -1
+
+        lm_cache = lm_cache or LMCache.new()
+        self._scoring = k.Scoring(model.lm.arrays, np.int64(model.lm.begin_state), first("KENLM"),
+                                  first("Distortion"), first("LexicalReordering"), self.distortion_limit,
+                                  np.ascontiguousarray(model.weights), lm_cache.keys, lm_cache.probs, lm_cache.states)
+        widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
+        cap = widest * widest + widest + 2
+        size = max(self._n, 1)
+        self._ws = k.Workspace(np.zeros(cap, np.int32), np.zeros(cap, np.int32), np.zeros((cap, layout.size)),
+                               np.zeros(cap), np.zeros(cap), np.zeros(7, np.int64), np.zeros((2, 4), np.int64),
+                               np.zeros(1), np.zeros(layout.size), np.zeros(layout.size), np.zeros(size, np.int64),
+                               np.zeros(1, np.int64), np.zeros(size, np.int32))
+
+    @property
+    def n_features(self) -> int:
+        """Number of feature columns: the model's dense ones, then the global ones."""
+        return len(self.weights)
+
+    def features(self, derivation: Derivation) -> np.ndarray:
+        """Every feature of ``derivation`` from scratch, ``float64[n_features]`` (natural log)."""
+        return np.concatenate([score_derivation(derivation, self.options, self.model),
+                               self._global_values(derivation)])
+
+    def start(self, derivation: Derivation) -> Chain:
+        """A chain at ``derivation``, which must be one the decoder could produce (ValueError if not)."""
+        self._check(derivation)
+        size = max(self._n, 1)
+        arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
+                               np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int32),
+                               np.zeros(size, np.int32), np.array([len(derivation)], np.int64), np.zeros(1),
+                               score_derivation(derivation, self.options, self.model))
+        blocks = len(derivation)
+        arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (
+            derivation.src_start, derivation.src_end, derivation.option)
+        k.init_chain(arrays, self._opts, self._scoring, self._ws, self._n)
+        return Chain(self, arrays, self._global_values(derivation))
+
+    def neighbourhood(self, chain: Chain, operator: Operator, a: int, b: int = 0) -> Neighbourhood:
+        """The neighbourhood of ``operator`` at a place of the chain's derivation.
+
+        MERGE_SPLIT: the boundary before source word ``a`` (0 < a < n_words);
+        REORDER: the blocks at target positions ``a < b``; RETRANS: the block
+        at target position ``a``.
+        """
+        operator = Operator(operator)
+        blocks, n = int(chain._arrays.size[0]), self._n
+        if operator == Operator.MERGE_SPLIT and not 0 < a < n:
+            raise ValueError(f"MERGE_SPLIT needs a source boundary 0 < a < {n}, got {a}")
+        if operator == Operator.REORDER and not 0 <= a < b < blocks:
+            raise ValueError(f"REORDER needs target positions 0 <= a < b < {blocks}, got {a}, {b}")
+        if operator == Operator.RETRANS and not 0 <= a < blocks:
+            raise ValueError(f"RETRANS needs a target position 0 <= a < {blocks}, got {a}")
+        ws = self._ws
+        count = k.neighbourhood(chain._arrays, self._opts, self._scoring, ws, n, int(operator), a, b)
+        region = ws.region
+        lo, hi, mid_lo, mid_hi, current = (int(x) for x in region[k.LO:k.CURRENT + 1])
+        nb = Neighbourhood(operator, chain.derivation, lo, hi, mid_lo, mid_hi, ws.first[:count].copy(),
+                           ws.second[:count].copy(), ws.delta[:count].copy(), ws.score[:count].copy(), current,
+                           self.options, chain.moves)
+        if not self.global_features:
+            return nb
+        extra = np.array([self._global_delta(nb.derivation(c), nb.base, chain.global_values) for c in range(count)])
+        extra[current] = 0.0
+        return dataclasses.replace(nb, delta=np.hstack([nb.delta, extra]),
+                                   score=nb.score + extra @ self.weights[nb.delta.shape[1]:])
+
+    def propose(self, chain: Chain, rng: np.random.Generator) -> Neighbourhood:
+        """A neighbourhood at a random operator and place (the operators' relative weights as given)."""
+        u = rng.random(2)
+        return self._propose(chain, u[0], u[1])
+
+    def apply(self, chain: Chain, neighbourhood: Neighbourhood, c: int) -> None:
+        """Move ``chain`` to candidate ``c`` of a neighbourhood listed at its current derivation."""
+        if neighbourhood.chain_moves != chain.moves:
+            raise ValueError("the neighbourhood was listed before the chain's last move")
+        if c == neighbourhood.current:
+            return
+        ws, dense = self._ws, len(self.model.weights)
+        ws.region[:] = (neighbourhood.operator, neighbourhood.lo, neighbourhood.hi, neighbourhood.mid_lo,
+                        neighbourhood.mid_hi, -1, 1)
+        ws.first[0], ws.second[0] = neighbourhood.first[c], neighbourhood.second[c]
+        ws.delta[0] = neighbourhood.delta[c, :dense]
+        k.apply(chain._arrays, self._opts, self._scoring, ws, self._n, 0)
+        chain.global_values = chain.global_values + neighbourhood.delta[c, dense:]
+        chain.moves += 1
+
+    def run(self, chain: Chain, rng: np.random.Generator, iterations: int, temperature=1.0,
+            burn_in: int = 0, thin: int = 1) -> SampleRun:
+        """Run ``chain`` for ``iterations`` steps; record the derivation after every ``thin``-th step past ``burn_in``.
+
+        ``temperature``: a number or ``float64[iterations]`` (a schedule, see
+        ``anneal``); 0 moves greedily to the best member of each
+        neighbourhood. Without global features the whole loop runs in numba;
+        with them, in Python (the same moves for the same generator state).
+        """
+        # a writeable contiguous copy: the kernel is compiled for one array type
+        temperature = np.array(np.broadcast_to(np.asarray(temperature, dtype=np.float64), (iterations,)))
+        if thin < 1 or burn_in < 0:
+            raise ValueError(f"thin must be >= 1 and burn_in >= 0, got {thin}, {burn_in}")
+        steps = np.arange(iterations)
+        record = (steps >= burn_in) & ((steps - burn_in) % thin == 0)
+        best = np.full(max(self._n, 1), -1, np.int32)
+        size = int(chain._arrays.size[0])
+        best[:size] = chain._arrays.option[:size]
+        track = np.array([chain.score, chain.score])
+        kept = []
+        for lo in range(0, iterations, _CHUNK):
+            hi = min(iterations, lo + _CHUNK)
+            u = rng.random((hi - lo, 3))
+            trace = np.empty((int(record[lo:hi].sum()), max(self._n, 1)), np.int32)
+            if self.global_features:
+                self._run_python(chain, u, temperature[lo:hi], record[lo:hi], trace, track, best)
+            else:
+                k.run_chain(chain._arrays, self._opts, self._scoring, self._ws, self._n, self._op_cum, u,
+                            temperature[lo:hi], record[lo:hi], trace, track, best)
+                chain.moves += 1  # the caches moved: neighbourhoods listed before are stale
+            kept.append(np.unique(trace, axis=0, return_counts=True))
+        rows = np.concatenate([rows for rows, _ in kept]) if kept else np.zeros((0, max(self._n, 1)), np.int32)
+        counts = np.concatenate([c for _, c in kept]) if kept else np.zeros(0, np.int64)
+        samples, inverse = np.unique(rows, axis=0, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(samples)).astype(np.int64)
+        best_derivation = Derivation.from_options(self.options, best[best >= 0])
+        return SampleRun(samples, counts, best_derivation, float(self.features(best_derivation) @ self.weights),
+                         self.options)
+
+    def _run_python(self, chain, u, temperature, record, trace, track, best):
+        r = 0
+        for t in range(len(u)):
+            nb = self._propose(chain, u[t, 0], u[t, 1])
+            c = k.choose(nb.score, len(nb), temperature[t], u[t, 2], self._ws.weight)
+            if c != nb.current:
+                track[0] += nb.score[c]
+                self.apply(chain, nb, c)
+                if track[0] > track[1]:
+                    track[1] = track[0]
+                    k.copy_options(chain._arrays, best)
+            if record[t]:
+                k.copy_options(chain._arrays, trace[r])
+                r += 1
+
+    def _propose(self, chain, u_op, u_where):
+        op, a, b = k.choose_move(u_op, u_where, self._op_cum, self._n, int(chain._arrays.size[0]))
+        if op < 0:
+            return Neighbourhood(None, chain.derivation, 0, 0, 0, 0, np.array([-1], np.int32),
+                                 np.array([-1], np.int32), np.zeros((1, self.n_features)), np.zeros(1), 0,
+                                 self.options, chain.moves)
+        return self.neighbourhood(chain, Operator(op), a, b)
+
+    def _global_values(self, derivation):
+        """Global feature values of ``derivation``, ``float64[n_features - dense]``."""
+        parts = [np.asarray(f.values(derivation, self.options), np.float64) for f in self.global_features]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def _global_delta(self, after, before, before_values):
+        """Change of the global features from ``before`` (whose values are ``before_values``) to ``after``."""
+        parts, at = [], 0
+        for f in self.global_features:
+            width = len(f.names)
+            if hasattr(f, "delta"):
+                parts.append(np.asarray(f.delta(before, after, self.options), np.float64))
+            else:
+                parts.append(np.asarray(f.values(after, self.options), np.float64) - before_values[at:at + width])
+            at += width
+        return np.concatenate(parts)
+
+    def _check(self, derivation):
+        options, n = self.options, self._n
+        o = derivation.option
+        if len(o) and (o.min() < 0 or o.max() >= len(options)):
+            raise ValueError("the derivation's options are not this sentence's")
+        if (not np.array_equal(options.start[o], derivation.src_start)
+                or not np.array_equal(options.end[o], derivation.src_end) or not derivation.covers(n)):
+            raise ValueError("the derivation's spans do not match its options or do not cover the sentence once")
+        limit = self.distortion_limit
+        covered = np.zeros(n, bool)
+        prev_end = 0
+        for s, e in zip(derivation.src_start, derivation.src_end):
+            gap = int(np.argmin(covered)) if not covered.all() else n
+            if limit >= 0 and (abs(s - prev_end) > limit or (s != gap and e - gap > limit)):
+                raise ValueError(f"block [{s}, {e}) breaks the distortion limit {limit}")
+            covered[s:e] = True
+            prev_end = e
+
+
+def gloss(options: TranslationOptions) -> Derivation:
+    """The glossing derivation SampleRank starts from: monotone, each source word's best option.
+
+    Each block takes the option of its span with the best option-local
+    weighted score (``options.local_score``). Words are translated alone where
+    they have options; elsewhere the monotone segmentation with the most
+    blocks is used. Raises PbmtError if no monotone derivation exists.
+    """
+    n = options.n_words
+    blocks = np.full(n + 1, -1, np.int64)
+    score = np.full(n + 1, -np.inf)
+    back = np.full(n + 1, -1, np.int64)
+    blocks[0], score[0] = 0, 0.0
+    for j in range(1, n + 1):
+        for i in range(max(0, j - options.max_length), j):
+            span = options.span(i, j)
+            if blocks[i] < 0 or not len(span):
+                continue
+            o = span.start + int(np.argmax(options.local_score[span.start:span.stop]))
+            key = (blocks[i] + 1, score[i] + options.local_score[o])
+            if key > (blocks[j], score[j]):
+                blocks[j], score[j], back[j] = key[0], key[1], o
+    if blocks[n] < 0:
+        raise PbmtError("no monotone derivation covers the sentence with the model's phrases")
+    chosen = []
+    j = n
+    while j > 0:
+        chosen.append(int(back[j]))
+        j = int(options.start[back[j]])
+    return Derivation.from_options(options, chosen[::-1])
+
+
+def initial_derivation(model: TranslationModel, options: TranslationOptions, init: str = "gloss") -> Derivation:
+    """Where a chain starts: ``"gloss"`` (see ``gloss``) or ``"decoder"`` (the stack decoder's 1-best)."""
+    if init == "gloss":
+        return gloss(options)
+    if init == "decoder":
+        found = decode(model, options)
+        if not found:
+            raise PbmtError("the decoder found no derivation to start from")
+        return found[0].derivation
+    raise ValueError(f"init must be 'gloss' or 'decoder', got {init!r}")
+
+
+def anneal(iterations: int, start: float, end: float) -> np.ndarray:
+    """A geometric temperature schedule from ``start`` to ``end`` (both > 0): ``float64[iterations]``."""
+    if start <= 0 or end <= 0:
+        raise ValueError(f"annealing temperatures must be positive, got {start} and {end}")
+    return np.geomspace(start, end, iterations) if iterations > 1 else np.full(iterations, float(end))
+
+
+def sample_decode(model: TranslationModel, options: TranslationOptions, rng: np.random.Generator,
+                  iterations: int = 1000, burn_in: int = 0, temperature=1.0, init: str = "gloss",
+                  decision: str = "best", global_features: Sequence[GlobalFeature] = (),
+                  global_weights: np.ndarray | None = None, thin: int = 1,
+                  lm_cache: LMCache | None = None) -> ScoredDerivation:
+    """Decode one sentence by sampling: a decoder for models with global features.
+
+    Runs one chain from ``init`` for ``iterations`` steps at ``temperature``
+    (a number, or a schedule from ``anneal`` for annealed search; 0 is greedy
+    hill-climbing). ``decision``: ``"best"``, the highest-scoring derivation
+    visited; ``"max-derivation"``, the most frequent sample after
+    ``burn_in``; ``"max-translation"``, the most frequent target string's
+    most frequent derivation. The score is the model's (dense and global
+    features, natural log), from scratch. ``lm_cache``: see ``Sampler``.
+    """
+    if decision not in DECISIONS:
+        raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
+    sampler = Sampler(model, options, global_features, global_weights, lm_cache=lm_cache)
+    chain = sampler.start(initial_derivation(model, options, init))
+    # the best derivation is tracked without recording samples
+    run = sampler.run(chain, rng, iterations, temperature, burn_in=iterations if decision == "best" else burn_in,
+                      thin=thin)
+    if decision == "best":
+        return ScoredDerivation(run.best, run.best_score)
+    chosen = run.max_derivation() if decision == "max-derivation" else run.max_translation()
+    return ScoredDerivation(chosen, float(sampler.features(chosen) @ sampler.weights))
