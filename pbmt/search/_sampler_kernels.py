@@ -51,15 +51,19 @@ Scoring = namedtuple("Scoring", [
     "lm_col", "dist_col", "lr_col",  # first columns of LM0, Distortion0, LexicalReordering0 (-1: absent)
     "limit",  # int: distortion limit, < 0 for none
     "weights",  # float64[n_dense]
-    "cache_keys",  # uint64[2**CACHE_BITS]: (LM state << 32 | word) of each slot, all ones when empty
-    "cache_probs",  # float64[2**CACHE_BITS]: log10 p(word | state)
-    "cache_states",  # int64[2**CACHE_BITS]: the state after word
+    "cache",  # CACHE_ENTRY[2**CACHE_BITS]: a direct-mapped cache of LM scores
 ])
 """The model's side of scoring: LM and a direct-mapped cache of its scores, feature columns,
 distortion limit, dense weights. Neighbourhoods score the same few (state, word) pairs again and
 again; a cache hit costs one access where the LM's own lookup costs several cache misses."""
 
 CACHE_BITS = 16
+MEMO_BITS = 6
+# key: LM state << 32 | word (all ones: empty); prob: log10 p(word | state); state: the state after
+# word. 32 bytes, so that a lookup touches one cache line.
+CACHE_ENTRY = np.dtype([("key", np.uint64), ("prob", np.float64), ("state", np.int64), ("unused", np.int64)],
+                       align=True)
+MEMO_ENTRY = np.dtype([("key", np.int64), ("prob", np.float64)])
 
 ChainArrays = namedtuple("ChainArrays", [
     "start", "end", "option",  # int32[n]: the first size[0] entries are the blocks in target order
@@ -81,6 +85,7 @@ Workspace = namedtuple("Workspace", [
     "region",  # int64[7]: OP, LO, HI, MID_LO, MID_HI, CURRENT (candidate equal to the chain), COUNT
     "structures",  # int64[2, 4]: the neighbourhood's structures (see _candidates)
     "old_lm",  # float64[1]: log10 LM score of the old blocks [lo, hi)
+    "memo",  # MEMO_ENTRY[2**MEMO_BITS]: LM change after the region by LM state there (see _close)
     "row", "old",  # float64[n_dense] scratch: a shared prefix, the old blocks' part
     "mark",  # int64[n] scratch marks of source words, valid where equal to stamp[0]
     "stamp",  # int64[1]
@@ -94,12 +99,13 @@ def _lm_word(sc, state, word):
     """(log10 p(word | state), next state), through the cache: equal to ``score_word``."""
     key = (np.uint64(state) << np.uint64(32)) | np.uint64(word)
     slot = np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - CACHE_BITS))
-    if sc.cache_keys[slot] == key:
-        return sc.cache_probs[slot], sc.cache_states[slot]
+    entry = sc.cache[slot]
+    if entry.key == key:
+        return entry.prob, entry.state
     p, new_state = score_word(sc.lm, state, word)
-    sc.cache_keys[slot] = key
-    sc.cache_probs[slot] = p
-    sc.cache_states[slot] = new_state
+    entry.key = key
+    entry.prob = p
+    entry.state = new_state
     return p, new_state
 
 
@@ -145,28 +151,43 @@ def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
 
 
 @_kernel
-def _close(row, opts, sc, ch, state, last_start, last_end, last_option, hi):
+def _close(row, opts, sc, ch, ws, state, last_start, last_end, last_option, hi):
     """Close a region ending at old position hi with block (last_*) and LM ``state``.
 
     Adds the transition into the old block hi to row. Returns the change in
     log10 LM score of the old blocks from hi on (and </s>), rescored from
     ``state`` until it equals the old derivation's state at a block boundary.
+    The change depends on ``state`` alone within a neighbourhood, so it is
+    memoised in ws.memo (cleared by ``_clear_memo``).
     """
     k = ch.size[0]
     if hi < k:
         add_transition(last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], opts.reordering,
                        sc.dist_col, sc.lr_col, row)
+    slot = np.int64((np.uint64(state) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - MEMO_BITS))
+    entry = ws.memo[slot]
+    if entry.key == state:
+        return entry.prob
+    start_state = state
     change = 0.0
-    for j in range(hi, k):
+    for j in range(hi, k + 1):
         if state == ch.lm_state[j - 1]:
-            return change
-        o = ch.option[j]
-        p, state = _lm_words(sc, opts, state, o)
-        change += p - ch.lm_score[j]
-    if state == ch.lm_state[k - 1]:
-        return change
-    p, state = _lm_word(sc, state, EOS)
-    return change + p - ch.eos[0]
+            break
+        if j == k:
+            p, state = _lm_word(sc, state, EOS)
+            change += p - ch.eos[0]
+        else:
+            p, state = _lm_words(sc, opts, state, ch.option[j])
+            change += p - ch.lm_score[j]
+    entry.key = start_state
+    entry.prob = change
+    return change
+
+
+@_inline
+def _clear_memo(ws):
+    for slot in range(ws.memo.shape[0]):
+        ws.memo[slot].key = -1
 
 
 @_kernel
@@ -182,7 +203,7 @@ def _score_old(ws, opts, sc, ch, lo, hi):
         p, state = _extend(row, opts, sc, state, ps, pe, po, o)
         lm10 += p
         ps, pe, po = np.int64(ch.start[j]), np.int64(ch.end[j]), o
-    _close(row, opts, sc, ch, state, ps, pe, po, hi)
+    _close(row, opts, sc, ch, ws, state, ps, pe, po, hi)
     return lm10
 
 
@@ -235,7 +256,7 @@ def _candidates(ws, opts, sc, ch, n_cand, s):
             if not single:
                 p, last = _extend(row, opts, sc, state, qs, qe, qo, y)
                 lm10 += p
-            cont = _close(row, opts, sc, ch, last, np.int64(opts.start[y]), np.int64(opts.end[y]), y, hi)
+            cont = _close(row, opts, sc, ch, ws, last, np.int64(opts.start[y]), np.int64(opts.end[y]), y, hi)
             _finish(ws, sc, n_cand, lm10 - ws.old_lm[0] + cont)
             ws.first[n_cand] = x
             ws.second[n_cand] = -1 if single else y
@@ -364,6 +385,7 @@ def neighbourhood(ch, opts, sc, ws, n, op, a, b):
         reg[CURRENT] = ch.option[lo] - st[0, 0]
     else:
         reg[CURRENT] = (ch.option[lo] - st[0, 0]) * (st[0, 3] - st[0, 2]) + ch.option[hi - 1] - st[0, 2]
+    _clear_memo(ws)
     ws.old_lm[0] = _score_old(ws, opts, sc, ch, lo, hi)
     count = 0
     for s in range(n_structures):

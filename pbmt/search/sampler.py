@@ -119,15 +119,14 @@ class Neighbourhood:
 class LMCache:
     """A direct-mapped cache of one LM's scores, keyed by (LM state, word); shareable by samplers of one model."""
 
-    keys: np.ndarray
-    probs: np.ndarray
-    states: np.ndarray
+    entries: np.ndarray
 
     @classmethod
     def new(cls) -> "LMCache":
-        """An empty cache of ``2**CACHE_BITS`` slots."""
-        size = 1 << k.CACHE_BITS
-        return cls(np.full(size, np.iinfo(np.uint64).max, np.uint64), np.zeros(size), np.zeros(size, np.int64))
+        """An empty cache of ``2**CACHE_BITS`` slots (2 MB)."""
+        entries = np.zeros(1 << k.CACHE_BITS, k.CACHE_ENTRY)
+        entries["key"] = np.iinfo(np.uint64).max
+        return cls(entries)
 
 
 class Chain:
@@ -215,7 +214,7 @@ class Sampler:
     ``distortion_limit`` defaults to the model's (-1: none).
     ``operator_weights``: relative frequencies of MERGE-SPLIT, REORDER and
     RETRANS. ``lm_cache``: a cache of LM scores to share among the samplers of
-    one model (default: a new one, about 1.5 MB). ``weights``
+    one model (default: a new one). ``weights``
     (``float64[n_features]``) and ``feature_names`` cover dense then global
     columns.
     """
@@ -252,13 +251,14 @@ class Sampler:
         lm_cache = lm_cache or LMCache.new()
         self._scoring = k.Scoring(model.lm.arrays, np.int64(model.lm.begin_state), first("KENLM"),
                                   first("Distortion"), first("LexicalReordering"), self.distortion_limit,
-                                  np.ascontiguousarray(model.weights), lm_cache.keys, lm_cache.probs, lm_cache.states)
+                                  np.ascontiguousarray(model.weights), lm_cache.entries)
         widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
         cap = widest * widest + widest + 2
         size = max(self._n, 1)
         self._ws = k.Workspace(np.zeros(cap, np.int32), np.zeros(cap, np.int32), np.zeros((cap, layout.size)),
                                np.zeros(cap), np.zeros(cap), np.zeros(7, np.int64), np.zeros((2, 4), np.int64),
-                               np.zeros(1), np.zeros(layout.size), np.zeros(layout.size), np.zeros(size, np.int64),
+                               np.zeros(1), np.zeros(1 << k.MEMO_BITS, k.MEMO_ENTRY), np.zeros(layout.size),
+                               np.zeros(layout.size), np.zeros(size, np.int64),
                                np.zeros(1, np.int64), np.zeros(size, np.int32))
 
     @property
