@@ -565,7 +565,6 @@ def run_chain(ch, opts, sc, ws, n, op_cum, u, temperature, record, trace, track,
                 apply(ch, opts, sc, ws, n, c)
                 if track[0] > track[1]:
                     track[1] = track[0]
-                    k = ch.size[0]
                     copy_options(ch, best)
         if record[t]:
             copy_options(ch, trace[r])
