@@ -1,0 +1,356 @@
+"""SampleRank tuning on the Gibbs sampler (Haddow, Arun & Koehn, 2011, Algorithm 1).
+
+Unlike the n-best optimisers of ``pbmt.tune.loop``, SampleRank never runs the
+decoder: it walks translation hypotheses with the sampler of
+``pbmt.search.sampler`` and updates the weights online, pair by pair.
+
+For every epoch the tuning set is shuffled and cut into batches. Each batch's
+hypotheses start as glosses (``pbmt.search.sampler.gloss``). A step then
+
+1. picks a sentence j of the batch at random and lists a neighbourhood N of
+   its hypothesis e_j with a random operator (MERGE-SPLIT or REORDER, equally
+   likely, at a random place);
+2. draws the sample e' from N with probability ∝ exp(w · h(e));
+3. takes the oracle e+ in N maximising gain(y, y_e) + w · h(e), where y_e is
+   the batch's hypothesis set with e_j replaced by e and the gain is the
+   batch's corpus BLEU in [0, 1] with 0.01 added to every match and total
+   count (``pbmt.metrics.bleu.batch_bleu``);
+4. updates w iff the model and the gain rank (e', e+) differently:
+   (G' - G+) (S' - S+) < 0, which implies S' != S+ (G = gain, S = w · h);
+5. moves e_j to e'.
+
+The update is the closed-form solution of (5)-(6) of the paper, the
+passive-aggressive step of Crammer et al. (2006) with one constraint::
+
+    w <- w + tau * a,   tau = min(C, b / ||a||^2)
+    a = h(winner) - h(loser)
+    b = M * (gain(winner) - gain(loser)) - (w · a) > 0
+
+where (winner, loser) is the pair ordered by gain, C = 0.01 clips the step
+and the margin scale is M = gain(y, y+). When the oracle has the higher gain
+this is the paper's formula with a = h(e+) - h(e'); when the sample does, the
+same constraint is imposed with the roles exchanged.
+
+The first ``burn_in_per_sentence`` × |batch| steps of a batch make no updates
+and collect nothing; after each later step the weights are collected, and the
+tuned weights (``weights_``) are the average of everything collected. With
+``chains`` > 1 every chain runs the epoch on its own shard of the shuffled
+tuning set with its own copy of the weights, and the chains' final weights are
+mixed (averaged) before the next epoch. Everything random is drawn from
+generators seeded by (run seed, epoch) and (run seed, epoch, chain), so a run
+is determined by its seed and the number of chains, whichever processes run
+the chains, and a resumed run equals an uninterrupted one.
+
+Translation options are built once per batch with the model's weights as
+loaded (its table pruning is not redone as the weights move). Features are
+the model's dense ones (natural log), columns as ``model.layout``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write
+from pbmt.metrics.bleu import ReferenceSets, batch_bleu, reference_sets, segment_stats_ids
+from pbmt.model.model import TranslationModel
+from pbmt.search.options import TranslationOptions
+from pbmt.search.sampler import LMCache, Neighbourhood, Sampler, gloss
+from pbmt.tune._samplerank_kernels import neighbour_words
+from pbmt.vocab import Vocab
+
+GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
+OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
+
+
+def encode_dev(vocab: Vocab, sources: Sequence[str], references: Sequence[str]) -> tuple[list[np.ndarray], ReferenceSets]:
+    """Source sentences as ``int32`` id arrays and their references compiled, both in ``vocab``'s ids.
+
+    Lines are whitespace-tokenised; unseen words are added to ``vocab`` (the
+    model's: ids the model does not know are unknown words to it).
+    """
+    ids = [vocab.ids(line.split()) for line in sources]
+    refs = [vocab.ids(line.split()) for line in references]
+    offsets = np.zeros(len(refs) + 1, np.int64)
+    np.cumsum([len(r) for r in refs], out=offsets[1:])
+    words = np.concatenate(refs) if refs else np.zeros(0, np.int32)
+    return ids, reference_sets(offsets, words)
+
+
+def neighbour_stats(neighbourhood: Neighbourhood, references: ReferenceSets, sentence: int) -> np.ndarray:
+    """BLEU statistics ``int64[len(neighbourhood), 10]`` of every candidate against reference set ``sentence``."""
+    options = neighbourhood.options
+    offsets, words = neighbour_words(neighbourhood.base.option, neighbourhood.lo, neighbourhood.hi,
+                                     neighbourhood.mid_lo, neighbourhood.mid_hi, neighbourhood.first,
+                                     neighbourhood.second, options.tgt_offsets, options.tgt_words)
+    return segment_stats_ids(offsets, words, np.full(len(offsets) - 1, sentence, np.int64), references)
+
+
+class BatchGain:
+    """The gain of a batch, corpus BLEU with ``add`` on every count, kept up to date one sentence at a time.
+
+    ``stats``: ``int64[k, 10]``, the statistics of the batch's current
+    hypotheses (copied). Summed statistics are integers, so swapping a row in
+    and out gives exactly the recomputed sum.
+    """
+
+    def __init__(self, stats: np.ndarray, add: float = GAIN_ADD):
+        self.stats = np.array(stats, dtype=np.int64)
+        self.total = self.stats.sum(axis=0)
+        self.add = add
+
+    @property
+    def value(self) -> float:
+        """BLEU in [0, 1] of the current hypotheses."""
+        return float(batch_bleu(self.total, self.add))
+
+    def with_replaced(self, j: int, rows: np.ndarray) -> np.ndarray:
+        """Gains ``float64[n]`` of the batch with sentence ``j``'s statistics replaced by each of ``rows`` (n, 10)."""
+        return batch_bleu(self.total - self.stats[j] + rows, self.add)
+
+    def replace(self, j: int, row: np.ndarray) -> None:
+        """Make ``row`` the statistics of sentence ``j``."""
+        self.total += row - self.stats[j]
+        self.stats[j] = row
+
+
+def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracle: np.ndarray,
+                gain_sample: float, gain_oracle: float, c: float = 0.01) -> np.ndarray | None:
+    """SampleRank's update of ``weights`` for a (sample, oracle) pair, or None when there is none.
+
+    features_*: ``float64[n_features]`` (any common offset, such as feature
+    deltas from one base); gains in [0, 1]. Updates iff model score and gain
+    rank the pair differently; then returns ``weights + tau * a`` with ``a =
+    h(winner) - h(loser)`` (ordered by gain), ``b = M * (gain(winner) -
+    gain(loser)) - weights · a``, ``M = gain_oracle`` and ``tau = min(c, b /
+    ||a||^2)`` (see the module docstring).
+    """
+    a = np.asarray(features_oracle, np.float64) - np.asarray(features_sample, np.float64)
+    score_diff = float(a @ weights)
+    gain_diff = gain_oracle - gain_sample
+    if not gain_diff * score_diff < 0:
+        return None
+    if gain_diff < 0:
+        a, score_diff = -a, -score_diff
+    tau = min(c, (gain_oracle * abs(gain_diff) - score_diff) / float(a @ a))
+    return weights + tau * a
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a chain does with a batch.
+
+    batch_size: sentences per batch; samples_per_sentence and
+    burn_in_per_sentence: steps per batch (times its size) with and before
+    updates; c: the update's clip C.
+    """
+
+    batch_size: int = 10
+    samples_per_sentence: int = 100
+    burn_in_per_sentence: int = 100
+    c: float = 0.01
+
+    def __post_init__(self):
+        if self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0:
+            raise ValueError(f"need batch_size >= 1, samples_per_sentence >= 1, burn_in_per_sentence >= 0, "
+                             f"c > 0; got {self}")
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """One chain's epoch: its final weights, the sum and count of the weights it collected, its update count."""
+
+    weights: np.ndarray
+    weight_sum: np.ndarray
+    collected: int
+    updates: int
+    steps: int
+
+
+def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
+              sentences: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
+              settings: Settings = Settings()) -> ChainResult:
+    """One epoch of Algorithm 1 over ``sentences`` (indices into ``sources``/reference sets), from ``weights``.
+
+    The sentences are shuffled and processed in batches of
+    ``settings.batch_size``; see the module docstring for a step.
+    """
+    w = np.array(weights, dtype=np.float64)
+    weight_sum = np.zeros_like(w)
+    collected = updates = steps = 0
+    cache = LMCache.new()
+    order = rng.permutation(np.asarray(sentences, dtype=np.int64))
+    for lo in range(0, len(order), settings.batch_size):
+        batch = order[lo:lo + settings.batch_size]
+        samplers, chains = [], []
+        for s in batch:
+            options = TranslationOptions.build(model, sources[s])
+            sampler = Sampler(model, options, operator_weights=OPERATORS, lm_cache=cache)
+            samplers.append(sampler)
+            chains.append(sampler.start(gloss(options)))
+        first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
+        offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
+        words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
+        gain = BatchGain(segment_stats_ids(offsets, words, batch, references))
+        burn_in = settings.burn_in_per_sentence * len(batch)
+        for step in range(burn_in + settings.samples_per_sentence * len(batch)):
+            j = int(rng.integers(len(batch)))
+            nb = samplers[j].propose(chains[j], rng)
+            u = rng.random()
+            if nb.operator is not None:
+                scores = nb.delta @ w
+                p = np.exp(scores - scores.max())
+                cumulative = np.cumsum(p)
+                sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
+                stats = neighbour_stats(nb, references, int(batch[j]))
+                gains = gain.with_replaced(j, stats)
+                if step >= burn_in:
+                    oracle = int(np.argmax(gains + scores))
+                    new = mira_update(w, nb.delta[sample], nb.delta[oracle], gains[sample], gains[oracle],
+                                      settings.c)
+                    if new is not None:
+                        w, updates = new, updates + 1
+                samplers[j].apply(chains[j], nb, sample)
+                gain.replace(j, stats[sample])
+            if step >= burn_in:
+                weight_sum += w
+                collected += 1
+            steps += 1
+    return ChainResult(w, weight_sum, collected, updates, steps)
+
+
+def mix(results: Sequence[ChainResult]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The chains' epochs combined: (mean of their final weights, summed collected weights, summed count)."""
+    mixed = np.mean([r.weights for r in results], axis=0)
+    return mixed, np.sum([r.weight_sum for r in results], axis=0), sum(r.collected for r in results)
+
+
+def shards(n_sentences: int, chains: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """The tuning set shuffled for ``epoch`` and cut into ``chains`` near-equal shards of sentence indices."""
+    order = np.random.default_rng([seed, epoch]).permutation(n_sentences)
+    return np.array_split(order, chains)
+
+
+def _chain_state(config: Path, sources, references):
+    return TranslationModel.load(config), sources, references
+
+
+def _chain_epoch(settings: Settings, seed: int, state, item) -> ChainResult:
+    model, sources, references = state
+    epoch, chain, sentences, weights = item
+    return run_chain(model, sources, references, sentences, weights, np.random.default_rng([seed, epoch, chain]),
+                     settings)
+
+
+@dataclass(frozen=True)
+class EpochLog:
+    """One epoch: updates and steps over all chains, the mixed weights, wall-clock seconds."""
+
+    epoch: int
+    updates: int
+    steps: int
+    weights: np.ndarray
+    seconds: float
+
+
+class SampleRank:
+    """SampleRank tuning of a model's dense weights (see the module docstring).
+
+    epochs: passes over the tuning set; chains: chains run side by side on
+    shards of it, mixed after each epoch; workers / scheduler: where the
+    chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
+    turn; the result does not depend on it); checkpoint: a file rewritten
+    atomically after every epoch, from which ``fit(..., resume=True)``
+    continues. After ``fit``: ``weights_`` (``float64[n_features]``, the
+    average of every collected weight vector), ``last_weights_`` (the mixed
+    weights after the last epoch) and ``log_`` (one ``EpochLog`` per epoch).
+    """
+
+    def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
+                 burn_in_per_sentence: int = 100, c: float = 0.01, chains: int = 1, workers: int = 1,
+                 scheduler: str | None = None, checkpoint: str | Path | None = None):
+        if epochs < 1 or chains < 1:
+            raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
+        self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
+        self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c)
+        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+
+    def fit(self, model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
+            rng: np.random.Generator, resume: bool = False) -> "SampleRank":
+        """Tune ``model``'s weights on ``sources`` (``int32`` ids in ``model.vocab``) against ``references``.
+
+        Reference set ``s`` is sentence ``s``'s (``encode_dev`` makes both).
+        The run seed is drawn from ``rng``; ``resume`` continues the run saved
+        in ``checkpoint`` (its seed, weights and sums) instead of starting anew.
+        """
+        if len(sources) != references.n_sets or not len(sources):
+            raise ValueError(f"{len(sources)} sources for {references.n_sets} reference sets")
+        seed = int(rng.integers(2**63))
+        weights = np.array(model.weights, dtype=np.float64)
+        weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
+        fingerprint = self._fingerprint(model, sources)
+        if resume:
+            seed, weights, weight_sum, collected, start, log = self._load(fingerprint)
+        chains = min(self.chains, len(sources))
+        work = functools.partial(_chain_epoch, self.settings, seed)
+        with contextlib.ExitStack() as stack:
+            if self.workers == 1 and self.scheduler is None:
+                state = (model, sources, references)
+                run = functools.partial(map, functools.partial(work, state))
+            else:
+                from pbmt.parallel import ParallelMap
+
+                setup = functools.partial(_chain_state, model.config.path, sources, references)
+                pool = stack.enter_context(ParallelMap(setup, work, self.workers, self.scheduler))
+                run = functools.partial(pool.map, chunksize=1)
+            for epoch in range(start, self.epochs):
+                started = time.perf_counter()
+                items = [(epoch, chain, shard, weights)
+                         for chain, shard in enumerate(shards(len(sources), chains, seed, epoch))]
+                results = list(run(items))
+                weights, epoch_sum, epoch_count = mix(results)
+                weight_sum, collected = weight_sum + epoch_sum, collected + epoch_count
+                log.append(EpochLog(epoch + 1, sum(r.updates for r in results), sum(r.steps for r in results),
+                                    weights, time.perf_counter() - started))
+                if self.checkpoint is not None:
+                    self._save(fingerprint, seed, weights, weight_sum, collected, log)
+        self.weights_ = weight_sum / collected
+        self.last_weights_ = weights
+        self.log_ = log
+        return self
+
+    def _fingerprint(self, model, sources) -> str:
+        """What a checkpoint must match to be resumed: settings, chains, start weights and tuning set."""
+        digest = hashlib.sha256(json.dumps([self.settings.__dict__, self.chains], sort_keys=True).encode())
+        digest.update(np.asarray(model.weights, np.float64).tobytes())
+        for s in sources:
+            digest.update(np.asarray(s, np.int32).tobytes() + b"|")
+        return digest.hexdigest()
+
+    def _save(self, fingerprint, seed, weights, weight_sum, collected, log):
+        with atomic_write(self.checkpoint, "wb") as f:
+            np.savez(f, fingerprint=fingerprint, seed=seed, weights=weights, weight_sum=weight_sum,
+                     collected=collected,
+                     log=np.array([[e.epoch, e.updates, e.steps, e.seconds] for e in log], np.float64),
+                     log_weights=np.array([e.weights for e in log]))
+
+    def _load(self, fingerprint):
+        if self.checkpoint is None or not self.checkpoint.exists():
+            raise PbmtError(f"cannot resume: no checkpoint at {self.checkpoint}")
+        with np.load(self.checkpoint) as saved:
+            if str(saved["fingerprint"]) != fingerprint:
+                raise PbmtError(f"{self.checkpoint}: the checkpoint is of another run (settings, chains, start "
+                                "weights or tuning set differ)")
+            log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]))
+                   for row, w in zip(saved["log"], saved["log_weights"])]
+            return (int(saved["seed"]), saved["weights"].copy(), saved["weight_sum"].copy(),
+                    int(saved["collected"]), len(log), log)

@@ -1,0 +1,150 @@
+"""SampleRank: neighbour statistics, the incremental batch gain, the update, determinism, mixing and resume."""
+
+import numpy as np
+import pytest
+
+from pbmt.errors import PbmtError
+from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
+from pbmt.model.model import TranslationModel
+from pbmt.search.options import TranslationOptions
+from pbmt.search.sampler import Sampler, gloss
+from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
+                                  neighbour_stats, run_chain, shards)
+
+
+@pytest.fixture(scope="module")
+def dev(bible):
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:12]
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:12]
+    sources, references = encode_dev(model.vocab, src, ref)
+    return model, sources, references
+
+
+def stats_of(words, sentence, references):
+    return segment_stats_ids(np.array([0, len(words)]), np.asarray(words, np.int32), [sentence], references)[0]
+
+
+def test_neighbour_stats_match_each_candidate_scored_alone(dev):
+    model, sources, references = dev
+    rng = np.random.default_rng(3)
+    for s in range(4):
+        options = TranslationOptions.build(model, sources[s])
+        sampler = Sampler(model, options, operator_weights=OPERATORS)
+        chain = sampler.start(gloss(options))
+        for _ in range(40):
+            nb = sampler.propose(chain, rng)
+            if nb.operator is None:
+                continue
+            stats = neighbour_stats(nb, references, s)
+            expected = [stats_of(d.target_words(options), s, references) for d in nb.derivations()]
+            np.testing.assert_array_equal(stats, expected)
+            sampler.apply(chain, nb, int(rng.integers(len(nb))))
+
+
+def test_incremental_batch_gain_equals_recomputation(dev):
+    model, sources, references = dev
+    rng = np.random.default_rng(5)
+    batch = [0, 1, 2, 3, 4]
+    samplers = [Sampler(model, TranslationOptions.build(model, sources[s]), operator_weights=OPERATORS)
+                for s in batch]
+    chains = [sp.start(gloss(sp.options)) for sp in samplers]
+
+    def recomputed():
+        return np.array([stats_of(c.derivation.target_words(sp.options), s, references)
+                         for c, sp, s in zip(chains, samplers, batch)])
+
+    gain = BatchGain(recomputed())
+    for _ in range(25):
+        j = int(rng.integers(len(batch)))
+        nb = samplers[j].propose(chains[j], rng)
+        if nb.operator is None:
+            continue
+        stats = neighbour_stats(nb, references, batch[j])
+        gains = gain.with_replaced(j, stats)
+        for c in range(len(nb)):
+            rows = recomputed()
+            rows[j] = stats_of(nb.derivation(c).target_words(samplers[j].options), batch[j], references)
+            assert gains[c] == pytest.approx(float(batch_bleu(rows.sum(axis=0), 0.01)), abs=1e-12)
+        c = int(rng.integers(len(nb)))
+        samplers[j].apply(chains[j], nb, c)
+        gain.replace(j, stats[c])
+        np.testing.assert_array_equal(gain.total, recomputed().sum(axis=0))
+        assert gain.value == float(batch_bleu(recomputed().sum(axis=0), 0.01))
+
+
+def test_update_equals_hand_computed_example():
+    w = np.array([1.0, 0.0])
+    # sample scores 1 with gain 0.2, oracle scores 0 with gain 0.5: a = (-1, 1), w·a = -1, M = 0.5,
+    # b = 0.5 * 0.3 + 1 = 1.15, ||a||^2 = 2, b / ||a||^2 = 0.575
+    np.testing.assert_allclose(mira_update(w, [1, 0], [0, 1], 0.2, 0.5, c=0.01), [0.99, 0.01])
+    np.testing.assert_allclose(mira_update(w, [1, 0], [0, 1], 0.2, 0.5, c=1.0), [0.425, 0.575])
+    # the sample has the higher gain and the model prefers the oracle: the same step with roles exchanged
+    np.testing.assert_allclose(mira_update(w, [0, 1], [1, 0], 0.5, 0.2, c=1.0), [1 - 0.53, 0.53])
+    assert mira_update(w, [0, 1], [1, 0], 0.2, 0.5) is None  # same ranking
+    assert mira_update(w, [0, 1], [0, 2], 0.2, 0.5) is None  # equal scores
+    assert mira_update(w, [1, 0], [0, 1], 0.5, 0.5) is None  # equal gains
+
+
+def test_update_fixes_the_ranking_or_moves_toward_it_by_c():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        w, h_sample, h_oracle = rng.normal(size=(3, 6))
+        g_sample, g_oracle = rng.uniform(size=2)
+        new = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e6)
+        if new is None:
+            assert (g_oracle - g_sample) * ((h_oracle - h_sample) @ w) >= 0
+            continue
+        sign = np.sign(g_oracle - g_sample)
+        margin = sign * (h_oracle - h_sample) @ new
+        assert margin == pytest.approx(g_oracle * abs(g_oracle - g_sample))
+        clipped = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e-4)
+        a = sign * (h_oracle - h_sample)
+        np.testing.assert_allclose(clipped - w, 1e-4 * a)
+        assert a @ clipped > a @ w
+
+
+def test_run_chain_counts_and_is_deterministic(dev):
+    model, sources, references = dev
+    settings = Settings(batch_size=4, samples_per_sentence=20, burn_in_per_sentence=2)
+    one = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
+    two = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
+    assert one.steps == (20 + 2) * 6 and one.collected == 20 * 6
+    assert one.updates > 0
+    np.testing.assert_array_equal(one.weights, two.weights)
+    np.testing.assert_array_equal(one.weight_sum, two.weight_sum)
+
+
+def test_fit_mixes_chains_and_averages_exactly(dev):
+    model, sources, references = dev
+    kw = dict(batch_size=3, samples_per_sentence=4, burn_in_per_sentence=1)
+    fitted = SampleRank(epochs=2, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9))
+    seed = int(np.random.default_rng(9).integers(2**63))
+    weights, total, count = np.array(model.weights), 0.0, 0
+    for epoch in range(2):
+        results = [run_chain(model, sources, references, shard, weights, np.random.default_rng([seed, epoch, c]),
+                             Settings(**kw)) for c, shard in enumerate(shards(len(sources), 2, seed, epoch))]
+        weights, epoch_sum, epoch_count = mix(results)
+        np.testing.assert_array_equal(weights, (results[0].weights + results[1].weights) / 2)
+        total, count = total + epoch_sum, count + epoch_count
+        np.testing.assert_array_equal(fitted.log_[epoch].weights, weights)
+    assert count == 2 * 4 * len(sources)
+    np.testing.assert_array_equal(fitted.weights_, total / count)
+    np.testing.assert_array_equal(fitted.last_weights_, weights)
+    again = SampleRank(epochs=2, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9))
+    np.testing.assert_array_equal(again.weights_, fitted.weights_)
+
+
+def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
+    model, sources, references = dev
+    kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1, chains=2)
+    whole = SampleRank(epochs=2, **kw).fit(model, sources, references, np.random.default_rng(4))
+    SampleRank(epochs=1, checkpoint=tmp_path / "sr.npz", **kw).fit(model, sources, references,
+                                                                  np.random.default_rng(4))
+    resumed = SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **kw).fit(
+        model, sources, references, np.random.default_rng(99), resume=True)
+    np.testing.assert_array_equal(resumed.weights_, whole.weights_)
+    assert [e.epoch for e in resumed.log_] == [1, 2]
+    with pytest.raises(PbmtError, match="another run"):
+        SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **{**kw, "chains": 3}).fit(
+            model, sources, references, np.random.default_rng(4), resume=True)
