@@ -13,6 +13,10 @@ PRO (Hopkins & May, 2011: sampled pairs, logistic regression) and APRO
 (Dreyer & Dong, 2015: all pairs, ranking SVM) learn to rank candidate pairs
 by BLEU+1 and interpolate with the previous weights (--interpolation); they
 keep UnknownWordPenalty0 fixed too.
+SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
+nothing: it samples hypotheses with the Gibbs sampler and updates the weights
+online (--epochs, --batch-size, --samples-per-sentence, --chains); it writes
+moses.ini (the averaged weights), log.tsv (per epoch) and samplerank.npz.
 
 Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
 iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
@@ -31,16 +35,21 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import read_lines
+from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import TranslationModel
-from pbmt.tune.loop import OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, make_optimizer, tune, weight_line
+from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, make_optimizer, tune, tuned_config,
+                             weight_line)
 from pbmt.tune.pool import DEDUP, References
+from pbmt.tune.samplerank import SampleRank, encode_dev
 
 
-def add_optimizer_arguments(parser: argparse.ArgumentParser) -> None:
-    """--algorithm and its parameters (shared with ``pbmt optimize``)."""
-    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="mert", help="the optimiser")
+def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
+    """--algorithm (an optimiser, or one of ``extra_algorithms``) and its parameters (shared with ``pbmt optimize``)."""
+    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS) + list(extra_algorithms), default="mert",
+                        help="the optimiser")
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
     parser.add_argument("--restarts", type=int, default=20, help="MERT: random starting points besides the "
                         "previous weights")
@@ -88,8 +97,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    add_optimizer_arguments(parser)
+    add_optimizer_arguments(parser, extra_algorithms=("samplerank",))
+    add_samplerank_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")
+
+
+def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
+    """The parameters of --algorithm samplerank."""
+    parser.add_argument("--epochs", type=int, default=5, help="SampleRank: passes over the dev set")
+    parser.add_argument("--batch-size", type=int, default=10, help="SampleRank: sentences per batch (the gain is "
+                        "the batch's BLEU)")
+    parser.add_argument("--samples-per-sentence", type=int, default=100, help="SampleRank: sampling steps per "
+                        "batch sentence, each a possible update")
+    parser.add_argument("--burn-in-per-sentence", type=int, default=100, help="SampleRank: steps per batch "
+                        "sentence before updates start")
+    parser.add_argument("--samplerank-c", type=float, default=0.01, help="SampleRank: the clip C of an update")
+    parser.add_argument("--chains", type=int, default=1, help="SampleRank: chains on shards of the dev set, "
+                        "mixed after each epoch (run on --workers processes)")
+
+
+def run_samplerank(args: argparse.Namespace) -> int:
+    """``pbmt tune --algorithm samplerank``: tune, then write moses.ini and log.tsv to --out."""
+    for name in ("epochs", "batch_size", "samples_per_sentence", "chains"):
+        if getattr(args, name) < 1:
+            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.burn_in_per_sentence < 0 or args.samplerank_c <= 0:
+        raise PbmtError("--burn-in-per-sentence must not be negative and --samplerank-c must be positive")
+    read_dev(args.src, args.refs, args.sentences)  # checks the files
+    sources = [line for number, line in read_lines(args.src) if args.sentences is None or number <= args.sentences]
+    refs = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
+    started = time.perf_counter()
+    model = TranslationModel.load(args.config)
+    ids, references = encode_dev(model.vocab, sources, refs)
+    tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
+                       args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
+                       checkpoint=args.out / "samplerank.npz")
+    tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume)
+    tuned_config(model.config, model.layout, tuner.weights_).write(args.out / "moses.ini")
+    with atomic_write(args.out / "log.tsv") as handle:
+        handle.write("epoch\tupdates\tsteps\tseconds\tmixed_weights\n")
+        for e in tuner.log_:
+            handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t"
+                         f"{weight_line(model.layout, e.weights)}\n")
+    if not args.quiet:
+        print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        print(f"tuned weights: {weight_line(model.layout, tuner.weights_)}", file=sys.stderr)
+        print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
+    return 0
 
 
 def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], References]:
@@ -123,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--sentences must be at least 1")
     if not args.config.exists():
         raise PbmtError(f"{args.config}: no such model configuration")
+    if args.algorithm == "samplerank":
+        return run_samplerank(args)
     optimizer = optimizer_from_args(args)
     sources, references = read_dev(args.src, args.refs, args.sentences)
     started = time.perf_counter()

@@ -72,7 +72,8 @@ GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 
 
-def encode_dev(vocab: Vocab, sources: Sequence[str], references: Sequence[str]) -> tuple[list[np.ndarray], ReferenceSets]:
+def encode_dev(vocab: Vocab, sources: Sequence[str],
+               references: Sequence[str]) -> tuple[list[np.ndarray], ReferenceSets]:
     """Source sentences as ``int32`` id arrays and their references compiled, both in ``vocab``'s ids.
 
     Lines are whitespace-tokenised; unseen words are added to ``vocab`` (the

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from pbmt.cli import main
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
@@ -148,3 +149,22 @@ def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
     with pytest.raises(PbmtError, match="another run"):
         SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **{**kw, "chains": 3}).fit(
             model, sources, references, np.random.default_rng(4), resume=True)
+
+
+def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
+    out = tmp_path / "tuned"
+    args = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(out), "--sentences", "6", "--algorithm", "samplerank",
+            "--epochs", "2", "--batch-size", "3", "--samples-per-sentence", "5", "--burn-in-per-sentence", "1",
+            "--chains", "2", "--seed", "3", "-q"]
+    assert main(args) == 0
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
+    sources, references = encode_dev(model.vocab, src, ref)
+    expected = SampleRank(2, 3, 5, 1, chains=2).fit(model, sources, references, np.random.default_rng(3))
+    tuned = TranslationModel.load(out / "moses.ini")
+    np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
+    assert len((out / "log.tsv").read_text().splitlines()) == 3
+    assert main(args + ["--resume"]) == 0  # nothing left to run: the same weights again
+    np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
