@@ -1,58 +1,146 @@
-"""Mapping work over sentences in this process or on local worker processes.
+"""Mapping work over sentences here, on local worker processes, or on a dask cluster.
 
-``LocalMap(setup, work, workers)`` applies ``work(state, item)`` to items in
-order. Each worker process builds its own ``state`` once with ``setup()`` (a
-loaded model, say), so only items and results cross process boundaries;
-``setup`` and ``work`` must be picklable (module-level functions, or
-``functools.partial`` of them). With one worker everything runs here, on
-``state`` if given (so a model loaded to check it is not loaded twice).
+``ParallelMap(setup, work, workers, scheduler)`` applies ``work(state, item)``
+to items and gives the results in the items' order. ``state`` (a loaded model,
+say) is built by ``setup()`` once per worker process and kept there, so only
+``setup``, ``work``, items and results travel: ``setup`` and ``work`` must be
+picklable (module-level functions, or ``functools.partial`` of them, with
+models named by path, never as arrays).
+
+- One worker and no scheduler: everything runs in this process, on ``state``
+  if given (so a model loaded to check it is not loaded twice).
+- ``workers`` > 1: a dask ``LocalCluster`` of that many single-threaded
+  processes, started here and stopped by ``close()``.
+- ``scheduler`` ("tcp://host:port"): the workers of an existing
+  dask.distributed cluster (``workers`` is then ignored).
+
+Items travel in shards of ``chunksize``; a shard whose worker dies is run again
+on another worker (and one that raises is retried ``retries`` times), and
+since every result is taken once from its shard's future, none is lost or
+duplicated. Work must therefore be a pure function of (state, item): then the
+output is the serial output whatever the number of workers.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
-from functools import partial
+import hashlib
+import logging
+import threading
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
-_state: Any = None
+import cloudpickle
+
+from pbmt.errors import PbmtError
+
+# worker side: setup key -> (state, lock); lives as long as the worker process
+_states: dict[str, tuple[Any, threading.Lock]] = {}
+_states_lock = threading.Lock()
 
 
-def _start(setup: Callable[[], Any]) -> None:
-    global _state
-    _state = setup()
+def _worker_state(key: str, setup: Callable[[], Any]) -> tuple[Any, threading.Lock]:
+    with _states_lock:
+        if key not in _states:
+            _states[key] = (setup(), threading.Lock())
+        return _states[key]
 
 
-def _call(work: Callable[[Any, Any], Any], item: Any) -> Any:
-    return work(_state, item)
+def _run_shard(key: str, setup: Callable[[], Any], work: Callable[[Any, Any], Any], shard: list) -> list:
+    state, lock = _worker_state(key, setup)
+    with lock:  # a worker with several threads shares one state, which work may update (weights)
+        return [work(state, item) for item in shard]
 
 
-class LocalMap:
-    """``work(state, item)`` over items, in order, on ``workers`` local processes (1: this one)."""
+def _forget(key: str) -> None:
+    with _states_lock:
+        _states.pop(key, None)
+
+
+class ParallelMap:
+    """``work(state, item)`` over items, in order: here, on ``workers`` local processes, or on ``scheduler``.
+
+    connect_timeout: seconds to wait for ``scheduler`` before a PbmtError
+    naming it; retries: reruns of a shard whose work raised.
+    """
 
     def __init__(self, setup: Callable[[], Any], work: Callable[[Any, Any], Any], workers: int = 1,
-                 state: Any = None):
+                 scheduler: str | None = None, state: Any = None, retries: int = 2,
+                 connect_timeout: float = 5.0):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
-        self.work = work
-        self._executor = None
-        if workers == 1:
+        self.setup, self.work, self.retries = setup, work, retries
+        self._client = self._cluster = None
+        if scheduler is None and workers == 1:
             self._state = setup() if state is None else state
-        else:
-            self._executor = ProcessPoolExecutor(workers, initializer=_start, initargs=(setup,))
+            return
+        from distributed import Client, LocalCluster
 
-    def map(self, items: Iterable[Any], chunksize: int = 4) -> Iterator[Any]:
-        """Results of ``work`` on each item, in the items' order, as they come."""
-        if self._executor is None:
-            return (self.work(self._state, item) for item in items)
-        return self._executor.map(partial(_call, self.work), items, chunksize=chunksize)
+        self._key = hashlib.sha256(cloudpickle.dumps((setup, work))).hexdigest()
+        if scheduler is None:
+            # no memory limit: the memory-mapped model counts in each worker's resident size
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
+            self._client = Client(self._cluster)
+            return
+        try:
+            self._client = Client(scheduler, timeout=connect_timeout)
+        except (OSError, TimeoutError, ValueError) as err:
+            raise PbmtError(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
+                            f"({type(err).__name__}: {err})") from None
+
+    def map(self, items: Iterable[Any], chunksize: int = 8,
+            progress: Callable[[int], Any] | None = None) -> Iterator[Any]:
+        """Results of ``work`` on each item, in the items' order.
+
+        chunksize: items per shard sent to a worker; progress: called with the
+        number of items just finished, as shards finish in any order.
+        """
+        if self._client is None:
+            return self._serial(items, progress)
+        return self._distributed(items, chunksize, progress)
+
+    def _serial(self, items, progress):
+        for item in items:
+            result = self.work(self._state, item)
+            if progress is not None:
+                progress(1)
+            yield result
+
+    def _distributed(self, items, chunksize, progress):
+        from distributed import as_completed
+
+        items = iter(items)
+        futures = []
+        while shard := list(islice(items, chunksize)):
+            futures.append(self._client.submit(_run_shard, self._key, self.setup, self.work, shard,
+                                               pure=False, retries=self.retries))
+        index = {future.key: i for i, future in enumerate(futures)}
+        done: dict[int, list] = {}
+        next_shard = 0
+        try:
+            for future in as_completed(futures):
+                shard_results = future.result()
+                done[index[future.key]] = shard_results
+                if progress is not None:
+                    progress(len(shard_results))
+                while next_shard in done:
+                    yield from done.pop(next_shard)
+                    next_shard += 1
+        finally:
+            self._client.cancel(futures)  # the rest, when the caller stops early or a shard failed
 
     def close(self) -> None:
-        """Stop the worker processes (if any)."""
-        if self._executor is not None:
-            self._executor.shutdown()
-            self._executor = None
+        """Drop the workers' state (an existing cluster) or stop the local cluster."""
+        if self._client is None:
+            return
+        if self._cluster is None:
+            self._client.run(_forget, self._key)
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._client = self._cluster = None
 
-    def __enter__(self) -> "LocalMap":
+    def __enter__(self) -> "ParallelMap":
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,6 +9,7 @@ detokenised; --tokenized takes and gives the model's own tokens.
 Examples:
   echo "en el principio creó dios los cielos y la tierra ." | pbmt translate --tokenized
   pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest 100 --workers 2
+  pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.parallel import LocalMap
+from pbmt.parallel import ParallelMap
 from pbmt.translation import Translator
 from pbmt.tune.nbest import parse_line
 
@@ -50,7 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
     parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
     parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
-    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes")
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
+    parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
+                        "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
@@ -88,6 +91,14 @@ def _make_translator(args: argparse.Namespace) -> Translator:
     return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
 
 
+def _for_workers(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with the files a worker reads named by absolute paths (a worker may run in another folder)."""
+    weights = args.weights
+    if weights and Path(weights).is_file():
+        weights = str(Path(weights).resolve())
+    return argparse.Namespace(**{**vars(args), "config": args.config.resolve(), "weights": weights})
+
+
 def run(args: argparse.Namespace) -> int:
     if args.n_best and (not args.n_best[1].isdigit() or int(args.n_best[1]) < 1):
         raise PbmtError(f"--n-best: N must be a positive integer, got {args.n_best[1]!r}")
@@ -98,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="translating")
-    with LocalMap(partial(_make_translator, args), _translate, args.workers, state=translator) as sentences:
-        translations = [_tick(r, progress) for r in sentences.map(enumerate(lines))]
+    with ParallelMap(partial(_make_translator, _for_workers(args)), _translate, args.workers, args.scheduler,
+                     state=translator) as sentences:
+        translations = list(sentences.map(enumerate(lines), progress=progress.update))
     progress.close()
     _write(args.output, (t.text for t in translations))
     if args.n_best:

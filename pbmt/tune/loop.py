@@ -58,7 +58,7 @@ from pbmt.files import atomic_write
 from pbmt.metrics.bleu import bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
-from pbmt.parallel import LocalMap
+from pbmt.parallel import ParallelMap
 from pbmt.translation import Translator
 from pbmt.tune.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries
@@ -276,31 +276,30 @@ def plot_bleu(records: Sequence[Iteration], path: Path) -> None:
 
 
 class DevDecoder:
-    """Decodes dev sentences to n-best lists under given weights, on ``workers`` local processes.
+    """Decodes dev sentences to n-best lists under given weights, on ``workers`` local processes or ``scheduler``.
 
     ini: the model's moses.ini; sources: dev sentences in the model's token
-    form; model: the already loaded model of ``ini`` (used when workers == 1).
+    form; model: the already loaded model of ``ini`` (used when workers == 1);
+    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``).
     Call with weights float64[n_features] (the model's layout) to get each
     sentence's n-best entries, best first, with features from
     ``score_derivation``. A progress bar unless ``quiet``.
     """
 
     def __init__(self, ini: str | Path, sources: Sequence[str], n_best: int, workers: int = 1,
-                 model: TranslationModel | None = None, quiet: bool = True):
+                 model: TranslationModel | None = None, quiet: bool = True, scheduler: str | None = None):
         self.sources = list(sources)
         self.quiet = quiet
         state = _NBestWorker(model, n_best) if model is not None else None
-        self._map = LocalMap(partial(_load_worker, Path(ini), n_best), _decode, workers, state=state)
+        self._map = ParallelMap(partial(_load_worker, Path(ini).resolve(), n_best), _decode, workers, scheduler,
+                                state=state)
 
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
         items = [(key, i, line) for i, line in enumerate(self.sources)]
         progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet, file=sys.stderr,
                         leave=False)
-        results = []
-        for result in self._map.map(items):
-            results.append(result)
-            progress.update(1)
+        results = list(self._map.map(items, progress=progress.update))
         progress.close()
         return results
 
