@@ -95,7 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nbest", type=int, default=100, help="n-best entries decoded per sentence")
     parser.add_argument("--iterations", type=int, default=25, help="at most this many decode-optimise iterations")
     parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
-    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes")
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
+    parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
+                        "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
     add_optimizer_arguments(parser, extra_algorithms=("samplerank",))
     add_samplerank_arguments(parser)
@@ -184,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = TranslationModel.load(args.config)
     settings = LoopSettings(n_best=args.nbest, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed)
-    with DevDecoder(args.config, sources, args.nbest, args.workers, model=model, quiet=args.quiet) as decoder:
+    with DevDecoder(args.config, sources, args.nbest, args.workers, model=model, quiet=args.quiet,
+                    scheduler=args.scheduler) as decoder:
         result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet)
     if not args.quiet:
