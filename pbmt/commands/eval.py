@@ -17,13 +17,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
-from typing import Iterator
 
 import numpy as np
 
 from pbmt import __version__
-from pbmt.errors import FormatError, PbmtError
+from pbmt.errors import PbmtError
 from pbmt.files import read_lines
 from pbmt.metrics.bleu import (
     HYP_LEN,

@@ -25,8 +25,7 @@ from scipy.optimize import minimize
 
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.tune._apro_kernels import squared_hinge_ranking
-from pbmt.tune.pool import Pool
-from pbmt.tune.pro import checked_weights, tuned_columns
+from pbmt.tune.pool import Pool, checked_weights, tuned_columns
 
 
 def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarray, offsets: np.ndarray,

@@ -52,7 +52,7 @@ import numpy as np
 
 from pbmt.csr import take
 from pbmt.metrics.bleu import sentence_bleu_plus1
-from pbmt.tune.pool import Pool, argmax_by_sentence
+from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
 
 NORMALISATIONS = ("features", "score", "none")
 
@@ -191,12 +191,7 @@ class ListNet:
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
         """Train on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
         pool.check_complete()
-        initial = np.array(initial_weights, dtype=np.float64)
-        if initial.shape != (pool.layout.size,):
-            raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
-                             f"got shape {initial.shape}")
-        if not np.all(np.isfinite(initial)):
-            raise ValueError("initial weights must be finite")
+        initial = checked_weights(pool, initial_weights)
         self.scaling_ = FeatureScaling.fit(pool.features) if self.normalisation == "features" else None
         features = pool.features if self.scaling_ is None else self.scaling_.transform(pool.features)
         weights = initial if self.scaling_ is None else self.scaling_.scaled_weights(initial)

@@ -38,7 +38,7 @@ import numpy as np
 
 from pbmt.metrics.bleu import bleu
 from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints, project
-from pbmt.tune.pool import Pool, argmax_by_sentence
+from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights, tuned_columns
 
 
 def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.ndarray) -> tuple[float, float]:
@@ -98,16 +98,8 @@ class Mert:
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
         pool.check_complete()
-        initial = np.array(initial_weights, dtype=np.float64)
-        if initial.shape != (pool.layout.size,):
-            raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
-                             f"got shape {initial.shape}")
-        if not np.all(np.isfinite(initial)):
-            raise ValueError("initial weights must be finite")
-        free = np.ones(pool.layout.size, dtype=bool)
-        for name in self.fixed:
-            if name in pool.layout.names:
-                free[pool.layout.columns(name)] = False
+        initial = checked_weights(pool, initial_weights)
+        free = tuned_columns(pool.layout, self.fixed)
         features = np.ascontiguousarray(pool.features[:, free])
         columns = np.ascontiguousarray(features.T)
         self.n_line_searches_ = 0

@@ -261,3 +261,24 @@ def read_pool(path: str | Path, references: References, layout: FeatureLayout | 
     except PbmtError as err:
         raise PbmtError(f"{path}: {err}") from None
     return pool
+
+
+def tuned_columns(layout: FeatureLayout, fixed: tuple[str, ...]) -> np.ndarray:
+    """bool[layout.size]: the columns an optimiser tunes, all but those of the ``fixed`` features
+    (names absent from ``layout`` are ignored)."""
+    free = np.ones(layout.size, dtype=bool)
+    for name in fixed:
+        if name in layout.names:
+            free[layout.columns(name)] = False
+    return free
+
+
+def checked_weights(pool: Pool, initial_weights: np.ndarray) -> np.ndarray:
+    """``initial_weights`` as a new float64[n_features] array; ValueError unless finite and of the pool's size."""
+    initial = np.array(initial_weights, dtype=np.float64)
+    if initial.shape != (pool.layout.size,):
+        raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
+                         f"got shape {initial.shape}")
+    if not np.all(np.isfinite(initial)):
+        raise ValueError("initial weights must be finite")
+    return initial
