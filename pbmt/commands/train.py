@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "instead of running eflomal; needs --alignment-rev")
     parser.add_argument("--alignment-rev", type=Path, metavar="FILE", help="the reverse directed alignment")
     parser.add_argument("--max-phrase-length", type=int, default=7, help="longest phrase, in words (1 to 8)")
-    parser.add_argument("--min-count", type=int, default=1, help="drop phrase pairs extracted fewer times")
+    parser.add_argument("--min-count", type=int, default=1, metavar="N",
+                        help="drop the phrase pairs of two or more source words extracted fewer than N times "
+                        "(single-word pairs all stay, so no training word loses its translations)")
     parser.add_argument("--prune", type=int, metavar="K",
                         help="keep the K pairs with the highest p(e|f) per source phrase (both tables)")
     parser.add_argument("--lm", type=Path, metavar="FILE", help="an ARPA LM to use instead of estimating one")

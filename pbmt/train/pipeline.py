@@ -212,8 +212,10 @@ def train_tables(
     phrase table, the msd-bidirectional-fe reordering table and the word
     translation tables (Moses's formats and numbers).
 
-    ``min_count``: drop pairs extracted fewer times; ``prune_limit``: keep at
-    most this many pairs per source phrase, those with the highest φ(e|f)
+    ``min_count``: drop the pairs whose source phrase has two or more words
+    and that were extracted fewer times (single-word pairs all stay, so no
+    training word loses its translations); ``prune_limit``: then keep at most
+    this many pairs per source phrase, those with the highest φ(e|f)
     (``pbmt.train.filter.prune``). Both keep the scores as computed on all
     pairs, and apply to both tables alike.
     """
@@ -228,7 +230,8 @@ def train_tables(
     table = score_phrase_pairs(pairs, lexicon)
     del pairs
     if min_count > 1:
-        table = table.take(np.flatnonzero(table.pairs.count >= min_count))
+        single_word = table.pairs.src.length[table.pairs.src_index] == 1
+        table = table.take(np.flatnonzero((table.pairs.count >= min_count) | single_word))
     if prune_limit is not None:
         table = prune(table, prune_limit)
     log(f"writing {len(table):,} phrase pairs")

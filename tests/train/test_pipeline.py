@@ -96,13 +96,15 @@ def test_pruning_keeps_the_same_pairs_in_both_tables(bible, tmp_path):
     assert counts.extracted == full.extracted and counts.written < full.extracted / 5
     rows = [line.split(" ||| ") for line in lines(paths[0])]
     assert [r[:2] for r in rows] == [line.split(" ||| ")[:2] for line in lines(paths[1])]
-    assert all(int(r[4].split()[2]) >= 2 for r in rows)  # count(f, e)
+    assert all(int(r[4].split()[2]) >= 2 or " " not in r[0] for r in rows)  # count(f, e), or a single word
+    assert any(int(r[4].split()[2]) == 1 for r in rows)
     sources, per_source = np.unique([r[0] for r in rows], return_counts=True)
     assert per_source.max() == 3
-    # the kept rows are the top 3 by p(e|f) among the pairs seen twice, with their scores unchanged
+    # the kept rows are the top 3 by p(e|f) among the single-word pairs and the longer ones seen
+    # twice or more, with their scores unchanged
     best = {}
     for r in all_rows:
-        if int(r[4].split()[2]) >= 2:
+        if int(r[4].split()[2]) >= 2 or " " not in r[0]:
             best.setdefault(r[0], []).append((-float(r[2].split()[2]), len(best.get(r[0], [])), r))
     expected = sorted(row for s in best for *_, row in sorted(best[s])[:3])
     assert sorted(rows) == expected
