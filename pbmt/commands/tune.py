@@ -84,6 +84,8 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
         return make_optimizer("apro", c=args.apro_c, interpolation=args.interpolation)
     if args.restarts < 0 or args.random_directions < 0:
         raise PbmtError("--restarts and --random-directions must not be negative")
+    if args.algorithm == "listnet":
+        return make_optimizer("listnet")  # the paper's defaults; pbmt rescore exposes its settings
     return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions)
 
 
