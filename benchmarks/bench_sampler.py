@@ -7,7 +7,9 @@ Measured, each in a fresh process:
 - speed: operator applications (sampler steps) per second at temperature 1 from
   the gloss, over --steps steps on each of the first --sentences dev sentences
   (after 500 warm-up steps), with the three operators mixed evenly and each
-  alone, and the mean neighbourhood size of each operator;
+  alone, and the mean neighbourhood size of each operator. Per second of the
+  process's CPU time, which is the rate per core when other processes share
+  the machine, and per second of wall time;
 - annealing: on the first --anneal-sentences dev sentences, a chain from the
   gloss annealed from T=1 to T=0.02 over --anneal-steps steps: the fraction of
   sentences where it reaches the stack decoder's score (default beam), the
@@ -59,16 +61,17 @@ def child(mode: str, args) -> dict:
         out = {}
         sentences = [options_of(line) for line in lines[:args.sentences]]
         for name, weights in MIXES.items():
-            seconds, sizes = 0.0, []
+            seconds, cpu_seconds, sizes = 0.0, 0.0, []
             for options in sentences:
                 sampler = Sampler(model, options, operator_weights=weights, lm_cache=cache)
                 chain = sampler.start(gloss(options))
                 sampler.run(chain, rng, 500)
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 sampler.run(chain, rng, args.steps, burn_in=args.steps)
                 seconds += time.perf_counter() - start
+                cpu_seconds += time.process_time() - cpu_start
                 sizes += [len(sampler.propose(chain, rng)) for _ in range(20)]
-            out[name] = {"steps": args.steps * len(sentences), "seconds": seconds,
+            out[name] = {"steps": args.steps * len(sentences), "seconds": seconds, "cpu_seconds": cpu_seconds,
                          "mean_neighbourhood": float(np.mean(sizes))}
         return out
     if mode == "anneal":
@@ -133,7 +136,7 @@ def main() -> None:
             ("load + sample one sentence, warm numba cache (s)", f"{cached['seconds']:.1f}")]
     for name, s in speed.items():
         rows.append((f"steps/s, {name} ({args.sentences} sentences, mean neighbourhood {s['mean_neighbourhood']:.1f})",
-                     f"{s['steps'] / s['seconds']:,.0f}"))
+                     f"{s['steps'] / s['cpu_seconds']:,.0f} ({s['steps'] / s['seconds']:,.0f})"))
     a = annealing
     rows += [(f"annealing reaches the decoder's score ({a['sentences']} sentences)", f"{a['reached']}"),
              ("  median seconds / steps to reach it",
@@ -141,9 +144,10 @@ def main() -> None:
              ("  mean / max gap below the decoder (nats)", f"{a['mean_gap']:.3f} / {a['max_gap']:.3f}"),
              ("  sentences where annealing beats the decoder's beam", f"{a['above_decoder']}")]
     width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'value':>14}")
+    print(f"{'measure':<{width}}  {'value':>18}")
     for name, value in rows:
-        print(f"{name:<{width}}  {value:>14}")
+        print(f"{name:<{width}}  {value:>18}")
+    print("steps/s: per second of the process's CPU time (per second of wall time)")
     if args.json:
         args.json.write_text(json.dumps({"cold_compile": cold, "cached_compile": cached, "speed": speed,
                                          "anneal": annealing}, indent=2))

@@ -115,7 +115,7 @@ class Neighbourhood:
         return [self.derivation(c) for c in range(len(self))]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LMCache:
     """A direct-mapped cache of one LM's scores, keyed by (LM state, word); shareable by samplers of one model."""
 

@@ -126,6 +126,15 @@ def test_neighbourhoods_are_the_same_from_each_member(tiny, sentence):
         for op, a, b in places:
             members = sampler.neighbourhood(chain, op, a, b).derivations()
             assert len(set(members)) == len(members) and set(members) <= space and start in members
+            if op == Operator.RETRANS:
+                span = options.span(start.src_start[a], start.src_end[a])
+                assert {tuple(d.option) for d in members} == {
+                    (*start.option[:a], o, *start.option[a + 1:]) for o in span}
+            if op == Operator.REORDER:
+                order = list(range(k))
+                order[a], order[b] = b, a
+                swapped = Derivation.from_options(options, start.option[order])
+                assert set(members) == {start} | ({swapped} if swapped in space else set())
             for member in members:
                 again = sampler.neighbourhood(sampler.start(member), op, a, b).derivations()
                 assert set(again) == set(members), (op, a, b)
@@ -213,6 +222,20 @@ def test_gloss_and_decoder_initialisation(tiny):
     assert initial_derivation(tiny, options, "decoder") == decode(tiny, options)[0].derivation
     with pytest.raises(ValueError, match="init"):
         initial_derivation(tiny, options, "random")
+
+
+def test_stale_neighbourhoods_are_refused(tiny):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("a b c d".split()))
+    sampler = Sampler(tiny, options)
+    chain = sampler.start(gloss(options))
+    nb = sampler.neighbourhood(chain, Operator.RETRANS, 0)
+    other = next(c for c in range(len(nb)) if c != nb.current)
+    sampler.apply(chain, nb, other)
+    assert chain.derivation == nb.derivation(other)
+    with pytest.raises(ValueError, match="before the chain's last move"):
+        sampler.apply(chain, nb, nb.current if nb.current != other else 0)
+    with pytest.raises(ValueError, match="REORDER"):
+        sampler.neighbourhood(chain, Operator.REORDER, 2, 1)
 
 
 def test_start_rejects_derivations_outside_the_decoder_space(tiny):
