@@ -15,6 +15,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entry, target_text, word_alignment
+from pbmt.train.corpus import text_tokenizer
 from pbmt.tune.nbest import NBestEntry
 
 
@@ -43,8 +44,10 @@ class Translator:
 
     @cached_property
     def _tokenizer(self):
-        from sacremoses import MosesTokenizer
-        return MosesTokenizer(self.model.preprocessing.source_language)
+        prep = self.model.preprocessing
+        if self.tokenized:
+            return text_tokenizer(prep.source_language, False, False)
+        return text_tokenizer(prep.source_language, prep.tokenize, prep.lowercase)
 
     @cached_property
     def _detokenizer(self):
@@ -53,12 +56,7 @@ class Translator:
 
     def tokens(self, line: str) -> list[str]:
         """The model's tokens of a line of input."""
-        prep = self.model.preprocessing
-        if not self.tokenized and prep.tokenize:
-            tokens = self._tokenizer.tokenize(line, escape=False)
-        else:
-            tokens = line.split()
-        return [t.lower() for t in tokens] if prep.lowercase and not self.tokenized else tokens
+        return self._tokenizer(line)
 
     def translate(self, sentence_id: int, line: str) -> Translation:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""

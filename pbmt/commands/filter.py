@@ -20,7 +20,7 @@ from pathlib import Path
 from pbmt.files import read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.train.filter import filter_model
-from pbmt.train.pipeline import text_tokenizer
+from pbmt.train.corpus import text_tokenizer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

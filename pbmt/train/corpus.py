@@ -10,7 +10,9 @@ sentence pair of ``i-j`` points, source position ``i`` and target position
 from __future__ import annotations
 
 import os
+from functools import partial
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -103,6 +105,21 @@ class Alignment:
 def tokens(line: str) -> list[str]:
     """The tokens of a line: split at spaces and tabs, empty tokens dropped."""
     return [t for t in line.replace("\t", " ").split(" ") if t]
+
+
+def text_tokenizer(language: str, tokenize: bool, lowercase: bool) -> Callable[[str], list[str]]:
+    """A function from a line of text to its tokens: sacremoses's Moses
+    tokeniser for ``language`` without escaping when ``tokenize`` (else split
+    at spaces and tabs), then lowercased when ``lowercase``."""
+    if tokenize:
+        from sacremoses import MosesTokenizer
+
+        split = partial(MosesTokenizer(language).tokenize, escape=False)
+    else:
+        split = tokens
+    if lowercase:
+        return lambda line: [t.lower() for t in split(line)]
+    return split
 
 
 def corpus_from_lines(lines: list[list[str]], vocab: Vocab | None = None) -> Corpus:

@@ -40,7 +40,6 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -56,7 +55,7 @@ from pbmt.train.corpus import (
     corpus_from_lines,
     read_alignment,
     read_corpus,
-    tokens,
+    text_tokenizer,
     write_alignment,
 )
 from pbmt.train.extract import extract_phrase_pairs
@@ -90,21 +89,6 @@ DEFAULT_DISTORTION_LIMIT = 6
 
 
 # --- the steps ----------------------------------------------------------------
-
-
-def text_tokenizer(language: str, tokenize: bool, lowercase: bool) -> Callable[[str], list[str]]:
-    """A function from a line of text to its tokens: sacremoses's Moses
-    tokeniser for ``language`` without escaping when ``tokenize`` (else split
-    at spaces and tabs), then lowercased when ``lowercase``."""
-    if tokenize:
-        from sacremoses import MosesTokenizer
-
-        split = partial(MosesTokenizer(language).tokenize, escape=False)
-    else:
-        split = tokens
-    if lowercase:
-        return lambda line: [t.lower() for t in split(line)]
-    return split
 
 
 @dataclass(frozen=True)
