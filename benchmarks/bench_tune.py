@@ -17,7 +17,8 @@ deviation over seeds. Everything runs on --workers local processes; timings
 are wall clock and noisy when other jobs share the machine.
 
     python benchmarks/bench_tune.py --algorithm mert [--sentences 1031] [--iterations 5] [--seeds 3]
-        [--nbest 100] [--test-sentences 1006] [--workers 2] [--out DIR] [--json FILE]
+        [--nbest 100] [--restarts 20] [--random-directions 10] [--test-sentences 1006] [--workers 2]
+        [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -57,7 +58,14 @@ def score_test(model: TranslationModel, ini: Path, weights: np.ndarray, sources,
     """sacrebleu BLEU (percent) of the 1-best test translations under ``weights``."""
     with DevDecoder(ini, sources, 1, workers, model=model if workers == 1 else None, quiet=False) as decoder:
         hypotheses = [entries[0].text for entries in decoder(weights)]
-    return sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none").score
+    return sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none", force=True).score
+
+
+def optimizer_params(args: argparse.Namespace) -> dict:
+    """Constructor parameters of the benchmarked optimiser."""
+    if args.algorithm == "mert":
+        return {"restarts": args.restarts, "random_directions": args.random_directions}
+    return {}
 
 
 def main() -> None:
@@ -68,6 +76,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--nbest", type=int, default=100)
+    parser.add_argument("--restarts", type=int, default=20, help="MERT's random restarts")
+    parser.add_argument("--random-directions", type=int, default=10, help="MERT's random directions per round")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")
@@ -87,7 +97,8 @@ def main() -> None:
             folder = work / f"{args.algorithm}-seed{seed}"
             shutil.rmtree(folder, ignore_errors=True)
             started = time.perf_counter()
-            result = tune(decoder, references, model.config, model.layout, make_optimizer(args.algorithm), folder,
+            optimizer = make_optimizer(args.algorithm, **optimizer_params(args))
+            result = tune(decoder, references, model.config, model.layout, optimizer, folder,
                           LoopSettings(n_best=args.nbest, max_iterations=args.iterations, seed=seed), quiet=False)
             runs.append({"seed": seed, "seconds": time.perf_counter() - started, "stop": result.stop_reason,
                          "dev_bleu": [100 * r.dev_bleu for r in result.iterations],
@@ -101,7 +112,8 @@ def main() -> None:
     untuned = score_test(model, ini, model.weights, test_sources, test_refs, args.workers)
     moses_weights = score_test(model, ini, moses_mert_weights(model), test_sources, test_refs, args.workers)
 
-    print(f"\n{args.algorithm}: dev {len(sources)} sentences, {args.nbest}-best, up to {args.iterations} iterations; "
+    print(f"\n{args.algorithm} {optimizer_params(args)}: dev {len(sources)} sentences, {args.nbest}-best, "
+          f"up to {args.iterations} iterations; "
           f"test {len(test_sources)} sentences; {args.workers} workers")
     print(f"{'seed':>4}  {'dev BLEU per iteration':<40} {'test':>6}  {'decode s/it':>11}  {'optimise s/it':>13}  stop")
     for run in runs:

@@ -22,7 +22,9 @@ sentence); ``initial_weights`` float64[n_features] in the pool's column order
 (the weights the last n-best list was decoded with); ``rng`` a
 ``numpy.random.Generator``, the optimiser's only source of randomness (its
 state is checkpointed, so a resumed run draws what an uninterrupted run
-draws); ``weights_`` float64[n_features], same order. Parameters go to the
+draws); ``weights_`` float64[n_features], same order. An optimiser that
+interpolates with the previous weights (PRO's Psi) does so inside ``fit``:
+they are ``initial_weights``. Parameters go to the
 constructor and must not change between a run and its resumption (they are
 part of the checkpoint's fingerprint: public attributes not ending in ``_``).
 A new optimiser registers its name in ``OPTIMIZERS``.
@@ -34,7 +36,8 @@ candidates, pool size, seconds decoding and optimising, the new weights),
 ``dev-bleu.png`` and ``checkpoint.npz`` (pool, weights, random generator
 state, log; written atomically after every iteration). ``resume=True``
 continues from the checkpoint to exactly the weights an uninterrupted run
-reaches; raising ``max_iterations`` continues a run that stopped at its limit.
+reaches (a folder without one starts afresh); raising ``max_iterations``
+continues a run that stopped at its limit.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from tqdm import tqdm
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
-from pbmt.metrics.bleu import bleu
+from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
 from pbmt.parallel import ParallelMap
@@ -154,7 +157,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
         number = len(records) + 1
         started = time.perf_counter()
         batch = pool_from_entries(_check_decoded(decoder(weights)), layout, references, settings.dedup)
-        dev_bleu = float(bleu(batch.stats[batch.offsets[:-1]].sum(axis=0)))
+        dev_bleu = corpus_bleu(batch.stats[batch.offsets[:-1]])
         pool, n_new = pool.merge(batch)
         decoded = time.perf_counter()
         if n_new == 0:
