@@ -26,7 +26,7 @@ from tqdm import tqdm
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
-from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.translation import Translator
 from pbmt.tune.nbest import parse_line
@@ -51,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
     parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
     parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
+    parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space: 'distortion' (any order "
+                        "within the distortion limit, Moses) or 'mon-swap' (monotone, or a block swapped with its "
+                        "right neighbour: Tillmann & Zhang's block orientation model; ignores the distortion "
+                        "limit); default: the ini's [reordering], else distortion")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -65,7 +69,8 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
                            if args.config == DEFAULT_MODEL else ""))
     settings = SearchSettings.from_config(MosesConfig.read(args.config))
     overrides = {"stack_size": args.stack, "beam_threshold": args.beam_threshold,
-                 "distortion_limit": args.distortion_limit, "table_limit": args.ttable_limit}
+                 "distortion_limit": args.distortion_limit, "table_limit": args.ttable_limit,
+                 "reordering": getattr(args, "reordering", None)}
     settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})
     model = TranslationModel.load(args.config, settings)
     if args.weights:

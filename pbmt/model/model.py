@@ -27,6 +27,11 @@ from pbmt.vocab import Vocab
 UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
 
 
+# "distortion": any order within Moses's distortion limit; "mon-swap": monotone, or a block swapped with its
+# right neighbour (Tillmann & Zhang's block orientation model)
+REORDERING_MODES = ("distortion", "mon-swap")
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """Decoder settings, with Moses's defaults and ini section names."""
@@ -36,6 +41,11 @@ class SearchSettings:
     distortion_limit: int = 6  # [distortion-limit]; -1 = unlimited
     table_limit: int = 20  # [ttable-limit]: candidates kept per source phrase
     max_phrase_length: int = 20  # [max-phrase-length]
+    reordering: str = "distortion"  # [reordering]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
+
+    def __post_init__(self):
+        if self.reordering not in REORDERING_MODES:
+            raise PbmtError(f"unknown reordering mode {self.reordering!r}; known: {', '.join(REORDERING_MODES)}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
@@ -46,6 +56,7 @@ class SearchSettings:
             distortion_limit=config.setting("distortion-limit", d.distortion_limit, int),
             table_limit=config.setting("ttable-limit", d.table_limit, int),
             max_phrase_length=config.setting("max-phrase-length", d.max_phrase_length, int),
+            reordering=config.setting("reordering", d.reordering, str),
         )
 
 

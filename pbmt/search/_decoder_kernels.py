@@ -6,6 +6,11 @@ option itself when lexicalized reordering needs its orientation scores) form a
 class; the best member represents the class in its stack, the others are kept
 as recombined arcs for n-best extraction. All complete hypotheses form one
 final class. Scores are weighted natural-log model scores.
+
+Two reordering spaces: Moses's distortion limit, or Tillmann & Zhang's
+MON/SWAP block orientation model (monotone, or a block swapped with its
+right neighbour: the coverage is a prefix, or a prefix plus one block whose
+left gap the next block must fill exactly, in one phrase).
 """
 
 import numpy as np
@@ -63,13 +68,14 @@ def _hash(cov, h, key_a, lm_state):
 @njit(cache=True)
 def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, reordering, span_offsets,
                   max_length, future, lm, begin_state, w_lm_ln, w_dist, w_lr, has_lr,
-                  distortion_limit, stack_size, log_beam):
+                  distortion_limit, stack_size, log_beam, mon_swap):
     """Stack decoding of one sentence of ``n`` > 0 words.
 
     Options as in ``TranslationOptions``; w_lm_ln: LM weight times ln 10;
     w_dist: distortion weight; w_lr: float64[6] reordering weights (used when
     ``has_lr``); distortion_limit < 0: unlimited; log_beam: natural log of the
-    beam threshold (-inf: no threshold pruning). Returns the pool:
+    beam threshold (-inf: no threshold pruning); mon_swap: search the MON/SWAP
+    space instead (the distortion limit is ignored). Returns the pool:
     (parent int32[h], option int32[h], score float64[h], klass int32[h],
     final_class int, stats int64[n + 1, 5]) — klass[h] is the recombination
     class of hypothesis h; final_class -1 if no complete hypothesis survived;
@@ -136,17 +142,33 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
             first_gap = 0
             while first_gap < n and _covered(cov, h, first_gap):
                 first_gap += 1
+            gap_end = first_gap
+            while gap_end < n and not _covered(cov, h, gap_end):
+                gap_end += 1
             for start in range(first_gap, n):
                 if _covered(cov, h, start):
                     continue
                 jump = abs(start - prev_end[h])
-                if distortion_limit >= 0 and jump > distortion_limit:
+                if mon_swap:
+                    if gap_end < n and start > first_gap:
+                        break  # a swapped block waits: fill its gap first
+                    if start > first_gap:
+                        skipped = start - first_gap
+                        if skipped > max_length:
+                            break
+                        gap_span = first_gap * max_length + skipped - 1
+                        if span_offsets[gap_span] == span_offsets[gap_span + 1]:
+                            continue  # no single block could fill the gap
+                elif distortion_limit >= 0 and jump > distortion_limit:
                     continue
                 for length in range(min(max_length, n - start)):
                     end = start + length + 1
                     if _covered(cov, h, end - 1):
                         break
-                    if distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
+                    if mon_swap:
+                        if gap_end < n and end != gap_end:
+                            continue
+                    elif distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
                         break
                     span = start * max_length + length
                     t = s + length + 1

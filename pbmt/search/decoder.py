@@ -62,6 +62,7 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
         model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
         w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
         settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
+        settings.reordering == "mon-swap",
     ))
 
 

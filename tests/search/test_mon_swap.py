@@ -1,0 +1,94 @@
+"""The MON/SWAP block orientation model: decoder against brute force, orientation labels (Fig. 1)."""
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from pbmt.errors import PbmtError
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import Derivation, Orientation, score_derivation
+from pbmt.search.options import TranslationOptions
+
+L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
+NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
+SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    model = TranslationModel.load(tiny_model_dir / "moses.ini")
+    return dataclasses.replace(model, settings=SearchSettings(**NO_PRUNING, reordering="mon-swap"))
+
+
+def mon_swap_derivations(options):
+    """Every MON/SWAP block sequence: a segmentation into phrases, some neighbour pairs swapped, any options."""
+    n = options.n_words
+    out = []
+
+    def segmentations(start):
+        if start == n:
+            yield []
+            return
+        for end in range(start + 1, min(n, start + options.max_length) + 1):
+            if len(options.span(start, end)):
+                for rest in segmentations(end):
+                    yield [(start, end)] + rest
+
+    for spans in segmentations(0):
+        k = len(spans)
+        for swaps in itertools.product([False, True], repeat=max(0, k - 1)):
+            if any(a and b for a, b in zip(swaps, swaps[1:])):
+                continue  # a block is swapped with one neighbour at most
+            order, i = [], 0
+            while i < k:
+                if i < k - 1 and swaps[i]:
+                    order += [spans[i + 1], spans[i]]
+                    i += 2
+                else:
+                    order.append(spans[i])
+                    i += 1
+            for chosen in itertools.product(*(options.span(s, e) for s, e in order)):
+                out.append(Derivation.from_options(options, list(chosen)))
+    return out
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_decoder_equals_exhaustive_mon_swap(tiny, sentence):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
+    everything = mon_swap_derivations(options)
+    assert len(set(everything)) == len(everything)
+    scores = np.array([score_derivation(d, options, tiny) @ tiny.weights for d in everything])
+    every = decode(tiny, options, n_best=len(everything) + 5)
+    assert every[0].score == pytest.approx(scores.max(), abs=1e-9)
+    # the search space is exactly MON/SWAP: every sequence once, best first
+    assert set(e.derivation for e in every) == set(everything)
+    np.testing.assert_allclose([e.score for e in every], np.sort(scores)[::-1], atol=1e-9)
+    for e in every:
+        assert set(e.derivation.orientations().tolist()) <= {L, R, N}
+
+
+def test_mon_swap_is_a_subset_of_unlimited_distortion(tiny):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a".split()))
+    free = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, distortion_limit=-1))
+    restricted = decode(tiny, options)[0].score
+    assert decode(free, options)[0].score >= restricted - 1e-9
+    assert len(decode(tiny, options, n_best=10**6)) < len(decode(free, options, n_best=10**6))
+
+
+def test_orientations_of_figure_1():
+    # Fig. 1: four blocks; b1 skips the first source phrase (N), b2 fills it (L), b3 continues right of b1
+    # with b1's phrase between it and b2 (N), b4 is right-adjacent to b3 (R)
+    fig1 = Derivation([1, 0, 3, 5], [3, 1, 5, 6], [0, 0, 0, 0])
+    assert fig1.orientations().tolist() == [N, L, N, R]
+    assert Derivation([0, 2], [2, 3], [0, 0]).orientations().tolist() == [R, R]  # monotone from the start
+    assert Derivation([2, 0], [3, 2], [0, 0]).orientations().tolist() == [N, L]  # a swap at the start
+    # a block left of its predecessor but not adjacent is not L
+    assert Derivation([0, 4, 1], [1, 5, 3], [0, 0, 0]).orientations().tolist() == [R, N, N]
+
+
+def test_unknown_reordering_mode_is_an_error():
+    with pytest.raises(PbmtError, match="mon-swap"):
+        SearchSettings(reordering="ibm")
