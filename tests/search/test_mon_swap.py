@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from pbmt.errors import PbmtError
+from pbmt.metrics.bleu import reference_sets, segment_stats_ids, sentence_bleu_plus1
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation, Orientation, score_derivation
 from pbmt.search.options import TranslationOptions
+from pbmt.search.oracle import oracle_search
 
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
@@ -92,3 +94,38 @@ def test_orientations_of_figure_1():
 def test_unknown_reordering_mode_is_an_error():
     with pytest.raises(PbmtError, match="mon-swap"):
         SearchSettings(reordering="ibm")
+
+
+REFERENCES = ["the lord said unto moses", "and the house of israel go", "moses said the lord"]
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+@pytest.mark.parametrize("reference", REFERENCES)
+def test_oracle_equals_exhaustive_bleu(tiny, sentence, reference):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
+    ref = tiny.vocab.ids(reference.split())
+    everything = mon_swap_derivations(options)
+    words = [d.target_words(options) for d in everything]
+    offsets = np.concatenate([[0], np.cumsum([len(w) for w in words])])
+    refs = reference_sets(np.array([0, len(ref)]), ref)
+    stats = segment_stats_ids(offsets, np.concatenate(words), np.zeros(len(words), np.int64), refs)
+    scores = sentence_bleu_plus1(stats)
+    by_string = {}
+    for w, s in zip(words, scores):
+        by_string[w.tobytes()] = s
+    expected = sorted(by_string.values(), reverse=True)[:5]
+
+    found = oracle_search(options, ref, n_best=5, beam=10**5)
+    np.testing.assert_allclose([f.bleu for f in found], expected, atol=1e-12)
+    assert len({f.derivation.target_words(options).tobytes() for f in found}) == len(found)
+    known = set(everything)
+    for f in found:
+        assert f.derivation in known
+        assert by_string[f.derivation.target_words(options).tobytes()] == pytest.approx(f.bleu, abs=1e-12)
+
+
+def test_oracle_with_a_small_beam_returns_valid_sequences(tiny):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("a b c d e".split()))
+    found = oracle_search(options, tiny.vocab.ids("the lord said unto moses".split()), n_best=5, beam=2)
+    assert 1 <= len(found) <= 5 and all(f.derivation.covers(5) for f in found)
+    assert [f.bleu for f in found] == sorted((f.bleu for f in found), reverse=True)
