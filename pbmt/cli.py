@@ -25,6 +25,7 @@ VERBS = {
     "train": "Train a phrase-based model (align, extract, score, LM) from a parallel text.",
     "filter": "Filter a model's tables to the phrases an input text can use.",
     "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
+    "plot": "Draw tuning curves, weight trajectories and sampler traces as PNG figures.",
 }
 
 

@@ -29,7 +29,7 @@ from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.translation import Translator
-from pbmt.tune.nbest import parse_line
+from pbmt.tune.nbest import parse_features
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
 
@@ -82,7 +82,7 @@ def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
     if Path(text).is_file():
         return MosesConfig.read(text).weights
     try:
-        return dict(parse_line(f"0 ||| x ||| {text} ||| 0", "--weights").features)
+        return parse_features(text, "--weights")
     except PbmtError as err:
         raise PbmtError(f"--weights: {err.reason}") from None
 

@@ -16,7 +16,11 @@ keep UnknownWordPenalty0 fixed too.
 SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
 nothing: it samples hypotheses with the Gibbs sampler and updates the weights
 online (--epochs, --batch-size, --samples-per-sentence, --chains); it writes
-moses.ini (the averaged weights), log.tsv (per epoch) and samplerank.npz.
+moses.ini (the averaged weights), log.tsv (per epoch: updates, steps,
+seconds, dev BLEU of the stack decoder's 1-best under the weights averaged so
+far, those weights and the chains' mixed weights) and samplerank.npz. The dev
+BLEU costs one decoding of the dev set per epoch, after tuning (--no-dev-bleu
+skips it). `pbmt plot tuning` and `pbmt plot weights` draw both kinds of log.
 
 Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
 iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
@@ -36,12 +40,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import TranslationModel
-from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, make_optimizer, tune, tuned_config,
-                             weight_line)
+from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
+from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer, tune,
+                            tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.samplerank import SampleRank, encode_dev
 
@@ -118,6 +124,9 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samplerank-c", type=float, default=0.01, help="SampleRank: the clip C of an update")
     parser.add_argument("--chains", type=int, default=1, help="SampleRank: chains on shards of the dev set, "
                         "mixed after each epoch (run on --workers processes)")
+    parser.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
+                        help="SampleRank: after tuning, decode the dev set with each epoch's averaged weights "
+                        "and log its BLEU (a tuning curve)")
 
 
 def run_samplerank(args: argparse.Namespace) -> int:
@@ -127,8 +136,7 @@ def run_samplerank(args: argparse.Namespace) -> int:
             raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
     if args.burn_in_per_sentence < 0 or args.samplerank_c <= 0:
         raise PbmtError("--burn-in-per-sentence must not be negative and --samplerank-c must be positive")
-    read_dev(args.src, args.refs, args.sentences)  # checks the files
-    sources = [line for number, line in read_lines(args.src) if args.sentences is None or number <= args.sentences]
+    sources, dev_references = read_dev(args.src, args.refs, args.sentences)
     refs = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
     started = time.perf_counter()
     model = TranslationModel.load(args.config)
@@ -138,11 +146,18 @@ def run_samplerank(args: argparse.Namespace) -> int:
                        checkpoint=args.out / "samplerank.npz")
     tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume)
     tuned_config(model.config, model.layout, tuner.weights_).write(args.out / "moses.ini")
+    dev_bleu = [MISSING] * len(tuner.log_)
+    if args.dev_bleu:
+        with DevDecoder(args.config, sources, 1, args.workers, model=model, quiet=args.quiet,
+                        scheduler=args.scheduler) as decoder:
+            for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
+                                       file=sys.stderr)):
+                dev_bleu[i] = f"{100 * decoded_pool(decoder(e.averaged), model.layout, dev_references)[1]:.4f}"
     with atomic_write(args.out / "log.tsv") as handle:
-        handle.write("epoch\tupdates\tsteps\tseconds\tmixed_weights\n")
-        for e in tuner.log_:
-            handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t"
-                         f"{weight_line(model.layout, e.weights)}\n")
+        handle.write("\t".join(SAMPLERANK_LOG_COLUMNS) + "\n")
+        for e, bleu in zip(tuner.log_, dev_bleu):
+            handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t{bleu}\t"
+                         f"{weight_line(model.layout, e.averaged)}\t{weight_line(model.layout, e.weights)}\n")
     if not args.quiet:
         print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         print(f"tuned weights: {weight_line(model.layout, tuner.weights_)}", file=sys.stderr)

@@ -62,6 +62,7 @@ from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
 from pbmt.parallel import ParallelMap
+from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
 from pbmt.tune.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries
@@ -156,8 +157,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     while finished is None and len(records) < settings.max_iterations:
         number = len(records) + 1
         started = time.perf_counter()
-        batch = pool_from_entries(_check_decoded(decoder(weights)), layout, references, settings.dedup)
-        dev_bleu = corpus_bleu(batch.stats[batch.offsets[:-1]])
+        batch, dev_bleu = decoded_pool(decoder(weights), layout, references, settings.dedup)
         pool, n_new = pool.merge(batch)
         decoded = time.perf_counter()
         if n_new == 0:
@@ -185,6 +185,13 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     _write_config(config, layout, weights, out / "moses.ini")
     _write_log(records, layout, out)
     return TuneResult(weights, tuple(records), stop_reason)
+
+
+def decoded_pool(nbest: Sequence[Sequence[NBestEntry]], layout: FeatureLayout, references: References,
+                 dedup: str = "derivation") -> tuple[Pool, float]:
+    """Decoded n-best lists (each sentence's best first) as a pool, and the corpus BLEU in [0, 1] of their 1-bests."""
+    batch = pool_from_entries(_check_decoded(nbest), layout, references, dedup)
+    return batch, corpus_bleu(batch.stats[batch.offsets[:-1]])
 
 
 def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
@@ -248,34 +255,12 @@ def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarra
 
 def _write_log(records: list[Iteration], layout: FeatureLayout, out: Path) -> None:
     with atomic_write(out / "log.tsv") as handle:
-        handle.write("iteration\tdev_bleu\tpool_bleu\tnew_candidates\tpool_size\tdecode_s\toptimize_s\tweights\n")
+        handle.write("\t".join(LOOP_LOG_COLUMNS) + "\n")
         for r in records:
             handle.write(f"{r.iteration}\t{100 * r.dev_bleu:.4f}\t{100 * r.pool_bleu:.4f}\t{r.new_candidates}\t"
                          f"{r.pool_size}\t{r.decode_seconds:.2f}\t{r.optimize_seconds:.2f}\t"
                          f"{weight_line(layout, np.array(r.weights))}\n")
-    plot_bleu(records, out / "dev-bleu.png")
-
-
-def plot_bleu(records: Sequence[Iteration], path: Path) -> None:
-    """PNG of dev BLEU (decoder 1-best, percent) per iteration, and pool BLEU after optimising."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 4))
-    numbers = [r.iteration for r in records]
-    axes.plot(numbers, [100 * r.dev_bleu for r in records], "o-", label="dev BLEU (1-best of the decoder)")
-    axes.plot(numbers, [100 * r.pool_bleu for r in records], "s--", label="pool BLEU under the new weights")
-    axes.set_xlabel("iteration")
-    axes.set_ylabel("BLEU (%)")
-    axes.xaxis.get_major_locator().set_params(integer=True)
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=100)
-    plt.close(figure)
+    save_png(tuning_figure([read_tuning_log(out / "log.tsv")], pool=True), out / "dev-bleu.png")
 
 
 class DevDecoder:

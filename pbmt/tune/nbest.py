@@ -71,9 +71,24 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
         sentence = int(fields[0])
     except ValueError:
         raise FormatError(path, number, f"sentence id {fields[0]!r} is not an integer") from None
+    features = parse_features(fields[2], path, number)
+    try:
+        total = float(fields[3])
+    except ValueError:
+        raise FormatError(path, number, f"total score {fields[3]!r} is not a number") from None
+    segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
+    alignment = _parse_pairs(fields[5], path, number) if len(fields) > 5 and fields[5] else ()
+    return NBestEntry(sentence, fields[1], features, total, segmentation, alignment)
+
+
+def parse_features(text: str, path: str | Path = "<features>", number: int | None = None) -> dict[str, tuple[float, ...]]:
+    """``Name0= v v Name1= v`` (an n-best list's features, a weight line) as {name: values}, in order.
+
+    ``path`` and ``number`` name the text in errors (FormatError).
+    """
     features: dict[str, list[float]] = {}
     current = None
-    for token in fields[2].split():
+    for token in text.split():
         if token.endswith("="):
             current = token[:-1]
             if current in features:
@@ -86,13 +101,7 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
                 features[current].append(float(token))
             except ValueError:
                 raise FormatError(path, number, f"feature value {token!r} of {current} is not a number") from None
-    try:
-        total = float(fields[3])
-    except ValueError:
-        raise FormatError(path, number, f"total score {fields[3]!r} is not a number") from None
-    segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
-    alignment = _parse_pairs(fields[5], path, number) if len(fields) > 5 and fields[5] else ()
-    return NBestEntry(sentence, fields[1], {k: tuple(v) for k, v in features.items()}, total, segmentation, alignment)
+    return {k: tuple(v) for k, v in features.items()}
 
 
 def _parse_range(text: str, path, number) -> tuple[int, int]:

@@ -254,13 +254,15 @@ def _chain_epoch(settings: Settings, seed: int, state, item) -> ChainResult:
 
 @dataclass(frozen=True)
 class EpochLog:
-    """One epoch: updates and steps over all chains, the mixed weights, wall-clock seconds."""
+    """One epoch: updates and steps over all chains, the mixed weights, wall-clock seconds, and the
+    average of every weight vector collected so far (the tuned weights had the run stopped here)."""
 
     epoch: int
     updates: int
     steps: int
     weights: np.ndarray
     seconds: float
+    averaged: np.ndarray
 
 
 class SampleRank:
@@ -321,7 +323,7 @@ class SampleRank:
                 weights, epoch_sum, epoch_count = mix(results)
                 weight_sum, collected = weight_sum + epoch_sum, collected + epoch_count
                 log.append(EpochLog(epoch + 1, sum(r.updates for r in results), sum(r.steps for r in results),
-                                    weights, time.perf_counter() - started))
+                                    weights, time.perf_counter() - started, weight_sum / collected))
                 if self.checkpoint is not None:
                     self._save(fingerprint, seed, weights, weight_sum, collected, log)
         self.weights_ = weight_sum / collected
@@ -342,7 +344,8 @@ class SampleRank:
             np.savez(f, fingerprint=fingerprint, seed=seed, weights=weights, weight_sum=weight_sum,
                      collected=collected,
                      log=np.array([[e.epoch, e.updates, e.steps, e.seconds] for e in log], np.float64),
-                     log_weights=np.array([e.weights for e in log]))
+                     log_weights=np.array([e.weights for e in log]),
+                     log_averaged=np.array([e.averaged for e in log]))
 
     def _load(self, fingerprint):
         if self.checkpoint is None or not self.checkpoint.exists():
@@ -351,7 +354,10 @@ class SampleRank:
             if str(saved["fingerprint"]) != fingerprint:
                 raise PbmtError(f"{self.checkpoint}: the checkpoint is of another run (settings, chains, start "
                                 "weights or tuning set differ)")
-            log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]))
-                   for row, w in zip(saved["log"], saved["log_weights"])]
+            if "log_averaged" not in saved:
+                raise PbmtError(f"{self.checkpoint}: written by an older pbmt (no averaged weights per epoch): "
+                                "start the run afresh")
+            log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a)
+                   for row, w, a in zip(saved["log"], saved["log_weights"], saved["log_averaged"])]
             return (int(saved["seed"]), saved["weights"].copy(), saved["weight_sum"].copy(),
                     int(saved["collected"]), len(log), log)

@@ -2,13 +2,16 @@
 
 import numpy as np
 import pytest
+import sacrebleu
 
 from pbmt.cli import main
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
+from pbmt.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
+from pbmt.translation import Translator
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
                                   neighbour_stats, run_chain, shards)
 
@@ -129,6 +132,7 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
         np.testing.assert_array_equal(weights, (results[0].weights + results[1].weights) / 2)
         total, count = total + epoch_sum, count + epoch_count
         np.testing.assert_array_equal(fitted.log_[epoch].weights, weights)
+        np.testing.assert_array_equal(fitted.log_[epoch].averaged, total / count)
     assert count == 2 * 4 * len(sources)
     np.testing.assert_array_equal(fitted.weights_, total / count)
     np.testing.assert_array_equal(fitted.last_weights_, weights)
@@ -146,6 +150,8 @@ def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
         model, sources, references, np.random.default_rng(99), resume=True)
     np.testing.assert_array_equal(resumed.weights_, whole.weights_)
     assert [e.epoch for e in resumed.log_] == [1, 2]
+    for a, b in zip(resumed.log_, whole.log_):
+        np.testing.assert_array_equal(a.averaged, b.averaged)
     with pytest.raises(PbmtError, match="another run"):
         SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **{**kw, "chains": 3}).fit(
             model, sources, references, np.random.default_rng(4), resume=True)
@@ -165,6 +171,13 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     expected = SampleRank(2, 3, 5, 1, chains=2).fit(model, sources, references, np.random.default_rng(3))
     tuned = TranslationModel.load(out / "moses.ini")
     np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
-    assert len((out / "log.tsv").read_text().splitlines()) == 3
+    log = read_tuning_log(out / "log.tsv")
+    assert log.algorithm == "samplerank" and log.steps.tolist() == [1, 2]
+    for row, epoch in zip(log.weights, expected.log_):
+        np.testing.assert_allclose(row, epoch.averaged, atol=1e-8)
+    # the last epoch's dev BLEU is the stack decoder's 1-best under the tuned (averaged) weights
+    translator = Translator(tuned, tokenized=True)
+    firsts = [translator.translate(i, line).text for i, line in enumerate(src)]
+    assert log.dev_bleu[-1] == pytest.approx(sacrebleu.corpus_bleu(firsts, [ref], tokenize="none").score, abs=1e-3)
     assert main(args + ["--resume"]) == 0  # nothing left to run: the same weights again
     np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)

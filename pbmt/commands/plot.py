@@ -1,0 +1,81 @@
+"""Draw tuning runs and sampler chains as PNG figures (matplotlib).
+
+  tuning LOG [LOG ...]  dev BLEU per iteration of several tuning runs in one
+                        figure: each LOG is the log.tsv of a `pbmt tune` run
+                        (MERT, PRO, APRO, ListNet: per iteration; SampleRank:
+                        per epoch, the averaged weights); --pool adds the n-best
+                        optimisers' pool BLEU under their new weights
+  weights LOG           each weight's trajectory over the iterations of one run
+  trace TRACE           model score and sentence BLEU+1 over the sampler steps
+                        of `pbmt sample --trace` (one line per sentence)
+
+A file that is not such a log is an error naming the file and the line.
+
+Examples:
+  pbmt plot tuning mert/log.tsv pro/log.tsv samplerank/log.tsv -o tuning.png
+  pbmt plot weights mert/log.tsv -o mert-weights.png
+  pbmt sample -i dev.es --references dev.en --trace trace.tsv > /dev/null
+  pbmt plot trace trace.tsv --sentences 1 2 3 -o trace.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pbmt.errors import PbmtError
+
+
+_DESCRIPTIONS = {
+    "tuning": "Dev BLEU per iteration (SampleRank: per epoch) of several pbmt tune runs, one line each, in one "
+              "figure. Each LOG is a run's log.tsv.",
+    "weights": "Each weight's value per iteration (SampleRank: the averaged weights per epoch) of one pbmt tune "
+               "run, one line per weight.",
+    "trace": "Model score (natural log) and sentence BLEU+1 (percent, when pbmt sample had --references) over "
+             "the sampler steps recorded by pbmt sample --trace, one line per sentence.",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+    tuning = kinds.add_parser("tuning", help="dev BLEU per iteration of several tuning runs", description=_DESCRIPTIONS["tuning"],
+                              formatter_class=parser.formatter_class)
+    tuning.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run")
+    tuning.add_argument("--labels", nargs="+", help="legend names of the runs, one per LOG "
+                        "(default: each log's folder name)")
+    tuning.add_argument("--pool", action="store_true", help="also draw the pool BLEU of n-best optimisers")
+    tuning.add_argument("-o", "--output", type=Path, default=Path("tuning.png"), help="PNG file to write")
+    weights = kinds.add_parser("weights", help="weight trajectories of one tuning run", description=_DESCRIPTIONS["weights"],
+                               formatter_class=parser.formatter_class)
+    weights.add_argument("log", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run")
+    weights.add_argument("-o", "--output", type=Path, default=Path("weights.png"), help="PNG file to write")
+    trace = kinds.add_parser("trace", help="model score and BLEU over sampler steps", description=_DESCRIPTIONS["trace"],
+                             formatter_class=parser.formatter_class)
+    trace.add_argument("trace", type=Path, metavar="TRACE", help="trace file of pbmt sample --trace")
+    trace.add_argument("--sentences", nargs="+", type=int, metavar="N",
+                       help="the sentences (1-based line numbers) to draw (default: all in the trace)")
+    trace.add_argument("-o", "--output", type=Path, default=Path("trace.png"), help="PNG file to write")
+    for sub in (tuning, weights, trace):
+        sub.add_argument("--title", help="the figure's title")
+        sub.add_argument("-q", "--quiet", action="store_true", help="do not say which file was written")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pbmt.plots import (read_trace, read_tuning_log, save_png, trace_figure, tuning_figure,
+                            weights_figure)
+
+    if args.output.suffix.lower() != ".png":
+        raise PbmtError(f"--output {args.output}: the figure is written as PNG, name it *.png")
+    if args.kind == "tuning":
+        if args.labels is not None and len(args.labels) != len(args.logs):
+            raise PbmtError(f"--labels: {len(args.labels)} labels for {len(args.logs)} logs")
+        figure = tuning_figure([read_tuning_log(p) for p in args.logs], args.labels, args.pool, args.title)
+    elif args.kind == "weights":
+        figure = weights_figure(read_tuning_log(args.log), args.title)
+    else:
+        figure = trace_figure(read_trace(args.trace), args.sentences, args.title)
+    save_png(figure, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,268 @@
+"""Figures of tuning runs and sampler chains, and the logs they are drawn from.
+
+Three tab-separated formats, each with a header line naming its columns:
+
+- the tuning loop's ``log.tsv`` (``LOOP_LOG_COLUMNS``; ``pbmt.tune.loop``):
+  one line per iteration, dev BLEU of the decoder's 1-best under the weights
+  the iteration decoded with and pool BLEU under the weights it ends with
+  (both percent), and those weights;
+- SampleRank's ``log.tsv`` (``SAMPLERANK_LOG_COLUMNS``; ``pbmt tune
+  --algorithm samplerank``): one line per epoch, dev BLEU (percent, ``-``
+  when not measured) of the decoder's 1-best under the averaged weights so
+  far, those weights and the mixed weights the chains ended the epoch with;
+- a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
+  recorded step of each sentence's chain, its temperature, model score
+  (natural log) and sentence BLEU+1 (percent, ``-`` without references).
+
+Weights are written as moses.ini weight lines (``LM0= 0.5 TranslationModel0=
+0.2 0.2 ...``); a feature with several values gives one weight per value,
+named ``TranslationModel0[1]`` and so on (0-based).
+
+The figure functions return ``matplotlib.figure.Figure`` objects (no pyplot
+state, any backend); ``save_png`` writes one atomically. matplotlib is
+imported only when a figure is made.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import atomic_write, read_lines
+from pbmt.tune.nbest import parse_features
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+LOOP_LOG_COLUMNS = ("iteration", "dev_bleu", "pool_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
+                    "weights")
+SAMPLERANK_LOG_COLUMNS = ("epoch", "updates", "steps", "seconds", "dev_bleu", "averaged_weights", "mixed_weights")
+TRACE_COLUMNS = ("sentence", "step", "temperature", "model_score", "bleu")
+MISSING = "-"  # a value that was not measured
+
+
+@dataclass(frozen=True)
+class TuningLog:
+    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser) or ``"samplerank"``.
+
+    ``steps`` int64[n]: iteration or epoch numbers; ``dev_bleu`` float64[n]
+    (percent, NaN where not measured); ``pool_bleu`` float64[n] (percent; the
+    loop's only, else None); ``weights`` float64[n, d], the weights each line
+    ends with (SampleRank: the averaged ones), columns named by ``weight_names``.
+    """
+
+    path: Path
+    algorithm: str
+    steps: np.ndarray
+    dev_bleu: np.ndarray
+    pool_bleu: np.ndarray | None
+    weight_names: tuple[str, ...]
+    weights: np.ndarray
+
+    @property
+    def step_name(self) -> str:
+        """What a line is: ``"iteration"`` or ``"epoch"``."""
+        return "epoch" if self.algorithm == "samplerank" else "iteration"
+
+
+@dataclass(frozen=True)
+class SamplerTrace:
+    """A sampler trace: per recorded step, ``sentence`` (1-based line number, int64[n]), ``step``
+    (steps done, int64[n]), ``temperature``, ``model_score`` (natural log) and ``bleu`` (sentence
+    BLEU+1 in percent, NaN without references), all float64[n], in file order."""
+
+    path: Path
+    sentence: np.ndarray
+    step: np.ndarray
+    temperature: np.ndarray
+    model_score: np.ndarray
+    bleu: np.ndarray
+
+
+def read_tuning_log(path: str | Path) -> TuningLog:
+    """Read a tuning loop's or SampleRank's ``log.tsv`` (see the module docstring).
+
+    A file of another format, a malformed line or a log without lines raises
+    FormatError naming the file and the line.
+    """
+    path = Path(path)
+    rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank"})
+    header, algorithm = rows.pop(0)
+    if not rows:
+        raise FormatError(path, None, "the log has no iterations yet")
+    steps, dev, pool, weights = [], [], [], []
+    names: tuple[str, ...] | None = None
+    weight_column = header.index("weights" if algorithm == "loop" else "averaged_weights")
+    for number, fields in rows:
+        steps.append(_number(fields[0], path, number, header[0], int))
+        dev.append(_number(fields[1 if algorithm == "loop" else 4], path, number, "dev_bleu", float))
+        if algorithm == "loop":
+            pool.append(_number(fields[2], path, number, "pool_bleu", float))
+        row_names, values = _weights(fields[weight_column], path, number)
+        if names is not None and row_names != names:
+            raise FormatError(path, number, f"the weights are of other features than line {rows[0][0]}'s")
+        names = row_names
+        weights.append(values)
+    steps = np.array(steps, np.int64)
+    if np.any(np.diff(steps) <= 0):
+        raise FormatError(path, None, f"{header[0]} numbers do not increase: {steps.tolist()}")
+    return TuningLog(path, algorithm, steps, np.array(dev, np.float64),
+                     np.array(pool, np.float64) if algorithm == "loop" else None, names, np.array(weights))
+
+
+def read_trace(path: str | Path) -> SamplerTrace:
+    """Read a sampler trace (``pbmt sample --trace``); malformed lines raise FormatError."""
+    path = Path(path)
+    rows = _rows(path, {TRACE_COLUMNS: "trace"})[1:]
+    if not rows:
+        raise FormatError(path, None, "the trace has no steps")
+    kinds = (int, int, float, float, float)
+    columns = list(zip(*[[_number(fields[c], path, number, TRACE_COLUMNS[c], kind) for c, kind in enumerate(kinds)]
+                         for number, fields in rows]))
+    return SamplerTrace(path, np.array(columns[0], np.int64), np.array(columns[1], np.int64),
+                        *(np.array(c, np.float64) for c in columns[2:]))
+
+
+def _rows(path: Path, formats: dict[tuple[str, ...], str]) -> list:
+    """[(header, format name)] followed by (line number, fields) for every non-empty line."""
+    if not path.is_file():
+        raise PbmtError(f"{path}: no such file")
+    lines = read_lines(path)
+    first = next(lines, None)
+    header = tuple(first[1].split("\t")) if first else ()
+    if header not in formats:
+        expected = "; or ".join("\t".join(columns).replace("\t", " <tab> ") for columns in formats)
+        found = first[1][:80] if first else "an empty file"
+        raise FormatError(path, 1, f"not a log this command reads: expected the header {expected}; found {found!r}")
+    rows: list = [(header, formats[header])]
+    for number, line in lines:
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) != len(header):
+            raise FormatError(path, number, f"{len(fields)} tab-separated fields, the header has {len(header)}")
+        rows.append((number, fields))
+    return rows
+
+
+def _number(text: str, path: Path, number: int, column: str, kind: type) -> float:
+    if text.strip() == MISSING and kind is float:
+        return math.nan
+    try:
+        return kind(text)
+    except ValueError:
+        raise FormatError(path, number, f"{column} {text!r} is not {'an integer' if kind is int else 'a number'}") \
+            from None
+
+
+def _weights(text: str, path: Path, number: int) -> tuple[tuple[str, ...], list[float]]:
+    names, values = [], []
+    for name, vector in parse_features(text, path, number).items():
+        if not vector:
+            raise FormatError(path, number, f"weight {name} has no value")
+        names += [name] if len(vector) == 1 else [f"{name}[{i}]" for i in range(len(vector))]
+        values += vector
+    if not names:
+        raise FormatError(path, number, "no weights")
+    return tuple(names), values
+
+
+def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None, pool: bool = False,
+                  title: str | None = None) -> "Figure":
+    """Dev BLEU (percent) per iteration or epoch, one line per log, in one axes.
+
+    ``labels`` name the runs in the legend (default: each log's folder name);
+    ``pool`` adds each loop log's pool BLEU under its new weights as a dashed
+    line. A log without any measured dev BLEU raises PbmtError.
+    """
+    if not logs:
+        raise PbmtError("no tuning logs to plot")
+    labels = list(labels) if labels is not None else [log.path.parent.name or str(log.path) for log in logs]
+    if len(labels) != len(logs):
+        raise PbmtError(f"{len(labels)} labels for {len(logs)} logs")
+    figure = _figure((7, 4.5))
+    axes = figure.add_subplot()
+    for log, label in zip(logs, labels):
+        if np.all(np.isnan(log.dev_bleu)):
+            raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu)")
+        line, = axes.plot(log.steps, log.dev_bleu, "o-", label=f"{label}: dev BLEU")
+        if pool and log.pool_bleu is not None:
+            axes.plot(log.steps, log.pool_bleu, "s--", color=line.get_color(), alpha=0.6,
+                      label=f"{label}: pool BLEU under the new weights")
+    kinds = sorted({log.step_name for log in logs})
+    axes.set_xlabel(" / ".join(kinds))
+    axes.set_ylabel("BLEU (%)")
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    if title:
+        axes.set_title(title)
+    figure.tight_layout()
+    return figure
+
+
+def weights_figure(log: TuningLog, title: str | None = None) -> "Figure":
+    """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight."""
+    figure = _figure((8, 5))
+    axes = figure.add_subplot()
+    for column, name in enumerate(log.weight_names):
+        axes.plot(log.steps, log.weights[:, column], "o-", markersize=3, label=name)
+    axes.set_xlabel(log.step_name)
+    axes.set_ylabel("weight")
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+    axes.set_title(title or f"weights: {log.path}")
+    figure.tight_layout()
+    return figure
+
+
+def trace_figure(trace: SamplerTrace, sentences: Sequence[int] | None = None, title: str | None = None) -> "Figure":
+    """Model score (natural log) and, when the trace has it, sentence BLEU+1 (percent) over sampler steps.
+
+    One line per sentence (``sentences``: 1-based line numbers, default all
+    in the trace); the upper axes show the score, the lower the BLEU.
+    """
+    present = list(dict.fromkeys(trace.sentence.tolist()))
+    chosen = present if sentences is None else list(sentences)
+    missing = [s for s in chosen if s not in present]
+    if missing:
+        raise PbmtError(f"{trace.path}: no steps of sentence(s) {', '.join(map(str, missing))} "
+                        f"(the trace has {', '.join(map(str, present[:10]))}{', ...' if len(present) > 10 else ''})")
+    has_bleu = not np.all(np.isnan(trace.bleu))
+    figure = _figure((7, 6 if has_bleu else 3.5))
+    score_axes = figure.add_subplot(2 if has_bleu else 1, 1, 1)
+    bleu_axes = figure.add_subplot(2, 1, 2, sharex=score_axes) if has_bleu else None
+    for s in chosen:
+        rows = trace.sentence == s
+        score_axes.plot(trace.step[rows], trace.model_score[rows], label=f"sentence {s}")
+        if bleu_axes is not None:
+            bleu_axes.plot(trace.step[rows], trace.bleu[rows], label=f"sentence {s}")
+    score_axes.set_ylabel("model score (natural log)")
+    for axes in filter(None, (score_axes, bleu_axes)):
+        axes.grid(alpha=0.3)
+    if bleu_axes is not None:
+        bleu_axes.set_ylabel("sentence BLEU+1 (%)")
+    (bleu_axes or score_axes).set_xlabel("sampler step")
+    if len(chosen) <= 10:
+        score_axes.legend(fontsize="small")
+    score_axes.set_title(title or f"sampler trace: {trace.path}")
+    figure.tight_layout()
+    return figure
+
+
+def save_png(figure: "Figure", path: str | Path, dpi: int = 100) -> None:
+    """Write ``figure`` to ``path`` as PNG, atomically."""
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=dpi)
+
+
+def _figure(size: tuple[float, float]) -> "Figure":
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size)

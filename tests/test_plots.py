@@ -1,0 +1,145 @@
+"""Plots: the logs are read exactly, the figures draw the logs' numbers, the PNGs are valid, bad logs are named."""
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from pbmt.cli import main
+from pbmt.errors import FormatError, PbmtError
+from pbmt.plots import (LOOP_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS, TRACE_COLUMNS, read_trace, read_tuning_log,
+                        save_png, trace_figure, tuning_figure, weights_figure)
+
+PNG = b"\x89PNG\r\n\x1a\n"
+LOOP_ROWS = [  # iteration, dev, pool, new, size, decode s, optimise s, weights
+    (1, 20.5, 22.25, 100, 100, 1.5, 0.25, "LM0= 0.5 TranslationModel0= 0.1 0.2 WordPenalty0= -1"),
+    (2, 18.125, 24.0, 60, 160, 1.25, 0.5, "LM0= 0.25 TranslationModel0= 0.3 -0.2 WordPenalty0= -0.5"),
+    (3, 23.75, 24.5, 10, 170, 1.0, 0.5, "LM0= 0.125 TranslationModel0= 0.3 -0.25 WordPenalty0= 0.5"),
+]
+SAMPLERANK_ROWS = [  # epoch, updates, steps, seconds, dev, averaged, mixed
+    (1, 50, 400, 3.5, "21.5", "LM0= 0.5 WordPenalty0= -1", "LM0= 0.4 WordPenalty0= -0.9"),
+    (2, 40, 400, 3.25, "22.75", "LM0= 0.45 WordPenalty0= -0.95", "LM0= 0.3 WordPenalty0= -0.8"),
+]
+
+
+def write(path, columns, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(["\t".join(columns)] + ["\t".join(map(str, r)) for r in rows]) + "\n")
+    return path
+
+
+@pytest.fixture
+def loop_log(tmp_path):
+    return write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, LOOP_ROWS)
+
+
+@pytest.fixture
+def samplerank_log(tmp_path):
+    return write(tmp_path / "samplerank" / "log.tsv", SAMPLERANK_LOG_COLUMNS, SAMPLERANK_ROWS)
+
+
+def lines_of(axes):
+    return {line.get_label(): (line.get_xdata(), line.get_ydata()) for line in axes.get_lines()}
+
+
+def test_tuning_logs_are_read_as_written(loop_log, samplerank_log):
+    loop = read_tuning_log(loop_log)
+    assert loop.algorithm == "loop" and loop.step_name == "iteration"
+    assert loop.steps.tolist() == [1, 2, 3]
+    assert loop.dev_bleu.tolist() == [20.5, 18.125, 23.75] and loop.pool_bleu.tolist() == [22.25, 24.0, 24.5]
+    assert loop.weight_names == ("LM0", "TranslationModel0[0]", "TranslationModel0[1]", "WordPenalty0")
+    np.testing.assert_array_equal(loop.weights, [[0.5, 0.1, 0.2, -1], [0.25, 0.3, -0.2, -0.5],
+                                                 [0.125, 0.3, -0.25, 0.5]])
+    sr = read_tuning_log(samplerank_log)
+    assert sr.algorithm == "samplerank" and sr.step_name == "epoch" and sr.pool_bleu is None
+    assert sr.dev_bleu.tolist() == [21.5, 22.75]
+    np.testing.assert_array_equal(sr.weights, [[0.5, -1], [0.45, -0.95]])  # the averaged weights
+
+
+def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tmp_path):
+    figure = tuning_figure([read_tuning_log(loop_log), read_tuning_log(samplerank_log)], pool=True)
+    lines = lines_of(figure.axes[0])
+    assert set(lines) == {"mert: dev BLEU", "mert: pool BLEU under the new weights", "samplerank: dev BLEU"}
+    np.testing.assert_array_equal(lines["mert: dev BLEU"][0], [1, 2, 3])
+    np.testing.assert_array_equal(lines["mert: dev BLEU"][1], [20.5, 18.125, 23.75])
+    np.testing.assert_array_equal(lines["mert: pool BLEU under the new weights"][1], [22.25, 24.0, 24.5])
+    np.testing.assert_array_equal(lines["samplerank: dev BLEU"][1], [21.5, 22.75])
+    assert figure.axes[0].get_xlabel() == "epoch / iteration"
+    labelled = tuning_figure([read_tuning_log(loop_log)], labels=["MERT, seed 1"])
+    assert list(lines_of(labelled.axes[0])) == ["MERT, seed 1: dev BLEU"]
+    save_png(figure, tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes()[:8] == PNG
+    assert imread(tmp_path / "t.png").shape[:2] == (450, 700)
+
+
+def test_weights_figure_has_one_line_per_weight(loop_log):
+    log = read_tuning_log(loop_log)
+    lines = lines_of(weights_figure(log).axes[0])
+    assert list(lines) == list(log.weight_names)
+    for column, name in enumerate(log.weight_names):
+        np.testing.assert_array_equal(lines[name][0], [1, 2, 3])
+        np.testing.assert_array_equal(lines[name][1], log.weights[:, column])
+
+
+def test_trace_figure_draws_score_and_bleu_per_sentence(tmp_path):
+    rows = [(1, 0, 1.0, -30.5, 10.0), (1, 10, 0.5, -25.25, 12.5), (1, 20, 0.25, -24.0, 12.5),
+            (3, 0, 1.0, -12.0, 40.0), (3, 10, 0.5, -11.5, 35.0), (3, 20, 0.25, -11.5, 35.0)]
+    trace = read_trace(write(tmp_path / "trace.tsv", TRACE_COLUMNS, rows))
+    assert trace.sentence.tolist() == [1, 1, 1, 3, 3, 3] and trace.step.tolist() == [0, 10, 20] * 2
+    figure = trace_figure(trace)
+    score, bleu = (lines_of(axes) for axes in figure.axes)
+    np.testing.assert_array_equal(score["sentence 3"][0], [0, 10, 20])
+    np.testing.assert_array_equal(score["sentence 3"][1], [-12.0, -11.5, -11.5])
+    np.testing.assert_array_equal(bleu["sentence 1"][1], [10.0, 12.5, 12.5])
+    assert list(lines_of(trace_figure(trace, sentences=[3]).axes[0])) == ["sentence 3"]
+    with pytest.raises(PbmtError, match="no steps of sentence.s. 2"):
+        trace_figure(trace, sentences=[2])
+    no_bleu = [r[:4] + ("-",) for r in rows]
+    figure = trace_figure(read_trace(write(tmp_path / "nobleu.tsv", TRACE_COLUMNS, no_bleu)))
+    assert len(figure.axes) == 1  # the score only
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("epoch\tupdates\tmixed_weights\n1\t2\tLM0= 1\n", 1, "not a log this command reads"),
+    ("", 1, "empty file"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n", None, "no iterations yet"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n2\t20\t21\t5\n", 3, "4 tab-separated fields"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\tabc\t5\t5\t1\t1\tLM0= 1\n", 2, "pool_bleu 'abc' is not a number"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1.5\t20\t21\t5\t5\t1\t1\tLM0= 1\n", 2, "iteration '1.5' is not an integer"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n2\t20\t21\t5\t5\t1\t1\tLM1= 1\n", 3,
+     "other features than line 2"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= x\n", 2, "LM0 is not a number"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n2\t20\t21\t5\t5\t1\t1\tLM0= 1\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n", None,
+     "do not increase"),
+])
+def test_malformed_logs_name_the_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "log.tsv"
+    path.write_text(text)
+    with pytest.raises(FormatError, match=message) as err:
+        read_tuning_log(path)
+    assert err.value.path == str(path) and err.value.line == line
+
+
+def test_samplerank_log_without_dev_bleu_cannot_make_a_tuning_curve(tmp_path):
+    rows = [r[:4] + ("-",) + r[5:] for r in SAMPLERANK_ROWS]
+    log = read_tuning_log(write(tmp_path / "sr" / "log.tsv", SAMPLERANK_LOG_COLUMNS, rows))
+    assert np.isnan(log.dev_bleu).all()
+    with pytest.raises(PbmtError, match=r"sr/log.tsv: no dev BLEU .*--no-dev-bleu"):
+        tuning_figure([log])
+    weights_figure(log)  # the weights are there
+
+
+def test_pbmt_plot_writes_pngs_and_reports_bad_files(loop_log, samplerank_log, tmp_path, capsys):
+    out = tmp_path / "curves.png"
+    assert main(["plot", "tuning", str(loop_log), str(samplerank_log), "--labels", "MERT", "SampleRank",
+                 "--pool", "-o", str(out), "-q"]) == 0
+    assert out.read_bytes()[:8] == PNG and imread(out).ndim == 3
+    assert main(["plot", "weights", str(loop_log), "-o", str(tmp_path / "w.png"), "-q"]) == 0
+    assert (tmp_path / "w.png").read_bytes()[:8] == PNG
+    assert main(["plot", "tuning", str(loop_log), "--labels", "a", "b", "-o", str(out)]) == 1
+    assert "2 labels for 1 logs" in capsys.readouterr().err
+    assert main(["plot", "trace", str(loop_log), "-o", str(out)]) == 1
+    assert f"{loop_log}:1: not a log this command reads" in capsys.readouterr().err
+    assert main(["plot", "weights", str(tmp_path / "missing.tsv")]) == 1
+    assert "missing.tsv: no such file" in capsys.readouterr().err
+    assert main(["plot", "weights", str(loop_log), "-o", str(tmp_path / "w.pdf")]) == 1
+    assert "name it *.png" in capsys.readouterr().err
