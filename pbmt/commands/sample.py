@@ -12,9 +12,16 @@ monotone) or from the stack decoder's 1-best (--init decoder). Each sentence's
 chain is seeded from --seed and its line number, so the output does not depend
 on --workers. Input and output handling is translate's (--tokenized).
 
+--trace FILE writes each chain's course: its model score (natural log, from
+scratch) at step 0 and after every --trace-every steps, and with --references
+its sentence BLEU+1 (percent, on the model's tokens: the references are
+tokenised like the input unless --tokenized) -- a table `pbmt plot trace`
+draws. Tracing does not change the output.
+
 Examples:
   pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --iterations 20000 --anneal 1 0.02
   pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --decision max-derivation --burn-in 2000
+  pbmt sample -i data/sample.es --references data/sample.ref.en --trace trace.tsv --anneal 5 0.05
 """
 
 from __future__ import annotations
@@ -31,10 +38,13 @@ from tqdm import tqdm
 
 from pbmt.commands.translate import DEFAULT_MODEL, _tick, _write, load_model
 from pbmt.errors import PbmtError
-from pbmt.files import read_lines
+from pbmt.files import atomic_write, read_lines
+from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
+from pbmt.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import target_text
 from pbmt.search.sampler import DECISIONS, LMCache, anneal, sample_decode
+from pbmt.train.corpus import text_tokenizer
 from pbmt.translation import Translator
 
 
@@ -66,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-threshold", type=float, help="beam threshold of --init decoder (default: the ini's, "
                         "else 1e-5)")
     parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes")
+    parser.add_argument("--trace", type=Path, metavar="FILE", help="write each chain's model score (and BLEU+1 "
+                        "with --references) over the steps to FILE (tab-separated; see pbmt plot trace)")
+    parser.add_argument("--trace-every", type=int, default=10, metavar="K", help="--trace: record the chain "
+                        "after every K steps")
+    parser.add_argument("--references", type=Path, metavar="FILE", help="--trace: reference translations, "
+                        "one a line, for the sentence BLEU+1 of the traced steps")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
@@ -78,22 +94,42 @@ class _SentenceSampler:
         self.translator = Translator(self.model, tokenized=args.tokenized)
         self.lm_cache = LMCache.new()
         self.temperature = anneal(args.iterations, *args.anneal) if args.anneal else args.temperature
+        preprocessing = self.model.preprocessing
+        self.reference_tokens = text_tokenizer(preprocessing.target_language,
+                                               preprocessing.tokenize and not args.tokenized,
+                                               preprocessing.lowercase and not args.tokenized)
 
     @cached_property
     def _detokenizer(self):
         from sacremoses import MosesDetokenizer
         return MosesDetokenizer(self.model.preprocessing.target_language)
 
-    def sample(self, item: tuple[int, str]) -> str:
-        index, line = item
+    def sample(self, item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
+        """The translation of line ``index`` and, with --trace, its trace lines (``TRACE_COLUMNS``)."""
+        index, line, reference = item
         args, model = self.args, self.model
         options = TranslationOptions.build(model, model.vocab.ids(self.translator.tokens(line)))
+        trace = [] if args.trace else None
         found = sample_decode(model, options, np.random.default_rng([args.seed, index]), args.iterations,
-                              args.burn_in, self.temperature, args.init, args.decision, lm_cache=self.lm_cache)
+                              args.burn_in, self.temperature, args.init, args.decision, lm_cache=self.lm_cache,
+                              trace=trace, trace_every=args.trace_every)
         text = target_text(found.derivation, options, model)
         if model.preprocessing.tokenize and not args.tokenized:
             text = self._detokenizer.detokenize(text.split())
-        return text
+        return text, self._trace_lines(index, options, reference, trace or [])
+
+    def _trace_lines(self, index, options, reference, trace) -> list[str]:
+        if not trace:
+            return []
+        bleu = [MISSING] * len(trace)
+        if reference is not None:
+            hypotheses = [target_text(d, options, self.model) for _, d, _ in trace]
+            stats = segment_stats(hypotheses, [[" ".join(self.reference_tokens(reference))]],
+                                  np.zeros(len(trace), np.int64))
+            bleu = [f"{100 * b:.4f}" for b in sentence_bleu_plus1(stats)]
+        schedule = np.broadcast_to(np.asarray(self.temperature, np.float64), (self.args.iterations,))
+        return [f"{index + 1}\t{step}\t{schedule[max(step - 1, 0)]:.6g}\t{score:.6f}\t{b}"
+                for (step, _, score), b in zip(trace, bleu)]
 
 
 _worker: _SentenceSampler | None = None
@@ -104,7 +140,7 @@ def _start_worker(args: argparse.Namespace) -> None:
     _worker = _SentenceSampler(args)
 
 
-def _work(item: tuple[int, str]) -> str:
+def _work(item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
     return _worker.sample(item)
 
 
@@ -118,18 +154,32 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--anneal temperatures must be positive")
     if args.temperature < 0:
         raise PbmtError("--temperature must be at least 0")
+    if args.trace_every < 1:
+        raise PbmtError("--trace-every must be at least 1")
+    if args.references and not args.trace:
+        raise PbmtError("--references is for --trace's BLEU: give --trace FILE too")
     started = time.perf_counter()
     sampler = _SentenceSampler(args)  # loads (and caches) the model once, and checks it
     lines = [line for _, line in read_lines(args.input)]
+    references = [None] * len(lines)
+    if args.references:
+        references = [line for _, line in read_lines(args.references)]
+        if len(references) != len(lines):
+            raise PbmtError(f"{args.references} has {len(references)} lines but {args.input} has {len(lines)}")
+    items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
     if args.workers == 1:
-        outputs = [_tick(sampler.sample(item), progress) for item in enumerate(lines)]
+        results = [_tick(sampler.sample(item), progress) for item in items]
     else:
         with ProcessPoolExecutor(args.workers, initializer=_start_worker, initargs=(args,)) as pool:
-            outputs = [_tick(text, progress) for text in pool.map(_work, enumerate(lines), chunksize=4)]
+            results = [_tick(result, progress) for result in pool.map(_work, items, chunksize=4)]
     progress.close()
-    _write(args.output, outputs)
+    _write(args.output, [text for text, _ in results])
+    if args.trace:
+        with atomic_write(args.trace) as handle:
+            handle.write("\t".join(TRACE_COLUMNS) + "\n")
+            handle.writelines(f"{line}\n" for _, trace in results for line in trace)
     if not args.quiet:
         seconds = time.perf_counter() - loaded
         steps = len(lines) * args.iterations

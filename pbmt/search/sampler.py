@@ -168,7 +168,10 @@ class SampleRun:
     (after burn-in, every ``thin``-th step), as options in target order padded
     with -1; ``counts`` (``int64[u]``) how often each was recorded. ``best``
     is the highest-scoring derivation the chain visited (its start included)
-    and ``best_score`` its score (from scratch, natural log).
+    and ``best_score`` its score (from scratch, natural log). With
+    ``trace_every`` k > 0, ``trace_steps`` (``int64[t]``: 0, k, 2k, ... and the
+    last step) and ``trace_options`` (``int32[t, n_words]``, padded with -1)
+    hold the chain's derivation after that many steps, in order (else empty).
     """
 
     samples: np.ndarray
@@ -176,6 +179,13 @@ class SampleRun:
     best: Derivation
     best_score: float
     options: TranslationOptions = field(repr=False)
+    trace_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    trace_options: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int32), repr=False)
+
+    def trace(self) -> list[tuple[int, Derivation]]:
+        """(steps done, the chain's derivation then) of every traced step, in order."""
+        return [(int(step), Derivation.from_options(self.options, row[row >= 0]))
+                for step, row in zip(self.trace_steps, self.trace_options)]
 
     def derivations(self) -> list[tuple[Derivation, int]]:
         """(derivation, count) of every distinct sample, most frequent first."""
@@ -335,18 +345,20 @@ class Sampler:
         chain.moves += 1
 
     def run(self, chain: Chain, rng: np.random.Generator, iterations: int, temperature=1.0,
-            burn_in: int = 0, thin: int = 1) -> SampleRun:
+            burn_in: int = 0, thin: int = 1, trace_every: int = 0) -> SampleRun:
         """Run ``chain`` for ``iterations`` steps; record the derivation after every ``thin``-th step past ``burn_in``.
 
         ``temperature``: a number or ``float64[iterations]`` (a schedule, see
         ``anneal``); 0 moves greedily to the best member of each
         neighbourhood. Without global features the whole loop runs in numba;
         with them, in Python (the same moves for the same generator state).
+        ``trace_every`` k > 0 also keeps the chain's derivation at step 0 and
+        after every k-th step (``SampleRun.trace``); the moves are the same.
         """
         # a writeable contiguous copy: the kernel is compiled for one array type
         temperature = np.array(np.broadcast_to(np.asarray(temperature, dtype=np.float64), (iterations,)))
-        if thin < 1 or burn_in < 0:
-            raise ValueError(f"thin must be >= 1 and burn_in >= 0, got {thin}, {burn_in}")
+        if thin < 1 or burn_in < 0 or trace_every < 0:
+            raise ValueError(f"thin must be >= 1, burn_in and trace_every >= 0, got {thin}, {burn_in}, {trace_every}")
         steps = np.arange(iterations)
         record = (steps >= burn_in) & ((steps - burn_in) % thin == 0)
         best = np.full(max(self._n, 1), -1, np.int32)
@@ -354,8 +366,13 @@ class Sampler:
         best[:size] = chain._arrays.option[:size]
         track = np.array([chain.score, chain.score])
         kept = []
-        for lo in range(0, iterations, _CHUNK):
-            hi = min(iterations, lo + _CHUNK)
+        # kernel calls end at chunk boundaries and traced steps; uniforms are drawn in the same order either way
+        traced_steps = sorted(set(range(0, iterations, trace_every)) | {iterations}) if trace_every else []
+        cuts = sorted(set(range(0, iterations, _CHUNK)) | set(traced_steps) | {iterations})
+        traced = np.full((len(traced_steps), max(self._n, 1)), -1, np.int32)
+        if trace_every:
+            k.copy_options(chain._arrays, traced[0])
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
             u = rng.random((hi - lo, 3))
             trace = np.empty((int(record[lo:hi].sum()), max(self._n, 1)), np.int32)
             if self.global_features:
@@ -365,13 +382,15 @@ class Sampler:
                             temperature[lo:hi], record[lo:hi], trace, track, best)
                 chain.moves += 1  # the caches moved: neighbourhoods listed before are stale
             kept.append(np.unique(trace, axis=0, return_counts=True))
+            if trace_every and (hi % trace_every == 0 or hi == iterations):
+                k.copy_options(chain._arrays, traced[traced_steps.index(hi)])
         rows = np.concatenate([rows for rows, _ in kept]) if kept else np.zeros((0, max(self._n, 1)), np.int32)
         counts = np.concatenate([c for _, c in kept]) if kept else np.zeros(0, np.int64)
         samples, inverse = np.unique(rows, axis=0, return_inverse=True)
         counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(samples)).astype(np.int64)
         best_derivation = Derivation.from_options(self.options, best[best >= 0])
         return SampleRun(samples, counts, best_derivation, float(self.features(best_derivation) @ self.weights),
-                         self.options)
+                         self.options, np.array(traced_steps, np.int64), traced)
 
     def _run_python(self, chain, u, temperature, record, trace, track, best):
         r = 0
@@ -487,7 +506,8 @@ def sample_decode(model: TranslationModel, options: TranslationOptions, rng: np.
                   iterations: int = 1000, burn_in: int = 0, temperature=1.0, init: str = "gloss",
                   decision: str = "best", global_features: Sequence[GlobalFeature] = (),
                   global_weights: np.ndarray | None = None, thin: int = 1,
-                  lm_cache: LMCache | None = None) -> ScoredDerivation:
+                  lm_cache: LMCache | None = None, trace: list | None = None,
+                  trace_every: int = 10) -> ScoredDerivation:
     """Decode one sentence by sampling: a decoder for models with global features.
 
     Runs one chain from ``init`` for ``iterations`` steps at ``temperature``
@@ -497,6 +517,9 @@ def sample_decode(model: TranslationModel, options: TranslationOptions, rng: np.
     ``burn_in``; ``"max-translation"``, the most frequent target string's
     most frequent derivation. The score is the model's (dense and global
     features, natural log), from scratch. ``lm_cache``: see ``Sampler``.
+    ``trace``: a list to which ``(steps done, derivation, score)`` of the
+    chain at step 0 and after every ``trace_every`` steps are appended (the
+    result does not change).
     """
     if decision not in DECISIONS:
         raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
@@ -504,7 +527,9 @@ def sample_decode(model: TranslationModel, options: TranslationOptions, rng: np.
     chain = sampler.start(initial_derivation(model, options, init))
     # the best derivation is tracked without recording samples
     run = sampler.run(chain, rng, iterations, temperature, burn_in=iterations if decision == "best" else burn_in,
-                      thin=thin)
+                      thin=thin, trace_every=trace_every if trace is not None else 0)
+    if trace is not None:
+        trace.extend((step, d, float(sampler.features(d) @ sampler.weights)) for step, d in run.trace())
     if decision == "best":
         return ScoredDerivation(run.best, run.best_score)
     chosen = run.max_derivation() if decision == "max-derivation" else run.max_translation()

@@ -1,6 +1,10 @@
+import numpy as np
 import pytest
+import sacrebleu
 
 from pbmt.cli import main
+from pbmt.plots import read_trace
+from pbmt.tune.nbest import read_nbest
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
 
@@ -48,3 +52,62 @@ def test_temperature_and_anneal_exclude_each_other(tiny_model_dir, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         sample(tiny_model_dir, tmp_path, "out", "--temperature", "1", "--anneal", "1", "0.1")
     assert exit_.value.code == 2
+
+
+def test_trace_records_score_and_bleu_without_changing_the_output(tiny_model_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES)
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "--n-best",
+                 str(tmp_path / "nbest"), "1", "-o", str(tmp_path / "decoded")]) == 0
+    totals = {e.sentence: e.total for e in read_nbest(tmp_path / "nbest")}
+    # greedy from the decoder's 1-best never moves: the score stays the decoder's, BLEU+1 against it stays 100
+    refs = tmp_path / "refs"
+    refs.write_text((tmp_path / "decoded").read_text())
+    code, out = sample(tiny_model_dir, tmp_path, "greedy", "--init", "decoder", "--temperature", "0",
+                       "--iterations", "25", "--trace", str(tmp_path / "greedy.tsv"), "--trace-every", "10",
+                       "--references", str(refs))
+    assert code == 0 and out == (tmp_path / "decoded").read_text().splitlines()
+    trace = read_trace(tmp_path / "greedy.tsv")
+    assert trace.sentence.tolist() == [s for s in range(1, 6) for _ in range(4)]
+    assert trace.step.tolist() == [0, 10, 20, 25] * 5
+    empty = trace.sentence == 4  # the empty line: an empty derivation (the LM's </s> only), never moving
+    assert len(set(trace.model_score[empty])) == 1
+    for s, score, bleu in zip(trace.sentence[~empty], trace.model_score[~empty], trace.bleu[~empty]):
+        assert score == pytest.approx(totals[s - 1], rel=1e-5) and bleu == 100.0  # n-best totals: 6 digits
+    assert np.all(trace.temperature == 0.0)
+    # annealed: the output is the untraced run's, BLEU is sacrebleu's BLEU+1, the schedule is logged
+    args = ["--iterations", "300", "--anneal", "2", "0.1"]
+    code, plain = sample(tiny_model_dir, tmp_path, "plain", *args)
+    code, traced = sample(tiny_model_dir, tmp_path, "traced", *args, "--trace", str(tmp_path / "t.tsv"),
+                          "--references", str(refs), "--trace-every", "100")
+    assert code == 0 and traced == plain
+    trace = read_trace(tmp_path / "t.tsv")
+    assert trace.temperature[:4].tolist() == pytest.approx([2.0, *np.geomspace(2, 0.1, 300)[[99, 199, 299]]],
+                                                           rel=1e-5)
+    assert np.all((trace.bleu >= 0) & (trace.bleu <= 100))
+    assert main(["plot", "trace", str(tmp_path / "t.tsv"), "-o", str(tmp_path / "t.png"), "-q"]) == 0
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trace_bleu_is_sacrebleus_sentence_bleu_plus1(tiny_model_dir, tmp_path):
+    src = tmp_path / "one.txt"
+    src.write_text("a b c d e\n")
+    refs = tmp_path / "refs"
+    refs.write_text("the lord said unto moses and the house of israel\n")
+    code = main(["sample", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out"),
+                 "--iterations", "1", "--trace", str(tmp_path / "t.tsv"), "--references", str(refs), "--init",
+                 "decoder", "--temperature", "0"])
+    out = (tmp_path / "out").read_text().splitlines()
+    final = read_trace(tmp_path / "t.tsv").bleu[-1]
+    expected = sacrebleu.sentence_bleu(out[0], [refs.read_text().strip()], smooth_method="add-k", smooth_value=1,
+                                       tokenize="none").score
+    assert code == 0 and final == pytest.approx(expected, abs=1e-3)
+
+
+def test_trace_arguments_are_checked(tiny_model_dir, tmp_path, capsys):
+    refs = tmp_path / "refs"
+    refs.write_text("one line\n")
+    code, _ = sample(tiny_model_dir, tmp_path, "out", "--trace", str(tmp_path / "t.tsv"), "--references", str(refs))
+    assert code == 1 and "has 1 lines but" in capsys.readouterr().err
+    code, _ = sample(tiny_model_dir, tmp_path, "out", "--references", str(refs))
+    assert code == 1 and "give --trace FILE too" in capsys.readouterr().err

@@ -272,3 +272,30 @@ def test_runs_are_deterministic_given_the_seed(tiny):
     sampler = Sampler(tiny, options)
     a, b = (sampler.run(sampler.start(gloss(options)), np.random.default_rng(4), 2000) for _ in range(2))
     assert np.array_equal(a.samples, b.samples) and np.array_equal(a.counts, b.counts) and a.best == b.best
+
+
+@pytest.mark.parametrize("globals_", [(), (RepeatedWords(),)])
+def test_trace_keeps_the_chain_every_k_steps_without_changing_the_run(tiny, globals_):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a c".split()))
+    sampler = Sampler(tiny, options, list(globals_))
+    plain = sampler.run(sampler.start(gloss(options)), np.random.default_rng(5), 1003, temperature=0.7, burn_in=100)
+    traced = sampler.run(sampler.start(gloss(options)), np.random.default_rng(5), 1003, temperature=0.7,
+                         burn_in=100, trace_every=50)
+    assert np.array_equal(plain.samples, traced.samples) and np.array_equal(plain.counts, traced.counts)
+    assert plain.best == traced.best and plain.trace() == []
+    assert traced.trace_steps.tolist() == list(range(0, 1001, 50)) + [1003]
+    # the reference: the same chain advanced by separate runs, read between them
+    rng, chain = np.random.default_rng(5), sampler.start(gloss(options))
+    expected = [(0, chain.derivation)]
+    for lo, hi in zip(traced.trace_steps[:-1], traced.trace_steps[1:]):
+        sampler.run(chain, rng, int(hi - lo), temperature=0.7)
+        expected.append((int(hi), chain.derivation))
+    assert traced.trace() == expected
+    trace = []
+    found = sample_decode(tiny, options, np.random.default_rng(5), 1003, temperature=0.7, trace=trace, trace_every=50,
+                          global_features=list(globals_))
+    assert found == sample_decode(tiny, options, np.random.default_rng(5), 1003, temperature=0.7,
+                                  global_features=list(globals_))
+    assert [(s, d) for s, d, _ in trace] == expected
+    for _, d, score in trace:
+        assert score == pytest.approx(sampler.features(d) @ sampler.weights, abs=1e-9)
