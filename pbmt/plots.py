@@ -10,6 +10,10 @@ Three tab-separated formats, each with a header line naming its columns:
   --algorithm samplerank``): one line per epoch, dev BLEU (percent, ``-``
   when not measured) of the decoder's 1-best under the averaged weights so
   far, those weights and the mixed weights the chains ended the epoch with;
+- Costmargin's and the perceptron's ``log.tsv`` (``RELEVANT_SET_LOG_COLUMNS``;
+  ``pbmt.tune.relevant_set``): one line per decoding pass, averaged sentence
+  BLEU+1 and corpus BLEU of the 1-best under the pass's weights, the relevant
+  sets' BLEU under them (the "pool" line of a figure), and those weights;
 - a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
   recorded step of each sentence's chain, its temperature, model score
   (natural log) and sentence BLEU+1 (percent, ``-`` without references).
@@ -42,17 +46,19 @@ if TYPE_CHECKING:
 LOOP_LOG_COLUMNS = ("iteration", "dev_bleu", "pool_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
                     "weights")
 SAMPLERANK_LOG_COLUMNS = ("epoch", "updates", "steps", "seconds", "dev_bleu", "averaged_weights", "mixed_weights")
+RELEVANT_SET_LOG_COLUMNS = ("pass", "dev_sentence_bleu", "dev_bleu", "relevant_bleu", "new_candidates",
+                            "relevant_size", "decode_s", "online_s", "updates", "weights")
 TRACE_COLUMNS = ("sentence", "step", "temperature", "model_score", "bleu")
 MISSING = "-"  # a value that was not measured
 
 
 @dataclass(frozen=True)
 class TuningLog:
-    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser) or ``"samplerank"``.
+    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser), ``"samplerank"`` or ``"relevant-set"``.
 
     ``steps`` int64[n]: iteration or epoch numbers; ``dev_bleu`` float64[n]
     (percent, NaN where not measured); ``pool_bleu`` float64[n] (percent; the
-    loop's only, else None); ``weights`` float64[n, d], the weights each line
+    loop's pool or the relevant sets, else None); ``weights`` float64[n, d], the weights each line
     ends with (SampleRank: the averaged ones), columns named by ``weight_names``.
     """
 
@@ -66,8 +72,8 @@ class TuningLog:
 
     @property
     def step_name(self) -> str:
-        """What a line is: ``"iteration"`` or ``"epoch"``."""
-        return "epoch" if self.algorithm == "samplerank" else "iteration"
+        """What a line is: ``"iteration"``, ``"epoch"`` or ``"pass"``."""
+        return {"samplerank": "epoch", "relevant-set": "pass"}.get(self.algorithm, "iteration")
 
 
 @dataclass(frozen=True)
@@ -85,24 +91,27 @@ class SamplerTrace:
 
 
 def read_tuning_log(path: str | Path) -> TuningLog:
-    """Read a tuning loop's or SampleRank's ``log.tsv`` (see the module docstring).
+    """Read a tuning loop's, SampleRank's or a relevant-set run's ``log.tsv`` (see the module docstring).
 
     A file of another format, a malformed line or a log without lines raises
     FormatError naming the file and the line.
     """
     path = Path(path)
-    rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank"})
+    rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank",
+                        RELEVANT_SET_LOG_COLUMNS: "relevant-set"})
     header, algorithm = rows.pop(0)
     if not rows:
         raise FormatError(path, None, "the log has no iterations yet")
     steps, dev, pool, weights = [], [], [], []
     names: tuple[str, ...] | None = None
-    weight_column = header.index("weights" if algorithm == "loop" else "averaged_weights")
+    weight_column = header.index("averaged_weights" if algorithm == "samplerank" else "weights")
+    dev_column = header.index("dev_bleu")
+    pool_name = {"loop": "pool_bleu", "relevant-set": "relevant_bleu"}.get(algorithm)
     for number, fields in rows:
         steps.append(_number(fields[0], path, number, header[0], int))
-        dev.append(_number(fields[1 if algorithm == "loop" else 4], path, number, "dev_bleu", float))
-        if algorithm == "loop":
-            pool.append(_number(fields[2], path, number, "pool_bleu", float))
+        dev.append(_number(fields[dev_column], path, number, "dev_bleu", float))
+        if pool_name:
+            pool.append(_number(fields[header.index(pool_name)], path, number, pool_name, float))
         row_names, values = _weights(fields[weight_column], path, number)
         if names is not None and row_names != names:
             raise FormatError(path, number, f"the weights are of other features than line {rows[0][0]}'s")
@@ -112,7 +121,7 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     if np.any(np.diff(steps) <= 0):
         raise FormatError(path, None, f"{header[0]} numbers do not increase: {steps.tolist()}")
     return TuningLog(path, algorithm, steps, np.array(dev, np.float64),
-                     np.array(pool, np.float64) if algorithm == "loop" else None, names, np.array(weights))
+                     np.array(pool, np.float64) if pool_name else None, names, np.array(weights))
 
 
 def read_trace(path: str | Path) -> SamplerTrace:
@@ -193,7 +202,8 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
         line, = axes.plot(log.steps, log.dev_bleu, "o-", label=f"{label}: dev BLEU")
         if pool and log.pool_bleu is not None:
             axes.plot(log.steps, log.pool_bleu, "s--", color=line.get_color(), alpha=0.6,
-                      label=f"{label}: pool BLEU under the new weights")
+                      label=f"{label}: " + ("pool BLEU under the new weights" if log.algorithm == "loop"
+                                             else "relevant sets' BLEU under the pass's weights"))
     kinds = sorted({log.step_name for log in logs})
     axes.set_xlabel(" / ".join(kinds))
     axes.set_ylabel("BLEU (%)")

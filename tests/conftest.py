@@ -74,3 +74,21 @@ Distortion0= 0.4
 LM0= 0.5
 """)
     return folder
+
+
+TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c d", "e a"]
+
+
+@pytest.fixture(scope="session")
+def tiny_dev(tiny_model_dir, tmp_path_factory):
+    """Tiny-model sources with references the model can reach: each sentence's 4th best translation."""
+    from pbmt.model.model import TranslationModel
+    from pbmt.translation import Translator
+
+    folder = tmp_path_factory.mktemp("tiny-dev")
+    translator = Translator(TranslationModel.load(tiny_model_dir / "moses.ini"), n_best=4, distinct=True,
+                            tokenized=True)
+    refs = [translator.translate(i, line).nbest[-1].text for i, line in enumerate(TINY_SOURCES)]
+    (folder / "dev.src").write_text("\n".join(TINY_SOURCES) + "\n")
+    (folder / "dev.ref").write_text("\n".join(refs) + "\n")
+    return folder

@@ -13,6 +13,15 @@ PRO (Hopkins & May, 2011: sampled pairs, logistic regression) and APRO
 (Dreyer & Dong, 2015: all pairs, ranking SVM) learn to rank candidate pairs
 by BLEU+1 and interpolate with the previous weights (--interpolation); they
 keep UnknownWordPenalty0 fixed too.
+Costmargin and the perceptron (Tillmann & Zhang; --algorithm costmargin or
+perceptron) decode the dev set --passes times (L = 30), each time adding the
+decoder's 1-best (--nbest N: N-best) to every sentence's relevant set, and
+between decodings retrain the weights from zero on the relevant sets alone
+(--sgd-passes R = 40 passes in random order, --learning-rate eta: 1e-4
+Costmargin, 1e-5 perceptron). The first two passes decode with the seed
+weights w1 = 0.1 (--flat-weight) and w2 = w1 + U[-0.01, 0.01]
+(--perturbation); moses.ini gets the pass's weights with the best averaged
+sentence BLEU+1 on the dev set. Each pass is checkpointed; --resume continues.
 SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
 nothing: it samples hypotheses with the Gibbs sampler and updates the weights
 online (--epochs, --batch-size, --samples-per-sentence, --chains); it writes
@@ -28,8 +37,10 @@ weights), dev-bleu.png, checkpoint.npz. --resume continues an interrupted run
 (or one that reached its --iterations) to the same weights an uninterrupted
 run gives.
 
-Example:
+Examples:
   pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out tuned --workers 2
+  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out cm --algorithm costmargin \
+      --reordering mon-swap --workers 2
 """
 
 from __future__ import annotations
@@ -37,18 +48,22 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.config import MosesConfig
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
-from pbmt.model.model import TranslationModel
+from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
 from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer, tune,
                             tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
+from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
+from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.tune.samplerank import SampleRank, encode_dev
 
 
@@ -100,15 +115,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--src", type=Path, required=True, help="dev source, one tokenised sentence a line")
     parser.add_argument("--refs", type=Path, required=True, help="dev references, one tokenised sentence a line")
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
-    parser.add_argument("--nbest", type=int, default=100, help="n-best entries decoded per sentence")
+    parser.add_argument("--nbest", type=int, help="n-best entries decoded per sentence (default: 100; "
+                        "costmargin and perceptron: 1, the paper's relevant-set growth)")
     parser.add_argument("--iterations", type=int, default=25, help="at most this many decode-optimise iterations")
     parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    add_optimizer_arguments(parser, extra_algorithms=("samplerank",))
+    parser.add_argument("--reordering", choices=REORDERING_MODES, help="decoding search space (default: the "
+                        "ini's [reordering], else distortion; mon-swap: Tillmann & Zhang's block orientation model)")
+    add_optimizer_arguments(parser, extra_algorithms=("samplerank",) + RELEVANT_SET_ALGORITHMS)
     add_samplerank_arguments(parser)
+    add_relevant_set_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")
 
 
@@ -127,6 +146,43 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
                         help="SampleRank: after tuning, decode the dev set with each epoch's averaged weights "
                         "and log its BLEU (a tuning curve)")
+
+
+def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
+    """The parameters of --algorithm costmargin and perceptron (Tillmann & Zhang, Tables II and III)."""
+    d = RelevantSetSettings()
+    parser.add_argument("--passes", type=int, default=d.passes, help="costmargin, perceptron: decodings of the "
+                        "dev set, the two seed decodings included (the paper's L)")
+    parser.add_argument("--sgd-passes", type=int, default=d.sgd_passes, help="costmargin, perceptron: passes over "
+                        "the relevant sets in each online training step, from zero weights (the paper's R)")
+    parser.add_argument("--learning-rate", type=float, help="costmargin, perceptron: eta (default: "
+                        + ", ".join(f"{k} {v:g}" for k, v in LEARNING_RATES.items()) + ", as in the paper)")
+    parser.add_argument("--flat-weight", type=float, default=d.flat, help="costmargin, perceptron: every weight "
+                        "of the first seed decoding (w1)")
+    parser.add_argument("--perturbation", type=float, default=d.perturbation, help="costmargin, perceptron: the "
+                        "second seed decoding uses w2 = w1 + U[-p, p] per weight")
+
+
+def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) -> int:
+    """``pbmt tune --algorithm costmargin|perceptron``: tune, then write moses.ini, log.tsv and the plot to --out."""
+    if args.passes < 2 or args.sgd_passes < 1:
+        raise PbmtError("--passes must be at least 2 (the seed decodings) and --sgd-passes at least 1")
+    options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
+                                  args.nbest or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
+    sources, references = read_dev(args.src, args.refs, args.sentences)
+    started = time.perf_counter()
+    model = TranslationModel.load(args.config, settings)
+    with DevDecoder(args.config, sources, options.n_best, args.workers, model=model, quiet=args.quiet,
+                    scheduler=args.scheduler, settings=settings) as decoder:
+        result = relevant_set_tune(decoder, references, model.config, model.layout, options, args.out,
+                                   resume=args.resume, quiet=args.quiet)
+    if not args.quiet:
+        print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
+              f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
+              f"at pass {result.best.number}", file=sys.stderr)
+        print(f"tuned weights: {weight_line(model.layout, result.weights)}", file=sys.stderr)
+        print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
+    return 0
 
 
 def run_samplerank(args: argparse.Namespace) -> int:
@@ -190,7 +246,7 @@ def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], Refer
 
 def run(args: argparse.Namespace) -> int:
     for name in ("nbest", "iterations", "workers"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PbmtError(f"--{name} must be at least 1")
     if args.sentences is not None and args.sentences < 1:
         raise PbmtError("--sentences must be at least 1")
@@ -198,13 +254,19 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError(f"{args.config}: no such model configuration")
     if args.algorithm == "samplerank":
         return run_samplerank(args)
+    search = None
+    if args.reordering is not None:
+        search = replace(SearchSettings.from_config(MosesConfig.read(args.config)), reordering=args.reordering)
+    if args.algorithm in RELEVANT_SET_ALGORITHMS:
+        return run_relevant_set(args, search)
     optimizer = optimizer_from_args(args)
     sources, references = read_dev(args.src, args.refs, args.sentences)
     started = time.perf_counter()
-    model = TranslationModel.load(args.config)
-    settings = LoopSettings(n_best=args.nbest, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed)
-    with DevDecoder(args.config, sources, args.nbest, args.workers, model=model, quiet=args.quiet,
-                    scheduler=args.scheduler) as decoder:
+    model = TranslationModel.load(args.config, search)
+    n_best = args.nbest or LoopSettings.n_best
+    settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed)
+    with DevDecoder(args.config, sources, n_best, args.workers, model=model, quiet=args.quiet,
+                    scheduler=args.scheduler, settings=search) as decoder:
         result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet)
     if not args.quiet:

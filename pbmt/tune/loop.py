@@ -60,7 +60,7 @@ from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
-from pbmt.model.model import TranslationModel
+from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
@@ -268,19 +268,23 @@ class DevDecoder:
 
     ini: the model's moses.ini; sources: dev sentences in the model's token
     form; model: the already loaded model of ``ini`` (used when workers == 1);
-    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``).
+    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``);
+    settings: search settings replacing the ini's (e.g. MON/SWAP reordering).
     Call with weights float64[n_features] (the model's layout) to get each
     sentence's n-best entries, best first, with features from
     ``score_derivation``. A progress bar unless ``quiet``.
     """
 
     def __init__(self, ini: str | Path, sources: Sequence[str], n_best: int, workers: int = 1,
-                 model: TranslationModel | None = None, quiet: bool = True, scheduler: str | None = None):
+                 model: TranslationModel | None = None, quiet: bool = True, scheduler: str | None = None,
+                 settings: SearchSettings | None = None):
         self.sources = list(sources)
         self.quiet = quiet
+        if model is not None and settings is not None:
+            model = replace(model, settings=settings)
         state = _NBestWorker(model, n_best) if model is not None else None
-        self._map = ParallelMap(partial(_load_worker, Path(ini).resolve(), n_best), _decode, workers, scheduler,
-                                state=state)
+        self._map = ParallelMap(partial(_load_worker, Path(ini).resolve(), n_best, settings), _decode, workers,
+                                scheduler, state=state)
 
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
@@ -318,8 +322,8 @@ class _NBestWorker:
         return self.translator.translate(sentence, line).nbest
 
 
-def _load_worker(ini: Path, n_best: int) -> _NBestWorker:
-    return _NBestWorker(TranslationModel.load(ini), n_best)
+def _load_worker(ini: Path, n_best: int, settings: SearchSettings | None = None) -> _NBestWorker:
+    return _NBestWorker(TranslationModel.load(ini, settings), n_best)
 
 
 def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]) -> tuple[NBestEntry, ...]:

@@ -1,0 +1,260 @@
+"""Online relevant-set training: Costmargin and perceptron (Tillmann & Zhang, Tables II and III).
+
+The dev set is decoded ``passes`` times (the paper's L = 30). Every decoding
+adds the decoder's 1-best (or n-best) block sequence of each sentence to that
+sentence's *relevant set* V_rel (a ``Pool``: dense features and BLEU
+statistics, duplicates dropped). Between decodings an *online training step*
+learns new weights on the relevant sets alone, **from zero** each time as the
+paper does: ``sgd_passes`` passes (R = 40) over the sentences in random order,
+
+- Costmargin (Table II, Eq. 4, 6, 7): the truth z_s is the highest-BLEU
+  candidate, the alternative z_t the one maximising Eq. 4's cost-sensitive
+  squared-hinge loss ``(b_s - b_t) (1 - (s_s - s_t))_+^2`` against it under
+  the current weights (Eq. 6), and Eq. 7 updates
+  ``w <- w + eta (b_s - b_t) y (1 - w.y)_+`` with ``y = x_s - x_t``
+  (eta = 1e-4);
+- perceptron (Table III): z_s the highest-BLEU candidate, z_t the
+  highest-scoring one under w; ``w <- w + eta (x_s - x_t)`` (eta = 1e-5).
+
+Both start from two *seed* block sequences per sentence (Section V, also used
+for Costmargin in the paper's dense-feature experiments, VI-B): pass 1 decodes
+with the flat weights ``w1 = 0.1`` everywhere, pass 2 with ``w2 = w1 +
+U[-0.01, 0.01]`` per weight; passes 3..L decode with the trained weights
+``w_l``. The output is the ``w_l`` (seeds included) whose decoding has the
+highest averaged sentence BLEU+1 on the dev set (the paper's "dev bleu"
+column; corpus BLEU is logged too).
+
+Notes on the paper. Table II prints the update without Eq. 7's hinge factor
+and picks z_t by *minimising* ``l(z', z) = -(Bl(z') - Bl(z))(s(z') - s(z) - 1)``,
+which would choose the best-separated alternative; pbmt follows Section III's
+derivation (Eq. 6 and 7), which Table II is meant to implement. BLEU of a
+candidate is sentence BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``) in
+[0, 1]. Features are the model's unnormalised dense features (natural logs),
+as the paper's learning rates assume.
+
+**Outputs** in the run's folder: ``moses.ini`` (the best ``w_l``),
+``run{l}.moses.ini``, ``log.tsv`` (per pass: averaged sentence BLEU+1 and
+corpus BLEU of the decoding in percent, the relevant sets' corpus BLEU under
+the weights, new candidates, relevant-set size, seconds decoding and in the
+online training step, updates, weights), ``dev-bleu.png`` and
+``checkpoint.npz`` (relevant sets, random generator state, log; written
+atomically after every pass). ``resume=True`` continues to exactly the
+weights an uninterrupted run reaches; raising ``passes`` extends a finished run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pbmt.config import MosesConfig
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write
+from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.model.features import FeatureLayout
+from pbmt.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
+from pbmt.tune.loop import CHECKPOINT, Decoder, decoded_pool, tuned_config, weight_line
+from pbmt.tune.pool import DEDUP, Pool, References
+
+ALGORITHMS = ("costmargin", "perceptron")
+LEARNING_RATES = {"costmargin": 1e-4, "perceptron": 1e-5}  # the paper's Tables II and III
+SEEDS = 2  # passes decoded with the seed weights w1, w2
+
+
+@dataclass(frozen=True)
+class RelevantSetSettings:
+    """algorithm: "costmargin" or "perceptron"; passes: decodings of the dev set (L);
+    sgd_passes: passes over the relevant sets per online training step (R);
+    learning_rate: eta (None: the paper's, 1e-4 Costmargin, 1e-5 perceptron);
+    n_best: block sequences added per sentence and decoding; flat: the seed
+    weight w1 of every feature; perturbation: w2 = w1 + U[-p, p]; seed: of the
+    random generator (w2 and the sentence orders); dedup: as ``Pool``."""
+
+    algorithm: str = "costmargin"
+    passes: int = 30
+    sgd_passes: int = 40
+    learning_rate: float | None = None
+    n_best: int = 1
+    flat: float = 0.1
+    perturbation: float = 0.01
+    seed: int = 1
+    dedup: str = "derivation"
+
+    def __post_init__(self):
+        if self.algorithm not in ALGORITHMS:
+            raise PbmtError(f"unknown relevant-set algorithm {self.algorithm!r}; known: {', '.join(ALGORITHMS)}")
+        if self.passes < SEEDS:
+            raise PbmtError(f"passes must be at least {SEEDS} (the two seed decodings)")
+        if self.sgd_passes < 1 or self.n_best < 1:
+            raise PbmtError("sgd passes and n-best must be at least 1")
+        if self.learning_rate is not None and not self.learning_rate > 0:
+            raise PbmtError("the learning rate must be positive")
+        if self.perturbation < 0:
+            raise PbmtError("the perturbation must not be negative")
+        if self.dedup not in DEDUP:
+            raise PbmtError(f"dedup must be one of {', '.join(DEDUP)}")
+
+    @property
+    def eta(self) -> float:
+        return self.learning_rate if self.learning_rate is not None else LEARNING_RATES[self.algorithm]
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One decoding pass. BLEU in [0, 1]: ``sentence_bleu`` the averaged sentence BLEU+1 and
+    ``corpus_bleu`` the corpus BLEU of the 1-best decoded with ``weights``; ``relevant_bleu``
+    the relevant sets' corpus BLEU under ``weights`` after the pass's candidates joined."""
+
+    number: int
+    sentence_bleu: float
+    corpus_bleu: float
+    relevant_bleu: float
+    new_candidates: int
+    relevant_size: int
+    decode_seconds: float
+    online_seconds: float
+    updates: int
+    weights: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class RelevantSetResult:
+    """The best pass's weights (float64[n_features]), that pass, and every pass."""
+
+    weights: np.ndarray
+    best: Pass
+    passes: tuple[Pass, ...]
+
+
+def online_training_step(pool: Pool, settings: RelevantSetSettings, rng: np.random.Generator,
+                         truth: Pool | None = None) -> tuple[np.ndarray, int]:
+    """Weights trained from zero on the relevant sets ``pool`` (Table II or III's online step); also the update count.
+
+    ``truth``: Costmargin's truth candidates per sentence (Table II's V5, e.g.
+    from ``pbmt.search.oracle``); default: the relevant sets themselves (the
+    seed approach). ``rng`` draws one sentence order per SGD pass.
+    """
+    x = np.ascontiguousarray(pool.features)
+    b = sentence_bleu_plus1(pool.stats)
+    w = np.zeros(x.shape[1])
+    updates = 0
+    for _ in range(settings.sgd_passes):
+        order = rng.permutation(pool.n_sentences)
+        if settings.algorithm == "perceptron":
+            updates += perceptron_epoch(order, pool.offsets, x, b, w, settings.eta)
+        else:
+            t = truth if truth is not None else pool
+            t_x = x if truth is None else np.ascontiguousarray(truth.features)
+            t_b = b if truth is None else sentence_bleu_plus1(truth.stats)
+            updates += costmargin_epoch(order, t.offsets, t_x, t_b, pool.offsets, x, b, w, settings.eta)
+    return w, updates
+
+
+def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator) -> list[np.ndarray]:
+    """The seed weights w1 (flat) and w2 (w1 + U[-p, p] per feature), float64[n_features] each."""
+    w1 = np.full(layout.size, settings.flat)
+    return [w1, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size)]
+
+
+def relevant_set_tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
+                      settings: RelevantSetSettings, out: str | Path, resume: bool = False,
+                      quiet: bool = True) -> RelevantSetResult:
+    """Run Costmargin or the perceptron (module docstring) and write the outputs to the folder ``out``.
+
+    decoder(weights) gives the n-best entries of every dev sentence, best first
+    (``pbmt.tune.loop.DevDecoder`` decodes through ``pbmt.parallel``); config:
+    the moses.ini into which the weights are written; layout: the decoder's
+    feature columns. ``quiet``: no per-pass summary on standard error.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fingerprint = _fingerprint(settings, layout, references.n_sentences)
+    checkpoint = out / CHECKPOINT
+    if checkpoint.exists() and not resume:
+        raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
+                        "or choose another output folder")
+    if resume and checkpoint.exists():
+        pool, rng, records, seeds = _load_checkpoint(checkpoint, fingerprint)
+    else:
+        pool = Pool.empty(layout, references.n_sentences)
+        rng = np.random.default_rng(settings.seed)
+        seeds = seed_weights(layout, settings, rng)
+        records = []
+    while len(records) < settings.passes:
+        number = len(records) + 1
+        started = time.perf_counter()
+        updates = 0
+        if number <= SEEDS:
+            weights = seeds[number - 1]
+        else:
+            weights, updates = online_training_step(pool, settings, rng)
+        trained = time.perf_counter()
+        batch, dev_bleu = decoded_pool(decoder(weights), layout, references, settings.dedup)
+        sentence_bleu = float(sentence_bleu_plus1(batch.stats[batch.offsets[:-1]]).mean())
+        pool, n_new = pool.merge(batch)
+        decoded = time.perf_counter()
+        records.append(Pass(number, sentence_bleu, dev_bleu,
+                            pool.bleu(weights), n_new, pool.n_candidates, decoded - trained, trained - started,
+                            updates, tuple(float(w) for w in weights)))
+        tuned_config(config, layout, weights).write(out / f"run{number}.moses.ini")
+        _write_log(records, layout, out)
+        _save_checkpoint(checkpoint, pool, rng, records, seeds, fingerprint)
+        if not quiet:
+            r = records[-1]
+            print(f"pass {number}: dev sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
+                  f"{100 * r.corpus_bleu:.2f}, relevant sets {r.relevant_size} (+{n_new}), online step "
+                  f"{r.online_seconds:.2f} s ({r.updates} updates), decode {r.decode_seconds:.1f} s", file=sys.stderr)
+    best = max(records, key=lambda r: r.sentence_bleu)  # the first on ties
+    weights = np.array(best.weights)
+    tuned_config(config, layout, weights).write(out / "moses.ini")
+    _write_log(records, layout, out)
+    return RelevantSetResult(weights, best, tuple(records))
+
+
+def _fingerprint(settings: RelevantSetSettings, layout: FeatureLayout, n_sentences: int) -> dict:
+    return json.loads(json.dumps({
+        "settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
+        "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
+    }))
+
+
+def _save_checkpoint(path: Path, pool: Pool, rng: np.random.Generator, records: list[Pass],
+                     seeds: list[np.ndarray], fingerprint: dict) -> None:
+    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "records": [asdict(r) for r in records]}
+    encoded = np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8)
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, seeds=np.stack(seeds), state=encoded, **pool.arrays())
+
+
+def _load_checkpoint(path: Path, fingerprint: dict):
+    with np.load(path) as arrays:
+        if "seeds" not in arrays:
+            raise PbmtError(f"{path}: not a Costmargin/perceptron checkpoint (another algorithm's run?)")
+        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
+        pool = Pool.from_arrays(arrays)
+        seeds = list(np.array(arrays["seeds"], dtype=np.float64))
+    differ = [k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k]]
+    if differ:
+        raise PbmtError(f"{path}: cannot resume: the run was started with other {', '.join(differ)} "
+                        f"({state['fingerprint'][differ[0]]} there, {fingerprint[differ[0]]} now)")
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state["rng"]
+    records = [Pass(**{**r, "weights": tuple(r["weights"])}) for r in state["records"]]
+    return pool, rng, records, seeds
+
+
+def _write_log(records: list[Pass], layout: FeatureLayout, out: Path) -> None:
+    with atomic_write(out / "log.tsv") as handle:
+        handle.write("\t".join(RELEVANT_SET_LOG_COLUMNS) + "\n")
+        for r in records:
+            handle.write(f"{r.number}\t{100 * r.sentence_bleu:.4f}\t{100 * r.corpus_bleu:.4f}\t"
+                         f"{100 * r.relevant_bleu:.4f}\t{r.new_candidates}\t{r.relevant_size}\t"
+                         f"{r.decode_seconds:.2f}\t{r.online_seconds:.3f}\t{r.updates}\t"
+                         f"{weight_line(layout, np.array(r.weights))}\n")
+    save_png(tuning_figure([read_tuning_log(out / "log.tsv")], pool=True), out / "dev-bleu.png")

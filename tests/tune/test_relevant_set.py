@@ -1,0 +1,148 @@
+"""Costmargin and perceptron (Tillmann & Zhang): Eq. 4 and 7 by hand, the online steps against plain Python,
+resume, and a short run on the shared model."""
+
+import numpy as np
+import pytest
+
+from pbmt.cli import main
+from pbmt.errors import PbmtError
+from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.model.features import FeatureLayout
+from pbmt.tune._relevant_set_kernels import costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch
+from pbmt.tune.loop import CHECKPOINT
+from pbmt.tune.pool import Pool
+from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
+
+
+def test_loss_is_eq4():
+    # (b - b') (1 - (s - s'))_+^2
+    assert costmargin_loss(2.0, 0.5, 1.5, 0.2) == pytest.approx(0.3 * 0.5 ** 2)
+    assert costmargin_loss(1.0, 0.5, 1.5, 0.2) == pytest.approx(0.3 * 1.5 ** 2)
+    assert costmargin_loss(3.0, 0.5, 1.5, 0.2) == 0.0  # margin of at least 1: no loss
+    assert costmargin_loss(1.0, 0.2, 1.0, 0.2) == 0.0  # equal BLEU: no loss
+
+
+def test_update_is_eq7_by_hand():
+    w = np.array([0.1, -0.2])
+    costmargin_update(w, np.array([1.0, 2.0]), 0.4, 0.5)
+    # w.y = -0.3, (1 - w.y)_+ = 1.3: w + 0.5 * 0.4 * 1.3 * y
+    np.testing.assert_allclose(w, [0.1 + 0.26, -0.2 + 0.52])
+    w = np.array([1.0, 0.5])
+    costmargin_update(w, np.array([1.0, 0.5]), 0.4, 0.5)  # w.y = 1.25: hinge inactive
+    np.testing.assert_array_equal(w, [1.0, 0.5])
+
+
+def test_costmargin_epoch_takes_the_eq6_alternative_and_the_eq7_step():
+    truth_x, truth_b = np.array([[1.0, 0.0]]), np.array([0.6])
+    rel_x = np.array([[0.0, 1.0], [0.5, 0.5]])
+    rel_b = np.array([0.5, 0.1])
+    w = np.array([0.2, 0.0])
+    # truth score 0.2; losses: (0.6-0.5)(1-0.2)^2 = 0.064 and (0.6-0.1)(1-0.1)^2 = 0.405: the second
+    updates = costmargin_epoch(np.array([0]), np.array([0, 1]), truth_x, truth_b, np.array([0, 2]), rel_x, rel_b,
+                               w, 0.1)
+    assert updates == 1
+    # y = (0.5, -0.5), w.y = 0.1: w + 0.1 * 0.5 * 0.9 * y
+    np.testing.assert_allclose(w, [0.2 + 0.0225, -0.0225])
+
+
+def test_perceptron_epoch_by_hand():
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]])
+    b = np.array([0.3, 0.7, 0.1])
+    w = np.array([0.0, 0.0])
+    # all scores 0: t is the first candidate; s the second (BLEU 0.7)
+    assert perceptron_epoch(np.array([0]), np.array([0, 3]), x, b, w, 0.5) == 1
+    np.testing.assert_allclose(w, [-0.5, 0.5])
+    # now the third scores 0 and the second 0.5: s = t, no update
+    assert perceptron_epoch(np.array([0]), np.array([0, 3]), x, b, w, 0.5) == 0
+
+
+def _random_pool(rng, n_sentences=6, per_sentence=5, size=4):
+    layout = FeatureLayout(tuple(f"F{i}" for i in range(size)), ("",) * size, (1,) * size)
+    n = n_sentences * per_sentence
+    stats = np.zeros((n, 10), dtype=np.int64)
+    stats[:, 0] = stats[:, 1] = 10
+    stats[:, 6:] = [10, 9, 8, 7]
+    stats[:, 2] = rng.integers(1, 10, n)
+    stats[:, 3:6] = np.minimum(stats[:, 2:3], rng.integers(0, 7, (n, 3)))
+    offsets = np.arange(0, n + 1, per_sentence, dtype=np.int64)
+    return Pool(layout, rng.normal(size=(n, size)), stats, offsets, np.arange(n, dtype=np.uint64), ("x",) * n)
+
+
+def _plain_table(pool, settings, rng):
+    """Tables II (Eq. 6/7 form) and III in plain Python, from zero weights."""
+    x, b = pool.features, sentence_bleu_plus1(pool.stats)
+    w = np.zeros(x.shape[1])
+    for _ in range(settings.sgd_passes):
+        for i in rng.permutation(pool.n_sentences):
+            rows = range(pool.offsets[i], pool.offsets[i + 1])
+            s = max(rows, key=lambda m: (b[m], -m))
+            if settings.algorithm == "perceptron":
+                t = max(rows, key=lambda m: (x[m] @ w, -m))
+                if t != s:
+                    w = w + settings.eta * (x[s] - x[t])
+                continue
+            losses = [(b[s] - b[m]) * max(0.0, 1 - (x[s] @ w - x[m] @ w)) ** 2 for m in rows]
+            if max(losses) > 0:
+                t = rows[int(np.argmax(losses))]
+                y = x[s] - x[t]
+                w = w + settings.eta * (b[s] - b[t]) * y * max(0.0, 1 - w @ y)
+    return w
+
+
+@pytest.mark.parametrize("algorithm", ["costmargin", "perceptron"])
+def test_online_training_step_equals_plain_python(algorithm):
+    pool = _random_pool(np.random.default_rng(3))
+    settings = RelevantSetSettings(algorithm, sgd_passes=7, learning_rate=0.05)
+    w, updates = online_training_step(pool, settings, np.random.default_rng(11))
+    np.testing.assert_allclose(w, _plain_table(pool, settings, np.random.default_rng(11)), atol=1e-12)
+    assert updates > 0 and np.any(w != 0)
+
+
+def test_seed_weights_are_flat_and_perturbed():
+    layout = FeatureLayout(("A", "B"), ("", ""), (1, 3))
+    w1, w2 = seed_weights(layout, RelevantSetSettings(), np.random.default_rng(0))
+    np.testing.assert_array_equal(w1, [0.1] * 4)
+    assert np.all(np.abs(w2 - w1) <= 0.01) and np.any(w2 != w1)
+
+
+def test_settings_are_checked():
+    with pytest.raises(PbmtError, match="passes"):
+        RelevantSetSettings(passes=1)
+    with pytest.raises(PbmtError, match="unknown relevant-set algorithm"):
+        RelevantSetSettings("mira")
+
+
+def tune_args(model_dir, dev, out, algorithm, passes, *extra):
+    return ["tune", "-q", "-f", str(model_dir / "moses.ini"), "--src", str(dev / "dev.src"), "--refs",
+            str(dev / "dev.ref"), "--out", str(out), "--algorithm", algorithm, "--passes", str(passes), *extra]
+
+
+@pytest.mark.parametrize("algorithm", ["costmargin", "perceptron"])
+def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_path, algorithm):
+    extra = ("--nbest", "3", "--reordering", "mon-swap", "--sgd-passes", "5", "--learning-rate", "0.01")
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "full", algorithm, 5, *extra)) == 0
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 3, *extra)) == 0
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 5, "--resume", *extra)) == 0
+    logs = [[line.split("\t") for line in (tmp_path / name / "log.tsv").read_text().splitlines()]
+            for name in ("full", "parts")]
+    assert len(logs[0]) == 6
+    without_times = [[row[:6] + row[8:] for row in log] for log in logs]
+    assert without_times[0] == without_times[1]
+    assert (tmp_path / "full" / "moses.ini").read_text() == (tmp_path / "parts" / "moses.ini").read_text()
+    with np.load(tmp_path / "full" / CHECKPOINT) as arrays:
+        assert arrays["pool_offsets"][-1] == int(logs[0][-1][5])
+    # another algorithm cannot resume the run
+    other = "perceptron" if algorithm == "costmargin" else "costmargin"
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", other, 6, "--resume", *extra)) == 1
+
+
+def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
+    argv = ["tune", "-q", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(tmp_path), "--sentences", "8",
+            "--algorithm", "costmargin", "--passes", "6", "--reordering", "mon-swap"]
+    assert main(argv) == 0
+    rows = [line.split("\t") for line in (tmp_path / "log.tsv").read_text().splitlines()[1:]]
+    flat = float(rows[0][1])
+    trained = max(float(r[1]) for r in rows[2:])
+    assert trained > flat
+    assert (tmp_path / "dev-bleu.png").exists() and (tmp_path / "run6.moses.ini").exists()
