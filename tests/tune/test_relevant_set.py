@@ -8,6 +8,7 @@ from pbmt.cli import main
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
+from pbmt.plots import read_tuning_log
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch
 from pbmt.tune.loop import CHECKPOINT
 from pbmt.tune.pool import Pool
@@ -146,3 +147,5 @@ def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
     trained = max(float(r[1]) for r in rows[2:])
     assert trained > flat
     assert (tmp_path / "dev-bleu.png").exists() and (tmp_path / "run6.moses.ini").exists()
+    log = read_tuning_log(tmp_path / "log.tsv")
+    assert log.step_name == "pass" and log.steps.tolist() == [1, 2, 3, 4, 5, 6] and log.pool_bleu is not None
