@@ -27,7 +27,8 @@ import numpy as np
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import read_lists, to_pool, train, with_features
-from pbmt.tune.rescoring_features import NBestLists, name_features
+from pbmt.features import name_features
+from pbmt.tune.rescoring_features import NBestLists
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 

@@ -45,7 +45,7 @@ from pbmt.tune.listnet import NORMALISATIONS
 from pbmt.tune.loop import OPTIMIZERS
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
-from pbmt.tune.rescoring_features import KINDS, FeatureSpec, name_features
+from pbmt.features import KINDS, FeatureSpec, name_features
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,19 +17,25 @@ def target_text(derivation: Derivation, options: TranslationOptions, model: Tran
     return " ".join(model.vocab.words(derivation.target_words(options)))
 
 
+def option_links(options: TranslationOptions, model: TranslationModel, option: int) -> list[tuple[int, int]]:
+    """(source position in the sentence, target position in the phrase) links of one option.
+
+    From its phrase pair's internal alignment; an unknown word passed through
+    is linked to itself.
+    """
+    c = options.candidate[option]
+    start = int(options.start[option])
+    if c < 0:
+        return [(start, 0)]
+    table = model.phrases
+    return [(start + int(s), int(t)) for s, t in table.align[table.align_offsets[c]:table.align_offsets[c + 1]]]
+
+
 def word_alignment(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> list[tuple[int, int]]:
     """(source position, target position) pairs from the phrase pairs' internal alignments."""
-    table = model.phrases
     bounds = derivation.target_boundaries(options)
-    pairs = []
-    for b, o in enumerate(derivation.option):
-        c = options.candidate[o]
-        if c < 0:
-            pairs.append((int(options.start[o]), int(bounds[b])))
-            continue
-        for s, t in table.align[table.align_offsets[c]:table.align_offsets[c + 1]]:
-            pairs.append((int(options.start[o] + s), int(bounds[b] + t)))
-    return sorted(pairs)
+    return sorted((s, int(bounds[b]) + t) for b, o in enumerate(derivation.option)
+                  for s, t in option_links(options, model, o))
 
 
 def nbest_entry(sentence: int, scored: ScoredDerivation, options: TranslationOptions,

@@ -21,9 +21,13 @@ invariant. Members that break the decoder's distortion rules (Moses's, as in
 
 Every member comes with its feature delta vector (dense features computed in
 numba from what changed, then any global features), which is what SampleRank
-updates with. Global (whole-sentence) features are objects following
-``GlobalFeature``: the stack decoder cannot use them, the sampler scores them
-as extra feature columns after the model's dense ones.
+updates with. Global (sentence- or document-level) features are
+``pbmt.features.GlobalFeature`` objects: the stack decoder cannot use them,
+the sampler scores them as extra feature columns after the model's dense
+ones, from their incremental ``delta``. A chain's global values are those of
+its document (``pbmt.features.DocumentScores``): a document of its sentence
+alone, or one shared by the chains of a document's sentences
+(``pbmt.search.document_decoder``).
 """
 
 from __future__ import annotations
@@ -31,15 +35,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Protocol, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from pbmt.errors import PbmtError
+from pbmt.features.base import Candidates, DocumentScores, GlobalFeature, Hypothesis
 from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
 from pbmt.search.decoder import ScoredDerivation, decode
-from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.derivation import Derivation, score_derivation, score_document
 from pbmt.search.options import TranslationOptions
 
 _CHUNK = 1 << 16  # steps per kernel call: bounds the memory of uniforms and recorded samples
@@ -52,20 +57,6 @@ class Operator(IntEnum):
     MERGE_SPLIT = k.MERGE_SPLIT
     REORDER = k.REORDER
     RETRANS = k.RETRANS
-
-
-class GlobalFeature(Protocol):
-    """A feature of the whole derivation (scope GLOBAL): only the sampler and rescoring can use it.
-
-    ``names`` name its columns. ``values(derivation, options)`` returns
-    ``float64[len(names)]``. It may also define ``delta(before, after,
-    options)`` returning ``values(after) - values(before)`` faster; the
-    sampler calls it when present.
-    """
-
-    names: tuple[str, ...]
-
-    def values(self, derivation: Derivation, options: TranslationOptions) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +87,7 @@ class Neighbourhood:
     current: int
     options: TranslationOptions = field(repr=False)
     chain_moves: int = field(repr=False)
+    candidates: Candidates | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.first)
@@ -133,14 +125,22 @@ class Chain:
     """One Markov chain: its current derivation and feature vector, and the kernels' caches.
 
     Mutable; made by ``Sampler.start`` and moved by ``Sampler.apply`` and
-    ``Sampler.run``. ``moves`` counts the moves applied.
+    ``Sampler.run``. ``moves`` counts the moves applied. ``document`` holds
+    the global features' values of its document, whose sentence ``index`` it
+    is (None without global features).
     """
 
-    def __init__(self, sampler: "Sampler", arrays: k.ChainArrays, global_values: np.ndarray):
+    def __init__(self, sampler: "Sampler", arrays: k.ChainArrays, document: DocumentScores | None, index: int):
         self._sampler = sampler
         self._arrays = arrays
-        self.global_values = global_values
+        self.document = document
+        self.index = index
         self.moves = 0
+
+    @property
+    def global_values(self) -> np.ndarray:
+        """Its document's global feature values, ``float64[sampler.n_features - dense]``."""
+        return self.document.values if self.document is not None else np.zeros(0)
 
     @property
     def derivation(self) -> Derivation:
@@ -151,7 +151,7 @@ class Chain:
 
     @property
     def features(self) -> np.ndarray:
-        """Its features, ``float64[sampler.n_features]``: dense (natural log) then global."""
+        """Its features, ``float64[sampler.n_features]``: dense (natural log) then its document's global ones."""
         return np.concatenate([self._arrays.features, self.global_values])
 
     @property
@@ -219,8 +219,9 @@ class SampleRun:
 class Sampler:
     """Gibbs sampler over the derivations of one sentence under one model.
 
-    ``global_features`` add columns after the model's dense features, weighted
-    by ``global_weights`` (``float64[total columns]``, default zeros).
+    ``global_features`` (``pbmt.features``) add columns after the model's
+    dense features, weighted by ``global_weights`` (``float64[total
+    columns]``, default zeros).
     ``distortion_limit`` defaults to the model's (-1: none).
     ``operator_weights``: relative frequencies of MERGE-SPLIT, REORDER and
     RETRANS. ``lm_cache``: a cache of LM scores to share among the samplers of
@@ -236,14 +237,16 @@ class Sampler:
         self.model = model
         self.options = options
         self.global_features = tuple(global_features)
-        names = [name for f in self.global_features for name in f.names]
-        global_weights = np.zeros(len(names)) if global_weights is None else np.asarray(global_weights, np.float64)
-        if global_weights.shape != (len(names),):
-            raise ValueError(f"expected {len(names)} global weights, got shape {global_weights.shape}")
+        width = sum(f.size for f in self.global_features)
+        global_weights = np.zeros(width) if global_weights is None else np.asarray(global_weights, np.float64)
+        if global_weights.shape != (width,):
+            raise ValueError(f"expected {width} global weights, got shape {global_weights.shape}")
         self.weights = np.concatenate([model.weights, global_weights])
         layout = model.layout
         self.feature_names = tuple(f"{name}_{i}" if size > 1 else name
-                                   for name, size in zip(layout.names, layout.sizes) for i in range(size)) + tuple(names)
+                                   for name, size in [*zip(layout.names, layout.sizes),
+                                                      *((f.names[0], f.size) for f in self.global_features)]
+                                   for i in range(size))
         self.distortion_limit = model.settings.distortion_limit if distortion_limit is None else int(distortion_limit)
         operator_weights = np.asarray(operator_weights, dtype=np.float64)
         if operator_weights.shape != (3,) or operator_weights.min() < 0 or operator_weights.sum() <= 0:
@@ -277,12 +280,21 @@ class Sampler:
         return len(self.weights)
 
     def features(self, derivation: Derivation) -> np.ndarray:
-        """Every feature of ``derivation`` from scratch, ``float64[n_features]`` (natural log)."""
-        return np.concatenate([score_derivation(derivation, self.options, self.model),
-                               self._global_values(derivation)])
+        """Every feature of ``derivation`` (as a document of its own) from scratch, ``float64[n_features]``
+        (natural log)."""
+        return score_document([derivation], [self.options], self.model, self.global_features)
 
-    def start(self, derivation: Derivation) -> Chain:
-        """A chain at ``derivation``, which must be one the decoder could produce (ValueError if not)."""
+    def hypothesis(self, derivation: Derivation) -> Hypothesis:
+        """``derivation`` as global features see it."""
+        return Hypothesis.of(derivation, self.options, self.model)
+
+    def start(self, derivation: Derivation, document: DocumentScores | None = None, index: int = 0) -> Chain:
+        """A chain at ``derivation``, which must be one the decoder could produce (ValueError if not).
+
+        ``document``: the global features' state of the document the chain is
+        sentence ``index`` of (its hypothesis there must be ``derivation``'s);
+        default: a document of this sentence alone.
+        """
         self._check(derivation)
         size = max(self._n, 1)
         arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
@@ -293,7 +305,9 @@ class Sampler:
         arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (
             derivation.src_start, derivation.src_end, derivation.option)
         k.init_chain(arrays, self._opts, self._scoring, self._ws, self._n)
-        return Chain(self, arrays, self._global_values(derivation))
+        if document is None and self.global_features:
+            document, index = DocumentScores(self.global_features, [self.hypothesis(derivation)]), 0
+        return Chain(self, arrays, document, index)
 
     def neighbourhood(self, chain: Chain, operator: Operator, a: int, b: int = 0) -> Neighbourhood:
         """The neighbourhood of ``operator`` at a place of the chain's derivation.
@@ -317,12 +331,13 @@ class Sampler:
         nb = Neighbourhood(operator, chain.derivation, lo, hi, mid_lo, mid_hi, ws.first[:count].copy(),
                            ws.second[:count].copy(), ws.delta[:count].copy(), ws.score[:count].copy(), current,
                            self.options, chain.moves)
-        if not self.global_features:
+        if chain.document is None:
             return nb
-        extra = np.array([self._global_delta(nb.derivation(c), nb.base, chain.global_values) for c in range(count)])
+        candidates = Candidates(nb, self.model)
+        extra = chain.document.delta(chain.index, candidates)
         extra[current] = 0.0
         return dataclasses.replace(nb, delta=np.hstack([nb.delta, extra]),
-                                   score=nb.score + extra @ self.weights[nb.delta.shape[1]:])
+                                   score=nb.score + extra @ self.weights[nb.delta.shape[1]:], candidates=candidates)
 
     def propose(self, chain: Chain, rng: np.random.Generator) -> Neighbourhood:
         """A neighbourhood at a random operator and place (the operators' relative weights as given)."""
@@ -341,7 +356,8 @@ class Sampler:
         ws.first[0], ws.second[0] = neighbourhood.first[c], neighbourhood.second[c]
         ws.delta[0] = neighbourhood.delta[c, :dense]
         k.apply(chain._arrays, self._opts, self._scoring, ws, self._n, 0)
-        chain.global_values = chain.global_values + neighbourhood.delta[c, dense:]
+        if chain.document is not None:
+            chain.document.move(chain.index, neighbourhood.candidates, c, neighbourhood.delta[c, dense:])
         chain.moves += 1
 
     def run(self, chain: Chain, rng: np.random.Generator, iterations: int, temperature=1.0,
@@ -375,7 +391,7 @@ class Sampler:
         for lo, hi in zip(cuts[:-1], cuts[1:]):
             u = rng.random((hi - lo, 3))
             trace = np.empty((int(record[lo:hi].sum()), max(self._n, 1)), np.int32)
-            if self.global_features:
+            if chain.document is not None:
                 self._run_python(chain, u, temperature[lo:hi], record[lo:hi], trace, track, best)
             else:
                 k.run_chain(chain._arrays, self._opts, self._scoring, self._ws, self._n, self._op_cum, u,
@@ -392,14 +408,21 @@ class Sampler:
         return SampleRun(samples, counts, best_derivation, float(self.features(best_derivation) @ self.weights),
                          self.options, np.array(traced_steps, np.int64), traced)
 
+    def step(self, chain: Chain, u: np.ndarray, temperature: float) -> float:
+        """One Gibbs step driven by three uniforms ``u``: returns the change of the chain's score."""
+        nb = self._propose(chain, u[0], u[1])
+        c = k.choose(nb.score, len(nb), temperature, u[2], self._ws.weight)
+        if c == nb.current:
+            return 0.0
+        self.apply(chain, nb, c)
+        return float(nb.score[c])
+
     def _run_python(self, chain, u, temperature, record, trace, track, best):
         r = 0
         for t in range(len(u)):
-            nb = self._propose(chain, u[t, 0], u[t, 1])
-            c = k.choose(nb.score, len(nb), temperature[t], u[t, 2], self._ws.weight)
-            if c != nb.current:
-                track[0] += nb.score[c]
-                self.apply(chain, nb, c)
+            change = self.step(chain, u[t], temperature[t])
+            if change:
+                track[0] += change
                 if track[0] > track[1]:
                     track[1] = track[0]
                     k.copy_options(chain._arrays, best)
@@ -414,23 +437,6 @@ class Sampler:
                                  np.array([-1], np.int32), np.zeros((1, self.n_features)), np.zeros(1), 0,
                                  self.options, chain.moves)
         return self.neighbourhood(chain, Operator(op), a, b)
-
-    def _global_values(self, derivation):
-        """Global feature values of ``derivation``, ``float64[n_features - dense]``."""
-        parts = [np.asarray(f.values(derivation, self.options), np.float64) for f in self.global_features]
-        return np.concatenate(parts) if parts else np.zeros(0)
-
-    def _global_delta(self, after, before, before_values):
-        """Change of the global features from ``before`` (whose values are ``before_values``) to ``after``."""
-        parts, at = [], 0
-        for f in self.global_features:
-            width = len(f.names)
-            if hasattr(f, "delta"):
-                parts.append(np.asarray(f.delta(before, after, self.options), np.float64))
-            else:
-                parts.append(np.asarray(f.values(after, self.options), np.float64) - before_values[at:at + width])
-            at += width
-        return np.concatenate(parts)
 
     def _check(self, derivation):
         options, n = self.options, self._n

@@ -47,7 +47,8 @@ from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.loop import make_optimizer
 from pbmt.tune.nbest import parse_line
 from pbmt.tune.pool import Pool, References, argmax_by_sentence
-from pbmt.tune.rescoring_features import KINDS, FeatureSpec, NBestLists, compute_features
+from pbmt.features import FeatureSpec
+from pbmt.tune.rescoring_features import NBestLists, compute_features
 
 
 def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentences: int | None = None) -> NBestLists:
@@ -60,7 +61,7 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
     entry's or are not finite, or whose sentence id is beyond ``sources``.
     """
     limit = n_sentences if n_sentences is not None else (len(sources) if sources is not None else None)
-    layout, rows, sentences, texts, totals = None, [], [], [], []
+    layout, rows, sentences, texts, totals, alignments = None, [], [], [], [], []
     for number, line in read_lines(path):
         if not line.strip():
             continue
@@ -84,6 +85,7 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
         sentences.append(entry.sentence)
         texts.append(entry.text)
         totals.append(entry.total)
+        alignments.append(np.array(entry.alignment, dtype=np.int32).reshape(-1, 2) if entry.alignment else None)
     if layout is None:
         raise PbmtError(f"{path}: the n-best list has no entries")
     sentences = np.array(sentences, dtype=np.int64)
@@ -93,7 +95,8 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
     np.cumsum(np.bincount(sentences, minlength=count), out=offsets[1:])
     return NBestLists(layout, np.array(rows, dtype=np.float64).reshape(len(rows), layout.size)[order], offsets,
                       tuple(texts[i] for i in order), np.array(totals, dtype=np.float64)[order],
-                      None if sources is None else tuple(sources[:count]))
+                      None if sources is None else tuple(sources[:count]),
+                      alignments=None if any(a is None for a in alignments) else tuple(alignments[i] for i in order))
 
 
 def with_features(lists: NBestLists, specs: Sequence[FeatureSpec]) -> NBestLists:
@@ -256,7 +259,8 @@ def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec
     decoder's weights (``decoder_weights``) and 0 for the rescoring columns."""
     optimizer = make_optimizer(algorithm, **params)
     pool = to_pool(lists, references)
-    n_decoder = lists.layout.size - sum(KINDS[s.kind].size for s in specs)
+    sizes = dict(zip(lists.layout.names, lists.layout.sizes))
+    n_decoder = lists.layout.size - sum(sizes[s.name] for s in specs)
     initial = np.zeros(lists.layout.size)
     initial[:n_decoder] = decoder_weights(lists.features[:, :n_decoder], lists.totals, lists.offsets)
     fitted = optimizer.fit(pool, initial, rng)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from test_decoder import all_derivations
 
+from pbmt.features import SentenceFeature
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation, score_derivation
@@ -44,28 +45,30 @@ def obeys_moses_rules(derivation, n, limit):
     return True
 
 
-class RepeatedWords:
-    """Target words equal to an earlier target word: a whole-sentence feature."""
+class RepeatedWords(SentenceFeature):
+    """Target words equal to an earlier target word: a whole-sentence feature (default, recomputed deltas)."""
 
     names = ("Repeats",)
 
-    def values(self, derivation, options):
-        words = derivation.target_words(options).tolist()
+    def sentence_values(self, hypothesis):
+        words = hypothesis.target.tolist()
         return np.array([len(words) - len(set(words))], dtype=float)
 
 
-class Blocks:
-    """Number of blocks squared, with its own delta (counts the calls)."""
+class Blocks(SentenceFeature):
+    """Number of blocks squared, with its own batched candidate values (counts the calls)."""
 
     names = ("BlocksSquared",)
     delta_calls = 0
 
-    def values(self, derivation, options):
-        return np.array([len(derivation) ** 2], dtype=float)
+    def sentence_values(self, hypothesis):
+        return np.array([len(hypothesis.derivation) ** 2], dtype=float)
 
-    def delta(self, before, after, options):
+    def candidate_values(self, candidates):
         Blocks.delta_calls += 1
-        return np.array([len(after) ** 2 - len(before) ** 2], dtype=float)
+        base = len(candidates.neighbourhood.base)
+        change = np.array([len(candidates.added(c)) - len(candidates.removed) for c in range(len(candidates))])
+        return ((base + change) ** 2).astype(float)[:, None]
 
 
 def exact_distribution(sampler, space, temperature):

@@ -14,7 +14,7 @@ from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel, decoder_weights, read_lists, to_pool, train, with_features
-from pbmt.tune.rescoring_features import KINDS, FeatureSpec, NBestLists, name_features, register
+from pbmt.features import KINDS, FeatureSpec, name_features, register
 
 HALF = 25
 
@@ -79,7 +79,8 @@ def test_length_ratio_and_consensus_by_brute_force(lists):
         grams = [[{tuple(t.split()[i:i + n]) for i in range(len(t.split()) - n + 1)} for t in train_lists.texts[lo:hi]]
                  for n in range(1, 5)]
         for j in range(0, hi - lo, 9):
-            assert ratio[lo + j] == len(train_lists.texts[lo + j].split()) / source_words
+            target_words = len(train_lists.texts[lo + j].split())
+            assert ratio[lo + j] == pytest.approx(-abs(math.log((target_words + 1) / (source_words + 1))))
             for n in range(4):
                 mine = grams[n][j]
                 expected = np.mean([sum(p for p, theirs in zip(posterior, grams[n]) if g in theirs) for g in mine])
@@ -141,24 +142,26 @@ def test_training_is_deterministic(split, lists):
 
 
 def test_a_registered_feature_is_added_by_name(split):
-    @register("hyp-chars", prefix="HypChars")
-    def hyp_chars(lists: NBestLists, argument):
-        return np.array([len(t) for t in lists.texts], dtype=np.float64)
+    @register("hyp-words", prefix="HypWords")
+    def hyp_words(hypothesis):
+        """Target words."""
+        return [len(hypothesis.target)]
 
     try:
-        base = read_lists(split["test", "nbest"], n_sentences=2)
-        specs = name_features([("hyp-chars", None)], base.layout.names)
-        assert specs == [FeatureSpec("hyp-chars", "HypChars0")]
+        base = read_lists(split["test", "nbest"], (split["test", "es"]).read_text(encoding="utf-8").splitlines()[:2],
+                          n_sentences=2)
+        specs = name_features([("hyp-words", None)], base.layout.names)
+        assert specs == [FeatureSpec("hyp-words", "HypWords0")]
         extended = with_features(base, specs)
-        assert extended.features[:, -1].tolist() == [len(t) for t in base.texts]
+        assert extended.features[:, -1].tolist() == [len(t.split()) for t in base.texts]
     finally:
-        del KINDS["hyp-chars"]
-    with pytest.raises(PbmtError, match="unknown rescoring feature"):
+        del KINDS["hyp-words"]
+    with pytest.raises(PbmtError, match="unknown global feature"):
         name_features([("hyp-chars", None)], ())
     with pytest.raises(PbmtError, match="needs an argument"):
         name_features([("lm", None)], ())
     with pytest.raises(PbmtError, match="needs the source sentences"):
-        with_features(base, name_features([("length-ratio", None)], ()))
+        with_features(read_lists(split["test", "nbest"], n_sentences=2), name_features([("length-ratio", None)], ()))
 
 
 def test_bad_inputs_name_the_file_and_line(tmp_path, split):

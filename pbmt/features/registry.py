@@ -1,0 +1,148 @@
+"""The one registry of global features: by name for the sampler, SampleRank, n-best rescoring and scoring.
+
+A *kind* is registered with ``@register(kind, prefix)`` on either
+
+- a ``GlobalFeature`` subclass whose constructor takes ``(argument, vocab)``
+  (the argument string after ``KIND:`` or None, and the vocabulary the word
+  ids belong to), or
+- a function of one ``Hypothesis`` returning ``size`` numbers: a
+  sentence-level feature (``SentenceFeature``) without an argument.
+
+A request names a kind and its argument (``lm:lm5.arpa.gz``); ``name_features``
+turns requests into ``FeatureSpec``s with column names ``prefix + k`` (the
+first k free among the columns already there, as moses.ini names features)
+and ``build`` makes the features. Kinds marked ``nbest_only`` (such as
+``consensus``, which compares the entries of an n-best list) only rescore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from pbmt.errors import PbmtError
+from pbmt.features.base import GlobalFeature, Hypothesis, SentenceFeature
+from pbmt.vocab import Vocab
+
+
+@dataclass(frozen=True)
+class FeatureKind:
+    """A registered kind: its name, column-name prefix, how to make one, what it needs.
+
+    make(argument, vocab) -> GlobalFeature; takes_argument: None (optional),
+    True (required) or False (none allowed); needs_sources: rescoring must
+    be given the source sentences; nbest_only: only n-best rescoring can use
+    it (it reads a whole list).
+    """
+
+    kind: str
+    prefix: str
+    make: Callable[[str | None, Vocab], GlobalFeature]
+    takes_argument: bool | None
+    needs_sources: bool
+    nbest_only: bool
+    summary: str
+
+
+# kind -> FeatureKind; filled by @register (the built-in kinds: pbmt.features imports their modules)
+KINDS: dict[str, FeatureKind] = {}
+
+
+def register(kind: str, prefix: str, size: int = 1, takes_argument: bool | None = False,
+             needs_sources: bool = False, nbest_only: bool = False):
+    """Decorator registering a ``GlobalFeature`` subclass or a function ``f(Hypothesis) -> float64[size]`` as ``kind``.
+
+    The first line of its docstring is the one-line summary ``--help`` shows.
+    """
+    def decorator(obj):
+        if isinstance(obj, type) and issubclass(obj, GlobalFeature):
+            make = obj
+        else:
+            make = _sentence_function(obj, size)
+        summary = (obj.__doc__ or "").strip().split("\n")[0]
+        KINDS[kind] = FeatureKind(kind, prefix, make, takes_argument, needs_sources, nbest_only, summary)
+        return obj
+    return decorator
+
+
+def _sentence_function(function, size):
+    class FunctionFeature(SentenceFeature):
+        __doc__ = function.__doc__
+
+        def __init__(self, argument, vocab):
+            self.size = size
+
+        def sentence_values(self, hypothesis: Hypothesis) -> np.ndarray:
+            return function(hypothesis)
+
+    FunctionFeature.__name__ = FunctionFeature.__qualname__ = function.__name__
+    return FunctionFeature
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One requested feature: its kind, its column name and its argument (or None)."""
+
+    kind: str
+    name: str
+    argument: str | None = None
+
+
+def parse_requests(text: str) -> list[tuple[str, str | None]]:
+    """``"KIND[:ARG],KIND[:ARG]"`` as (kind, argument) pairs (an argument may not contain a comma)."""
+    requests = []
+    for item in text.split(","):
+        kind, _, argument = item.strip().partition(":")
+        if kind:
+            requests.append((kind, argument or None))
+    return requests
+
+
+def name_features(requests: Sequence[tuple[str, str | None]], taken: Sequence[str] = (),
+                  nbest: bool = True) -> list[FeatureSpec]:
+    """Specs for ``requests`` ((kind, argument) pairs), each named ``prefix + k`` with the smallest k not in
+    ``taken`` nor given to an earlier request.
+
+    Raises PbmtError for an unknown kind, a missing or unexpected argument,
+    or (``nbest`` False: not for rescoring) a kind only n-best rescoring can use.
+    """
+    used = set(taken)
+    specs = []
+    for kind, argument in requests:
+        if kind not in KINDS:
+            raise PbmtError(f"unknown global feature {kind!r}; known: {', '.join(sorted(KINDS))}")
+        spec = KINDS[kind]
+        if spec.takes_argument is True and argument is None:
+            raise PbmtError(f"global feature {kind} needs an argument ({kind}:ARG)")
+        if spec.takes_argument is False and argument is not None:
+            raise PbmtError(f"global feature {kind} takes no argument")
+        if spec.nbest_only and not nbest:
+            raise PbmtError(f"global feature {kind} compares the entries of an n-best list: only "
+                            "'pbmt rescore' can use it")
+        k = 0
+        while f"{spec.prefix}{k}" in used:
+            k += 1
+        used.add(f"{spec.prefix}{k}")
+        specs.append(FeatureSpec(kind, f"{spec.prefix}{k}", argument))
+    return specs
+
+
+def build(specs: Sequence[FeatureSpec], vocab: Vocab) -> list[GlobalFeature]:
+    """The features of ``specs``, their word ids in ``vocab``, each named as its spec says."""
+    features = []
+    for spec in specs:
+        if spec.kind not in KINDS:
+            raise PbmtError(f"unknown global feature {spec.kind!r}; known: {', '.join(sorted(KINDS))}")
+        feature = KINDS[spec.kind].make(spec.argument, vocab)
+        feature.names = (spec.name,)
+        features.append(feature)
+    return features
+
+
+def describe() -> str:
+    """One line per registered kind, for ``--help``."""
+    return "; ".join(f"{k.kind}{'[:ARG]' if k.takes_argument is None else ':ARG' if k.takes_argument else ''}"
+                     f" ({k.summary.rstrip('.')})" for k in sorted(KINDS.values(), key=lambda k: k.kind)
+                     if not k.nbest_only)
