@@ -3,18 +3,26 @@
 ``Translator`` is what ``pbmt translate`` runs, in one process or in each
 worker process: it turns a line of plain text (tokenised and lowercased as the
 model's ``pbmt.toml`` says, unless the text is already tokenised) into a
-``Translation``.
+``Translation``; ``translate_document`` translates the lines of a document
+jointly, with the sampler and global features.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Sequence
 
+import numpy as np
+
+from pbmt.features.base import GlobalFeature
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
+from pbmt.search.derivation import Derivation
+from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entry, target_text, word_alignment
+from pbmt.search.sampler import LMCache
 from pbmt.train.corpus import text_tokenizer
 from pbmt.tune.nbest import NBestEntry
 
@@ -61,13 +69,38 @@ class Translator:
     def translate(self, sentence_id: int, line: str) -> Translation:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
         model = self.model
-        options = TranslationOptions.build(model, model.vocab.ids(self.tokens(line)))
+        options = self.options(line)
         found = decode(model, options, n_best=max(1, self.n_best), distinct=self.distinct)
         if not found:
             return Translation("", (), ())
-        best = found[0].derivation
+        nbest = tuple(nbest_entry(sentence_id, s, options, model) for s in found) if self.n_best else ()
+        return self._translation(found[0].derivation, options, nbest)
+
+    def translate_document(self, lines: Sequence[str], rng: np.random.Generator,
+                           global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
+                           steps_per_sentence: int = 1000,
+                           temperatures: tuple[float, float] = DEFAULT_ANNEAL) -> tuple[list[Translation], float]:
+        """Translate the lines of one document jointly (``pbmt.search.document_decoder.decode_document``).
+
+        Returns one ``Translation`` per line (no n-best entries) and the
+        document's model score (dense and global features, natural log).
+        """
+        options = [self.options(line) for line in lines]
+        result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
+                                 temperatures, lm_cache=self._lm_cache)
+        return [self._translation(d, o, ()) for d, o in zip(result.derivations, options)], result.score
+
+    def options(self, line: str) -> TranslationOptions:
+        """The translation options of a line of input."""
+        return TranslationOptions.build(self.model, self.model.vocab.ids(self.tokens(line)))
+
+    @cached_property
+    def _lm_cache(self) -> LMCache:
+        return LMCache.new()
+
+    def _translation(self, best: Derivation, options: TranslationOptions, nbest: tuple) -> Translation:
+        model = self.model
         text = target_text(best, options, model)
         if model.preprocessing.tokenize and not self.tokenized:
             text = self._detokenizer.detokenize(text.split())
-        nbest = tuple(nbest_entry(sentence_id, s, options, model) for s in found) if self.n_best else ()
         return Translation(text, nbest, tuple(word_alignment(best, options, model)))

@@ -10,6 +10,15 @@ Examples:
   echo "en el principio creó dios los cielos y la tierra ." | pbmt translate --tokenized
   pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest 100 --workers 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
+  pbmt translate -f model/moses.ini -i test.es --documents test.keys \
+      --global-features lexical-consistency,repetition --global-weights global-weights.txt
+
+With --documents KEYS (one 'BOOK CHAPTER:VERSE' key per input line) each
+chapter is one document: its sentences are first decoded by the stack decoder,
+then the sampler anneals over the whole document's derivations at once
+(docs/global-features.md), so sentence- and document-level features
+(--global-features) take part; documents are decoded in parallel (--workers)
+and written in input order.
 """
 
 from __future__ import annotations
@@ -21,13 +30,17 @@ import time
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from pbmt.config import MosesConfig
+from pbmt.documents import Documents
+from pbmt.features import registry
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
+from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.translation import Translator
 from pbmt.tune.nbest import parse_features
 
@@ -58,6 +71,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
+    documents = parser.add_argument_group("document decoding (docs/global-features.md)")
+    documents.add_argument("--documents", type=Path, metavar="KEYS",
+                           help="decode each document (book and chapter of the KEYS file, one key per input "
+                                "line) jointly with the sampler, from the stack decoder's 1-best")
+    documents.add_argument("--global-features", metavar="NAME[:ARG][,...]",
+                           help=f"global features for --documents; registered: {registry.describe()}")
+    documents.add_argument("--global-weights", type=Path, metavar="FILE",
+                           help="their weights, 'Name= v' lines (e.g. SampleRank's global-weights.txt); "
+                                "missing ones are 0")
+    documents.add_argument("--steps-per-sentence", type=int, default=500,
+                           help="sampler steps per sentence of a document")
+    documents.add_argument("--anneal", type=float, nargs=2, metavar=("T0", "T1"), default=DEFAULT_ANNEAL,
+                           help="temperatures falling geometrically over the steps")
+    documents.add_argument("--seed", type=int, default=1, help="random seed of the sampler")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
@@ -101,7 +128,32 @@ def _for_workers(args: argparse.Namespace) -> argparse.Namespace:
     weights = args.weights
     if weights and Path(weights).is_file():
         weights = str(Path(weights).resolve())
-    return argparse.Namespace(**{**vars(args), "config": args.config.resolve(), "weights": weights})
+    global_weights = getattr(args, "global_weights", None)
+    return argparse.Namespace(**{**vars(args), "config": args.config.resolve(), "weights": weights,
+                                 "global_weights": global_weights.resolve() if global_weights else None})
+
+
+class _DocumentTranslator:
+    """Translates documents with one model and its global features (in this process or in each worker)."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.translator = _make_translator(args)
+        model = self.translator.model
+        self.features = registry.build(registry.name_features(registry.parse_requests(args.global_features or ""),
+                                                              model.layout.names, nbest=False), model.vocab)
+        self.weights = (registry.read_weights(args.global_weights, self.features) if args.global_weights
+                        else np.zeros(sum(f.size for f in self.features)))
+
+    def translate(self, item: tuple[int, list[str]]):
+        index, lines = item
+        args = self.args
+        return self.translator.translate_document(lines, np.random.default_rng([args.seed, index]), self.features,
+                                                  self.weights, args.steps_per_sentence, tuple(args.anneal))[0]
+
+
+def _translate_document(translator: _DocumentTranslator, item: tuple[int, list[str]]):
+    return translator.translate(item)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,15 +161,36 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError(f"--n-best: N must be a positive integer, got {args.n_best[1]!r}")
     if args.workers < 1:
         raise PbmtError("--workers must be at least 1")
+    if args.documents is None and (args.global_features or args.global_weights):
+        raise PbmtError("--global-features and --global-weights need --documents")
+    if args.documents is not None and args.n_best:
+        raise PbmtError("--n-best is not available with --documents (the sampler keeps one derivation)")
+    if args.steps_per_sentence < 0 or min(args.anneal) <= 0:
+        raise PbmtError("--steps-per-sentence must be at least 0 and --anneal temperatures positive")
     started = time.perf_counter()
-    translator = _make_translator(args)  # loads (and caches) the model once, and checks it
     lines = [line for _, line in read_lines(args.input)]
+    if args.documents is None:
+        translator = _make_translator(args)  # loads (and caches) the model once, and checks it
+        setup, work, items, unit = partial(_make_translator, _for_workers(args)), _translate, enumerate(lines), "sent"
+    else:
+        translator = _DocumentTranslator(args)
+        documents = Documents.read(args.documents)
+        if documents.n_lines != len(lines):
+            raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.input} has {len(lines)} lines")
+        setup, work, unit = partial(_DocumentTranslator, _for_workers(args)), _translate_document, "doc"
+        items = [(d, lines[lo:hi]) for d, (lo, hi) in enumerate(documents.spans())]
     loaded = time.perf_counter()
-    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="translating")
-    with ParallelMap(partial(_make_translator, _for_workers(args)), _translate, args.workers, args.scheduler,
-                     state=translator) as sentences:
-        translations = list(sentences.map(enumerate(lines), progress=progress.update))
+    progress = tqdm(total=len(items) if args.documents else len(lines), unit=unit, disable=args.quiet,
+                    file=sys.stderr, desc="translating")
+    with ParallelMap(setup, work, args.workers, args.scheduler, state=translator) as pool:
+        if args.documents is None:
+            translations = list(pool.map(items, progress=progress.update))
+        else:
+            translations = [t for document in pool.map(items, chunksize=1, progress=progress.update)
+                            for t in document]
     progress.close()
+    if args.documents is not None:
+        translator = translator.translator
     _write(args.output, (t.text for t in translations))
     if args.n_best:
         _write(args.n_best[0], (e.to_line() for t in translations for e in t.nbest))

@@ -8,8 +8,10 @@ them; the built-in kinds live one per module and register on import:
 
 from pbmt.features.base import (Candidates, DocumentScores, GlobalFeature, Hypothesis, SentenceFeature,
                                 feature_values)
-from pbmt.features.registry import KINDS, FeatureKind, FeatureSpec, build, name_features, parse_requests, register
+from pbmt.features.registry import (KINDS, FeatureKind, FeatureSpec, build, name_features, parse_requests,
+                                    read_weights, register, write_weights)
 from pbmt.features import consensus, consistency, length_ratio, lm, repetition  # noqa: F401  (registers them)
 
 __all__ = ["Candidates", "DocumentScores", "FeatureKind", "FeatureSpec", "GlobalFeature", "Hypothesis", "KINDS",
-           "SentenceFeature", "build", "feature_values", "name_features", "parse_requests", "register"]
+           "SentenceFeature", "build", "feature_values", "name_features", "parse_requests", "read_weights", "register",
+           "write_weights"]

@@ -77,6 +77,45 @@ class LexicalConsistency(GlobalFeature):
         removed = self._tokens_of(state, j, candidates, candidates.removed)
         if not removed:  # the candidates cover the same source words: none counted, nothing changes
             return out
+        words = [w for w, _ in removed]
+        if len(set(words)) < len(words):
+            return self._delta_by_recount(state, j, candidates, removed)
+        # each counted word type occurs once among the changed tokens, so the change is a sum over tokens, and
+        # a candidate's is the sum over its (one or two) options
+        counts = state.counts
+        after, best_after, loss_before = {}, {}, {}
+        for w, t in removed:
+            counter = counts[w]
+            total = sum(counter.values())
+            loss_before[w] = total - max(counter.values())
+            after[w] = counter.copy()
+            after[w][t] -= 1
+            best_after[w] = max(after[w].values())
+
+        def option_change(option: int) -> float:
+            change = 0.0
+            for w, t in self._tokens_of(state, j, candidates, (option,)):
+                total = loss_before[w] + max(counts[w].values())
+                change += (total - max(best_after[w], after[w][t] + 1)) - loss_before[w]
+            return change
+
+        per_option: dict[int, float] = {}
+        nb = candidates.neighbourhood
+        for c in range(len(candidates)):
+            if c == candidates.current:
+                continue
+            change = 0.0
+            for o in (int(nb.first[c]), int(nb.second[c])):
+                if o >= 0:
+                    if o not in per_option:
+                        per_option[o] = option_change(o)
+                    change += per_option[o]
+            out[c, 0] = -change
+        return out
+
+    def _delta_by_recount(self, state, j, candidates, removed) -> np.ndarray:
+        """``delta`` when a word type occurs more than once among the changed tokens."""
+        out = np.zeros((len(candidates), 1))
         counts = state.counts
         old = {w: self._loss(counts[w]) for w, _ in removed}
         for c in range(len(candidates)):

@@ -18,11 +18,12 @@ and ``build`` makes the features. Kinds marked ``nbest_only`` (such as
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature, Hypothesis, SentenceFeature
 from pbmt.vocab import Vocab
 
@@ -146,3 +147,40 @@ def describe() -> str:
     return "; ".join(f"{k.kind}{'[:ARG]' if k.takes_argument is None else ':ARG' if k.takes_argument else ''}"
                      f" ({k.summary.rstrip('.')})" for k in sorted(KINDS.values(), key=lambda k: k.kind)
                      if not k.nbest_only)
+
+
+def read_weights(path: str | Path, features: Sequence[GlobalFeature]) -> np.ndarray:
+    """The weights of ``features`` from a weights file: ``float64[sum of sizes]``, 0 for a feature it lacks.
+
+    The file has lines ``Name= v [v ...]`` (as in a moses.ini ``[weight]``
+    section); ``#`` starts a comment, ``[section]`` headers and names of other
+    features (dense weights, say) are skipped. Raises FormatError (file,
+    line, what) for a malformed line or a wrong number of values.
+    """
+    from pbmt.files import read_lines
+    from pbmt.tune.nbest import parse_features
+
+    sizes = {f.names[0]: f.size for f in features}
+    found: dict[str, tuple[float, ...]] = {}
+    for number, raw in read_lines(path):
+        line = raw.split("#", 1)[0].strip()
+        if not line or (line.startswith("[") and line.endswith("]")):
+            continue
+        for name, values in parse_features(line, path, number).items():
+            if name in sizes:
+                if len(values) != sizes[name]:
+                    raise FormatError(path, number, f"{name} has {sizes[name]} value(s), the file gives {len(values)}")
+                found[name] = values
+    return np.array([v for f in features for v in found.get(f.names[0], (0.0,) * f.size)], np.float64)
+
+
+def write_weights(path: str | Path, features: Sequence[GlobalFeature], weights: np.ndarray) -> None:
+    """Write ``weights`` (``float64[sum of sizes]``) of ``features`` as ``read_weights`` reads them, atomically."""
+    from pbmt.files import atomic_write
+
+    lines, at = ["# global feature weights (pbmt/features): Name= values"], 0
+    for f in features:
+        lines.append(f"{f.names[0]}= " + " ".join(repr(float(v)) for v in weights[at:at + f.size]))
+        at += f.size
+    with atomic_write(path) as handle:
+        handle.write("\n".join(lines) + "\n")
