@@ -29,17 +29,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.commands.translate import DEFAULT_MODEL, _tick, _write, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, _write, load_model
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
+from pbmt.parallel import ParallelMap
 from pbmt.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import target_text
@@ -75,7 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", type=int, help="stack size of --init decoder (default: the ini's, else 200)")
     parser.add_argument("--beam-threshold", type=float, help="beam threshold of --init decoder (default: the ini's, "
                         "else 1e-5)")
-    parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes")
+    parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster)")
+    parser.add_argument("--scheduler", metavar="ADDR", help="sample on an existing dask cluster, e.g. "
+                        "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--trace", type=Path, metavar="FILE", help="write each chain's model score (and BLEU+1 "
                         "with --references) over the steps to FILE (tab-separated; see pbmt plot trace)")
     parser.add_argument("--trace-every", type=int, default=10, metavar="K", help="--trace: record the chain "
@@ -132,16 +134,8 @@ class _SentenceSampler:
                 for (step, _, score), b in zip(trace, bleu)]
 
 
-_worker: _SentenceSampler | None = None
-
-
-def _start_worker(args: argparse.Namespace) -> None:
-    global _worker
-    _worker = _SentenceSampler(args)
-
-
-def _work(item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
-    return _worker.sample(item)
+def _work(sampler: _SentenceSampler, item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
+    return sampler.sample(item)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,11 +163,9 @@ def run(args: argparse.Namespace) -> int:
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
-    if args.workers == 1:
-        results = [_tick(sampler.sample(item), progress) for item in items]
-    else:
-        with ProcessPoolExecutor(args.workers, initializer=_start_worker, initargs=(args,)) as pool:
-            results = [_tick(result, progress) for result in pool.map(_work, items, chunksize=4)]
+    with ParallelMap(partial(_SentenceSampler, _for_workers(args)), _work, args.workers, args.scheduler,
+                     state=sampler) as pool:
+        results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
     _write(args.output, [text for text, _ in results])
     if args.trace:

@@ -205,11 +205,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tick(result, progress):
-    progress.update(1)
-    return result
-
-
 def _write(target, lines) -> None:
     if str(target) == "-":
         for line in lines:
