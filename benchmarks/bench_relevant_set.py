@@ -30,8 +30,8 @@ passes than the paper (the printed header says which); every decode runs on
 one dask cluster of --workers processes (``pbmt.parallel``). Timings are wall
 clock and noisy under load (the header prints the load average).
 
-    python benchmarks/bench_relevant_set.py [--dev-sentences 40] [--test-sentences 150] [--passes 10]
-        [--mert-iterations 5] [--reordering mon-swap] [--workers 2] [--out DIR] [--json FILE]
+    python benchmarks/bench_relevant_set.py [--dev-sentences 30] [--test-sentences 100] [--passes 8]
+        [--mert-iterations 4] [--reordering mon-swap] [--stack 50] [--workers 2] [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -85,13 +85,14 @@ def dev_scores(texts, references: References) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dev-sentences", type=int, default=40)
-    parser.add_argument("--test-sentences", type=int, default=150)
-    parser.add_argument("--passes", type=int, default=10, help="online decodings (the paper's L = 30)")
-    parser.add_argument("--mert-iterations", type=int, default=5, help="MERT iterations (the paper: 20)")
+    parser.add_argument("--dev-sentences", type=int, default=30)
+    parser.add_argument("--test-sentences", type=int, default=100)
+    parser.add_argument("--passes", type=int, default=8, help="online decodings (the paper's L = 30)")
+    parser.add_argument("--mert-iterations", type=int, default=4, help="MERT iterations (the paper: 20)")
     parser.add_argument("--mert-nbest", type=int, nargs="+", default=[1, 10, 100])
     parser.add_argument("--online-nbest", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--reordering", choices=REORDERING_MODES, default="mon-swap")
+    parser.add_argument("--stack", type=int, default=50, help="stack size of every decoding (Moses: 200)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write the table as JSON")
@@ -99,14 +100,15 @@ def main() -> None:
 
     started = time.perf_counter()
     load = os.getloadavg()
-    settings = dataclasses.replace(SearchSettings.from_config(MosesConfig.read(INI)), reordering=args.reordering)
+    settings = dataclasses.replace(SearchSettings.from_config(MosesConfig.read(INI)), reordering=args.reordering,
+                                   stack_size=args.stack)
     model = TranslationModel.load(INI, settings)
     dev_src, dev_refs = read_dev(DATA / "dev.tok.es", DATA / "dev.tok.en", args.dev_sentences)
     test_src = (DATA / "test.tok.es").read_text(encoding="utf-8").splitlines()[:args.test_sentences]
     test_refs = (DATA / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test_sentences]
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-relset-"))
     print(f"# dev: first {len(dev_src)} sentences of dev.tok.es; test: first {len(test_src)} of test.tok.es; "
-          f"reordering {args.reordering}; online passes L = {args.passes} (paper 30), R = 40; MERT iterations "
+          f"reordering {args.reordering}, stack {args.stack}; online passes L = {args.passes} (paper 30), R = 40; MERT iterations "
           f"{args.mert_iterations} (paper 20); {args.workers} workers; load average at start "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,

@@ -2,7 +2,8 @@
 
 Hypotheses live in a pool of parallel arrays. Hypotheses with the same
 recombination key (coverage, LM state, and the previous block: its end, or the
-option itself when lexicalized reordering needs its orientation scores) form a
+option itself when lexicalized reordering or sparse transition features need
+it) form a
 class; the best member represents the class in its stack, the others are kept
 as recombined arcs for n-best extraction. All complete hypotheses form one
 final class. Scores are weighted natural-log model scores.
@@ -68,14 +69,21 @@ def _hash(cov, h, key_a, lm_state):
 @njit(cache=True)
 def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, reordering, span_offsets,
                   max_length, future, lm, begin_state, w_lm_ln, w_dist, w_lr, has_lr,
-                  distortion_limit, stack_size, log_beam, mon_swap):
+                  distortion_limit, stack_size, log_beam, mon_swap, orient_score, right_key, left_key, pair_weight,
+                  has_transition):
     """Stack decoding of one sentence of ``n`` > 0 words.
 
     Options as in ``TranslationOptions``; w_lm_ln: LM weight times ln 10;
     w_dist: distortion weight; w_lr: float64[6] reordering weights (used when
     ``has_lr``); distortion_limit < 0: unlimited; log_beam: natural log of the
     beam threshold (-inf: no threshold pruning); mon_swap: search the MON/SWAP
-    space instead (the distortion limit is ignored). Returns the pool:
+    space instead (the distortion limit is ignored). Weighted transition
+    scores of sparse features (used when ``has_transition``): orient_score
+    float64[n_opt, 3], the score of option o in each orientation relative to
+    its predecessor (msd order: monotone = R, swap = L, discontinuous = N);
+    pair_weight float64[n_right + 1, n_left + 1], the score of a block with
+    ``left_key`` l after one with ``right_key`` r (row n_right: the sentence
+    start; column n_left: the sentence end). Returns the pool:
     (parent int32[h], option int32[h], score float64[h], klass int32[h],
     final_class int, stats int64[n + 1, 5]) — klass[h] is the recombination
     class of hypothesis h; final_class -1 if no complete hypothesis survived;
@@ -180,6 +188,12 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                             new_score += w_lr[orient] * reordering[o, orient]
                             if option[h] >= 0:
                                 new_score += w_lr[3 + orient] * reordering[option[h], 3 + orient]
+                        if has_transition:
+                            new_score += orient_score[o, msd_orientation(prev_start[h], prev_end[h], start, end)]
+                            row = right_key[option[h]] if option[h] >= 0 else pair_weight.shape[0] - 1
+                            new_score += pair_weight[row, left_key[o]]
+                            if t == n:
+                                new_score += pair_weight[right_key[o], pair_weight.shape[1] - 1]
                         if n_hyp == cap:
                             cap *= 2
                             cov = _grow2(cov, cap)
@@ -213,7 +227,7 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                         option[g] = o
                         parent[g] = h
                         score[g] = new_score
-                        key_a[g] = -1 if complete else (o if has_lr else end)
+                        key_a[g] = -1 if complete else (o if has_lr or has_transition else end)
                         n_hyp += 1
                         stats[t, 2] += 1
                         if total > stack_best[t]:

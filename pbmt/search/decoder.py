@@ -49,9 +49,36 @@ class SearchGraph:
     stats: np.ndarray
 
 
-def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None) -> SearchGraph:
-    """Run the stack decoder on a sentence of at least one word; ``settings`` default to the model's."""
+@dataclass(frozen=True)
+class TransitionScores:
+    """Weighted scores (natural log) of sparse features that look at a block's predecessor, for one sentence.
+
+    ``orient[o, k]``: option ``o`` in orientation ``k`` relative to its
+    predecessor (float64[n_opt, 3], columns in msd order: 0 monotone = R,
+    1 swap = L, 2 discontinuous = N); ``pair[right_key[p], left_key[o]]``:
+    option ``o`` right after option ``p`` (float64[n_right + 1, n_left + 1];
+    the last row is the sentence start, the last column the sentence end);
+    right_key, left_key: int32[n_opt].
+    """
+
+    orient: np.ndarray
+    right_key: np.ndarray
+    left_key: np.ndarray
+    pair: np.ndarray
+
+
+_NO_TRANSITIONS = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
+
+
+def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None,
+           transitions: TransitionScores | None = None) -> SearchGraph:
+    """Run the stack decoder on a sentence of at least one word; ``settings`` default to the model's.
+
+    ``transitions``: sparse transition scores added to the model's (option-local
+    sparse scores belong in ``options.local_score``: ``TranslationOptions.with_extra_scores``).
+    """
     settings = settings or model.settings
+    extra = transitions or _NO_TRANSITIONS
     layout = model.layout
     lr = layout.columns_of_type("LexicalReordering")
     dist = layout.columns_of_type("Distortion")
@@ -62,21 +89,24 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
         model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
         w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
         settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
-        settings.reordering == "mon-swap",
+        settings.reordering == "mon-swap", extra.orient, extra.right_key, extra.left_key, extra.pair,
+        transitions is not None,
     ))
 
 
 def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
-           settings: SearchSettings | None = None) -> list[ScoredDerivation]:
+           settings: SearchSettings | None = None, transitions: TransitionScores | None = None
+           ) -> list[ScoredDerivation]:
     """The ``n_best`` highest-scoring derivations the search finds, best first.
 
     ``distinct``: skip derivations whose target words equal a better one's.
     ``settings`` default to the model's (stack size, beam threshold, distortion limit).
+    ``transitions``: sparse transition scores (see ``search``); scores then include them.
     """
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
         return [ScoredDerivation(empty, float(score_derivation(empty, options, model) @ model.weights))]
-    graph = search(model, options, settings)
+    graph = search(model, options, settings, transitions)
     if graph.final_class < 0:
         return []
     return list(best_paths(options, graph, n_best, distinct))

@@ -8,7 +8,7 @@ know gets one option that passes it through with the unknown-word penalty.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -64,6 +64,13 @@ class TranslationOptions:
         k = start * self.max_length + (end - start - 1)
         return range(self.span_offsets[k], self.span_offsets[k + 1])
 
+    def with_extra_scores(self, extra: np.ndarray, model: TranslationModel) -> "TranslationOptions":
+        """A copy whose ``local_score`` adds ``extra`` (float64[n_opt], weighted natural log: option-local
+        sparse features), with the future costs recomputed from it."""
+        local_score = self.local_score + np.asarray(extra, dtype=np.float64)
+        return replace(self, local_score=local_score, future=_future(self.n_words, self.start, self.end, local_score,
+                                                                       self.lm_inside, model))
+
     @classmethod
     def build(cls, model: TranslationModel, sentence: np.ndarray) -> "TranslationOptions":
         """Options of ``sentence`` (``int32[n]`` ids in ``model.vocab``)."""
@@ -114,6 +121,10 @@ class TranslationOptions:
         span_offsets = np.zeros(n * width + 1, dtype=np.int64)
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
-        future = future_table(n, opt_start, opt_end, local_score + model.lm_weight_ln * lm_inside)
+        future = _future(n, opt_start, opt_end, local_score, lm_inside, model)
         return cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
                    reordering, lm_inside, span_offsets, future)
+
+
+def _future(n, start, end, local_score, lm_inside, model: TranslationModel) -> np.ndarray:
+    return future_table(n, start, end, local_score + model.lm_weight_ln * lm_inside)

@@ -82,3 +82,49 @@ def perceptron_epoch(order, offsets, x, b, w, eta):
             w += eta * (x[s] - x[t])
             updates += 1
     return updates
+
+
+@njit(cache=True)
+def _sparse_score(v, base, ptr, ids, vals, c):
+    total = base[c]
+    for k in range(ptr[c], ptr[c + 1]):
+        total += v[ids[k]] * vals[k]
+    return total
+
+
+@njit(cache=True)
+def sparse_costmargin_epoch(order, t_offsets, t_ptr, t_ids, t_vals, t_base, t_b, r_offsets, r_ptr, r_ids, r_vals,
+                            r_base, r_b, v, eta):
+    """``costmargin_epoch`` on sparse feature vectors with a fixed dense part.
+
+    Candidate c (truth ``t_*`` or relevant ``r_*``) scores ``base[c] + sum_k
+    v[ids[k]] * vals[k]`` over k in ``ptr[c]:ptr[c+1]`` (ids unique within a
+    candidate); only ``v`` (float64[n_features]) is learned, so Eq. 7's
+    ``w.y`` is the score difference. Returns the number of updates.
+    """
+    updates = 0
+    for i in order:
+        if t_offsets[i] == t_offsets[i + 1] or r_offsets[i] == r_offsets[i + 1]:
+            continue
+        s = _best_bleu(t_b, t_offsets[i], t_offsets[i + 1])
+        score_s = _sparse_score(v, t_base, t_ptr, t_ids, t_vals, s)
+        t = -1
+        worst = 0.0
+        score_t = 0.0
+        for m in range(r_offsets[i], r_offsets[i + 1]):
+            score_m = _sparse_score(v, r_base, r_ptr, r_ids, r_vals, m)
+            loss = costmargin_loss(score_s, t_b[s], score_m, r_b[m])
+            if loss > worst:
+                worst = loss
+                t = m
+                score_t = score_m
+        if t < 0:
+            continue
+        hinge = max(0.0, 1.0 - (score_s - score_t))
+        step = eta * (t_b[s] - r_b[t]) * hinge
+        for k in range(t_ptr[s], t_ptr[s + 1]):
+            v[t_ids[k]] += step * t_vals[k]
+        for k in range(r_ptr[t], r_ptr[t + 1]):
+            v[r_ids[k]] -= step * r_vals[k]
+        updates += 1
+    return updates

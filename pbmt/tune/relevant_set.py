@@ -132,13 +132,13 @@ class RelevantSetResult:
     passes: tuple[Pass, ...]
 
 
-def online_training_step(pool: Pool, settings: RelevantSetSettings, rng: np.random.Generator,
-                         truth: Pool | None = None) -> tuple[np.ndarray, int]:
+def online_training_step(pool: Pool, settings: RelevantSetSettings,
+                         rng: np.random.Generator) -> tuple[np.ndarray, int]:
     """Weights trained from zero on the relevant sets ``pool`` (Table II or III's online step); also the update count.
 
-    ``truth``: Costmargin's truth candidates per sentence (Table II's V5, e.g.
-    from ``pbmt.search.oracle``); default: the relevant sets themselves (the
-    seed approach). ``rng`` draws one sentence order per SGD pass.
+    Costmargin's truth is each relevant set's highest-BLEU candidate (the seed
+    approach of Section VI-B; ``pbmt.tune.block_training`` uses the oracle's
+    V5). ``rng`` draws one sentence order per SGD pass.
     """
     x = np.ascontiguousarray(pool.features)
     b = sentence_bleu_plus1(pool.stats)
@@ -149,10 +149,7 @@ def online_training_step(pool: Pool, settings: RelevantSetSettings, rng: np.rand
         if settings.algorithm == "perceptron":
             updates += perceptron_epoch(order, pool.offsets, x, b, w, settings.eta)
         else:
-            t = truth if truth is not None else pool
-            t_x = x if truth is None else np.ascontiguousarray(truth.features)
-            t_b = b if truth is None else sentence_bleu_plus1(truth.stats)
-            updates += costmargin_epoch(order, t.offsets, t_x, t_b, pool.offsets, x, b, w, settings.eta)
+            updates += costmargin_epoch(order, pool.offsets, x, b, pool.offsets, x, b, w, settings.eta)
     return w, updates
 
 

@@ -13,6 +13,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation, Orientation, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
+from pbmt.tune.block_features import Block, BlockWeights, sequence_names
 
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
@@ -129,3 +130,32 @@ def test_oracle_with_a_small_beam_returns_valid_sequences(tiny):
     found = oracle_search(options, tiny.vocab.ids("the lord said unto moses".split()), n_best=5, beam=2)
     assert 1 <= len(found) <= 5 and all(f.derivation.covers(5) for f in found)
     assert [f.bleu for f in found] == sorted((f.bleu for f in found), reverse=True)
+
+
+def derivation_blocks(derivation, options, vocab):
+    source = vocab.words(options.sentence)
+    return [Block(int(a), int(b), tuple(source[a:b]), tuple(vocab.words(options.target(o))))
+            for a, b, o in zip(derivation.src_start, derivation.src_end, derivation.option)]
+
+
+@pytest.mark.parametrize("sentence", ["a b c", "c a e b", "e d c b a"])
+def test_decoder_with_binary_features_equals_exhaustive_rescoring(tiny, sentence):
+    rng = np.random.default_rng(5)
+    options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
+    everything = mon_swap_derivations(options)
+    names = sorted({n for d in everything for n in sequence_names(derivation_blocks(d, options, tiny.vocab))})
+    weights = BlockWeights(names, rng.normal(scale=0.5, size=len(names)))
+
+    def total(d):
+        sparse = sum(weights.weight.get(n, 0.0) * c
+                     for n, c in sequence_names(derivation_blocks(d, options, tiny.vocab)).items())
+        return score_derivation(d, options, tiny) @ tiny.weights + sparse
+
+    scores = np.array([total(d) for d in everything])
+    local, transitions = weights.sentence_scores(options, tiny.vocab)
+    found = decode(tiny, options.with_extra_scores(local, tiny), n_best=len(everything) + 3,
+                   transitions=transitions)
+    assert len(found) == len(everything)
+    np.testing.assert_allclose([f.score for f in found], np.sort(scores)[::-1], atol=1e-9)
+    for f in found[:10]:
+        assert total(f.derivation) == pytest.approx(f.score, abs=1e-9)

@@ -9,8 +9,10 @@ from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.plots import read_tuning_log
-from pbmt.tune._relevant_set_kernels import costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch
+from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch,
+                                           sparse_costmargin_epoch)
 from pbmt.tune.loop import CHECKPOINT
+from pbmt.tune.block_features import BlockWeights
 from pbmt.tune.pool import Pool
 from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
 
@@ -149,3 +151,40 @@ def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
     assert (tmp_path / "dev-bleu.png").exists() and (tmp_path / "run6.moses.ini").exists()
     log = read_tuning_log(tmp_path / "log.tsv")
     assert log.step_name == "pass" and log.steps.tolist() == [1, 2, 3, 4, 5, 6] and log.pool_bleu is not None
+
+
+def test_sparse_costmargin_epoch_equals_the_dense_one():
+    rng = np.random.default_rng(4)
+    pool = _random_pool(rng)
+    x, b = pool.features, sentence_bleu_plus1(pool.stats)
+    n, d = x.shape
+    dense_w = np.zeros(d)
+    sparse_v = np.zeros(d)
+    ptr = np.arange(0, n * d + 1, d, dtype=np.int64)
+    ids = np.tile(np.arange(d, dtype=np.int64), n)
+    base = np.zeros(n)
+    for _ in range(5):
+        order = rng.permutation(pool.n_sentences)
+        a = costmargin_epoch(order, pool.offsets, x, b, pool.offsets, x, b, dense_w, 0.05)
+        c = sparse_costmargin_epoch(order, pool.offsets, ptr, ids, x.ravel(), base, b, pool.offsets, ptr, ids,
+                                    x.ravel(), base, b, sparse_v, 0.05)
+        assert a == c
+    np.testing.assert_allclose(sparse_v, dense_w, atol=1e-12)
+    assert np.any(dense_w != 0)
+
+
+def test_binary_training_resumes_to_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_path):
+    extra = ("--features", "binary", "--sgd-passes", "5", "--learning-rate", "0.01", "--oracle-beam", "20")
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "full", "costmargin", 3, *extra)) == 0
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", "costmargin", 2, *extra)) == 0
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", "costmargin", 3, "--resume", *extra)) == 0
+    logs = [[line.split("\t") for line in (tmp_path / name / "log.tsv").read_text().splitlines()]
+            for name in ("full", "parts")]
+    assert len(logs[0]) == 4
+    assert [row[:6] + row[8:] for row in logs[0]] == [row[:6] + row[8:] for row in logs[1]]
+    assert (tmp_path / "full" / "sparse-weights.txt").read_text() == \
+        (tmp_path / "parts" / "sparse-weights.txt").read_text()
+    weights = BlockWeights.read(tmp_path / "full" / "sparse-weights.txt")
+    assert int(logs[0][-1][3]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
+                                          for name in weights.weight)
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 1

@@ -1,0 +1,348 @@
+"""Costmargin on binary block features over a training subset (Tillmann & Zhang, Table II, Section IV).
+
+Training-data mode: the "dev set" is a subset of the parallel training data
+(e.g. 5,000 sentence pairs). Up front, the BLEU oracle search
+(``pbmt.search.oracle``, MON/SWAP) finds each sentence's five best block
+sequences against its reference: the truth V5. Then the data is decoded
+``passes`` times (L = 30); every decoding adds each sentence's 1-best (or
+n-best) block sequence to its relevant set, and between decodings the binary
+feature weights are trained from zero on (V5, V_rel) by Costmargin SGD
+(R = 40 passes, eta = 1e-4; ``sparse_costmargin_epoch``).
+
+Features (``pbmt.tune.block_features``): the five binary kinds, by name,
+numbered as first seen; a block sequence is stored as its feature index
+array and counts, so relevant sets stay compact (``RelevantSets``, written to
+the run's ``checkpoint.npz`` after every pass). The model's dense features
+keep their moses.ini weights as one fixed score (Table IX's "binary features
+on top of fixed real-valued ones"); they also make the decoder's first pass
+(zero binary weights) the initial alternative z0, where the paper used a
+random bag of blocks. The learned weights are written as ``name<TAB>value``
+lines (``sparse-weights.txt`` for the best pass by averaged sentence BLEU+1,
+``pass{l}.weights.txt`` per pass) and decoded with through
+``BlockWeights.sentence_scores``.
+
+Decoding and the oracle run through ``pbmt.parallel`` (workers read the
+weight files by path: with ``scheduler`` the run folder must be on a file
+system the workers share).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from pbmt.errors import PbmtError
+from pbmt.files import atomic_write
+from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.parallel import ParallelMap
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import score_derivation
+from pbmt.search.options import TranslationOptions
+from pbmt.search.oracle import oracle_search
+from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
+from pbmt.tune.block_features import Block, BlockWeights, FeatureIndex, sequence_names
+from pbmt.tune.loop import CHECKPOINT
+from pbmt.tune.pool import References
+
+
+@dataclass(frozen=True)
+class BlockTrainingSettings:
+    """passes: decodings (L, the first with zero binary weights); sgd_passes: R; learning_rate: eta;
+    n_best: sequences added per sentence and decoding; oracle_n_best, oracle_beam: the truth V5 search;
+    seed: of the sentence orders."""
+
+    passes: int = 30
+    sgd_passes: int = 40
+    learning_rate: float = 1e-4
+    n_best: int = 1
+    oracle_n_best: int = 5
+    oracle_beam: int = 100
+    seed: int = 1
+
+    def __post_init__(self):
+        if min(self.passes, self.sgd_passes, self.n_best, self.oracle_n_best, self.oracle_beam) < 1:
+            raise PbmtError("passes, sgd passes, n-best, oracle n-best and oracle beam must be at least 1")
+        if not self.learning_rate > 0:
+            raise PbmtError("the learning rate must be positive")
+
+
+@dataclass(frozen=True)
+class FoundSequence:
+    """A block sequence found by a worker: its blocks, target text and fixed dense score (natural log)."""
+
+    blocks: tuple[Block, ...]
+    text: str
+    base: float
+
+
+class RelevantSets:
+    """Block sequences per sentence as feature index arrays: ids int64 and counts float64 per sequence (CSR),
+    with sentence BLEU+1 in [0, 1] and the fixed dense score; duplicates (same blocks) dropped."""
+
+    def __init__(self, n_sentences: int):
+        self.n_sentences = n_sentences
+        self.sentence: list[int] = []
+        self.bleu: list[float] = []
+        self.base: list[float] = []
+        self.ids: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.keys: set[tuple[int, int]] = set()
+
+    def __len__(self) -> int:
+        return len(self.sentence)
+
+    def add(self, sentence: int, key: int, ids: np.ndarray, counts: np.ndarray, bleu: float, base: float) -> bool:
+        if (sentence, key) in self.keys:
+            return False
+        self.keys.add((sentence, key))
+        self.sentence.append(sentence)
+        self.bleu.append(bleu)
+        self.base.append(base)
+        self.ids.append(ids)
+        self.counts.append(counts)
+        return True
+
+    def grouped(self) -> tuple[np.ndarray, ...]:
+        """(offsets int64[n_sent+1], ptr int64[n+1], ids, counts, base, bleu), sequences grouped by sentence."""
+        order = np.argsort(np.array(self.sentence, np.int64), kind="stable")
+        offsets = np.zeros(self.n_sentences + 1, np.int64)
+        np.cumsum(np.bincount(np.array(self.sentence, np.int64), minlength=self.n_sentences), out=offsets[1:])
+        lengths = np.array([len(self.ids[c]) for c in order], np.int64)
+        ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        ids = np.concatenate([self.ids[c] for c in order]) if len(order) else np.zeros(0, np.int64)
+        counts = np.concatenate([self.counts[c] for c in order]) if len(order) else np.zeros(0)
+        return (offsets, ptr, ids, counts, np.array(self.base)[order], np.array(self.bleu)[order])
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        lengths = np.array([len(i) for i in self.ids], np.int64)
+        return {f"{prefix}_sentence": np.array(self.sentence, np.int64), f"{prefix}_lengths": lengths,
+                f"{prefix}_ids": np.concatenate(self.ids) if self.ids else np.zeros(0, np.int64),
+                f"{prefix}_counts": np.concatenate(self.counts) if self.counts else np.zeros(0),
+                f"{prefix}_bleu": np.array(self.bleu), f"{prefix}_base": np.array(self.base),
+                f"{prefix}_keys": np.array(sorted(self.keys), np.int64).reshape(-1, 2)}
+
+    @classmethod
+    def from_arrays(cls, arrays, prefix: str, n_sentences: int) -> "RelevantSets":
+        sets = cls(n_sentences)
+        splits = np.cumsum(arrays[f"{prefix}_lengths"])[:-1]
+        sets.sentence = arrays[f"{prefix}_sentence"].tolist()
+        sets.bleu = arrays[f"{prefix}_bleu"].tolist()
+        sets.base = arrays[f"{prefix}_base"].tolist()
+        sets.ids = list(np.split(arrays[f"{prefix}_ids"], splits)) if len(sets.sentence) else []
+        sets.counts = list(np.split(arrays[f"{prefix}_counts"], splits)) if len(sets.sentence) else []
+        sets.keys = {(int(a), int(b)) for a, b in arrays[f"{prefix}_keys"]}
+        return sets
+
+
+@dataclass(frozen=True)
+class BlockPass:
+    """One decoding pass: averaged sentence BLEU+1 and corpus BLEU of the 1-best (in [0, 1]), binary features
+    known and with non-zero weight, relevant-set size, seconds, updates."""
+
+    number: int
+    sentence_bleu: float
+    corpus_bleu: float
+    features: int
+    nonzero: int
+    relevant_size: int
+    decode_seconds: float
+    online_seconds: float
+    updates: int
+
+
+def train_block_weights(truth: RelevantSets, relevant: RelevantSets, n_features: int,
+                        settings: BlockTrainingSettings, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Binary weights float64[n_features] trained from zero by Costmargin SGD on (truth, relevant); also the
+    number of updates."""
+    t = truth.grouped()
+    r = relevant.grouped()
+    v = np.zeros(n_features)
+    updates = 0
+    for _ in range(settings.sgd_passes):
+        updates += sparse_costmargin_epoch(rng.permutation(truth.n_sentences), t[0], t[1], t[2], t[3], t[4], t[5],
+                                           r[0], r[1], r[2], r[3], r[4], r[5], v, settings.learning_rate)
+    return v, updates
+
+
+class _Worker:
+    """A loaded model (fixed dense weights) and the binary weights of the last weight file read."""
+
+    def __init__(self, model: TranslationModel, n_best: int, oracle_n_best: int, oracle_beam: int):
+        self.model = model
+        self.n_best, self.oracle_n_best, self.oracle_beam = n_best, oracle_n_best, oracle_beam
+        self.path: str | None = None
+        self.weights = BlockWeights([], np.zeros(0))
+
+    def sequences(self, item: tuple[str, str | None, str, str]) -> list[FoundSequence]:
+        kind, path, source, reference = item
+        model = self.model
+        options = TranslationOptions.build(model, model.vocab.ids(source.split()))
+        if kind == "oracle":
+            found = [o.derivation for o in oracle_search(options, model.vocab.ids(reference.split()),
+                                                         self.oracle_n_best, self.oracle_beam)]
+        else:
+            if path != self.path:
+                self.weights = BlockWeights.read(path)
+                self.path = path
+            local, transitions = self.weights.sentence_scores(options, model.vocab)
+            found = [s.derivation for s in decode(model, options.with_extra_scores(local, model), self.n_best,
+                                                  transitions=transitions)]
+        words = model.vocab.words(options.sentence)
+        out = []
+        for d in found:
+            blocks = tuple(Block(int(a), int(b), tuple(words[a:b]), tuple(model.vocab.words(options.target(o))))
+                           for a, b, o in zip(d.src_start, d.src_end, d.option))
+            out.append(FoundSequence(blocks, " ".join(model.vocab.words(d.target_words(options))),
+                                 float(score_derivation(d, options, model) @ model.weights)))
+        return out
+
+
+def _load_worker(ini: Path, search: SearchSettings | None, n_best: int, oracle_n_best: int,
+                 oracle_beam: int) -> _Worker:
+    return _Worker(TranslationModel.load(ini, search), n_best, oracle_n_best, oracle_beam)
+
+
+def _sequences(worker: _Worker, item) -> list[FoundSequence]:
+    return worker.sequences(item)
+
+
+def block_training(ini: str | Path, sources: Sequence[str], references: Sequence[str],
+                   settings: BlockTrainingSettings, out: str | Path, search: SearchSettings | None = None,
+                   workers: int = 1, scheduler: str | None = None, resume: bool = False,
+                   quiet: bool = True) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
+    """Train binary block feature weights (module docstring); returns the best pass's weights and every pass.
+
+    sources, references: the training subset in the model's token form;
+    search: search settings replacing the ini's (default: MON/SWAP, as the
+    paper); writes to ``out`` (see the module docstring).
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ini = Path(ini).resolve()
+    model = TranslationModel.load(ini, search)
+    if search is None:
+        search = replace(model.settings, reordering="mon-swap")
+        model = replace(model, settings=search)
+    refs = References(list(references))
+    fingerprint = json.loads(json.dumps({"settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
+                                         "sentences": len(sources), "search": asdict(search)}))
+    checkpoint = out / CHECKPOINT
+    if checkpoint.exists() and not resume:
+        raise PbmtError(f"{out} holds a training run ({CHECKPOINT}): pass --resume to continue it, "
+                        "or choose another output folder")
+    state = _Worker(model, settings.n_best, settings.oracle_n_best, settings.oracle_beam)
+    with ParallelMap(partial(_load_worker, ini, search, settings.n_best, settings.oracle_n_best,
+                             settings.oracle_beam), _sequences, workers, scheduler, state=state) as pmap:
+
+        def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
+            progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet, file=sys.stderr, leave=False)
+            items = [(kind, path, s, r) for s, r in zip(sources, references)]
+            found = list(pmap.map(items, progress=progress.update))
+            progress.close()
+            return found
+
+        def add(sets: RelevantSets, found: list[list[FoundSequence]], index: FeatureIndex) -> tuple[int, np.ndarray]:
+            texts = [s.text for seqs in found for s in seqs]
+            sentence_of = np.array([i for i, seqs in enumerate(found) for _ in seqs], np.int64)
+            stats = refs.stats(texts, sentence_of)
+            bleu = sentence_bleu_plus1(stats)
+            new = 0
+            for k, (i, seq) in enumerate(zip(sentence_of, (s for seqs in found for s in seqs))):
+                ids, counts = index.vector(sequence_names(seq.blocks))
+                key = _key(seq.blocks)
+                new += sets.add(int(i), key, ids, counts, float(bleu[k]), seq.base)
+            firsts = np.searchsorted(sentence_of, np.arange(len(found)))
+            return new, stats[firsts]
+
+        if resume and checkpoint.exists():
+            truth, relevant, index, rng, records = _load(checkpoint, fingerprint, len(sources))
+        else:
+            index = FeatureIndex()
+            truth, relevant = RelevantSets(len(sources)), RelevantSets(len(sources))
+            found = run("oracle", None, "oracle V5")
+            empty = [s for s, seqs in enumerate(found) if not seqs]
+            if empty:
+                raise PbmtError(f"the oracle search found no block sequence for sentence(s) {empty[:5]} (0-based)")
+            add(truth, found, index)
+            rng = np.random.default_rng(settings.seed)
+            records = []
+        while len(records) < settings.passes:
+            number = len(records) + 1
+            started = time.perf_counter()
+            updates = 0
+            weights = np.zeros(len(index))
+            if number > 1:
+                weights, updates = train_block_weights(truth, relevant, len(index), settings, rng)
+            trained = time.perf_counter()
+            named = BlockWeights(index.names[:len(weights)], weights)
+            path = out / f"pass{number}.weights.txt"
+            named.write(path)
+            found = run("decode", str(path), f"pass {number}")
+            new, first = add(relevant, found, index)
+            decoded = time.perf_counter()
+            records.append(BlockPass(number, float(sentence_bleu_plus1(first).mean()), corpus_bleu(first),
+                                     len(index), len(named), len(relevant), decoded - trained, trained - started,
+                                     updates))
+            _save(checkpoint, truth, relevant, index, rng, records, fingerprint)
+            _write_log(records, out)
+            if not quiet:
+                r = records[-1]
+                print(f"pass {number}: sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
+                      f"{100 * r.corpus_bleu:.2f}, {r.features} features ({r.nonzero} non-zero), relevant sets "
+                      f"{r.relevant_size} (+{new}), online step {r.online_seconds:.1f} s, decode "
+                      f"{r.decode_seconds:.0f} s", file=sys.stderr)
+    best = max(records, key=lambda r: r.sentence_bleu)
+    chosen = BlockWeights.read(out / f"pass{best.number}.weights.txt")
+    chosen.write(out / "sparse-weights.txt")
+    return chosen, tuple(records)
+
+
+def _key(blocks: Sequence[Block]) -> int:
+    """A stable 62-bit key of a block sequence (spans and target phrases)."""
+    text = repr([(b.src_start, b.src_end, b.target) for b in blocks]).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 2
+
+
+def _save(path: Path, truth: RelevantSets, relevant: RelevantSets, index: FeatureIndex, rng: np.random.Generator,
+          records: list[BlockPass], fingerprint: dict) -> None:
+    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "records": [asdict(r) for r in records]}
+    names = "\n".join(index.names).encode("utf-8")
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, state=np.frombuffer(json.dumps(state).encode("utf-8"), np.uint8),
+                 names=np.frombuffer(names, np.uint8), **truth.arrays("truth"), **relevant.arrays("relevant"))
+
+
+def _load(path: Path, fingerprint: dict, n_sentences: int):
+    with np.load(path) as arrays:
+        if "names" not in arrays:
+            raise PbmtError(f"{path}: not a binary-feature training checkpoint")
+        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
+        if state["fingerprint"] != fingerprint:
+            raise PbmtError(f"{path}: cannot resume: the run was started with other settings or data")
+        text = bytes(arrays["names"]).decode("utf-8")
+        index = FeatureIndex(text.split("\n") if text else ())
+        truth = RelevantSets.from_arrays(arrays, "truth", n_sentences)
+        relevant = RelevantSets.from_arrays(arrays, "relevant", n_sentences)
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state["rng"]
+    return truth, relevant, index, rng, [BlockPass(**r) for r in state["records"]]
+
+
+def _write_log(records: list[BlockPass], out: Path) -> None:
+    with atomic_write(out / "log.tsv") as handle:
+        handle.write("pass\tsentence_bleu\tcorpus_bleu\tfeatures\tnonzero_weights\trelevant_size\tdecode_s\t"
+                     "online_s\tupdates\n")
+        for r in records:
+            handle.write(f"{r.number}\t{100 * r.sentence_bleu:.4f}\t{100 * r.corpus_bleu:.4f}\t{r.features}\t"
+                         f"{r.nonzero}\t{r.relevant_size}\t{r.decode_seconds:.2f}\t{r.online_seconds:.3f}\t"
+                         f"{r.updates}\n")
