@@ -21,9 +21,16 @@ output weights (the paper's "dev bleu" column; corpus BLEU beside it); test =
 corpus BLEU (sacrebleu, ``tokenize='none'``) of the test 1-best; time per
 online iteration = seconds of one online training step (R SGD passes over the
 relevant sets) for the online rows, and of one MERT optimisation (on the
-accumulated pool) for the MERT rows, averaged over the run. Output weights:
+accumulated pool) for the MERT rows, the median over the run (the first
+call may include numba's compilation). Output weights:
 MERT's last iteration's, the online algorithms' best pass by dev sentence
 BLEU+1 (which may be a seed pass).
+
+--binary-sentences N adds one run of Costmargin on binary block features
+(``pbmt.tune.block_training``) over the first N training pairs
+(``train.tok.*``): the feature count, the training subset's sentence BLEU+1
+per pass, and test BLEU with the untuned dense weights plus the learned
+binary ones (compare the "untuned" row).
 
 To stay feasible on a shared 2-core machine the defaults use subsets and fewer
 passes than the paper (the printed header says which); every decode runs on
@@ -31,7 +38,8 @@ one dask cluster of --workers processes (``pbmt.parallel``). Timings are wall
 clock and noisy under load (the header prints the load average).
 
     python benchmarks/bench_relevant_set.py [--dev-sentences 30] [--test-sentences 100] [--passes 8]
-        [--mert-iterations 4] [--reordering mon-swap] [--stack 50] [--workers 2] [--out DIR] [--json FILE]
+        [--mert-iterations 4] [--reordering mon-swap] [--stack 50] [--workers 2] [--binary-sentences N]
+        [--binary-passes 3] [--only-binary] [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from pbmt.config import MosesConfig
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
+from pbmt.tune.block_training import BlockTrainingSettings, block_training, translate_with_block_weights
 from pbmt.tune.loop import DevDecoder, LoopSettings, tune
 from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
@@ -83,6 +92,30 @@ def dev_scores(texts, references: References) -> tuple[float, float]:
     return 100 * float(sentence_bleu_plus1(stats).mean()), 100 * corpus_bleu(stats)
 
 
+def binary_run(args, settings, scheduler, test_src, test_refs, out, rows) -> None:
+    """Costmargin on binary block features over the first --binary-sentences training pairs; test BLEU under the
+    untuned dense weights plus the learned binary weights."""
+    src = (DATA / "train.tok.es").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
+    ref = (DATA / "train.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
+    started = time.perf_counter()
+    weights, passes = block_training(INI, src, ref, BlockTrainingSettings(passes=args.binary_passes),
+                                     out / "binary", settings, scheduler=scheduler, quiet=False)
+    trained = time.perf_counter() - started
+    hypotheses = translate_with_block_weights(INI, test_src, out / "binary" / "sparse-weights.txt", settings,
+                                              scheduler=scheduler)
+    test_bleu = sacrebleu.corpus_bleu(hypotheses, [test_refs], tokenize="none", force=True).score
+    best = max(passes, key=lambda p: p.sentence_bleu)
+    print(f"# binary block features on {len(src)} training pairs, {len(passes)} passes ({trained:.0f} s): "
+          f"features {passes[-1].features}, non-zero weights of the best pass {len(weights)}; training sentence "
+          f"BLEU+1 per pass " + " ".join(f"{100 * p.sentence_bleu:.2f}" for p in passes)
+          + f"; online step {np.median([p.online_seconds for p in passes[1:]]) if len(passes) > 1 else 0:.2f} s")
+    print(f"{'binary+dense':<12} {1:>6} {100 * best.sentence_bleu:9.2f} {100 * best.corpus_bleu:9.2f} "
+          f"{test_bleu:9.2f} {'':>12} {len(passes):>7}   (dev columns: the training subset)", flush=True)
+    rows.append({"method": "binary+dense", "n_best": 1, "training_sentence_bleu": 100 * best.sentence_bleu,
+                 "training_bleu": 100 * best.corpus_bleu, "test_bleu": test_bleu, "features": passes[-1].features,
+                 "nonzero_weights": len(weights), "passes": [dataclasses.asdict(p) for p in passes]})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dev-sentences", type=int, default=30)
@@ -94,6 +127,10 @@ def main() -> None:
     parser.add_argument("--reordering", choices=REORDERING_MODES, default="mon-swap")
     parser.add_argument("--stack", type=int, default=50, help="stack size of every decoding (Moses: 200)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--binary-sentences", type=int, default=0, help="also train binary block features on "
+                        "this many training sentence pairs (train.tok.*; 0: skip)")
+    parser.add_argument("--binary-passes", type=int, default=3, help="decoding passes of the binary run")
+    parser.add_argument("--only-binary", action="store_true", help="skip the Table VII rows")
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write the table as JSON")
     args = parser.parse_args()
@@ -131,23 +168,25 @@ def main() -> None:
               f"{'s/online it':>12} {'decodes':>7}")
         add_row("flat", None, np.full(model.layout.size, 0.1), None, 0)
         add_row("untuned", None, model.weights, None, 0)
-        for n in args.mert_nbest:
+        for n in [] if args.only_binary else args.mert_nbest:
             with DevDecoder(INI, dev_src, n, scheduler=cluster.scheduler_address, settings=settings) as decoder:
                 result = tune(decoder, dev_refs, model.config, model.layout, Mert(), out / f"mert-{n}",
                               LoopSettings(n_best=n, max_iterations=args.mert_iterations))
-            seconds = float(np.mean([r.optimize_seconds for r in result.iterations]))
+            seconds = float(np.median([r.optimize_seconds for r in result.iterations]))
             add_row("mert", n, result.weights, seconds, len(result.iterations))
-        for algorithm in ("costmargin", "perceptron"):
+        for algorithm in () if args.only_binary else ("costmargin", "perceptron"):
             for n in args.online_nbest:
                 with DevDecoder(INI, dev_src, n, scheduler=cluster.scheduler_address, settings=settings) as decoder:
                     result = relevant_set_tune(decoder, dev_refs, model.config, model.layout,
                                                RelevantSetSettings(algorithm, passes=args.passes, n_best=n),
                                                out / f"{algorithm}-{n}")
-                seconds = float(np.mean([p.online_seconds for p in result.passes[2:]])) if len(result.passes) > 2 \
-                    else None
+                seconds = float(np.median([p.online_seconds for p in result.passes[2:]])) \
+                    if len(result.passes) > 2 else None
                 best = result.best
                 add_row(algorithm, n, result.weights, seconds, len(result.passes),
                         (100 * best.sentence_bleu, 100 * best.corpus_bleu))
+        if args.binary_sentences:
+            binary_run(args, settings, cluster.scheduler_address, test_src, test_refs, out, rows)
     finally:
         dev.close()
         test.close()

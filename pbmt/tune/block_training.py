@@ -40,6 +40,7 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
@@ -229,10 +230,9 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ini = Path(ini).resolve()
-    model = TranslationModel.load(ini, search)
     if search is None:
-        search = replace(model.settings, reordering="mon-swap")
-        model = replace(model, settings=search)
+        search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
+    model = TranslationModel.load(ini, search)
     refs = References(list(references))
     fingerprint = json.loads(json.dumps({"settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
                                          "sentences": len(sources), "search": asdict(search)}))
@@ -305,6 +305,19 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     chosen = BlockWeights.read(out / f"pass{best.number}.weights.txt")
     chosen.write(out / "sparse-weights.txt")
     return chosen, tuple(records)
+
+
+def translate_with_block_weights(ini: str | Path, sources: Sequence[str], weights: str | Path,
+                                 search: SearchSettings | None = None, workers: int = 1,
+                                 scheduler: str | None = None) -> list[str]:
+    """1-best translations (model tokens) of ``sources`` under the ini's dense weights plus the binary
+    weights of the file ``weights`` (``BlockWeights.write``); search: as ``block_training``'s (default MON/SWAP)."""
+    ini = Path(ini).resolve()
+    if search is None:
+        search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
+    items = [("decode", str(Path(weights).resolve()), source, "") for source in sources]
+    with ParallelMap(partial(_load_worker, ini, search, 1, 1, 1), _sequences, workers, scheduler) as pmap:
+        return [found[0].text if found else "" for found in pmap.map(items)]
 
 
 def _key(blocks: Sequence[Block]) -> int:
