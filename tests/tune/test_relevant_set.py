@@ -13,6 +13,7 @@ from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, 
                                            sparse_costmargin_epoch)
 from pbmt.tune.loop import CHECKPOINT
 from pbmt.tune.block_features import BlockWeights
+from pbmt.tune.block_training import translate_with_block_weights
 from pbmt.tune.pool import Pool
 from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
 
@@ -188,3 +189,12 @@ def test_binary_training_resumes_to_the_uninterrupted_weights(tiny_model_dir, ti
     assert int(logs[0][-1][3]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
                                           for name in weights.weight)
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 1
+
+
+def test_translating_with_no_binary_weights_is_mon_swap_decoding(tiny_model_dir, tiny_dev, tmp_path):
+    BlockWeights([], np.zeros(0)).write(tmp_path / "none.txt")
+    sources = (tiny_dev / "dev.src").read_text().splitlines()
+    texts = translate_with_block_weights(tiny_model_dir / "moses.ini", sources, tmp_path / "none.txt")
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tiny_dev / "dev.src"),
+                 "-o", str(tmp_path / "out.txt"), "--tokenized", "--reordering", "mon-swap"]) == 0
+    assert texts == (tmp_path / "out.txt").read_text().splitlines()
