@@ -30,7 +30,8 @@ nothing: it samples hypotheses with the Gibbs sampler and updates the weights
 online (--epochs, --batch-size, --samples-per-sentence, --chains); it writes
 moses.ini (the averaged weights), log.tsv (per epoch: updates, steps,
 seconds, dev BLEU of the stack decoder's 1-best under the weights averaged so
-far, those weights and the chains' mixed weights) and samplerank.npz. The dev
+far, those weights and the chains' mixed weights), dev-bleu.png and
+samplerank.npz. The dev
 BLEU costs one decoding of the dev set per epoch, after tuning (--no-dev-bleu
 skips it). `pbmt plot tuning` and `pbmt plot weights` draw both kinds of log.
 
@@ -61,7 +62,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
-from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
+from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer, tune,
                             tuned_config, weight_line)
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
@@ -245,6 +246,8 @@ def run_samplerank(args: argparse.Namespace) -> int:
         for e, bleu in zip(tuner.log_, dev_bleu):
             handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t{bleu}\t"
                          f"{weight_line(model.layout, e.averaged)}\t{weight_line(model.layout, e.weights)}\n")
+    if args.dev_bleu:
+        save_png(tuning_figure([read_tuning_log(args.out / "log.tsv")]), args.out / "dev-bleu.png")
     if not args.quiet:
         print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         print(f"tuned weights: {weight_line(model.layout, tuner.weights_)}", file=sys.stderr)

@@ -172,6 +172,7 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     tuned = TranslationModel.load(out / "moses.ini")
     np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
     log = read_tuning_log(out / "log.tsv")
+    assert (out / "dev-bleu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert log.algorithm == "samplerank" and log.steps.tolist() == [1, 2]
     for row, epoch in zip(log.weights, expected.log_):
         np.testing.assert_allclose(row, epoch.averaged, atol=1e-8)
