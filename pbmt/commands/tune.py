@@ -63,9 +63,9 @@ from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
-from pbmt.tune.loop import (OPTIMIZERS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer, tune,
-                            tuned_config, weight_line)
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
+from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
+                             tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
@@ -123,6 +123,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nbest", type=int, help="n-best entries decoded per sentence (default: 100; "
                         "costmargin and perceptron: 1, the paper's relevant-set growth)")
     parser.add_argument("--iterations", type=int, default=25, help="at most this many decode-optimise iterations")
+    parser.add_argument("--keep", choices=OUTPUTS, default="best-dev", help="which weights moses.ini gets: those "
+                        "whose decode had the highest dev BLEU, or the optimiser's last (mert-moses.pl's default)")
     parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
@@ -212,7 +214,9 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
         print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
               f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
               f"at pass {result.best.number}", file=sys.stderr)
-        print(f"tuned weights: {weight_line(model.layout, result.weights)}", file=sys.stderr)
+        kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in
+                else "the optimiser's last, not decoded yet")
+        print(f"tuned weights ({kept}): {weight_line(model.layout, result.weights)}", file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0
 
@@ -311,6 +315,8 @@ def run(args: argparse.Namespace) -> int:
               f"{time.perf_counter() - started:.0f} s"
               + (f"; best dev BLEU {100 * best.dev_bleu:.2f} at iteration {best.iteration}" if best else ""),
               file=sys.stderr)
-        print(f"tuned weights: {weight_line(model.layout, result.weights)}", file=sys.stderr)
+        kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in
+                else "the optimiser's last, not decoded yet")
+        print(f"tuned weights ({kept}): {weight_line(model.layout, result.weights)}", file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0

@@ -12,8 +12,11 @@ Each iteration (Och, 2003; Hopkins & May, 2011, Fig. 1):
 It stops when an n-best list adds nothing new to the pool (the optimiser is not
 run again: the weights stay), when no weight moves by more than
 ``weight_tolerance``, or after ``max_iterations`` iterations. The tuned
-weights are the last ones the optimiser returned (as Moses's mert-moses.pl
-writes them), in ``moses.ini``.
+weights in ``moses.ini`` are, by default, those whose decode had the highest
+dev BLEU (mert-moses.pl's ``--return-best-dev``): MERT's weights can fit the
+pool and still decode badly (the pool holds only what earlier weights found),
+and the dev BLEU of each decode is the measured truth. ``output="last"``
+keeps the last weights the optimiser returned (mert-moses.pl's default).
 
 **Optimiser interface.** Any object with ``fit(pool, initial_weights, rng) ->
 self`` that sets ``weights_`` plugs in: ``pool`` is a ``Pool`` (features
@@ -72,6 +75,7 @@ OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro":
               "listnet": "pbmt.tune.listnet:ListNet"}
 
 CHECKPOINT = "checkpoint.npz"
+OUTPUTS = ("best-dev", "last")
 
 
 class Optimizer(Protocol):
@@ -94,13 +98,20 @@ def make_optimizer(name: str, **params) -> Optimizer:
 class LoopSettings:
     """n_best: entries decoded per sentence; max_iterations; weight_tolerance: stop
     when no weight moves more than this; dedup: "derivation" or "string"; seed:
-    of the optimiser's random generator."""
+    of the optimiser's random generator; output: which weights ``moses.ini``
+    gets, "best-dev" (those whose decode had the highest dev BLEU, as
+    mert-moses.pl's --return-best-dev) or "last" (the optimiser's last)."""
 
     n_best: int = 100
     max_iterations: int = 25
     weight_tolerance: float = 1e-5
     dedup: str = "derivation"
     seed: int = 1
+    output: str = "best-dev"
+
+    def __post_init__(self):
+        if self.output not in OUTPUTS:
+            raise PbmtError(f"unknown output choice {self.output!r}; known: {', '.join(OUTPUTS)}")
 
 
 @dataclass(frozen=True)
@@ -120,11 +131,14 @@ class Iteration:
 
 @dataclass(frozen=True)
 class TuneResult:
-    """The tuned weights (float64[n_features]), the log, and why the loop stopped."""
+    """The tuned weights (float64[n_features]), the log, why the loop stopped, and
+    which weights were kept: ``decoded_in``, the iteration whose decode used the
+    tuned weights (0: the optimiser's last weights, never decoded)."""
 
     weights: np.ndarray
     iterations: tuple[Iteration, ...]
     stop_reason: str
+    decoded_in: int
 
 
 Decoder = Callable[[np.ndarray], Sequence[Sequence[NBestEntry]]]
@@ -182,9 +196,14 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
                   f"under the new weights, pool {r.pool_size} (+{n_new}), decode {r.decode_seconds:.1f} s, "
                   f"optimise {r.optimize_seconds:.1f} s", file=sys.stderr)
     stop_reason = finished or f"reached the iteration limit ({settings.max_iterations})"
+    decoded = [layout.weights(config)] + [np.array(r.weights) for r in records[:-1]]
+    if settings.output == "best-dev" and records:
+        best = max(range(len(records)), key=lambda k: (records[k].dev_bleu, k))
+        weights = decoded[best]
+    decoded_in = next((k + 1 for k in reversed(range(len(records))) if np.array_equal(decoded[k], weights)), 0)
     _write_config(config, layout, weights, out / "moses.ini")
     _write_log(records, layout, out)
-    return TuneResult(weights, tuple(records), stop_reason)
+    return TuneResult(weights, tuple(records), stop_reason, decoded_in)
 
 
 def decoded_pool(nbest: Sequence[Sequence[NBestEntry]], layout: FeatureLayout, references: References,
@@ -205,7 +224,7 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:
     params = {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
     return json.loads(json.dumps({
-        "settings": {k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance")},
+        "settings": {k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
         "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
         "optimizer": type(optimizer).__name__, "parameters": params,
     }, default=str))

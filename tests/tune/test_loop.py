@@ -57,9 +57,10 @@ def run(decoder, config, layout, out, resume=False, seed=1, **settings):
 
 def test_loop_writes_tuned_ini_log_plot_and_stops_at_its_limit(config, layout, tmp_path):
     decoder = FakeDecoder(layout)
-    result = run(decoder, config, layout, tmp_path, max_iterations=3)
+    result = run(decoder, config, layout, tmp_path, max_iterations=3, output="last")
     assert decoder.calls == 3 and len(result.iterations) == 3
     assert result.stop_reason == "reached the iteration limit (3)"
+    assert result.weights.tolist() == list(result.iterations[-1].weights) and result.decoded_in == 0
     tuned = MosesConfig.read(tmp_path / "moses.ini")
     assert layout.weights(tuned) == pytest.approx(result.weights, rel=1e-8)  # the ini has 9 digits
     assert tuned.weights["UnknownWordPenalty0"] == (1.0,)
@@ -76,6 +77,20 @@ def test_loop_writes_tuned_ini_log_plot_and_stops_at_its_limit(config, layout, t
     for r, weights in zip(result.iterations[1:], [it.weights for it in result.iterations]):
         firsts = [entries[0].text for entries in decoder(np.array(weights))]
         assert r.dev_bleu == pytest.approx(corpus_bleu(segment_stats(firsts, [[x] for x in decoder.references])))
+
+
+def test_best_dev_output_keeps_the_weights_whose_decode_scored_best(config, layout, tmp_path):
+    decoder = FakeDecoder(layout, seed=3)
+    result = run(decoder, config, layout, tmp_path, max_iterations=4)
+    decoded = [layout.weights(config)] + [np.array(r.weights) for r in result.iterations[:-1]]
+    dev = [corpus_bleu(segment_stats([entries[0].text for entries in decoder(w)], [[x] for x in decoder.references]))
+           for w in decoded]
+    assert dev == pytest.approx([r.dev_bleu for r in result.iterations])
+    best = max(range(4), key=lambda k: (dev[k], k))
+    assert np.array_equal(result.weights, decoded[best]) and result.decoded_in == best + 1
+    assert layout.weights(MosesConfig.read(tmp_path / "moses.ini")) == pytest.approx(decoded[best], rel=1e-8)
+    with pytest.raises(PbmtError, match="unknown output choice"):
+        LoopSettings(output="first")
 
 
 def test_loop_stops_when_the_pool_gains_nothing(config, layout, tmp_path):
