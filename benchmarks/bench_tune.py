@@ -64,7 +64,8 @@ def score_test(model: TranslationModel, ini: Path, weights: np.ndarray, sources,
 def optimizer_params(args: argparse.Namespace) -> dict:
     """Constructor parameters of the benchmarked optimiser."""
     if args.algorithm == "mert":
-        return {"restarts": args.restarts, "random_directions": args.random_directions}
+        return {"restarts": args.restarts, "random_directions": args.random_directions,
+                "significance": args.significance}
     return {}
 
 
@@ -78,6 +79,8 @@ def main() -> None:
     parser.add_argument("--nbest", type=int, default=100)
     parser.add_argument("--restarts", type=int, default=20, help="MERT's random restarts")
     parser.add_argument("--random-directions", type=int, default=10, help="MERT's random directions per round")
+    parser.add_argument("--significance", type=float, default=0.05,
+                        help="MERT: a random restart must beat the previous weights' climb at this level")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")

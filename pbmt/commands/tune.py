@@ -8,7 +8,11 @@ source and references must be in the model's token form (tokenised and
 lowercased as the model was trained, like dev.tok.es / dev.tok.en).
 
 MERT L1-normalises the tuned weights (as Moses does) and keeps
-UnknownWordPenalty0 fixed (Moses never tunes it).
+UnknownWordPenalty0 fixed (Moses never tunes it). Two guards against its
+known instability (weights that fit the pool and decode word salad): a random
+restart replaces the climb from the previous weights only when it is
+significantly better on the pool (--significance), and moses.ini gets the
+weights whose decode scored the best dev BLEU (--keep).
 PRO (Hopkins & May, 2011: sampled pairs, logistic regression) and APRO
 (Dreyer & Dong, 2015: all pairs, ranking SVM) learn to rank candidate pairs
 by BLEU+1 and interpolate with the previous weights (--interpolation); they
@@ -81,6 +85,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                         "previous weights")
     parser.add_argument("--random-directions", type=int, default=10, help="MERT: random directions searched "
                         "in each round besides the coordinate directions")
+    parser.add_argument("--significance", type=float, default=0.05, help="MERT: the best random restart "
+                        "replaces the climb from the previous weights only if its pool BLEU is better at this "
+                        "level under paired bootstrap resampling (0: whenever it is higher, as Moses)")
     parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
                         "(Gamma)")
     parser.add_argument("--pro-keep", type=int, default=50, help="PRO: pairs kept per sentence, those of largest "
@@ -112,7 +119,10 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
         raise PbmtError("--restarts and --random-directions must not be negative")
     if args.algorithm == "listnet":
         return make_optimizer("listnet")  # the paper's defaults; pbmt rescore exposes its settings
-    return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions)
+    if not 0.0 <= args.significance < 1.0:
+        raise PbmtError("--significance must be in [0, 1)")
+    return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions,
+                          significance=args.significance)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -256,3 +256,23 @@ def test_smoothing_table_and_bad_input():
         segment_stats_ids(offsets, words, np.array([1]), compiled)
     with pytest.raises(ValueError, match="pass ref_index"):
         segment_stats(["a", "b"], [["a"]])
+
+
+def test_paired_bootstrap_equals_the_exact_resampling_distribution():
+    """On 3 sentences every resample can be enumerated: the estimate approaches the exact probability."""
+    from itertools import product
+
+    from pbmt.metrics.bleu import paired_bootstrap
+
+    refs = [["the lord said unto moses"], ["and the house of israel"], ["go unto the land"]]
+    a = segment_stats(["the lord said unto moses", "and the house", "go to the land"], refs)
+    b = segment_stats(["the lord spake unto moses", "and the house of israel", "go unto land"], refs)
+    exact = 0.0
+    for draw in product(range(3), repeat=3):
+        counts = np.bincount(draw, minlength=3)
+        if bleu(counts @ b) > bleu(counts @ a):
+            exact += 1 / 27
+    assert 0.0 < exact < 1.0
+    estimate = paired_bootstrap(a, b, np.random.default_rng(0), resamples=40000)
+    assert estimate == pytest.approx(exact, abs=0.01)
+    assert paired_bootstrap(a, a, np.random.default_rng(0)) == 0.0
