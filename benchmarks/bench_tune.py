@@ -65,7 +65,7 @@ def optimizer_params(args: argparse.Namespace) -> dict:
     """Constructor parameters of the benchmarked optimiser."""
     if args.algorithm == "mert":
         return {"restarts": args.restarts, "random_directions": args.random_directions,
-                "significance": args.significance}
+                "significance": args.significance, "max_step": args.max_step}
     return {}
 
 
@@ -81,6 +81,8 @@ def main() -> None:
     parser.add_argument("--random-directions", type=int, default=10, help="MERT's random directions per round")
     parser.add_argument("--significance", type=float, default=0.05,
                         help="MERT: a random restart must beat the previous weights' climb at this level")
+    parser.add_argument("--max-step", type=lambda v: None if v == "none" else float(v), default=2.0,
+                        help="MERT: reach of a line search in units of the weights' L1 norm ('none': unbounded)")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")

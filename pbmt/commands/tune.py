@@ -88,6 +88,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     parser.add_argument("--significance", type=float, default=0.05, help="MERT: the best random restart "
                         "replaces the climb from the previous weights only if its pool BLEU is better at this "
                         "level under paired bootstrap resampling (0: whenever it is higher, as Moses)")
+    parser.add_argument("--max-step", type=lambda v: None if v == "none" else float(v), default=2.0,
+                        help="MERT: a line search looks at most this many times the weights' L1 norm away from "
+                        "them ('none': Och's unbounded search, which can walk to weights that decode word salad)")
     parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
                         "(Gamma)")
     parser.add_argument("--pro-keep", type=int, default=50, help="PRO: pairs kept per sentence, those of largest "
@@ -121,8 +124,10 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
         return make_optimizer("listnet")  # the paper's defaults; pbmt rescore exposes its settings
     if not 0.0 <= args.significance < 1.0:
         raise PbmtError("--significance must be in [0, 1)")
+    if args.max_step is not None and args.max_step <= 0:
+        raise PbmtError("--max-step must be positive (0 or less is no search at all)")
     return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions,
-                          significance=args.significance)
+                          significance=args.significance, max_step=args.max_step)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

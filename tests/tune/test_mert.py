@@ -62,6 +62,54 @@ def test_line_search_equals_brute_force_on_random_pools(seed):
     assert brute_bleu(pool, a, b, np.array([gamma]))[0] == pytest.approx(score, abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_bounded_line_search_equals_brute_force_inside_its_reach(seed):
+    rng = np.random.default_rng(50 + seed)
+    pool = random_pool(rng)
+    w, d = rng.normal(size=3), rng.normal(size=3)
+    a, b = pool.features @ w, pool.features @ d
+    points = crossings(pool, a, b)
+    reach = float(np.quantile(np.abs(points), 0.3))  # cuts off most breakpoints
+    gamma, score = line_search(a, b, pool.offsets, pool.stats, reach)
+    assert abs(gamma) < reach
+    inner = points[np.abs(points) < reach]
+    cuts = np.concatenate([[-reach], inner, [reach]])
+    grid = np.concatenate([np.linspace(-reach, reach, 4003)[1:-1], inner, (cuts[1:] + cuts[:-1]) / 2])
+    assert brute_bleu(pool, a, b, grid).max() == pytest.approx(score, abs=1e-12)
+    assert brute_bleu(pool, a, b, np.array([gamma]))[0] == pytest.approx(score, abs=1e-12)
+
+
+@pytest.mark.parametrize("reach, gamma", [(np.inf, 4.0), (10.0, 4.0), (3.0, 2.5)])
+def test_a_half_line_beyond_the_reach_is_clipped_to_its_middle(reach, gamma):
+    """Lines 1 - g, 0, -2 + g as below, candidate 2 best: the half-line (2, inf) is cut at ``reach``."""
+    stats = np.tile(np.array([10, 10, 5, 3, 2, 1, 10, 9, 8, 7]), (3, 1))
+    stats[2, 2:6] += 3
+    found, _ = line_search(np.array([1.0, 0.0, -2.0]), np.array([-1.0, 0.0, 1.0]), np.array([0, 3]), stats, reach)
+    assert found == gamma
+
+
+def test_every_step_of_a_bounded_climb_stays_within_its_reach(monkeypatch):
+    import pbmt.tune.mert as mert_module
+
+    steps = []
+
+    def recording(a, b, offsets, stats, reach=np.inf):
+        gamma, score = line_search(a, b, offsets, stats, reach)
+        steps.append((gamma, reach))
+        return gamma, score
+
+    monkeypatch.setattr(mert_module, "line_search", recording)
+    rng = np.random.default_rng(8)
+    pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
+    start = rng.uniform(0.5, 1.0, size=5)
+    mert = Mert(restarts=2, random_directions=3, max_step=0.5).fit(pool, start, np.random.default_rng(0))
+    assert mert.score_ >= pool.bleu(start)
+    assert steps and all(abs(gamma) < reach < np.inf for gamma, reach in steps)
+    assert steps[0][1] == pytest.approx(0.5 * start.sum())  # the reach is max_step times the L1 norm
+    with pytest.raises(ValueError, match="max_step"):
+        Mert(max_step=0.0)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_line_search_with_ties_and_parallel_lines(seed):
     """Integer features: equal slopes, equal lines and breakpoints shared by sentences."""
