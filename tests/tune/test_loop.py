@@ -51,6 +51,7 @@ def layout(config):
 
 
 def run(decoder, config, layout, out, resume=False, seed=1, **settings):
+    settings.setdefault("weight_tolerance", 0.0)  # run to the iteration limit unless a test says otherwise
     return tune(decoder, References(decoder.references), config, layout, Mert(restarts=3, random_directions=2),
                 out, LoopSettings(n_best=decoder.n_best, seed=seed, **settings), resume=resume)
 
