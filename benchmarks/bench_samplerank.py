@@ -1,83 +1,112 @@
-"""Claim: SampleRank-tuned weights decode a held-out dev subset at least as well as the untuned ones.
+"""Claim: SampleRank (Haddow, Arun & Koehn 2011) tunes the shared model at least as well as untuned weights, with
+dense features and with the sparse phrase-boundary features, and more chains reduce the variance across seeds.
 
-Setting: the shared Moses model (``model/moses.ini``), SampleRank on the first
---tune dev sentences (one process, chains run in turn), then the stack decoder
-(default settings) on the next --heldout dev sentences with the untuned
-weights, the averaged tuned weights and the last mixed weights. Prints BLEU
-(percent, sacrebleu-style exp smoothing on the id statistics), sampler steps
-per second of tuning, and updates.
+Setting (kept small for a shared 2-core machine; every number printed says its subset):
+- model: the shared Moses model (``bible-es-en/model/moses.ini``), pbmt's stack decoder with its settings;
+- tuning: the first --tune dev sentences (default 100), --epochs epochs (default 2) of batches of 10, 100
+  samples and 100 burn-in steps per sentence, C and the gain scale as ``pbmt tune``'s defaults;
+- evaluation: corpus BLEU (percent, sacrebleu-equal statistics on ids) of the stack decoder's 1-best on the first
+  --test test sentences (default 200) under the averaged tuned weights;
+- configurations: dense features with 1 and 4 chains, dense + boundary features (50 word classes induced from
+  the training target side by the exchange algorithm, as ``pbmt train`` does) with 4 chains; --seeds seeds each
+  (default 3), mean ± sd. Chains run in turn in one process, so seconds are one core's;
+- anchors: untuned weights, and Moses's own MERT weights (model/README.md: test BLEU 29.82 on all 1,006 test
+  sentences with Moses) decoded by pbmt on the same test subset.
+Prints a table; --json FILE writes the numbers.
 
-    python benchmarks/bench_samplerank.py [--tune 200] [--heldout 200] [--epochs 3] [--chains 2] [--json FILE]
+    python benchmarks/bench_samplerank.py [--tune 100] [--test 200] [--epochs 2] [--seeds 3] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from pbmt.metrics.bleu import corpus_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
-from pbmt.search.decoder import decode
-from pbmt.search.options import TranslationOptions
-from pbmt.tune.samplerank import SampleRank, encode_dev
+from pbmt.model.sparse import SparseModel
+from pbmt.train.word_classes import induce_classes
+from pbmt.tune.samplerank import SampleRank, decoded_bleu, encode_dev
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
-
-
-def dev_bleu(model, weights, sources, references) -> float:
-    """Corpus BLEU in [0, 1] of the stack decoder's 1-best under ``weights``."""
-    tuned = model.with_weights(weights)
-    outputs = []
-    for ids in sources:
-        options = TranslationOptions.build(tuned, ids)
-        best = decode(tuned, options)
-        outputs.append(best[0].derivation.target_words(options) if best else np.zeros(0, np.int32))
-    offsets = np.concatenate([[0], np.cumsum([len(o) for o in outputs])]).astype(np.int64)
-    stats = segment_stats_ids(offsets, np.concatenate(outputs).astype(np.int32), np.arange(len(sources)),
-                              references)
-    return corpus_bleu(stats)
+MOSES_MERT = {  # model/README.md: Moses's MERT, iteration 5 (test BLEU 29.82 with Moses on all 1,006 sentences)
+    "LexicalReordering0": (0.0433835, 0.0685779, 0.0714115, 0.245002, 0.00517624, 0.0380251),
+    "Distortion0": (0.085307,), "LM0": (0.074279,), "WordPenalty0": (-0.157649,), "PhrasePenalty0": (0.0398453,),
+    "TranslationModel0": (0.0369973, 0.0582604, 0.0543552, 0.0217304), "UnknownWordPenalty0": (1.0,)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tune", type=int, default=200)
-    parser.add_argument("--heldout", type=int, default=200)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=10)
+    parser.add_argument("--tune", type=int, default=100, help="first N dev sentences to tune on")
+    parser.add_argument("--test", type=int, default=200, help="first N test sentences to evaluate on")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--samples-per-sentence", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--classes", type=int, default=50, help="word classes for the boundary features")
+    parser.add_argument("--configs", default="dense:1,dense:4,boundary:4", help="features:chains, comma-separated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     model = TranslationModel.load(DATA / "model" / "moses.ini")
-    src = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()
-    ref = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()
-    n = args.tune + args.heldout
-    tune_ids, tune_refs = encode_dev(model.vocab, src[:args.tune], ref[:args.tune])
-    held_sources, held_refs = encode_dev(model.vocab, src[args.tune:n], ref[args.tune:n])
+    src = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.tune]
+    ref = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.tune]
+    tune_ids, tune_refs = encode_dev(model.vocab, src, ref)
+    test_src = (DATA / "test.tok.es").read_text(encoding="utf-8").splitlines()[:args.test]
+    test_ref = (DATA / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test]
+    test_ids, test_refs = encode_dev(model.vocab, test_src, test_ref)
+    print(f"tuning on dev[:{args.tune}], {args.epochs} epochs, {args.samples_per_sentence} samples per sentence; "
+          f"test BLEU on test[:{args.test}]; load average {os.getloadavg()[0]:.1f}", flush=True)
+
+    rows = {"untuned": {"bleu": [100 * decoded_bleu(model, model.weights, test_ids, test_refs)]}}
+    mert = model.layout.weights(replace(model.config, weights=MOSES_MERT))
+    rows["Moses MERT weights (decoded by pbmt)"] = {"bleu": [100 * decoded_bleu(model, mert, test_ids, test_refs)]}
+    for name in rows:
+        print(f"{name}: test BLEU {rows[name]['bleu'][0]:.2f}", flush=True)
 
     started = time.perf_counter()
-    fitted = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, chains=args.chains).fit(
-        model, tune_ids, tune_refs, np.random.default_rng(args.seed))
-    seconds = time.perf_counter() - started
-    steps = sum(e.steps for e in fitted.log_)
+    classes = induce_classes(DATA / "train.tok.en", args.classes).classes
+    print(f"{args.classes} word classes induced in {time.perf_counter() - started:.0f} s", flush=True)
+    for config in args.configs.split(","):
+        features, chains = config.split(":")
+        tuned_model = replace(model, sparse=SparseModel.new(classes) if features == "boundary" else None)
+        row = rows.setdefault(f"SampleRank {features}, {chains} chain(s)",
+                              {"bleu": [], "seconds": [], "steps_per_second": [], "updates": [], "active": []})
+        for seed in range(1, args.seeds + 1):
+            started = time.perf_counter()
+            fitted = SampleRank(args.epochs, 10, args.samples_per_sentence, chains=int(chains)).fit(
+                tuned_model, tune_ids, tune_refs, np.random.default_rng(seed))
+            seconds = time.perf_counter() - started
+            steps = sum(e.steps for e in fitted.log_)
+            row["bleu"].append(100 * decoded_bleu(tuned_model, fitted.weights_, test_ids, test_refs))
+            row["seconds"].append(seconds)
+            row["steps_per_second"].append(steps / seconds)
+            row["updates"].append(sum(e.updates for e in fitted.log_))
+            row["active"].append(int(np.count_nonzero(fitted.weights_[model.layout.size:])))
+            print(f"{features} {chains} chain(s) seed {seed}: test BLEU {row['bleu'][-1]:.2f}, {seconds:.0f} s, "
+                  f"{steps / seconds:.0f} samples/s, {row['updates'][-1]} updates, {row['active'][-1]} active "
+                  f"sparse features", flush=True)
 
-    rows = {"untuned": dev_bleu(model, model.weights, held_sources, held_refs),
-            "samplerank (averaged)": dev_bleu(model, fitted.weights_, held_sources, held_refs),
-            "samplerank (last mixed)": dev_bleu(model, fitted.last_weights_, held_sources, held_refs)}
-    print(f"tuning: {args.tune} sentences, {args.epochs} epochs, {args.chains} chains, {steps} steps in "
-          f"{seconds:.1f} s ({steps / seconds:.0f} steps/s), {sum(e.updates for e in fitted.log_)} updates")
-    print(f"{'weights':<26}held-out BLEU ({args.heldout} sentences)")
-    for name, value in rows.items():
-        print(f"{name:<26}{100 * value:.2f}")
+    print(f"\n{'weights':<40}{'test BLEU (mean ± sd)':<24}{'per seed':<24}{'samples/s':>10}{'wall s':>8}"
+          f"{'sparse':>8}")
+    for name, row in rows.items():
+        bleu = row["bleu"]
+        spread = f" ± {statistics.stdev(bleu):.2f}" if len(bleu) > 1 else ""
+        rate = f"{statistics.mean(row['steps_per_second']):.0f}" if "seconds" in row else "-"
+        wall = f"{statistics.mean(row['seconds']):.0f}" if "seconds" in row else "-"
+        active = f"{statistics.mean(row['active']):.0f}" if "active" in row else "-"
+        print(f"{name:<40}{statistics.mean(bleu):.2f}{spread:<18}{' '.join(f'{b:.2f}' for b in bleu):<24}"
+              f"{rate:>10}{wall:>8}{active:>8}")
+    print(f"(load average {os.getloadavg()[0]:.1f}; Moses's MERT: 29.82 test BLEU with Moses on all 1,006 test "
+          "sentences, model/README.md)")
     if args.json:
-        args.json.write_text(json.dumps({"steps_per_second": steps / seconds, "bleu": rows,
-                                         "weights": fitted.weights_.tolist()}, indent=1))
+        args.json.write_text(json.dumps({"settings": vars(args) | {"json": str(args.json)}, "rows": rows},
+                                        indent=1))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ and lm.arpa.gz. The steps: prepare the corpus (optionally tokenise with
 sacremoses and lowercase; pairs with an empty side are dropped, as Moses's
 clean-corpus-n.perl does), align (eflomal both ways, grow-diag-final-and),
 extract and score phrase pairs, estimate a Kneser-Ney LM of the target side,
-write the configuration. Intermediate files and the steps' stamps go to
+induce target word classes (word-classes.txt, for sparse features), write
+the configuration. Intermediate files and the steps' stamps go to
 --work-dir. Each step reports its time; a step whose inputs and options are
 unchanged since it last ran is skipped, so an interrupted or repeated run
 resumes where it stopped.
@@ -63,6 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm-order", type=int, default=3, help="order of the estimated LM")
     parser.add_argument("--discount-fallback", action="store_true",
                         help="use lmplz's fallback discounts where the closed-form ones fail (tiny corpora)")
+    parser.add_argument("--word-classes", type=int, default=50, metavar="N", help="induce N target word classes "
+                        "(exchange algorithm) into word-classes.txt, for sparse features (pbmt tune --features "
+                        "boundary); 0: none")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -77,6 +81,8 @@ def language(path: Path, given: str | None, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
+    if args.word_classes < 0:
+        raise PbmtError(f"--word-classes must not be negative, not {args.word_classes}")
     if args.min_count < 1:
         raise PbmtError(f"--min-count must be at least 1, not {args.min_count}")
     if args.prune is not None and args.prune < 1:
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
+        word_classes=args.word_classes,
     )
 
     def say(message: str) -> None:

@@ -31,7 +31,8 @@ training subset (--src/--refs, e.g. --sentences 5000), against the BLEU
 oracle's five best MON/SWAP block sequences, the dense weights fixed.
 SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
 nothing: it samples hypotheses with the Gibbs sampler and updates the weights
-online (--epochs, --batch-size, --samples-per-sentence, --chains); it writes
+online (--epochs, --batch-size, --samples-per-sentence, --chains,
+--gain-scale; --documents KEYS keeps batches inside documents); it writes
 moses.ini (the averaged weights), log.tsv (per epoch: updates, steps,
 seconds, dev BLEU of the stack decoder's 1-best under the weights averaged so
 far, those weights and the chains' mixed weights), dev-bleu.png and
@@ -63,6 +64,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.config import MosesConfig
+from pbmt.documents import LEVELS, Documents
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
@@ -73,7 +75,8 @@ from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optim
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
-from pbmt.tune.samplerank import SampleRank, encode_dev
+from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
+from pbmt.tune.samplerank import GAIN_SCALE, SampleRank, decoded_bleu, encode_dev
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
@@ -163,8 +166,19 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--burn-in-per-sentence", type=int, default=100, help="SampleRank: steps per batch "
                         "sentence before updates start")
     parser.add_argument("--samplerank-c", type=float, default=0.01, help="SampleRank: the clip C of an update")
+    parser.add_argument("--gain-scale", type=float, default=GAIN_SCALE, help="SampleRank: nats of model score "
+                        "per unit of batch BLEU (in [0, 1]) when choosing the oracle and in the update's margin "
+                        "(see pbmt/tune/samplerank.py)")
     parser.add_argument("--chains", type=int, default=1, help="SampleRank: chains on shards of the dev set, "
                         "mixed after each epoch (run on --workers processes)")
+    parser.add_argument("--documents", type=Path, metavar="KEYS", help="SampleRank: a keys file (one 'BOOK "
+                        "CHAPTER:VERSE' per dev line, like dev.keys); batches then never cross a document "
+                        "boundary (documents longer than --batch-size are cut into runs of consecutive lines)")
+    parser.add_argument("--document-level", choices=LEVELS, default="chapter", help="SampleRank: what a "
+                        "document is in --documents")
+    parser.add_argument("--word-classes", type=Path, metavar="FILE", help="SampleRank --features boundary: the "
+                        "class file, 'word<TAB>class' per line (default: the model's own sparse features if its "
+                        "pbmt.toml has them, else word-classes.txt beside moses.ini, which pbmt train writes)")
     parser.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
                         help="SampleRank: after tuning, decode the dev set with each epoch's averaged weights "
                         "and log its BLEU (a tuning curve)")
@@ -183,11 +197,16 @@ def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
                         "of the first seed decoding (w1)")
     parser.add_argument("--perturbation", type=float, default=d.perturbation, help="costmargin, perceptron: the "
                         "second seed decoding uses w2 = w1 + U[-p, p] per weight")
-    parser.add_argument("--features", choices=("dense", "binary"), default="dense", help="costmargin: tune the "
-                        "model's dense weights on a dev set, or train binary block features (block, word pairs, "
-                        "orientation x block, boundary bigrams, phrase length) on a training subset given as "
+    parser.add_argument("--features", choices=("dense", "binary", "boundary"), default="dense", help="dense: tune "
+                        "the model's dense weights. binary (costmargin): train binary block features (block, word "
+                        "pairs, orientation x block, boundary bigrams, phrase length) on a training subset given as "
                         "--src/--refs (e.g. --sentences 5000), the dense weights fixed, the truth the BLEU oracle's "
-                        "five best MON/SWAP block sequences; writes sparse-weights.txt (name<TAB>weight)")
+                        "five best MON/SWAP block sequences; writes sparse-weights.txt (name<TAB>weight). boundary "
+                        "(samplerank): tune the dense weights and the sparse phrase-boundary features (a target-side "
+                        "word-class bigram across every phrase boundary, <s> and </s> at the ends; the paper's "
+                        "§3.4), written to --out as sparse-weights.txt and word-classes.txt, referred to by "
+                        "pbmt.toml; moses.ini stays dense (Moses loads it and ignores them); pbmt translate decodes "
+                        "with both")
     parser.add_argument("--oracle-beam", type=int, default=BlockTrainingSettings.oracle_beam, help="--features "
                         "binary: hypotheses per stack of the BLEU oracle search")
 
@@ -241,20 +260,34 @@ def run_samplerank(args: argparse.Namespace) -> int:
     for name in ("epochs", "batch_size", "samples_per_sentence", "chains"):
         if getattr(args, name) < 1:
             raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.burn_in_per_sentence < 0 or args.samplerank_c <= 0:
-        raise PbmtError("--burn-in-per-sentence must not be negative and --samplerank-c must be positive")
+    if args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0:
+        raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c and --gain-scale must be "
+                        "positive")
     sources, dev_references = read_dev(args.src, args.refs, args.sentences)
+    documents = None
+    if args.documents is not None:
+        documents = Documents.read(args.documents, args.document_level, args.sentences)
+        if documents.n_lines != len(sources):
+            raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.src} has {len(sources)} "
+                            "sentences" + (f" (within the first {args.sentences})" if args.sentences else ""))
     refs = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
     started = time.perf_counter()
-    model = TranslationModel.load(args.config)
+    model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     ids, references = encode_dev(model.vocab, sources, refs)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       checkpoint=args.out / "samplerank.npz")
-    tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume)
-    tuned_config(model.config, model.layout, tuner.weights_).write(args.out / "moses.ini")
+                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale)
+    tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
+    dense = model.layout.size
+    tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
+    if model.sparse is not None:
+        model.sparse.with_weights(tuner.weights_[dense:]).write(args.out, vars(model.preprocessing))
     dev_bleu = [MISSING] * len(tuner.log_)
-    if args.dev_bleu:
+    if args.dev_bleu and model.sparse is not None:  # the n-best decoder workers know dense weights only
+        for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
+                                   file=sys.stderr)):
+            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged, ids, references):.4f}"
+    elif args.dev_bleu:
         with DevDecoder(args.config, sources, 1, args.workers, model=model, quiet=args.quiet,
                         scheduler=args.scheduler) as decoder:
             for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
@@ -264,14 +297,37 @@ def run_samplerank(args: argparse.Namespace) -> int:
         handle.write("\t".join(SAMPLERANK_LOG_COLUMNS) + "\n")
         for e, bleu in zip(tuner.log_, dev_bleu):
             handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t{bleu}\t"
-                         f"{weight_line(model.layout, e.averaged)}\t{weight_line(model.layout, e.weights)}\n")
+                         f"{weight_line(model.layout, e.averaged[:dense])}\t"
+                         f"{weight_line(model.layout, e.weights[:dense])}\n")
     if args.dev_bleu:
         save_png(tuning_figure([read_tuning_log(args.out / "log.tsv")]), args.out / "dev-bleu.png")
     if not args.quiet:
         print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        print(f"tuned weights: {weight_line(model.layout, tuner.weights_)}", file=sys.stderr)
+        print(f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}", file=sys.stderr)
+        if model.sparse is not None:
+            print(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:])} of "
+                  f"{model.sparse.size} ({args.out / 'sparse-weights.txt'})", file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0
+
+
+def with_sparse_features(model: TranslationModel, features: str, classes: Path | None) -> TranslationModel:
+    """``model`` with the sparse features SampleRank is to tune: none (``dense``) or the boundary family.
+
+    The boundary family takes the classes of ``classes``, else the model's own
+    sparse features, else ``word-classes.txt`` beside its moses.ini.
+    """
+    if features == "binary":
+        raise PbmtError("--features binary is trained by --algorithm costmargin; SampleRank tunes dense or boundary")
+    if features == "dense":
+        return replace(model, sparse=None)
+    if classes is None and model.sparse is not None:
+        return model
+    path = classes if classes is not None else model.config.path.parent / CLASSES_FILE
+    if not path.exists():
+        raise PbmtError(f"--features boundary needs word classes: {path} does not exist (pbmt train writes it; "
+                        "or give --word-classes FILE)")
+    return replace(model, sparse=SparseModel.new(WordClasses.read(path)))
 
 
 def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], References]:
@@ -307,6 +363,8 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError(f"{args.config}: no such model configuration")
     if args.algorithm == "samplerank":
         return run_samplerank(args)
+    if args.features == "boundary":
+        raise PbmtError("--features boundary is tuned by --algorithm samplerank")
     search = None
     if args.reordering is not None:
         search = replace(SearchSettings.from_config(MosesConfig.read(args.config)), reordering=args.reordering)

@@ -22,6 +22,7 @@ from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
 from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
+from pbmt.model.sparse import SparseModel
 from pbmt.vocab import Vocab
 
 UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
@@ -93,6 +94,8 @@ class TranslationModel:
     (``float64[n_cand, layout.size]``, natural log); ``cand_lm_inside[c]`` the
     LM's inside estimate of its target phrase (log10); ``reordering[c]`` its six
     reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
+    ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
+    from the ``[sparse]`` table of ``pbmt.toml``), or None.
     """
 
     config: MosesConfig
@@ -108,6 +111,7 @@ class TranslationModel:
     reordering: np.ndarray = field(repr=False)
     cand_local: np.ndarray = field(repr=False)
     cand_lm_inside: np.ndarray = field(repr=False)
+    sparse: SparseModel | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, ini: str | Path, settings: SearchSettings | None = None) -> "TranslationModel":
@@ -137,7 +141,7 @@ class TranslationModel:
         stub = cls(config, vocab, layout, layout.weights(config), settings,
                    Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
-                   cand_lm_inside=np.zeros(0))
+                   cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent))
         return stub.with_weights(stub.weights)
 
     def with_weights(self, weights: np.ndarray) -> "TranslationModel":

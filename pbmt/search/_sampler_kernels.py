@@ -52,9 +52,14 @@ Scoring = namedtuple("Scoring", [
     "limit",  # int: distortion limit, < 0 for none
     "weights",  # float64[n_dense]
     "cache",  # CACHE_ENTRY[2**CACHE_BITS]: a direct-mapped cache of LM scores
+    "sparse_col",  # column of the weighted sparse boundary score (-1: the model has no sparse features)
+    "left_key", "right_key",  # int32[n_opt]: boundary keys of each option's first and last target word
+    "pair_weight",  # float64[K, K]: weight of the boundary feature (right key before, left key after)
+    "bos", "eos",  # keys of the sentence start (as a right key) and end (as a left key)
 ])
 """The model's side of scoring: LM and a direct-mapped cache of its scores, feature columns,
-distortion limit, dense weights. Neighbourhoods score the same few (state, word) pairs again and
+distortion limit, dense weights, the sparse boundary features (``pbmt.model.sparse``: their
+weighted sum is one more column of the rows, with weight 1). Neighbourhoods score the same few (state, word) pairs again and
 again; a cache hit costs one access where the LM's own lookup costs several cache misses."""
 
 CACHE_BITS = 16
@@ -138,6 +143,15 @@ def _before(ch, sc, b):
 
 
 @_inline
+def _add_boundary(row, sc, prev_option, o):
+    """Add the weighted sparse boundary feature between block ``prev_option`` (-1: start) and ``o`` (-1: end)."""
+    if sc.sparse_col >= 0:
+        right = sc.right_key[prev_option] if prev_option >= 0 else sc.bos
+        left = sc.left_key[o] if o >= 0 else sc.eos
+        row[sc.sparse_col] += sc.pair_weight[right, left]
+
+
+@_inline
 def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
     """Add option o's local values and its transition from the previous block to row; LM its words.
 
@@ -147,6 +161,7 @@ def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
         row[f] += opts.local[o, f]
     add_transition(prev_start, prev_end, prev_option, opts.start[o], opts.end[o], o, opts.reordering,
                    sc.dist_col, sc.lr_col, row)
+    _add_boundary(row, sc, prev_option, o)
     return _lm_words(sc, opts, state, o)
 
 
@@ -154,7 +169,8 @@ def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
 def _close(row, opts, sc, ch, ws, state, last_start, last_end, last_option, hi):
     """Close a region ending at old position hi with block (last_*) and LM ``state``.
 
-    Adds the transition into the old block hi to row. Returns the change in
+    Adds the transition into the old block hi (the sentence end if hi is past
+    the last block) to row. Returns the change in
     log10 LM score of the old blocks from hi on (and </s>), rescored from
     ``state`` until it equals the old derivation's state at a block boundary.
     The change depends on ``state`` alone within a neighbourhood, so it is
@@ -164,6 +180,9 @@ def _close(row, opts, sc, ch, ws, state, last_start, last_end, last_option, hi):
     if hi < k:
         add_transition(last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], opts.reordering,
                        sc.dist_col, sc.lr_col, row)
+        _add_boundary(row, sc, last_option, ch.option[hi])
+    else:
+        _add_boundary(row, sc, last_option, -1)
     slot = np.int64((np.uint64(state) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - MEMO_BITS))
     entry = ws.memo[slot]
     if entry.key == state:

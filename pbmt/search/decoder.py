@@ -17,7 +17,7 @@ import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import decode_kernel
-from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.derivation import Derivation, boundary_arrays, model_score
 from pbmt.search.options import TranslationOptions
 
 
@@ -67,6 +67,16 @@ class TransitionScores:
     pair: np.ndarray
 
 
+def boundary_transitions(model: TranslationModel, options: TranslationOptions) -> TransitionScores:
+    """The model's sparse phrase-boundary features (``pbmt.model.sparse``) as transition scores of ``options``.
+
+    Their pair table already has the sentence start as its last row and the
+    end as its last column; it is a view of the model's sparse weights.
+    """
+    left, right, pair, _, _, _ = boundary_arrays(model, options)
+    return TransitionScores(np.zeros((len(options), 3)), right, left, pair)
+
+
 _NO_TRANSITIONS = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
 
 
@@ -76,8 +86,14 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
 
     ``transitions``: sparse transition scores added to the model's (option-local
     sparse scores belong in ``options.local_score``: ``TranslationOptions.with_extra_scores``).
+    A model with sparse features of its own (``model.sparse``) decodes with them
+    (``boundary_transitions``); it takes no other transition scores.
     """
     settings = settings or model.settings
+    if transitions is None and model.sparse is not None:
+        transitions = boundary_transitions(model, options)
+    elif transitions is not None and model.sparse is not None:
+        raise ValueError("the model has sparse features of its own: give no other transition scores")
     extra = transitions or _NO_TRANSITIONS
     layout = model.layout
     lr = layout.columns_of_type("LexicalReordering")
@@ -105,7 +121,7 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
     """
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
-        return [ScoredDerivation(empty, float(score_derivation(empty, options, model) @ model.weights))]
+        return [ScoredDerivation(empty, model_score(empty, options, model))]
     graph = search(model, options, settings, transitions)
     if graph.final_class < 0:
         return []

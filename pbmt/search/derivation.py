@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
 
@@ -132,6 +133,43 @@ def score_document(derivations: Sequence[Derivation], options: Sequence[Translat
         dense += score_derivation(d, o, model)
     hypotheses = [Hypothesis.of(d, o, model) for d, o in zip(derivations, options)] if global_features else []
     return np.concatenate([dense, feature_values(global_features, hypotheses)])
+
+
+def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tuple:
+    """What the kernels need of the model's sparse boundary features on these options.
+
+    ``(left_key int32[n_opt], right_key int32[n_opt], pair_weight float64[K, K]
+    (a view of the sparse weights), bos, eos, has_sparse)``; placeholders of
+    the same types and ``has_sparse`` False when the model has none.
+    """
+    sparse = model.sparse
+    if sparse is None:
+        none = np.zeros(1, np.int32)
+        return none, none, np.zeros((1, 1)), 0, 0, False
+    left, right = sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
+    return left, right, sparse.pair_weight, sparse.boundary.bos, sparse.boundary.eos, True
+
+
+def sparse_features(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
+    """The sparse feature vector of ``derivation`` from scratch: ``float64[model.sparse.size]`` (counts).
+
+    With ``score_derivation``, the single source of truth: searches'
+    incremental sparse scores must equal ``sparse_features(...) @
+    model.sparse.weights``. Zero-length when the model has no sparse features.
+    """
+    if model.sparse is None:
+        return np.zeros(0)
+    left, right = model.sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
+    ids = boundary_ids(left, right, derivation.option, model.sparse.boundary)
+    return np.bincount(ids, minlength=model.sparse.size).astype(np.float64)
+
+
+def model_score(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> float:
+    """The model score of ``derivation`` from scratch: dense and sparse features by their weights (natural log)."""
+    score = float(score_derivation(derivation, options, model) @ model.weights)
+    if model.sparse is not None:
+        score += float(sparse_features(derivation, options, model) @ model.sparse.weights)
+    return score
 
 
 def _columns(model: TranslationModel) -> tuple[int, int, int]:

@@ -44,9 +44,10 @@ from pbmt.features.base import Candidates, DocumentScores, GlobalFeature, Hypoth
 from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
 from pbmt.search.decoder import ScoredDerivation, decode
-from pbmt.search.derivation import Derivation, score_derivation, score_document
+from pbmt.search.derivation import Derivation, boundary_arrays, score_derivation, score_document, sparse_features
 from pbmt.search.options import TranslationOptions
 
+SPARSE_COLUMN = "Sparse0"  # the weighted sparse features' column, when the model has sparse features
 _CHUNK = 1 << 16  # steps per kernel call: bounds the memory of uniforms and recorded samples
 DECISIONS = ("best", "max-derivation", "max-translation")
 
@@ -68,7 +69,8 @@ class Neighbourhood:
     ``second[c] < 0``, else by ``first[c]``, ``base``'s blocks
     ``mid_lo .. mid_hi - 1`` and ``second[c]``. ``delta[c]``
     (``float64[n_candidates, n_features]``, natural log; the model's dense
-    features, then the global ones) is its feature vector minus ``base``'s;
+    features, then ``Sparse0``, its weighted sparse features, when it has
+    them, then the global ones) is its feature vector minus ``base``'s;
     ``score[c] = delta[c] @ weights``. ``current`` is the index of ``base``
     itself (its delta is zero). ``operator`` is None when the drawn operator
     could not apply (then ``base`` is the only candidate).
@@ -226,8 +228,10 @@ class Sampler:
     ``operator_weights``: relative frequencies of MERGE-SPLIT, REORDER and
     RETRANS. ``lm_cache``: a cache of LM scores to share among the samplers of
     one model (default: a new one). ``weights``
-    (``float64[n_features]``) and ``feature_names`` cover dense then global
-    columns.
+    (``float64[n_features]``) and ``feature_names`` cover dense columns, then
+    ``Sparse0`` when the model has sparse features (``pbmt.model.sparse``:
+    their weighted sum, weight 1, kept up to date in numba like the dense
+    ones), then global columns.
     """
 
     def __init__(self, model: TranslationModel, options: TranslationOptions,
@@ -241,10 +245,12 @@ class Sampler:
         global_weights = np.zeros(width) if global_weights is None else np.asarray(global_weights, np.float64)
         if global_weights.shape != (width,):
             raise ValueError(f"expected {width} global weights, got shape {global_weights.shape}")
-        self.weights = np.concatenate([model.weights, global_weights])
         layout = model.layout
+        sparse = () if model.sparse is None else ((SPARSE_COLUMN, 1),)
+        self._dense = layout.size + len(sparse)
+        self.weights = np.concatenate([model.weights, np.ones(len(sparse)), global_weights])
         self.feature_names = tuple(f"{name}_{i}" if size > 1 else name
-                                   for name, size in [*zip(layout.names, layout.sizes),
+                                   for name, size in [*zip(layout.names, layout.sizes), *sparse,
                                                       *((f.names[0], f.size) for f in self.global_features)]
                                    for i in range(size))
         self.distortion_limit = model.settings.distortion_limit if distortion_limit is None else int(distortion_limit)
@@ -253,8 +259,9 @@ class Sampler:
             raise ValueError(f"operator_weights must be 3 non-negative numbers, not all zero; got {operator_weights}")
         self._op_cum = np.cumsum(operator_weights / operator_weights.sum())
         self._n = options.n_words
+        local = np.hstack([options.local, np.zeros((len(options), len(sparse)))])
         self._opts = k.OptionArrays(options.start, options.end, options.tgt_offsets, options.tgt_words,
-                                    np.ascontiguousarray(options.local), np.ascontiguousarray(options.reordering),
+                                    np.ascontiguousarray(local), np.ascontiguousarray(options.reordering),
                                     options.span_offsets, int(options.max_length))
 
         def first(type_):
@@ -262,27 +269,38 @@ class Sampler:
             return columns.start if columns is not None else -1
 
         lm_cache = lm_cache or LMCache.new()
+        left, right, pair_weight, bos, eos, has_sparse = boundary_arrays(model, options)
         self._scoring = k.Scoring(model.lm.arrays, np.int64(model.lm.begin_state), first("KENLM"),
                                   first("Distortion"), first("LexicalReordering"), self.distortion_limit,
-                                  np.ascontiguousarray(model.weights), lm_cache.entries)
+                                  np.ascontiguousarray(self.weights[:self._dense]), lm_cache.entries,
+                                  layout.size if has_sparse else -1, left, right, pair_weight, np.int64(bos),
+                                  np.int64(eos))
         widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
         cap = widest * widest + widest + 2
         size = max(self._n, 1)
-        self._ws = k.Workspace(np.zeros(cap, np.int32), np.zeros(cap, np.int32), np.zeros((cap, layout.size)),
+        self._ws = k.Workspace(np.zeros(cap, np.int32), np.zeros(cap, np.int32), np.zeros((cap, self._dense)),
                                np.zeros(cap), np.zeros(cap), np.zeros(7, np.int64), np.zeros((2, 4), np.int64),
-                               np.zeros(1), np.zeros(1 << k.MEMO_BITS, k.MEMO_ENTRY), np.zeros(layout.size),
-                               np.zeros(layout.size), np.zeros(size, np.int64),
+                               np.zeros(1), np.zeros(1 << k.MEMO_BITS, k.MEMO_ENTRY), np.zeros(self._dense),
+                               np.zeros(self._dense), np.zeros(size, np.int64),
                                np.zeros(1, np.int64), np.zeros(size, np.int32))
 
     @property
     def n_features(self) -> int:
-        """Number of feature columns: the model's dense ones, then the global ones."""
+        """Number of feature columns: the model's dense ones, its weighted sparse score if any, the global ones."""
         return len(self.weights)
 
     def features(self, derivation: Derivation) -> np.ndarray:
         """Every feature of ``derivation`` (as a document of its own) from scratch, ``float64[n_features]``
         (natural log)."""
-        return score_document([derivation], [self.options], self.model, self.global_features)
+        values = score_document([derivation], [self.options], self.model, self.global_features)
+        if self.model.sparse is None:
+            return values
+        size = self.model.layout.size
+        return np.concatenate([values[:size], [self._sparse_score(derivation)], values[size:]])
+
+    def _sparse_score(self, derivation: Derivation) -> float:
+        """The weighted sparse features of ``derivation``, from scratch (natural log)."""
+        return float(sparse_features(derivation, self.options, self.model) @ self.model.sparse.weights)
 
     def hypothesis(self, derivation: Derivation) -> Hypothesis:
         """``derivation`` as global features see it."""
@@ -300,7 +318,8 @@ class Sampler:
         arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
                                np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int32),
                                np.zeros(size, np.int32), np.array([len(derivation)], np.int64), np.zeros(1),
-                               score_derivation(derivation, self.options, self.model))
+                               self.features(derivation)[:self._dense] if self.model.sparse is not None
+                               else score_derivation(derivation, self.options, self.model))
         blocks = len(derivation)
         arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (
             derivation.src_start, derivation.src_end, derivation.option)
@@ -350,7 +369,7 @@ class Sampler:
             raise ValueError("the neighbourhood was listed before the chain's last move")
         if c == neighbourhood.current:
             return
-        ws, dense = self._ws, len(self.model.weights)
+        ws, dense = self._ws, self._dense
         ws.region[:] = (neighbourhood.operator, neighbourhood.lo, neighbourhood.hi, neighbourhood.mid_lo,
                         neighbourhood.mid_hi, -1, 1)
         ws.first[0], ws.second[0] = neighbourhood.first[c], neighbourhood.second[c]

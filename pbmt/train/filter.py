@@ -21,6 +21,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import SearchSettings
+from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
 
 #: Feature types whose table files ``filter_model`` filters.
@@ -87,7 +88,8 @@ def filter_model(
     whose source phrase occurs in a sentence (up to the ini's
     ``[max-phrase-length]``, the decoder's limit), under their own names; the
     new ``moses.ini`` points to them by relative paths and to every other file
-    (the LM) by its absolute path. ``pbmt.toml`` is copied when present.
+    (the LM) by its absolute path. ``pbmt.toml`` is copied when present, with
+    the sparse features' files it names.
     Returns (feature name, lines kept, lines read) per filtered table.
     """
     ini, out = Path(ini), Path(out)
@@ -111,4 +113,7 @@ def filter_model(
     if preprocessing.exists():
         with atomic_write(out / "pbmt.toml") as handle:
             handle.write(preprocessing.read_text(encoding="utf-8"))
+        for name in sparse_files(ini.parent):  # the class and weights files its [sparse] table names
+            with atomic_write(out / name) as handle:
+                handle.write((ini.parent / name).read_text(encoding="utf-8"))
     return counts

@@ -16,7 +16,10 @@ The steps, each a function below, run in order by ``StepRunner``:
    applied to both tables alike, and the word translation tables.
 4. ``train_lm``: a modified Kneser-Ney LM of the target side, as lmplz
    estimates it; or ``copy_lm``: a given ARPA file.
-5. ``write_config``: ``moses.ini`` with ``train-model.perl``'s default
+5. ``induce_classes`` (``pbmt.train.word_classes``): target word classes for
+   sparse features (``word-classes.txt``; ``pbmt tune --features boundary``
+   uses them).
+6. ``write_config``: ``moses.ini`` with ``train-model.perl``'s default
    (untuned) weights, and ``pbmt.toml`` with the preprocessing.
 
 The model folder holds ``moses.ini``, ``pbmt.toml``, ``phrase-table.gz``,
@@ -50,6 +53,7 @@ from pbmt.config import Feature, MosesConfig
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, open_binary, read_lines
 from pbmt.model.model import Preprocessing
+from pbmt.model.sparse import CLASSES_FILE
 from pbmt.train.corpus import (
     alignment_from_points,
     corpus_from_lines,
@@ -69,6 +73,7 @@ from pbmt.train.score import (
     write_word_translation,
 )
 from pbmt.train.symmetrize import symmetrize
+from pbmt.train.word_classes import induce_classes
 
 PHRASE_TABLE = "phrase-table.gz"
 REORDERING_TABLE = "reordering-table.gz"
@@ -413,7 +418,8 @@ class TrainSettings:
     ``alignment``: a symmetrised alignment of the (tokenised) texts to use
     instead of aligning; ``alignment_fwd``/``alignment_rev``: directed
     alignments to symmetrise instead of running eflomal. ``lm``: an ARPA file
-    to use instead of estimating one of ``lm_order``.
+    to use instead of estimating one of ``lm_order``. ``word_classes``: how
+    many target word classes to induce (0: none).
     """
 
     src: Path
@@ -433,6 +439,7 @@ class TrainSettings:
     lm: Path | None = None
     lm_order: int = 3
     discount_fallback: bool = False
+    word_classes: int = 50
 
     @property
     def work_dir(self) -> Path:
@@ -508,6 +515,15 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
             lambda: "n-grams by order: " + " ".join(
                 f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, lm_order, s.discount_fallback)),
         ))
+
+    if s.word_classes:
+        def classes() -> str:
+            induced = induce_classes(corpus_tgt, s.word_classes, progress=progress)
+            induced.classes.write(out / CLASSES_FILE)
+            return (f"{s.word_classes} classes of {len(induced.classes.words):,} target words, objective "
+                    f"{induced.objectives[0]:.4g} -> {induced.objectives[-1]:.4g} in {len(induced.moved)} passes")
+
+        steps.append(Step("classes", (corpus_tgt,), (out / CLASSES_FILE,), {"classes": s.word_classes}, classes))
 
     def config() -> str:
         default_config(lm_order).write(out / "moses.ini")

@@ -53,22 +53,26 @@ import functools
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from pbmt.documents import Documents
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
-from pbmt.metrics.bleu import ReferenceSets, batch_bleu, reference_sets, segment_stats_ids
+from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.search.options import TranslationOptions
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import sparse_features
 from pbmt.search.sampler import LMCache, Neighbourhood, Sampler, gloss
 from pbmt.tune._samplerank_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
+GAIN_SCALE = 1.0  # nats per unit of batch BLEU (see the module docstring)
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 
 
@@ -125,15 +129,17 @@ class BatchGain:
 
 
 def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracle: np.ndarray,
-                gain_sample: float, gain_oracle: float, c: float = 0.01) -> np.ndarray | None:
+                gain_sample: float, gain_oracle: float, c: float = 0.01,
+                gain_scale: float = 1.0) -> np.ndarray | None:
     """SampleRank's update of ``weights`` for a (sample, oracle) pair, or None when there is none.
 
-    features_*: ``float64[n_features]`` (any common offset, such as feature
-    deltas from one base); gains in [0, 1]. Updates iff model score and gain
-    rank the pair differently; then returns ``weights + tau * a`` with ``a =
-    h(winner) - h(loser)`` (ordered by gain), ``b = M * (gain(winner) -
-    gain(loser)) - weights · a``, ``M = gain_oracle`` and ``tau = min(c, b /
-    ||a||^2)`` (see the module docstring).
+    features_*: ``float64[n_features]`` (natural log; any common offset, such
+    as feature deltas from one base); gains: BLEU in [0, 1]. Updates iff model
+    score and gain rank the pair differently; then returns ``weights + tau *
+    a`` with ``a = h(winner) - h(loser)`` (ordered by gain), ``b = M *
+    gain_scale * (gain(winner) - gain(loser)) - weights · a`` (nats),
+    ``M = gain_oracle`` and ``tau = min(c, b / ||a||^2)`` (see the module
+    docstring).
     """
     a = np.asarray(features_oracle, np.float64) - np.asarray(features_sample, np.float64)
     score_diff = float(a @ weights)
@@ -142,7 +148,7 @@ def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracl
         return None
     if gain_diff < 0:
         a, score_diff = -a, -score_diff
-    tau = min(c, (gain_oracle * abs(gain_diff) - score_diff) / float(a @ a))
+    tau = min(c, (gain_oracle * gain_scale * abs(gain_diff) - score_diff) / float(a @ a))
     return weights + tau * a
 
 
@@ -152,18 +158,21 @@ class Settings:
 
     batch_size: sentences per batch; samples_per_sentence and
     burn_in_per_sentence: steps per batch (times its size) with and before
-    updates; c: the update's clip C.
+    updates; c: the update's clip C; gain_scale: nats per unit of batch
+    BLEU in the oracle's choice and the margin (see the module docstring).
     """
 
     batch_size: int = 10
     samples_per_sentence: int = 100
     burn_in_per_sentence: int = 100
     c: float = 0.01
+    gain_scale: float = GAIN_SCALE
 
     def __post_init__(self):
-        if self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0:
+        if (self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0
+                or self.gain_scale <= 0):
             raise ValueError(f"need batch_size >= 1, samples_per_sentence >= 1, burn_in_per_sentence >= 0, "
-                             f"c > 0; got {self}")
+                             f"c > 0, gain_scale > 0; got {self}")
 
 
 @dataclass(frozen=True)
@@ -179,19 +188,26 @@ class ChainResult:
 
 def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
               sentences: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
-              settings: Settings = Settings()) -> ChainResult:
+              settings: Settings = Settings(), chunk_of: np.ndarray | None = None) -> ChainResult:
     """One epoch of Algorithm 1 over ``sentences`` (indices into ``sources``/reference sets), from ``weights``.
 
-    The sentences are shuffled and processed in batches of
-    ``settings.batch_size``; see the module docstring for a step.
+    The sentences are processed in the batches of ``batches`` (``chunk_of``:
+    see there); see the module docstring for a step. ``weights``:
+    ``float64[n_weights(model)]``, the dense weights then, when the model has
+    sparse features, the sparse ones (their starting values in the model are
+    ignored).
     """
     w = np.array(weights, dtype=np.float64)
+    dense = model.layout.size
+    if w.shape != (n_weights(model),):
+        raise ValueError(f"expected {n_weights(model)} weights, got shape {w.shape}")
+    if model.sparse is not None:
+        # the samplers' kernels read the sparse weights through views of this array, updated in place below
+        model = replace(model, sparse=model.sparse.with_weights(w[dense:]))
     weight_sum = np.zeros_like(w)
     collected = updates = steps = 0
     cache = LMCache.new()
-    order = rng.permutation(np.asarray(sentences, dtype=np.int64))
-    for lo in range(0, len(order), settings.batch_size):
-        batch = order[lo:lo + settings.batch_size]
+    for batch in batches(sentences, settings.batch_size, rng, chunk_of):
         samplers, chains = [], []
         for s in batch:
             options = TranslationOptions.build(model, sources[s])
@@ -208,18 +224,23 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
             nb = samplers[j].propose(chains[j], rng)
             u = rng.random()
             if nb.operator is not None:
-                scores = nb.delta @ w
+                scores = nb.delta[:, :dense] @ w[:dense]
+                if model.sparse is not None:
+                    scores += nb.delta[:, dense]  # the weighted sparse features (Sparse0)
                 p = np.exp(scores - scores.max())
                 cumulative = np.cumsum(p)
                 sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
                 stats = neighbour_stats(nb, references, int(batch[j]))
                 gains = gain.with_replaced(j, stats)
                 if step >= burn_in:
-                    oracle = int(np.argmax(gains + scores))
-                    new = mira_update(w, nb.delta[sample], nb.delta[oracle], gains[sample], gains[oracle],
-                                      settings.c)
-                    if new is not None:
-                        w, updates = new, updates + 1
+                    oracle = int(np.argmax(settings.gain_scale * gains + scores))
+                    if (gains[oracle] - gains[sample]) * (scores[oracle] - scores[sample]) < 0:
+                        new = mira_update(w, _features(nb, sample, model), _features(nb, oracle, model),
+                                          gains[sample], gains[oracle], settings.c, settings.gain_scale)
+                        if new is not None:
+                            w, updates = new, updates + 1
+                            if model.sparse is not None:
+                                model.sparse.weights[:] = w[dense:]
                 samplers[j].apply(chains[j], nb, sample)
                 gain.replace(j, stats[sample])
             if step >= burn_in:
@@ -229,27 +250,94 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
     return ChainResult(w, weight_sum, collected, updates, steps)
 
 
+def n_weights(model: TranslationModel) -> int:
+    """How many weights SampleRank tunes: the dense ones, then the sparse ones if the model has them."""
+    return model.layout.size + (model.sparse.size if model.sparse is not None else 0)
+
+
+def with_tuned_weights(model: TranslationModel, weights: np.ndarray) -> TranslationModel:
+    """``model`` under SampleRank's weights (``float64[n_weights(model)]``: dense, then sparse if it has them)."""
+    dense = model.layout.size
+    tuned = model.with_weights(np.asarray(weights, np.float64)[:dense])
+    if model.sparse is not None:
+        tuned = replace(tuned, sparse=model.sparse.with_weights(weights[dense:]))
+    return tuned
+
+
+def decoded_bleu(model: TranslationModel, weights: np.ndarray, sources: Sequence[np.ndarray],
+                 references: ReferenceSets) -> float:
+    """Corpus BLEU in [0, 1] of the stack decoder's 1-best of ``sources`` under SampleRank's ``weights``.
+
+    One process, the model's search settings; for held-out checks and tuning curves.
+    """
+    tuned = with_tuned_weights(model, weights)
+    outputs = []
+    for ids in sources:
+        options = TranslationOptions.build(tuned, ids)
+        best = decode(tuned, options)
+        outputs.append(best[0].derivation.target_words(options) if best else np.zeros(0, np.int32))
+    offsets = np.concatenate([[0], np.cumsum([len(o) for o in outputs])]).astype(np.int64)
+    words = np.concatenate(outputs).astype(np.int32) if outputs else np.zeros(0, np.int32)
+    return corpus_bleu(segment_stats_ids(offsets, words, np.arange(len(sources)), references))
+
+
+def _features(nb: Neighbourhood, c: int, model: TranslationModel) -> np.ndarray:
+    """Candidate c's features relative to the neighbourhood's base (dense part) and its sparse features (counts)."""
+    dense = nb.delta[c, :model.layout.size]
+    if model.sparse is None:
+        return dense
+    return np.concatenate([dense, sparse_features(nb.derivation(c), nb.options, model)])
+
+
 def mix(results: Sequence[ChainResult]) -> tuple[np.ndarray, np.ndarray, int]:
     """The chains' epochs combined: (mean of their final weights, summed collected weights, summed count)."""
     mixed = np.mean([r.weights for r in results], axis=0)
     return mixed, np.sum([r.weight_sum for r in results], axis=0), sum(r.collected for r in results)
 
 
-def shards(n_sentences: int, chains: int, seed: int, epoch: int) -> list[np.ndarray]:
-    """The tuning set shuffled for ``epoch`` and cut into ``chains`` near-equal shards of sentence indices."""
-    order = np.random.default_rng([seed, epoch]).permutation(n_sentences)
-    return np.array_split(order, chains)
+def batches(sentences: np.ndarray, batch_size: int, rng: np.random.Generator,
+            chunk_of: np.ndarray | None = None) -> list[np.ndarray]:
+    """A chain's batches of ``sentences`` (``int64`` indices) for one epoch.
+
+    Without ``chunk_of``: the sentences shuffled and cut into batches of
+    ``batch_size``. With ``chunk_of`` (``int64[n_sources]``, the chunk of
+    every tuning sentence, as ``pbmt.documents.Documents.chunks(batch_size)``
+    gives: runs of at most ``batch_size`` consecutive sentences of one
+    document): every chunk present is one batch, its sentences in line order,
+    the chunks in random order, so no batch crosses a document boundary.
+    """
+    sentences = np.asarray(sentences, dtype=np.int64)
+    if chunk_of is None:
+        order = rng.permutation(sentences)
+        return [order[lo:lo + batch_size] for lo in range(0, len(order), batch_size)]
+    chunk = np.asarray(chunk_of)[sentences]
+    return [np.sort(sentences[chunk == c]) for c in rng.permutation(np.unique(chunk))]
 
 
-def _chain_state(config: Path, sources, references):
-    return TranslationModel.load(config), sources, references
+def shards(n_sentences: int, chains: int, seed: int, epoch: int,
+           chunk_of: np.ndarray | None = None) -> list[np.ndarray]:
+    """The tuning set shuffled for ``epoch`` and cut into ``chains`` near-equal shards of sentence indices.
+
+    With ``chunk_of`` (see ``batches``) whole chunks are shuffled and dealt
+    out, so a chunk (and so a batch) is never split between chains.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    if chunk_of is None:
+        return np.array_split(rng.permutation(n_sentences), chains)
+    chunk_of = np.asarray(chunk_of)
+    groups = np.array_split(rng.permutation(np.unique(chunk_of)), chains)
+    return [np.flatnonzero(np.isin(chunk_of, group)) for group in groups]
+
+
+def _chain_state(config: Path, sparse, sources, references, chunk_of):
+    return replace(TranslationModel.load(config), sparse=sparse), sources, references, chunk_of
 
 
 def _chain_epoch(settings: Settings, seed: int, state, item) -> ChainResult:
-    model, sources, references = state
+    model, sources, references, chunk_of = state
     epoch, chain, sentences, weights = item
     return run_chain(model, sources, references, sentences, weights, np.random.default_rng([seed, epoch, chain]),
-                     settings)
+                     settings, chunk_of)
 
 
 @dataclass(frozen=True)
@@ -266,59 +354,70 @@ class EpochLog:
 
 
 class SampleRank:
-    """SampleRank tuning of a model's dense weights (see the module docstring).
+    """SampleRank tuning of a model's dense weights, and of its sparse ones when it has them (see the module
+    docstring; ``model.sparse``'s families are tuned from its weights).
 
     epochs: passes over the tuning set; chains: chains run side by side on
     shards of it, mixed after each epoch; workers / scheduler: where the
     chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
     turn; the result does not depend on it); checkpoint: a file rewritten
     atomically after every epoch, from which ``fit(..., resume=True)``
-    continues. After ``fit``: ``weights_`` (``float64[n_features]``, the
-    average of every collected weight vector), ``last_weights_`` (the mixed
+    continues. After ``fit``: ``weights_`` (``float64[n_weights(model)]``:
+    dense then sparse weights, the average of every collected weight vector), ``last_weights_`` (the mixed
     weights after the last epoch) and ``log_`` (one ``EpochLog`` per epoch).
     """
 
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
                  burn_in_per_sentence: int = 100, c: float = 0.01, chains: int = 1, workers: int = 1,
-                 scheduler: str | None = None, checkpoint: str | Path | None = None):
+                 scheduler: str | None = None, checkpoint: str | Path | None = None, *,
+                 gain_scale: float = GAIN_SCALE):
         if epochs < 1 or chains < 1:
             raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
-        self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c)
+        self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale)
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
 
     def fit(self, model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
-            rng: np.random.Generator, resume: bool = False) -> "SampleRank":
+            rng: np.random.Generator, resume: bool = False, documents: Documents | None = None) -> "SampleRank":
         """Tune ``model``'s weights on ``sources`` (``int32`` ids in ``model.vocab``) against ``references``.
 
         Reference set ``s`` is sentence ``s``'s (``encode_dev`` makes both).
         The run seed is drawn from ``rng``; ``resume`` continues the run saved
         in ``checkpoint`` (its seed, weights and sums) instead of starting anew.
+        ``documents`` (covering exactly the tuning sentences): batches and
+        shards then never cross a document boundary (see ``batches``).
         """
         if len(sources) != references.n_sets or not len(sources):
             raise ValueError(f"{len(sources)} sources for {references.n_sets} reference sets")
+        chunk_of = None
+        if documents is not None:
+            if documents.n_lines != len(sources):
+                raise ValueError(f"the documents cover {documents.n_lines} sentences, the tuning set has "
+                                 f"{len(sources)}")
+            chunk_of = documents.chunks(self.settings.batch_size)
         seed = int(rng.integers(2**63))
-        weights = np.array(model.weights, dtype=np.float64)
+        weights = np.concatenate([model.weights, model.sparse.weights if model.sparse is not None else []])
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
-        fingerprint = self._fingerprint(model, sources)
+        fingerprint = self._fingerprint(model, sources, chunk_of)
         if resume:
             seed, weights, weight_sum, collected, start, log = self._load(fingerprint)
-        chains = min(self.chains, len(sources))
+        chains = min(self.chains, len(sources) if chunk_of is None else int(chunk_of.max()) + 1)
         work = functools.partial(_chain_epoch, self.settings, seed)
         with contextlib.ExitStack() as stack:
             if self.workers == 1 and self.scheduler is None:
-                state = (model, sources, references)
+                state = (model, sources, references, chunk_of)
                 run = functools.partial(map, functools.partial(work, state))
             else:
                 from pbmt.parallel import ParallelMap
 
-                setup = functools.partial(_chain_state, model.config.path, sources, references)
+                setup = functools.partial(_chain_state, model.config.path, model.sparse, sources, references,
+                                          chunk_of)
                 pool = stack.enter_context(ParallelMap(setup, work, self.workers, self.scheduler))
                 run = functools.partial(pool.map, chunksize=1)
             for epoch in range(start, self.epochs):
                 started = time.perf_counter()
                 items = [(epoch, chain, shard, weights)
-                         for chain, shard in enumerate(shards(len(sources), chains, seed, epoch))]
+                         for chain, shard in enumerate(shards(len(sources), chains, seed, epoch, chunk_of))]
                 results = list(run(items))
                 weights, epoch_sum, epoch_count = mix(results)
                 weight_sum, collected = weight_sum + epoch_sum, collected + epoch_count
@@ -331,10 +430,14 @@ class SampleRank:
         self.log_ = log
         return self
 
-    def _fingerprint(self, model, sources) -> str:
-        """What a checkpoint must match to be resumed: settings, chains, start weights and tuning set."""
+    def _fingerprint(self, model, sources, chunk_of) -> str:
+        """What a checkpoint must match to be resumed: settings, chains, start weights, tuning set, batching."""
         digest = hashlib.sha256(json.dumps([self.settings.__dict__, self.chains], sort_keys=True).encode())
         digest.update(np.asarray(model.weights, np.float64).tobytes())
+        if model.sparse is not None:
+            digest.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
+        if chunk_of is not None:
+            digest.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())
         for s in sources:
             digest.update(np.asarray(s, np.int32).tobytes() + b"|")
         return digest.hexdigest()

@@ -10,6 +10,7 @@ import pytest
 from pbmt.cli import main
 from pbmt.config import MosesConfig
 from pbmt.files import read_lines
+from pbmt.model.sparse import WordClasses
 
 N = 300
 
@@ -52,6 +53,9 @@ def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible
     # sacremoses + lowercasing reproduces the shared tokenised text
     assert lines(model / "work" / "corpus.src") == lines(bible / "train.tok.es")[:N]
     assert lines(model / "work" / "corpus.tgt") == lines(bible / "train.tok.en")[:N]
+    classes = WordClasses.read(model / "word-classes.txt")  # the target side's classes, for sparse features
+    assert len(classes.names) == 50 and set(classes.words) == {w for line in lines(model / "work" / "corpus.tgt")
+                                                                for w in line.split()}
     assert (model / "pbmt.toml").read_text() == (
         '[preprocess]\ntokenize = true\nlowercase = true\nsource_language = "es"\ntarget_language = "en"\n')
 
@@ -73,13 +77,13 @@ def test_second_run_skips_every_step_and_a_changed_source_reruns_its_dependents(
     args = train_args(data, out, "--alignment", str(data / "train.align.gdfa"))
     assert main(args) == 0
     first = capsys.readouterr().err
-    assert "4 of 4 steps run" in first and "[2/4] tables:" in first
+    assert "5 of 5 steps run" in first and "[2/5] tables:" in first
     table = (out / "phrase-table.gz").read_bytes()
 
     (data / "train.en").touch()  # a new modification time alone changes nothing
     assert main(args) == 0
     again = capsys.readouterr().err
-    assert "0 of 4 steps run" in again and again.count("up to date, skipped") == 4
+    assert "0 of 5 steps run" in again and again.count("up to date, skipped") == 5
 
     # one more (unaligned) word at the end of a source line: the target side, hence the LM, is unchanged
     src = lines(data / "train.es")
@@ -87,14 +91,14 @@ def test_second_run_skips_every_step_and_a_changed_source_reruns_its_dependents(
     (data / "train.es").write_text("\n".join(src) + "\n", encoding="utf-8")
     assert main(args) == 0
     log = capsys.readouterr().err
-    assert "2 of 4 steps run" in log
-    assert "[3/4] lm: up to date" in log and "[4/4] config: up to date" in log
+    assert "2 of 5 steps run" in log
+    assert "[3/5] lm: up to date" in log and "[4/5] classes: up to date" in log and "[5/5] config: up to date" in log
     assert (out / "phrase-table.gz").read_bytes() != table
     assert any("amén" in line.split(" ||| ")[0].split() for line in lines(out / "phrase-table.gz"))
 
     # an option changes the tables only
     assert main(args + ["--prune", "2"]) == 0
-    assert "1 of 4 steps run" in capsys.readouterr().err
+    assert "1 of 5 steps run" in capsys.readouterr().err
 
 
 def test_filtered_model_translates_its_input_as_the_full_model(model, corpus_slice, tmp_path):

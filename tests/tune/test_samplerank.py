@@ -1,19 +1,25 @@
 """SampleRank: neighbour statistics, the incremental batch gain, the update, determinism, mixing and resume."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import sacrebleu
 
 from pbmt.cli import main
+from pbmt.documents import Documents
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import SparseModel, WordClasses
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import model_score
 from pbmt.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
 from pbmt.translation import Translator
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
-                                  neighbour_stats, run_chain, shards)
+                                  batches, neighbour_stats, run_chain, shards)
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +94,8 @@ def test_update_equals_hand_computed_example():
     assert mira_update(w, [0, 1], [1, 0], 0.2, 0.5) is None  # same ranking
     assert mira_update(w, [0, 1], [0, 2], 0.2, 0.5) is None  # equal scores
     assert mira_update(w, [1, 0], [0, 1], 0.5, 0.5) is None  # equal gains
+    # gain scale 10: the margin is M * 10 * 0.3 = 1.5 nats, b = 1.5 + 1 = 2.5, b / ||a||^2 = 1.25
+    np.testing.assert_allclose(mira_update(w, [1, 0], [0, 1], 0.2, 0.5, c=2.0, gain_scale=10.0), [-0.25, 1.25])
 
 
 def test_update_fixes_the_ranking_or_moves_toward_it_by_c():
@@ -95,14 +103,16 @@ def test_update_fixes_the_ranking_or_moves_toward_it_by_c():
     for _ in range(200):
         w, h_sample, h_oracle = rng.normal(size=(3, 6))
         g_sample, g_oracle = rng.uniform(size=2)
-        new = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e6)
+        scale = rng.choice([1.0, 100.0])
+        new = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e6, gain_scale=scale)
         if new is None:
             assert (g_oracle - g_sample) * ((h_oracle - h_sample) @ w) >= 0
             continue
         sign = np.sign(g_oracle - g_sample)
         margin = sign * (h_oracle - h_sample) @ new
-        assert margin == pytest.approx(g_oracle * abs(g_oracle - g_sample))
-        clipped = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e-4)
+        assert margin == pytest.approx(g_oracle * scale * abs(g_oracle - g_sample))
+        assert sign * (g_oracle - g_sample) > 0 and margin > 0  # the pair is now ranked as the gain ranks it
+        clipped = mira_update(w, h_sample, h_oracle, g_sample, g_oracle, c=1e-4, gain_scale=scale)
         a = sign * (h_oracle - h_sample)
         np.testing.assert_allclose(clipped - w, 1e-4 * a)
         assert a @ clipped > a @ w
@@ -138,6 +148,41 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
     np.testing.assert_array_equal(fitted.last_weights_, weights)
     again = SampleRank(epochs=2, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9))
     np.testing.assert_array_equal(again.weights_, fitted.weights_)
+
+
+def test_document_batches_and_shards_never_cross_a_document():
+    keys = [f"Book{b} {c}:{v}" for b, c, verses in [(1, 1, 7), (1, 2, 2), (2, 1, 9), (3, 4, 1), (3, 5, 5)]
+            for v in range(1, verses + 1)]
+    documents = Documents.from_keys(keys)
+    document = documents.document_of()
+    chunk_of = documents.chunks(4)
+    rng = np.random.default_rng(0)
+    for seed in range(5):
+        parts = shards(len(keys), 3, seed, 0, chunk_of)
+        np.testing.assert_array_equal(np.sort(np.concatenate(parts)), np.arange(len(keys)))
+        for part in parts:
+            assert np.all(np.isin(np.flatnonzero(np.isin(chunk_of, chunk_of[part])), part))  # whole chunks
+            seen = []
+            for batch in batches(part, 4, rng, chunk_of):
+                assert 1 <= len(batch) <= 4 and len(set(document[batch])) == 1
+                seen.extend(batch)
+            np.testing.assert_array_equal(np.sort(seen), np.sort(part))
+
+
+def test_fit_with_documents_batches_within_documents(dev):
+    model, sources, references = dev
+    documents = Documents.from_keys([f"A 1:{v}" for v in range(1, 6)] + [f"B 1:{v}" for v in range(1, 8)])
+    kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1)
+    fitted = SampleRank(epochs=1, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9),
+                                                      documents=documents)
+    seed = int(np.random.default_rng(9).integers(2**63))
+    chunk_of = documents.chunks(4)
+    results = [run_chain(model, sources, references, shard, model.weights, np.random.default_rng([seed, 0, c]),
+                         Settings(**kw), chunk_of) for c, shard in enumerate(shards(12, 2, seed, 0, chunk_of))]
+    np.testing.assert_array_equal(fitted.last_weights_, mix(results)[0])
+    with pytest.raises(ValueError, match="documents cover 5"):
+        SampleRank(epochs=1, **kw).fit(model, sources, references, np.random.default_rng(9),
+                                       documents=Documents.from_keys([f"A 1:{v}" for v in range(1, 6)]))
 
 
 def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
@@ -182,3 +227,34 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     assert log.dev_bleu[-1] == pytest.approx(sacrebleu.corpus_bleu(firsts, [ref], tokenize="none").score, abs=1e-3)
     assert main(args + ["--resume"]) == 0  # nothing left to run: the same weights again
     np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
+
+
+def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
+    words = sorted({w for line in (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:12]
+                    for w in line.split()})
+    classes = tmp_path / "classes.txt"
+    classes.write_text("".join(f"{w}\tk{i % 4}\n" for i, w in enumerate(words)), encoding="utf-8")
+    out = tmp_path / "tuned"
+    args = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(out), "--sentences", "6", "--algorithm", "samplerank",
+            "--epochs", "1", "--batch-size", "3", "--samples-per-sentence", "8", "--burn-in-per-sentence", "1",
+            "--features", "boundary", "--word-classes", str(classes), "--documents", str(bible / "dev.keys"),
+            "--no-dev-bleu", "--seed", "3", "-q"]
+    assert main(args) == 0
+    base = TranslationModel.load(bible / "model" / "moses.ini")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
+    ids, refs = encode_dev(base.vocab, src, ref)
+    expected = SampleRank(1, 3, 8, 1).fit(
+        dataclasses.replace(base, sparse=SparseModel.new(WordClasses.read(classes))), ids, refs,
+        np.random.default_rng(3), documents=Documents.read(bible / "dev.keys", limit=6))
+    tuned = TranslationModel.load(out / "moses.ini")
+    dense = base.layout.size
+    np.testing.assert_allclose(tuned.weights, expected.weights_[:dense], atol=1e-8)
+    np.testing.assert_allclose(tuned.sparse.weights, expected.weights_[dense:], rtol=1e-12)
+    assert np.count_nonzero(tuned.sparse.weights) > 0
+    assert "[sparse]" in (out / "pbmt.toml").read_text()
+    # the stack decoder uses them: its scores are the from-scratch dense + sparse scores
+    options = TranslationOptions.build(tuned, tuned.vocab.ids(src[0].split()))
+    best = decode(tuned, options)[0]
+    assert best.score == pytest.approx(model_score(best.derivation, options, tuned), abs=1e-6)

@@ -1,0 +1,325 @@
+"""Sparse named features: word classes, the phrase-boundary family, sparse weights on disk.
+
+Design notes for other families: /work/notes/sparse-features.md (mirrored in
+``docs/sparse-features.md``). A sparse feature has a name and an id (its
+index in the model's sparse weight vector). The phrase-boundary family of
+Haddow, Arun & Koehn (2011, §3.4) fires one feature per phrase boundary of a
+derivation, named ``pb_<A>_<B>`` for the target-side class ``A`` of the last
+word before the boundary and ``B`` of the first word after it; the sentence
+start and end are the pseudo-classes ``<s>`` and ``</s>``. Words without a
+class (unknown words passed through, words the class file lacks) are in
+``<unk>``. Values are counts (how often the bigram occurs at a boundary).
+
+Kernels see the family as plain arrays (a TRANSITION family): every option's
+``left_key`` (class of its first target word) and ``right_key`` (class of
+its last), the keys ``BOS`` (before the first block) and ``EOS`` (after the
+last), and ``pair_weight[right, left]``, a reshaped view of the weights.
+
+On disk, beside ``moses.ini`` (which stays dense and loadable by Moses),
+``pbmt.toml`` holds::
+
+    [sparse]
+    families = ["boundary"]
+    classes = "word-classes.txt"   # word<TAB>class per line
+    weights = "sparse-weights.txt"  # name value per line (non-zero weights only)
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import atomic_write, read_lines
+from pbmt.vocab import Vocab
+
+FAMILIES = ("boundary",)
+UNKNOWN_CLASS = "<unk>"
+SENTENCE_START, SENTENCE_END = "<s>", "</s>"
+CLASSES_FILE, WEIGHTS_FILE = "word-classes.txt", "sparse-weights.txt"
+
+
+@dataclass(frozen=True)
+class WordClasses:
+    """A word → class map: ``words[i]`` is in class ``names[classes[i]]`` (``classes``: ``int32[len(words)]``)."""
+
+    words: tuple[str, ...]
+    classes: np.ndarray
+    names: tuple[str, ...]
+
+    def __post_init__(self):
+        classes = np.array(self.classes, dtype=np.int32)
+        classes.flags.writeable = False
+        object.__setattr__(self, "classes", classes)
+        if len(classes) != len(self.words) or (len(classes) and not 0 <= classes.min() <= classes.max()
+                                                < len(self.names)):
+            raise ValueError("every word needs a class among the names")
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> "WordClasses":
+        """A class file: one ``word<TAB>class`` (or ``word class``) per line, UTF-8; blank lines are skipped."""
+        words, labels, seen = [], [], {}
+        for number, line in read_lines(path):
+            if not line.strip():
+                continue
+            fields = line.split("\t") if "\t" in line else line.split()
+            if len(fields) != 2 or not fields[0] or not fields[1].strip():
+                raise FormatError(path, number, f"expected 'word<TAB>class', got {line!r}")
+            word, label = fields[0], fields[1].strip()
+            if word in seen:
+                raise FormatError(path, number, f"word {word!r} already has a class (line {seen[word]})")
+            if label in (UNKNOWN_CLASS, SENTENCE_START, SENTENCE_END):
+                raise FormatError(path, number, f"class name {label!r} is reserved")
+            seen[word] = number
+            words.append(word)
+            labels.append(label)
+        if not words:
+            raise PbmtError(f"{path}: no word classes")
+        names, classes = np.unique(np.array(labels, dtype=object), return_inverse=True)
+        return cls(tuple(words), classes, tuple(str(n) for n in names))
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the class file ``read`` reads (atomically), grouped by class."""
+        order = np.argsort(self.classes, kind="stable")
+        with atomic_write(path) as handle:
+            for i in order:
+                handle.write(f"{self.words[i]}\t{self.names[self.classes[i]]}\n")
+
+    def of_ids(self, vocab: Vocab, ids: np.ndarray) -> np.ndarray:
+        """Class index (``int32``, same shape as ``ids``) of vocabulary ids; ``len(names)`` = ``<unk>``."""
+        table = self._table(vocab)
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.full(ids.shape, len(self.names), np.int32)
+        inside = ids < len(table)
+        out[inside] = table[ids[inside]]
+        return out
+
+    def _table(self, vocab: Vocab) -> np.ndarray:
+        """Class of every id of ``vocab``, cached until the vocabulary grows."""
+        key = (id(vocab), len(vocab))
+        cached = self.__dict__.get("_cached_table")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        table = np.full(len(vocab), len(self.names), np.int32)
+        for word, c in zip(self.words, self.classes.tolist()):
+            if word in vocab:
+                table[vocab.get(word)] = c
+        object.__setattr__(self, "_cached_table", (key, table))
+        return table
+
+
+@dataclass(frozen=True)
+class SparseWeights:
+    """Named sparse weights: ``values[i]`` is the weight of ``names[i]`` (``float64[len(names)]``)."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> "SparseWeights":
+        """A weights file: one ``name value`` per line; ``#`` starts a comment; blank lines are skipped."""
+        names, values, seen = [], [], {}
+        for number, line in read_lines(path):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            fields = text.split()
+            if len(fields) != 2:
+                raise FormatError(path, number, f"expected 'name value', got {line!r}")
+            try:
+                value = float(fields[1])
+            except ValueError:
+                raise FormatError(path, number, f"weight {fields[1]!r} is not a number") from None
+            if not np.isfinite(value):
+                raise FormatError(path, number, f"weight {fields[1]!r} is not finite")
+            if fields[0] in seen:
+                raise FormatError(path, number, f"{fields[0]} already has a weight (line {seen[fields[0]]})")
+            seen[fields[0]] = number
+            names.append(fields[0])
+            values.append(value)
+        return cls(tuple(names), np.array(values, np.float64))
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the non-zero weights, largest magnitude first (atomically)."""
+        order = np.argsort(-np.abs(self.values), kind="stable")
+        with atomic_write(path) as handle:
+            handle.write("# sparse feature weights (pbmt): name value\n")
+            for i in order:
+                if self.values[i] != 0.0:
+                    handle.write(f"{self.names[i]} {float(self.values[i])!r}\n")
+
+
+@dataclass(frozen=True)
+class BoundaryFeatures:
+    """The phrase-boundary family over word classes (see the module docstring).
+
+    Keys: class indices 0 .. K - 1, ``K`` = ``<unk>``, ``K + 1`` = ``<s>``
+    as a right key and ``</s>`` as a left key. Feature ``r * n_keys + l`` is
+    ``pb_<name of r>_<name of l>``.
+    """
+
+    classes: WordClasses
+
+    @property
+    def n_keys(self) -> int:
+        return len(self.classes.names) + 2
+
+    @property
+    def bos(self) -> int:
+        """The right key of the sentence start."""
+        return len(self.classes.names) + 1
+
+    @property
+    def eos(self) -> int:
+        """The left key of the sentence end."""
+        return len(self.classes.names) + 1
+
+    @property
+    def size(self) -> int:
+        return self.n_keys * self.n_keys
+
+    def names(self) -> tuple[str, ...]:
+        """Every feature name, in id order."""
+        k = self.classes.names + (UNKNOWN_CLASS,)
+        right, left = k + (SENTENCE_START,), k + (SENTENCE_END,)
+        return tuple(f"pb_{r}_{l}" for r in right for l in left)
+
+    def keys(self, vocab: Vocab, tgt_offsets: np.ndarray, tgt_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(left_key, right_key), ``int32[n_options]`` each, of options given as a CSR of target word ids.
+
+        Every option has at least one target word (phrase tables reject empty
+        phrases; unknown words pass through as themselves).
+        """
+        tgt_offsets = np.asarray(tgt_offsets, np.int64)
+        classes = self.classes.of_ids(vocab, tgt_words)
+        return classes[tgt_offsets[:-1]], classes[tgt_offsets[1:] - 1]
+
+
+@dataclass(frozen=True)
+class SparseModel:
+    """A model's sparse features: its families (only ``boundary`` so far) and their weights.
+
+    ``weights``: ``float64[size]`` in id order (a mutable array: online
+    learners update it in place and the kernels, which see views of it,
+    follow).
+    """
+
+    boundary: BoundaryFeatures
+    weights: np.ndarray
+
+    @classmethod
+    def new(cls, classes: WordClasses) -> "SparseModel":
+        """The boundary family over ``classes`` with zero weights."""
+        family = BoundaryFeatures(classes)
+        return cls(family, np.zeros(family.size))
+
+    @property
+    def size(self) -> int:
+        return self.boundary.size
+
+    def names(self) -> tuple[str, ...]:
+        return self.boundary.names()
+
+    @property
+    def pair_weight(self) -> np.ndarray:
+        """``float64[n_keys, n_keys]``: a view of the boundary weights by (right key, left key)."""
+        k = self.boundary.n_keys
+        return self.weights[:k * k].reshape(k, k)
+
+    def with_weights(self, weights: np.ndarray) -> "SparseModel":
+        """The same features with a copy of ``weights`` (``float64[size]``)."""
+        weights = np.array(weights, dtype=np.float64)
+        if weights.shape != (self.size,):
+            raise ValueError(f"expected {self.size} sparse weights, got shape {weights.shape}")
+        return SparseModel(self.boundary, weights)
+
+    def named_weights(self) -> SparseWeights:
+        return SparseWeights(self.names(), self.weights.copy())
+
+    def weights_from(self, named: SparseWeights, source: str | os.PathLike = "<weights>") -> "SparseModel":
+        """This model with the weights of ``named`` (unknown names are an error naming ``source``)."""
+        index = {n: i for i, n in enumerate(self.names())}
+        weights = np.zeros(self.size)
+        for name, value in zip(named.names, named.values):
+            if name not in index:
+                raise PbmtError(f"{source}: {name} is not a feature of the families {list(FAMILIES)} "
+                                f"(the boundary features are pb_<class>_<class> of the class file)")
+            weights[index[name]] = value
+        return SparseModel(self.boundary, weights)
+
+    @classmethod
+    def read(cls, folder: str | os.PathLike) -> "SparseModel | None":
+        """The ``[sparse]`` table of ``folder/pbmt.toml`` with its files, or None when there is none."""
+        path = Path(folder) / "pbmt.toml"
+        table = _sparse_table(folder)
+        if table is None:
+            return None
+        unknown = set(table) - {"families", "classes", "weights"}
+        if unknown:
+            raise PbmtError(f"{path}: unknown [sparse] keys {sorted(unknown)}; known: classes, families, weights")
+        families = table.get("families", list(FAMILIES))
+        if list(families) != ["boundary"]:
+            raise PbmtError(f"{path}: [sparse] families must be [\"boundary\"] (the only family), got {families}")
+        if "classes" not in table:
+            raise PbmtError(f"{path}: [sparse] needs classes = \"<class file>\"")
+        model = cls.new(WordClasses.read(Path(folder) / table["classes"]))
+        if "weights" in table:
+            weights_path = Path(folder) / table["weights"]
+            model = model.weights_from(SparseWeights.read(weights_path), weights_path)
+        return model
+
+    def write(self, folder: str | os.PathLike, preprocess: dict | None = None) -> None:
+        """Write the class file, the weights file and ``pbmt.toml`` (with ``preprocess``, if given) to ``folder``."""
+        folder = Path(folder)
+        self.boundary.classes.write(folder / CLASSES_FILE)
+        self.named_weights().write(folder / WEIGHTS_FILE)
+        lines = []
+        if preprocess:
+            lines.append("[preprocess]")
+            lines += [f"{key} = {_toml_value(value)}" for key, value in preprocess.items()]
+            lines.append("")
+        lines += ["[sparse]", 'families = ["boundary"]', f'classes = "{CLASSES_FILE}"', f'weights = "{WEIGHTS_FILE}"']
+        with atomic_write(folder / "pbmt.toml") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+
+def _sparse_table(folder: str | os.PathLike) -> dict | None:
+    path = Path(folder) / "pbmt.toml"
+    if not path.exists():
+        return None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get("sparse")
+    except tomllib.TOMLDecodeError as err:
+        raise PbmtError(f"{path}: {err}") from None
+
+
+def sparse_files(folder: str | os.PathLike) -> list[str]:
+    """The relative paths of the files the ``[sparse]`` table of ``folder/pbmt.toml`` names (none without one)."""
+    table = _sparse_table(folder) or {}
+    return [table[key] for key in ("classes", "weights") if key in table and not Path(table[key]).is_absolute()]
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def boundary_ids(left_key: np.ndarray, right_key: np.ndarray, options: Iterable[int], family: BoundaryFeatures
+                 ) -> np.ndarray:
+    """Feature ids ``int64[m]`` fired by a derivation's options in target order (one per boundary, repeats kept).
+
+    From scratch: the reference the kernels' incremental scores are tested
+    against (``pbmt.search.derivation.sparse_features`` wraps it).
+    """
+    options = [int(o) for o in options]
+    keys = [family.bos] + [int(right_key[o]) for o in options]
+    lefts = [int(left_key[o]) for o in options] + [family.eos]
+    return np.array([r * family.n_keys + l for r, l in zip(keys, lefts)], np.int64)

@@ -1,0 +1,107 @@
+"""Sparse boundary features: decoder and sampler scores equal from-scratch ones; files round-trip."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pbmt.errors import FormatError, PbmtError
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
+from pbmt.search.decoder import decode
+from pbmt.search.derivation import model_score, sparse_features
+from pbmt.search.options import TranslationOptions
+from pbmt.search.sampler import Sampler, gloss
+from pbmt.tune.loop import tuned_config
+
+from test_decoder import SENTENCES, all_derivations  # tests/search is on the path (pytest prepend mode)
+
+NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
+
+
+def with_random_sparse(model, words, n_classes, seed):
+    rng = np.random.default_rng(seed)
+    classes = WordClasses(tuple(words), rng.integers(n_classes, size=len(words)),
+                          tuple(f"k{i}" for i in range(n_classes)))
+    sparse = SparseModel.new(classes)
+    return dataclasses.replace(model, sparse=sparse.with_weights(rng.normal(size=sparse.size)))
+
+
+@pytest.fixture(scope="module", params=["lexicalised", "distance-only"])
+def tiny_sparse(request, tiny_model_dir, tmp_path_factory):
+    ini = tiny_model_dir / "moses.ini"
+    if request.param == "distance-only":  # recombination then keys on the previous block's end and last class
+        folder = tmp_path_factory.mktemp("tiny-no-lr")
+        text = ini.read_text().replace("path=phrase-table.gz", f"path={tiny_model_dir / 'phrase-table.gz'}")
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("LexicalReordering"))
+        (folder / "moses.ini").write_text(text + "\n")
+        ini = folder / "moses.ini"
+    model = TranslationModel.load(ini)
+    return with_random_sparse(model, ["the", "lord", "said", "unto", "moses", "and", "house"], 3, 5)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_decoder_with_boundary_features_equals_exhaustive_search(tiny_sparse, sentence):
+    model = dataclasses.replace(tiny_sparse, settings=SearchSettings(**NO_PRUNING, distortion_limit=2))
+    options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+    everything = all_derivations(options, 2)
+    scores = np.sort([model_score(d, options, model) for d in everything])[::-1]
+    found = decode(model, options, n_best=10)
+    np.testing.assert_allclose([f.score for f in found], scores[:10], atol=1e-9)
+    for f in found:
+        assert f.score == pytest.approx(model_score(f.derivation, options, model), abs=1e-9)
+    assert np.count_nonzero(sparse_features(found[0].derivation, options, model)) >= 1
+
+
+def test_sampler_deltas_with_boundary_features_equal_rescoring(tiny_sparse, bible):
+    rng = np.random.default_rng(1)
+    big = TranslationModel.load(bible / "model" / "moses.ini")
+    big = with_random_sparse(big, [big.vocab.word(i) for i in range(3, len(big.vocab), 2)], 20, 3)
+    source = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:2]
+    cases = [(tiny_sparse, s) for s in SENTENCES[:3]] + [(big, s) for s in source]
+    for model, sentence in cases:
+        options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+        sampler = Sampler(model, options)
+        assert sampler.feature_names[-1] == "Sparse0"
+        chain = sampler.start(gloss(options))
+        for _ in range(60):
+            nb = sampler.propose(chain, rng)
+            base = sampler.features(nb.base)
+            for c in range(len(nb)):
+                np.testing.assert_allclose(nb.delta[c], sampler.features(nb.derivation(c)) - base, atol=1e-8)
+            sampler.apply(chain, nb, int(rng.integers(len(nb))))
+            np.testing.assert_allclose(chain.features, sampler.features(chain.derivation), atol=1e-8)
+
+
+def test_decoder_scores_with_boundary_features_equal_rescoring_on_the_shared_model(bible):
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    model = with_random_sparse(model, [model.vocab.word(i) for i in range(3, len(model.vocab))], 30, 8)
+    for line in (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:2]:
+        options = TranslationOptions.build(model, model.vocab.ids(line.split()))
+        for found in decode(model, options, n_best=5):
+            assert found.score == pytest.approx(model_score(found.derivation, options, model), abs=1e-6)
+
+
+def test_sparse_model_files_round_trip_and_load_with_the_model(bible, tmp_path):
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    tuned_config(model.config, model.layout, model.weights).write(tmp_path / "moses.ini")  # absolute paths
+    sparse = SparseModel.new(WordClasses(("the", "lord", "said", "and"), [0, 1, 1, 0], ("k0", "k1")))
+    weights = np.zeros(sparse.size)
+    weights[[1, 5, 7]] = [0.5, -1.25, 3e-5]
+    sparse.with_weights(weights).write(tmp_path, {"tokenize": True, "lowercase": True})
+    loaded = TranslationModel.load(tmp_path / "moses.ini")
+    assert loaded.preprocessing.tokenize and loaded.preprocessing.lowercase
+    np.testing.assert_array_equal(loaded.sparse.weights, weights)
+    classes = loaded.sparse.boundary.classes
+    assert {w: classes.names[c] for w, c in zip(classes.words, classes.classes)} == {
+        "the": "k0", "lord": "k1", "said": "k1", "and": "k0"}
+    assert len((tmp_path / "sparse-weights.txt").read_text().splitlines()) == 4  # a comment and 3 weights
+    (tmp_path / "sparse-weights.txt").write_text("pb_k0_k1 1.0\npb_nope_k1 2\n")
+    with pytest.raises(PbmtError, match="pb_nope_k1 is not a feature"):
+        TranslationModel.load(tmp_path / "moses.ini")
+    (tmp_path / "sparse-weights.txt").write_text("pb_k0_k1 x\n")
+    with pytest.raises(FormatError, match="sparse-weights.txt:1: weight 'x' is not a number"):
+        SparseWeights.read(tmp_path / "sparse-weights.txt")
+    (tmp_path / "word-classes.txt").write_text("the\tk0\nthe\tk1\n")
+    with pytest.raises(FormatError, match="word-classes.txt:2: word 'the' already has a class"):
+        WordClasses.read(tmp_path / "word-classes.txt")
