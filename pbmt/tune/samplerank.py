@@ -11,10 +11,10 @@ hypotheses start as glosses (``pbmt.search.sampler.gloss``). A step then
    its hypothesis e_j with a random operator (MERGE-SPLIT or REORDER, equally
    likely, at a random place);
 2. draws the sample e' from N with probability ∝ exp(w · h(e));
-3. takes the oracle e+ in N maximising gain(y, y_e) + w · h(e), where y_e is
-   the batch's hypothesis set with e_j replaced by e and the gain is the
+3. takes the oracle e+ in N maximising S * gain(y, y_e) + w · h(e), where
+   y_e is the batch's hypothesis set with e_j replaced by e, the gain is the
    batch's corpus BLEU in [0, 1] with 0.01 added to every match and total
-   count (``pbmt.metrics.bleu.batch_bleu``);
+   count (``pbmt.metrics.bleu.batch_bleu``) and S is the gain scale (below);
 4. updates w iff the model and the gain rank (e', e+) differently:
    (G' - G+) (S' - S+) < 0, which implies S' != S+ (G = gain, S = w · h);
 5. moves e_j to e'.
@@ -24,10 +24,10 @@ passive-aggressive step of Crammer et al. (2006) with one constraint::
 
     w <- w + tau * a,   tau = min(C, b / ||a||^2)
     a = h(winner) - h(loser)
-    b = M * (gain(winner) - gain(loser)) - (w · a) > 0
+    b = M * S * (gain(winner) - gain(loser)) - (w · a) > 0
 
-where (winner, loser) is the pair ordered by gain, C = 0.01 clips the step
-and the margin scale is M = gain(y, y+). When the oracle has the higher gain
+where (winner, loser) is the pair ordered by gain, C clips the step and the
+margin scale is M = gain(y, y+) in [0, 1]. When the oracle has the higher gain
 this is the paper's formula with a = h(e+) - h(e'); when the sample does, the
 same constraint is imposed with the roles exchanged.
 
@@ -41,9 +41,25 @@ generators seeded by (run seed, epoch) and (run seed, epoch, chain), so a run
 is determined by its seed and the number of chains, whichever processes run
 the chains, and a resumed run equals an uninterrupted one.
 
+The gain scale S (nats per unit of BLEU; the paper has none, S = 1) puts the
+gain on the scale of the score it is added to and compared with: a step
+changes one sentence of a batch, which moves the batch's BLEU by about 1e-4
+to 1e-2, while the two hypotheses' scores differ by about 0.1 to 10 nats
+(measured on the shared model: median |gain difference| 1.8e-4, median
+|score difference| 0.15 nats, margin M * (gain difference) 6e-6 nats). With
+S = 1 the oracle is the model's best of the neighbourhood whatever its
+BLEU, and as the margin is ~0 an unclipped update is the projection of w
+onto the hyperplane w · a = 0, which shortens w (||w'||^2 = ||w||^2 -
+(w · a)^2 / ||a||^2): the weights shrink (norm 1.75 -> 1.20 over 40
+sentences) and the sampling distribution flattens. The defaults are the
+outcome of the held-out comparison in ``benchmarks/bench_samplerank.py``
+and the notes of issue #10 (see the report).
+
 Translation options are built once per batch with the model's weights as
 loaded (its table pruning is not redone as the weights move). Features are
-the model's dense ones (natural log), columns as ``model.layout``.
+the model's dense ones (natural log), columns as ``model.layout``, then its
+sparse ones (``pbmt.model.sparse``, counts) when it has them; the weight
+vector is laid out the same way (``n_weights``).
 """
 
 from __future__ import annotations
