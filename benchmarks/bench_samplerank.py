@@ -4,7 +4,8 @@ dense features and with the sparse phrase-boundary features, and more chains red
 Setting (kept small for a shared 2-core machine; every number printed says its subset):
 - model: the shared Moses model (``bible-es-en/model/moses.ini``), pbmt's stack decoder with its settings;
 - tuning: the first --tune dev sentences (default 100), --epochs epochs (default 2) of batches of 10, 100
-  samples and 100 burn-in steps per sentence, C and the gain scale as ``pbmt tune``'s defaults;
+  samples and 100 burn-in steps per sentence, C, the gain scale and the update rule as ``pbmt tune``'s
+  defaults unless given;
 - evaluation: corpus BLEU (percent, sacrebleu-equal statistics on ids) of the stack decoder's 1-best on the first
   --test test sentences (default 200) under the averaged tuned weights;
 - configurations: dense features with 1 and 4 chains, dense + boundary features (50 word classes induced from
@@ -32,7 +33,7 @@ import numpy as np
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
 from pbmt.train.word_classes import induce_classes
-from pbmt.tune.samplerank import SampleRank, decoded_bleu, encode_dev
+from pbmt.tune.samplerank import SampleRank, Settings, decoded_bleu, encode_dev
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
 MOSES_MERT = {  # model/README.md: Moses's MERT, iteration 5 (test BLEU 29.82 with Moses on all 1,006 sentences)
@@ -49,6 +50,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--samples-per-sentence", type=int, default=100)
     parser.add_argument("--classes", type=int, default=50, help="word classes for the boundary features")
+    parser.add_argument("--c", type=float, default=Settings.c, help="the update's clip C")
+    parser.add_argument("--gain-scale", type=float, default=Settings.gain_scale)
+    parser.add_argument("--margin-updates", action=argparse.BooleanOptionalAction, default=Settings.margin_updates)
     parser.add_argument("--configs", default="dense:1,dense:4,boundary:4", help="features:chains, comma-separated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -60,7 +64,8 @@ def main() -> None:
     test_src = (DATA / "test.tok.es").read_text(encoding="utf-8").splitlines()[:args.test]
     test_ref = (DATA / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test]
     test_ids, test_refs = encode_dev(model.vocab, test_src, test_ref)
-    print(f"tuning on dev[:{args.tune}], {args.epochs} epochs, {args.samples_per_sentence} samples per sentence; "
+    print(f"tuning on dev[:{args.tune}], {args.epochs} epochs, {args.samples_per_sentence} samples per sentence, "
+          f"C {args.c}, gain scale {args.gain_scale}, margin updates {args.margin_updates}; "
           f"test BLEU on test[:{args.test}]; load average {os.getloadavg()[0]:.1f}", flush=True)
 
     rows = {"untuned": {"bleu": [100 * decoded_bleu(model, model.weights, test_ids, test_refs)]}}
@@ -79,7 +84,8 @@ def main() -> None:
                               {"bleu": [], "seconds": [], "steps_per_second": [], "updates": [], "active": []})
         for seed in range(1, args.seeds + 1):
             started = time.perf_counter()
-            fitted = SampleRank(args.epochs, 10, args.samples_per_sentence, chains=int(chains)).fit(
+            fitted = SampleRank(args.epochs, 10, args.samples_per_sentence, c=args.c, chains=int(chains),
+                                gain_scale=args.gain_scale, margin_updates=args.margin_updates).fit(
                 tuned_model, tune_ids, tune_refs, np.random.default_rng(seed))
             seconds = time.perf_counter() - started
             steps = sum(e.steps for e in fitted.log_)

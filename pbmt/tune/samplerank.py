@@ -88,7 +88,8 @@ from pbmt.tune._samplerank_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
-GAIN_SCALE = 1.0  # nats per unit of batch BLEU (see the module docstring)
+GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about a batch's reference words here (see the module docstring)
+CLIP = 1e-4  # C; the paper's 0.01 moves the shared model's weights far off (see the module docstring)
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 
 
@@ -146,7 +147,7 @@ class BatchGain:
 
 def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracle: np.ndarray,
                 gain_sample: float, gain_oracle: float, c: float = 0.01,
-                gain_scale: float = 1.0) -> np.ndarray | None:
+                gain_scale: float = 1.0, margin_updates: bool = False) -> np.ndarray | None:
     """SampleRank's update of ``weights`` for a (sample, oracle) pair, or None when there is none.
 
     features_*: ``float64[n_features]`` (natural log; any common offset, such
@@ -155,17 +156,21 @@ def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracl
     a`` with ``a = h(winner) - h(loser)`` (ordered by gain), ``b = M *
     gain_scale * (gain(winner) - gain(loser)) - weights · a`` (nats),
     ``M = gain_oracle`` and ``tau = min(c, b / ||a||^2)`` (see the module
-    docstring).
+    docstring). ``margin_updates``: also update a pair the model ranks as the
+    gain does but by less than the margin (whenever b > 0: the
+    passive-aggressive rule) instead of only misranked pairs (the paper's).
     """
     a = np.asarray(features_oracle, np.float64) - np.asarray(features_sample, np.float64)
     score_diff = float(a @ weights)
     gain_diff = gain_oracle - gain_sample
-    if not gain_diff * score_diff < 0:
+    if gain_diff == 0 or not (margin_updates or gain_diff * score_diff < 0):
         return None
     if gain_diff < 0:
         a, score_diff = -a, -score_diff
-    tau = min(c, (gain_oracle * gain_scale * abs(gain_diff) - score_diff) / float(a @ a))
-    return weights + tau * a
+    b = gain_oracle * gain_scale * abs(gain_diff) - score_diff
+    if b <= 0 or not a.any():
+        return None
+    return weights + min(c, b / float(a @ a)) * a
 
 
 @dataclass(frozen=True)
@@ -175,14 +180,16 @@ class Settings:
     batch_size: sentences per batch; samples_per_sentence and
     burn_in_per_sentence: steps per batch (times its size) with and before
     updates; c: the update's clip C; gain_scale: nats per unit of batch
-    BLEU in the oracle's choice and the margin (see the module docstring).
+    BLEU in the oracle's choice and the margin; margin_updates: update on margin
+    violations too, not only on misranked pairs (see ``mira_update``).
     """
 
     batch_size: int = 10
     samples_per_sentence: int = 100
     burn_in_per_sentence: int = 100
-    c: float = 0.01
+    c: float = CLIP
     gain_scale: float = GAIN_SCALE
+    margin_updates: bool = False
 
     def __post_init__(self):
         if (self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0
@@ -250,9 +257,13 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 gains = gain.with_replaced(j, stats)
                 if step >= burn_in:
                     oracle = int(np.argmax(settings.gain_scale * gains + scores))
-                    if (gains[oracle] - gains[sample]) * (scores[oracle] - scores[sample]) < 0:
+                    gain_diff, score_diff = gains[oracle] - gains[sample], scores[oracle] - scores[sample]
+                    if gain_diff * score_diff < 0 or (settings.margin_updates and gain_diff != 0 and
+                                                      settings.gain_scale * gains[oracle] * abs(gain_diff)
+                                                      > np.sign(gain_diff) * score_diff):
                         new = mira_update(w, _features(nb, sample, model), _features(nb, oracle, model),
-                                          gains[sample], gains[oracle], settings.c, settings.gain_scale)
+                                          gains[sample], gains[oracle], settings.c, settings.gain_scale,
+                                          settings.margin_updates)
                         if new is not None:
                             w, updates = new, updates + 1
                             if model.sparse is not None:
@@ -384,13 +395,14 @@ class SampleRank:
     """
 
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
-                 burn_in_per_sentence: int = 100, c: float = 0.01, chains: int = 1, workers: int = 1,
+                 burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
                  scheduler: str | None = None, checkpoint: str | Path | None = None, *,
-                 gain_scale: float = GAIN_SCALE):
+                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False):
         if epochs < 1 or chains < 1:
             raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
-        self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale)
+        self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
+                                 margin_updates)
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
 
     def fit(self, model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,

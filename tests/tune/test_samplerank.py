@@ -96,6 +96,12 @@ def test_update_equals_hand_computed_example():
     assert mira_update(w, [1, 0], [0, 1], 0.5, 0.5) is None  # equal gains
     # gain scale 10: the margin is M * 10 * 0.3 = 1.5 nats, b = 1.5 + 1 = 2.5, b / ||a||^2 = 1.25
     np.testing.assert_allclose(mira_update(w, [1, 0], [0, 1], 0.2, 0.5, c=2.0, gain_scale=10.0), [-0.25, 1.25])
+    # ranked right (the oracle scores 1 more) but by less than the margin 1.5: only the passive-aggressive rule
+    # updates, by b = 1.5 - 1 = 0.5 along a = (1, 0)
+    assert mira_update(w, [0, 0], [1, 0], 0.2, 0.5, c=1.0, gain_scale=10.0) is None
+    np.testing.assert_allclose(mira_update(w, [0, 0], [1, 0], 0.2, 0.5, c=1.0, gain_scale=10.0,
+                                           margin_updates=True), [1.5, 0.0])
+    assert mira_update(w, [0, 0], [2, 0], 0.2, 0.5, c=1.0, gain_scale=10.0, margin_updates=True) is None
 
 
 def test_update_fixes_the_ranking_or_moves_toward_it_by_c():
