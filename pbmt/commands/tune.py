@@ -39,6 +39,12 @@ far, those weights and the chains' mixed weights), dev-bleu.png and
 samplerank.npz. The dev
 BLEU costs one decoding of the dev set per epoch, after tuning (--no-dev-bleu
 skips it). `pbmt plot tuning` and `pbmt plot weights` draw both kinds of log.
+--global-features NAME[,NAME] also learns the weights of sentence- and
+document-level features (docs/global-features.md), written to
+global-weights.txt for `pbmt translate --documents ... --global-weights`;
+with --documents every batch is then one whole document (the dev BLEU
+column uses the dense weights alone: the stack decoder cannot use global
+features).
 
 Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
 iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
@@ -50,6 +56,8 @@ Examples:
   pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out tuned --workers 2
   pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out cm --algorithm costmargin \
       --reordering mon-swap --workers 2
+  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out sr --algorithm samplerank \
+      --documents dev.keys --global-features lexical-consistency,repetition
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ from tqdm import tqdm
 
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
+from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
@@ -76,7 +85,7 @@ from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
-from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank, decoded_bleu, encode_dev
+from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank, decoded_bleu, encode_dev, n_weights
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
@@ -178,6 +187,10 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
                         "boundary (documents longer than --batch-size are cut into runs of consecutive lines)")
     parser.add_argument("--document-level", choices=LEVELS, default="chapter", help="SampleRank: what a "
                         "document is in --documents")
+    parser.add_argument("--global-features", metavar="NAME[:ARG][,...]", help="SampleRank: global features "
+                        "(docs/global-features.md) whose weights are learnt with the others and written to "
+                        "global-weights.txt; with --documents every batch is then one whole document; registered: "
+                        f"{', '.join(sorted(k for k, v in KINDS.items() if not v.nbest_only))}")
     parser.add_argument("--word-classes", type=Path, metavar="FILE", help="SampleRank --features boundary: the "
                         "class file, 'word<TAB>class' per line (default: the model's own sparse features if its "
                         "pbmt.toml has them, else word-classes.txt beside moses.ini, which pbmt train writes)")
@@ -276,25 +289,28 @@ def run_samplerank(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     ids, references = encode_dev(model.vocab, sources, refs)
+    specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale)
+                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale, global_features=specs)
     tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
-    dense = model.layout.size
+    dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
     if model.sparse is not None:
-        model.sparse.with_weights(tuner.weights_[dense:]).write(args.out, vars(model.preprocessing))
+        model.sparse.with_weights(tuner.weights_[dense:tuned]).write(args.out, vars(model.preprocessing))
+    if specs:
+        write_weights(args.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
     dev_bleu = [MISSING] * len(tuner.log_)
     if args.dev_bleu and model.sparse is not None:  # the n-best decoder workers know dense weights only
         for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
                                    file=sys.stderr)):
-            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged, ids, references):.4f}"
+            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged[:tuned], ids, references):.4f}"
     elif args.dev_bleu:
         with DevDecoder(args.config, sources, 1, args.workers, model=model, quiet=args.quiet,
                         scheduler=args.scheduler) as decoder:
             for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
                                        file=sys.stderr)):
-                dev_bleu[i] = f"{100 * decoded_pool(decoder(e.averaged), model.layout, dev_references)[1]:.4f}"
+                dev_bleu[i] = f"{100 * decoded_pool(decoder(e.averaged[:tuned]), model.layout, dev_references)[1]:.4f}"
     with atomic_write(args.out / "log.tsv") as handle:
         handle.write("\t".join(SAMPLERANK_LOG_COLUMNS) + "\n")
         for e, bleu in zip(tuner.log_, dev_bleu):
@@ -307,8 +323,12 @@ def run_samplerank(args: argparse.Namespace) -> int:
         print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         print(f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}", file=sys.stderr)
         if model.sparse is not None:
-            print(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:])} of "
+            print(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:tuned])} of "
                   f"{model.sparse.size} ({args.out / 'sparse-weights.txt'})", file=sys.stderr)
+        if specs:
+            print("global weights: " + " ".join(f"{n}= {v:.6g}" for n, v in zip(tuner.feature_names_,
+                                                                                 tuner.weights_[tuned:])),
+                  file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0
 

@@ -64,11 +64,12 @@ class DocumentSampler:
                         else np.concatenate([model.weights, np.zeros(sum(f.size for f in self.global_features))]))
 
     def start(self, derivations: Sequence[Derivation]) -> list:
-        """One chain per sentence at ``derivations``, sharing the document's global feature state."""
+        """One chain per sentence at ``derivations``, sharing the document's global feature state (if any)."""
         if len(derivations) != len(self.samplers):
             raise ValueError(f"{len(derivations)} derivations for {len(self.samplers)} sentences")
-        scores = DocumentScores(self.global_features,
-                                [s.hypothesis(d) for s, d in zip(self.samplers, derivations)])
+        # without global features the chains have no document state (and run as plain chains)
+        scores = (DocumentScores(self.global_features, [s.hypothesis(d) for s, d in zip(self.samplers, derivations)])
+                  if self.global_features else None)
         return [s.start(d, scores, j) for j, (s, d) in enumerate(zip(self.samplers, derivations))]
 
     def features(self, chains: Sequence) -> np.ndarray:

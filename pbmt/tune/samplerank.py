@@ -58,8 +58,12 @@ and the notes of issue #10 (see the report).
 Translation options are built once per batch with the model's weights as
 loaded (its table pruning is not redone as the weights move). Features are
 the model's dense ones (natural log), columns as ``model.layout``, then its
-sparse ones (``pbmt.model.sparse``, counts) when it has them; the weight
-vector is laid out the same way (``n_weights``).
+sparse ones (``pbmt.model.sparse``, counts) when it has them, then any
+global features' (``pbmt.features``): a batch's chains share one
+``DocumentSampler``, so a document-level feature sees the batch as its
+document, and with documents and global features every batch is one whole
+document. The weight vector is laid out the same way (``n_weights``, then
+the global columns).
 """
 
 from __future__ import annotations
@@ -77,13 +81,15 @@ import numpy as np
 
 from pbmt.documents import Documents
 from pbmt.errors import PbmtError
+from pbmt.features import FeatureSpec, GlobalFeature, build
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.search.options import TranslationOptions
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import sparse_features
-from pbmt.search.sampler import LMCache, Neighbourhood, Sampler, gloss
+from pbmt.search.document_decoder import DocumentSampler
+from pbmt.search.sampler import LMCache, Neighbourhood, gloss
 from pbmt.tune._samplerank_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
@@ -211,19 +217,22 @@ class ChainResult:
 
 def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
               sentences: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
-              settings: Settings = Settings(), chunk_of: np.ndarray | None = None) -> ChainResult:
+              settings: Settings = Settings(), chunk_of: np.ndarray | None = None,
+              global_features: Sequence[GlobalFeature] = ()) -> ChainResult:
     """One epoch of Algorithm 1 over ``sentences`` (indices into ``sources``/reference sets), from ``weights``.
 
     The sentences are processed in the batches of ``batches`` (``chunk_of``:
     see there); see the module docstring for a step. ``weights``:
-    ``float64[n_weights(model)]``, the dense weights then, when the model has
-    sparse features, the sparse ones (their starting values in the model are
-    ignored).
+    ``float64[n_weights(model) + global columns]``, the dense weights then,
+    when the model has sparse features, the sparse ones (their starting
+    values in the model are ignored), then those of ``global_features``
+    (``pbmt.features``), which see each batch as one document.
     """
     w = np.array(weights, dtype=np.float64)
-    dense = model.layout.size
-    if w.shape != (n_weights(model),):
-        raise ValueError(f"expected {n_weights(model)} weights, got shape {w.shape}")
+    dense, tuned = model.layout.size, n_weights(model)
+    width = tuned + sum(f.size for f in global_features)
+    if w.shape != (width,):
+        raise ValueError(f"expected {width} weights, got shape {w.shape}")
     if model.sparse is not None:
         # the samplers' kernels read the sparse weights through views of this array, updated in place below
         model = replace(model, sparse=model.sparse.with_weights(w[dense:]))
@@ -231,12 +240,10 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
     collected = updates = steps = 0
     cache = LMCache.new()
     for batch in batches(sentences, settings.batch_size, rng, chunk_of):
-        samplers, chains = [], []
-        for s in batch:
-            options = TranslationOptions.build(model, sources[s])
-            sampler = Sampler(model, options, operator_weights=OPERATORS, lm_cache=cache)
-            samplers.append(sampler)
-            chains.append(sampler.start(gloss(options)))
+        document = DocumentSampler(model, [TranslationOptions.build(model, sources[s]) for s in batch],
+                                   global_features, operator_weights=OPERATORS, lm_cache=cache)
+        samplers = document.samplers
+        chains = document.start([gloss(sampler.options) for sampler in samplers])
         first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
         words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
@@ -250,6 +257,8 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 scores = nb.delta[:, :dense] @ w[:dense]
                 if model.sparse is not None:
                     scores += nb.delta[:, dense]  # the weighted sparse features (Sparse0)
+                if global_features:
+                    scores += nb.delta[:, dense + (model.sparse is not None):] @ w[tuned:]
                 p = np.exp(scores - scores.max())
                 cumulative = np.cumsum(p)
                 sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
@@ -267,7 +276,7 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                         if new is not None:
                             w, updates = new, updates + 1
                             if model.sparse is not None:
-                                model.sparse.weights[:] = w[dense:]
+                                model.sparse.weights[:] = w[dense:tuned]
                 samplers[j].apply(chains[j], nb, sample)
                 gain.replace(j, stats[sample])
             if step >= burn_in:
@@ -309,11 +318,13 @@ def decoded_bleu(model: TranslationModel, weights: np.ndarray, sources: Sequence
 
 
 def _features(nb: Neighbourhood, c: int, model: TranslationModel) -> np.ndarray:
-    """Candidate c's features relative to the neighbourhood's base (dense part) and its sparse features (counts)."""
-    dense = nb.delta[c, :model.layout.size]
+    """Candidate c's features relative to the neighbourhood's base (dense part), its sparse features (counts),
+    then its global features relative to the base."""
+    size = model.layout.size
+    dense, extra = nb.delta[c, :size], nb.delta[c, size + (model.sparse is not None):]
     if model.sparse is None:
-        return dense
-    return np.concatenate([dense, sparse_features(nb.derivation(c), nb.options, model)])
+        return np.concatenate([dense, extra])
+    return np.concatenate([dense, sparse_features(nb.derivation(c), nb.options, model), extra])
 
 
 def mix(results: Sequence[ChainResult]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -356,15 +367,18 @@ def shards(n_sentences: int, chains: int, seed: int, epoch: int,
     return [np.flatnonzero(np.isin(chunk_of, group)) for group in groups]
 
 
-def _chain_state(config: Path, sparse, sources, references, chunk_of):
-    return replace(TranslationModel.load(config), sparse=sparse), sources, references, chunk_of
+def _chain_state(config: Path, sparse, sources, references, chunk_of, global_specs, words):
+    model = replace(TranslationModel.load(config), sparse=sparse)
+    # the sources' ids are the main process's, whose vocabulary grew past the model's (encode_dev, features)
+    model.vocab.ids(words)
+    return model, sources, references, chunk_of, build(global_specs, model.vocab)
 
 
 def _chain_epoch(settings: Settings, seed: int, state, item) -> ChainResult:
-    model, sources, references, chunk_of = state
+    model, sources, references, chunk_of, global_features = state
     epoch, chain, sentences, weights = item
     return run_chain(model, sources, references, sentences, weights, np.random.default_rng([seed, epoch, chain]),
-                     settings, chunk_of)
+                     settings, chunk_of, global_features)
 
 
 @dataclass(frozen=True)
@@ -389,21 +403,27 @@ class SampleRank:
     chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
     turn; the result does not depend on it); checkpoint: a file rewritten
     atomically after every epoch, from which ``fit(..., resume=True)``
-    continues. After ``fit``: ``weights_`` (``float64[n_weights(model)]``:
-    dense then sparse weights, the average of every collected weight vector), ``last_weights_`` (the mixed
-    weights after the last epoch) and ``log_`` (one ``EpochLog`` per epoch).
+    continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
+    (from 0) are learnt with the others; with them, ``fit``'s documents make
+    every batch one whole document (document-level features see it). After
+    ``fit``: ``weights_`` (dense, then sparse, then global weights, the
+    average of every collected weight vector), ``feature_names_`` (the global
+    columns' names), ``last_weights_`` (the mixed weights after the last
+    epoch) and ``log_`` (one ``EpochLog`` per epoch).
     """
 
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
                  burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
                  scheduler: str | None = None, checkpoint: str | Path | None = None, *,
-                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False):
+                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False,
+                 global_features: Sequence[FeatureSpec] = ()):
         if epochs < 1 or chains < 1:
             raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
                                  margin_updates)
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.global_features = tuple(global_features)
 
     def fit(self, model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
             rng: np.random.Generator, resume: bool = False, documents: Documents | None = None) -> "SampleRank":
@@ -422,9 +442,14 @@ class SampleRank:
             if documents.n_lines != len(sources):
                 raise ValueError(f"the documents cover {documents.n_lines} sentences, the tuning set has "
                                  f"{len(sources)}")
-            chunk_of = documents.chunks(self.settings.batch_size)
+            # global features: whole documents; else runs of at most batch_size lines of one document
+            chunk_of = documents.document_of() if self.global_features else documents.chunks(self.settings.batch_size)
+        global_features = build(self.global_features, model.vocab)
+        self.feature_names_ = tuple(f"{f.names[0]}_{i}" if f.size > 1 else f.names[0]
+                                    for f in global_features for i in range(f.size))
         seed = int(rng.integers(2**63))
-        weights = np.concatenate([model.weights, model.sparse.weights if model.sparse is not None else []])
+        weights = np.concatenate([model.weights, model.sparse.weights if model.sparse is not None else [],
+                                  np.zeros(len(self.feature_names_))])
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
         fingerprint = self._fingerprint(model, sources, chunk_of)
         if resume:
@@ -433,13 +458,13 @@ class SampleRank:
         work = functools.partial(_chain_epoch, self.settings, seed)
         with contextlib.ExitStack() as stack:
             if self.workers == 1 and self.scheduler is None:
-                state = (model, sources, references, chunk_of)
+                state = (model, sources, references, chunk_of, global_features)
                 run = functools.partial(map, functools.partial(work, state))
             else:
                 from pbmt.parallel import ParallelMap
 
                 setup = functools.partial(_chain_state, model.config.path, model.sparse, sources, references,
-                                          chunk_of)
+                                          chunk_of, self.global_features, model.vocab.words(range(len(model.vocab))))
                 pool = stack.enter_context(ParallelMap(setup, work, self.workers, self.scheduler))
                 run = functools.partial(pool.map, chunksize=1)
             for epoch in range(start, self.epochs):
@@ -460,7 +485,9 @@ class SampleRank:
 
     def _fingerprint(self, model, sources, chunk_of) -> str:
         """What a checkpoint must match to be resumed: settings, chains, start weights, tuning set, batching."""
-        digest = hashlib.sha256(json.dumps([self.settings.__dict__, self.chains], sort_keys=True).encode())
+        digest = hashlib.sha256(json.dumps([self.settings.__dict__, self.chains,
+                                            [list(f.__dict__.values()) for f in self.global_features]],
+                                           sort_keys=True).encode())
         digest.update(np.asarray(model.weights, np.float64).tobytes())
         if model.sparse is not None:
             digest.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
