@@ -57,11 +57,7 @@ class LexicalConsistency(GlobalFeature):
         return [(int(w), t) for w, t in zip(hypothesis.source, hypothesis.translations()) if self.counted(int(w))]
 
     def values(self, document: Sequence[Hypothesis]) -> np.ndarray:
-        counts: dict[int, Counter] = {}
-        for h in document:
-            for w, t in self.tokens(h):
-                counts.setdefault(w, Counter())[t] += 1
-        return np.array([-float(sum(sum(c.values()) - max(c.values()) for c in counts.values()))])
+        return np.array([-float(sum(self._loss(c) for c in self.start(document).counts.values()))])
 
     # incremental: the state holds {word: Counter(translation -> tokens)} over the document
 
