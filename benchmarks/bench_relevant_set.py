@@ -39,7 +39,7 @@ clock and noisy under load (the header prints the load average).
 
     python benchmarks/bench_relevant_set.py [--dev-sentences 30] [--test-sentences 100] [--passes 8]
         [--mert-iterations 4] [--reordering mon-swap] [--stack 50] [--workers 2] [--binary-sentences N]
-        [--binary-passes 3] [--only-binary] [--out DIR] [--json FILE]
+        [--binary-passes 3] [--only-binary] [--resume-binary] [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ def binary_run(args, settings, scheduler, test_src, test_refs, out, rows) -> Non
     ref = (DATA / "train.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     started = time.perf_counter()
     weights, passes = block_training(INI, src, ref, BlockTrainingSettings(passes=args.binary_passes),
-                                     out / "binary", settings, scheduler=scheduler, quiet=False)
+                                     out / "binary", settings, scheduler=scheduler, resume=args.resume_binary,
+                                     quiet=False)
     trained = time.perf_counter() - started
     hypotheses = translate_with_block_weights(INI, test_src, out / "binary" / "sparse-weights.txt", settings,
                                               scheduler=scheduler)
@@ -131,6 +132,8 @@ def main() -> None:
                         "this many training sentence pairs (train.tok.*; 0: skip)")
     parser.add_argument("--binary-passes", type=int, default=3, help="decoding passes of the binary run")
     parser.add_argument("--only-binary", action="store_true", help="skip the Table VII rows")
+    parser.add_argument("--resume-binary", action="store_true", help="continue the binary run kept in --out "
+                        "(e.g. to more --binary-passes; the same weights as an uninterrupted run)")
     parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write the table as JSON")
     args = parser.parse_args()
