@@ -123,8 +123,9 @@ def main() -> None:
     parser.add_argument("--test-sentences", type=int, default=100)
     parser.add_argument("--passes", type=int, default=8, help="online decodings (the paper's L = 30)")
     parser.add_argument("--mert-iterations", type=int, default=4, help="MERT iterations (the paper: 20)")
-    parser.add_argument("--mert-nbest", type=int, nargs="+", default=[1, 10, 100])
-    parser.add_argument("--online-nbest", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--mert-nbest", type=int, nargs="*", default=[1, 10, 100], help="MERT rows (none: skip)")
+    parser.add_argument("--online-nbest", type=int, nargs="*", default=[1, 10],
+                        help="Costmargin and perceptron rows (none: skip)")
     parser.add_argument("--reordering", choices=REORDERING_MODES, default="mon-swap")
     parser.add_argument("--stack", type=int, default=50, help="stack size of every decoding (Moses: 200)")
     parser.add_argument("--workers", type=int, default=2)
