@@ -55,4 +55,4 @@ def test_the_tutorial_runs_as_written(tmp_path):
     assert "<html" in (work / "explain.html").read_text(encoding="utf-8").lower()
     assert (work / "search.dot").read_text(encoding="utf-8").lstrip().startswith("digraph")
     sentences = min(5, int(SMALL["TEST"]))
-    assert len((work / "trace.tsv").read_text(encoding="utf-8").splitlines()) == 1 + sentences * (200 // 50 + 1)
+    assert len((work / "trace.tsv").read_text(encoding="utf-8").splitlines()) == 1 + sentences * (200 // 100 + 1)
