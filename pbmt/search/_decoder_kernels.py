@@ -17,6 +17,7 @@ left gap the next block must fill exactly, in one phrase).
 import numpy as np
 from numba import njit
 
+from pbmt.search._array_kernels import grow1, grow2
 from pbmt.search._scoring_kernels import EOS, lm_words, msd_orientation, score_word
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
@@ -41,20 +42,6 @@ def _future_of(cov, h, n, future):
         total += future[i, j]
         i = j
     return total
-
-
-@njit(cache=True)
-def _grow1(a, size):
-    out = np.empty(size, dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def _grow2(a, size):
-    out = np.empty((size, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 @njit(cache=True, inline="always")
@@ -196,16 +183,16 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                                 new_score += pair_weight[right_key[o], pair_weight.shape[1] - 1]
                         if n_hyp == cap:
                             cap *= 2
-                            cov = _grow2(cov, cap)
-                            prev_start = _grow1(prev_start, cap)
-                            prev_end = _grow1(prev_end, cap)
-                            lm_state = _grow1(lm_state, cap)
-                            option = _grow1(option, cap)
-                            parent = _grow1(parent, cap)
-                            score = _grow1(score, cap)
-                            fut = _grow1(fut, cap)
-                            klass = _grow1(klass, cap)
-                            key_a = _grow1(key_a, cap)
+                            cov = grow2(cov, cap)
+                            prev_start = grow1(prev_start, cap)
+                            prev_end = grow1(prev_end, cap)
+                            lm_state = grow1(lm_state, cap)
+                            option = grow1(option, cap)
+                            parent = grow1(parent, cap)
+                            score = grow1(score, cap)
+                            fut = grow1(fut, cap)
+                            klass = grow1(klass, cap)
+                            key_a = grow1(key_a, cap)
                         g = n_hyp
                         cov[g] = cov[h]
                         for i in range(start, end):
@@ -256,8 +243,8 @@ def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, re
                             continue
                         if n_class == ccap:
                             ccap *= 2
-                            c_rep = _grow1(c_rep, ccap)
-                            c_next = _grow1(c_next, ccap)
+                            c_rep = grow1(c_rep, ccap)
+                            c_next = grow1(c_next, ccap)
                         c_rep[n_class] = g
                         c_next[n_class] = stack_head[t]
                         stack_head[t] = n_class

@@ -13,6 +13,8 @@ equal); nothing else is recombined, since BLEU does not decompose.
 import numpy as np
 from numba import njit
 
+from pbmt.search._array_kernels import grow1, grow2
+
 ORDER = 4
 NO_MATCH = -1e300  # log BLEU+1 of a hypothesis without a unigram match (BLEU+1 = 0)
 
@@ -104,20 +106,6 @@ def _extend_stats(o, tgt_offsets, tgt_words, ref, ref_id, clip, counts_row, hist
 
 
 @njit(cache=True)
-def _grow1(a, size):
-    out = np.empty(size, dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def _grow2(a, size):
-    out = np.zeros((size, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
 def oracle_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, span_offsets, max_length, ref, ref_id, clip,
                   beam):
     """Beam search for high-BLEU+1 MON/SWAP block sequences of one sentence of ``n`` > 0 words.
@@ -178,17 +166,17 @@ def oracle_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, span_offsets, m
                 o = c_option[c]
                 if n_hyp == cap:
                     cap *= 2
-                    parent = _grow1(parent, cap)
-                    option = _grow1(option, cap)
-                    p_end = _grow1(p_end, cap)
-                    q_start = _grow1(q_start, cap)
-                    r_end = _grow1(r_end, cap)
-                    hyp_len = _grow1(hyp_len, cap)
-                    matches = _grow2(matches, cap)
-                    hist = _grow2(hist, cap)
-                    n_hist = _grow1(n_hist, cap)
-                    counts = _grow2(counts, cap)
-                    words_hash = _grow1(words_hash, cap)
+                    parent = grow1(parent, cap)
+                    option = grow1(option, cap)
+                    p_end = grow1(p_end, cap)
+                    q_start = grow1(q_start, cap)
+                    r_end = grow1(r_end, cap)
+                    hyp_len = grow1(hyp_len, cap)
+                    matches = grow2(matches, cap)
+                    hist = grow2(hist, cap)
+                    n_hist = grow1(n_hist, cap)
+                    counts = grow2(counts, cap)
+                    words_hash = grow1(words_hash, cap)
                 g = n_hyp
                 matches[g] = matches[h]
                 hist[g] = hist[h]
@@ -258,10 +246,10 @@ def oracle_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, span_offsets, m
                             score = log_bleu_plus1(new_len, ref_len * t / n, scratch_m, False)
                         if n_cand == ccap:
                             ccap *= 2
-                            c_parent = _grow1(c_parent, ccap)
-                            c_option = _grow1(c_option, ccap)
-                            c_stack = _grow1(c_stack, ccap)
-                            c_score = _grow1(c_score, ccap)
+                            c_parent = grow1(c_parent, ccap)
+                            c_option = grow1(c_option, ccap)
+                            c_stack = grow1(c_stack, ccap)
+                            c_score = grow1(c_score, ccap)
                         c_parent[n_cand] = h
                         c_option[n_cand] = o
                         c_stack[n_cand] = t
