@@ -2,15 +2,23 @@
 
 Setting: the shared model (``model/moses.ini``, its own settings), 1-best, on
 the first --sentences tokenised dev sentences, through ``pbmt.parallel``
-exactly as ``pbmt translate`` uses it. Measured per worker count: the time to
-start the cluster (none for 1 worker), the time for the first map (each
-worker loads the model from its memory-mapped cache and compiles nothing:
-numba's cache is warm after the serial run), sentences/s of a second map over
-the same sentences (the steady state), and whether the output equals the
-serial one. The speed-up is bounded by the machine's cores (``os.cpu_count()``
-is printed) and by whatever else runs on them.
+exactly as ``pbmt translate`` uses it. Measured per worker count:
 
-    PBMT_CACHE_DIR=/tmp/pbmtcache python benchmarks/bench_parallel.py [--sentences 200] [--workers 1 2] [--json FILE]
+- start: the time to start the cluster (none for 1 worker);
+- load: each worker's model load time (from the memory-mapped cache; numba's
+  cache is warm after the serial run, so nothing compiles);
+- sent/s: a second map over the same sentences (the steady state), its
+  speed-up over 1 worker, and whether the output equals the serial one;
+- sent/s at --repeat x: the sentences repeated --repeat times (a larger run:
+  throughput should stay flat as work grows);
+- ms/shard: dask's round trip per shard, from a map of a no-op over
+  --shards one-item shards.
+
+The speed-up is bounded by the machine's cores (``os.cpu_count()`` is
+printed) and by whatever else runs on them: measure on a quiet machine.
+
+    PBMT_CACHE_DIR=/tmp/pbmtcache python benchmarks/bench_parallel.py [--sentences 200] [--workers 1 2]
+        [--repeat 5] [--shards 2000] [--json FILE]
 """
 
 from __future__ import annotations
@@ -29,37 +37,77 @@ from pbmt.parallel import ParallelMap
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 
 
-def measure(workers: int, lines: list[str], args: argparse.Namespace, scheduler: str | None) -> dict:
+def _timed_translator(args: argparse.Namespace) -> tuple:
     started = time.perf_counter()
-    with ParallelMap(partial(_make_translator, _for_workers(args)), _translate, workers, scheduler) as pool:
+    translator = _make_translator(args)
+    return translator, os.getpid(), time.perf_counter() - started
+
+
+def _timed_translate(state: tuple, item: tuple[int, str]) -> tuple:
+    translator, pid, load_s = state
+    return _translate(translator, item).text, pid, load_s
+
+
+def _nothing() -> None:
+    return None
+
+
+def _echo(state: None, item: int) -> int:
+    return item
+
+
+def _rate(pool: ParallelMap, lines: list[str]) -> tuple[float, list[str]]:
+    started = time.perf_counter()
+    texts = [text for text, _, _ in pool.map(enumerate(lines), chunksize=4)]
+    return len(lines) / (time.perf_counter() - started), texts
+
+
+def measure(workers: int, lines: list[str], args: argparse.Namespace, scheduler: str | None,
+            repeat: int, shards: int) -> dict:
+    started = time.perf_counter()
+    with ParallelMap(partial(_timed_translator, _for_workers(args)), _timed_translate, workers, scheduler) as pool:
         ready = time.perf_counter()
-        first = [t.text for t in pool.map(enumerate(lines), chunksize=4)]
+        first = list(pool.map(enumerate(lines), chunksize=4))
+        loads = {pid: load_s for _, pid, load_s in first}
+        rate, texts = _rate(pool, lines)
+        repeated_rate = _rate(pool, lines * repeat)[0] if repeat > 1 else None
+    with ParallelMap(_nothing, _echo, workers, scheduler) as pool:
+        list(pool.map(range(4 * workers), chunksize=1))
         mapped = time.perf_counter()
-        second = [t.text for t in pool.map(enumerate(lines), chunksize=4)]
-        steady = time.perf_counter() - mapped
-    assert first == second
-    return {"workers": workers, "start_s": ready - started, "first_map_s": mapped - ready,
-            "sentences_per_s": len(lines) / steady, "output": first}
+        assert list(pool.map(range(shards), chunksize=1)) == list(range(shards))
+        shard_ms = 1000 * (time.perf_counter() - mapped) / shards
+    assert texts == [text for text, _, _ in first]
+    return {"workers": workers, "start_s": ready - started, "load_s": sorted(loads.values()),
+            "sentences_per_s": rate, "repeated_sentences_per_s": repeated_rate, "shard_ms": shard_ms,
+            "output": texts}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=5, help="the larger run: sentences repeated this often")
+    parser.add_argument("--shards", type=int, default=2000, help="one-item no-op shards to time a round trip")
     parser.add_argument("--scheduler", help="measure an existing cluster too (its workers as they are)")
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     lines = (DATA / "dev.tok.es").read_text().splitlines()[:options.sentences]
     args = build_parser().parse_args(["translate", "-q", "--tokenized", "-f", str(DATA / "model" / "moses.ini")])
-    runs = [measure(w, lines, args, None) for w in options.workers]
+    runs = [measure(w, lines, args, None, options.repeat, options.shards) for w in options.workers]
     if options.scheduler:
-        runs.append(measure(1, lines, args, options.scheduler) | {"workers": options.scheduler})
+        runs.append(measure(1, lines, args, options.scheduler, options.repeat, options.shards)
+                    | {"workers": options.scheduler})
     serial = next((r for r in runs if r["workers"] == 1), runs[0])
-    print(f"{len(lines)} dev sentences, {os.cpu_count()} cores (shared with other work: timings are noisy)")
-    print(f"{'workers':>22} {'start s':>8} {'1st map s':>10} {'sent/s':>8} {'speed-up':>9} {'same output':>12}")
+    print(f"{len(lines)} dev sentences, {os.cpu_count()} cores, load average before: "
+          f"{os.getloadavg()[0]:.2f} (shared with other work: timings are noisy)")
+    print(f"{'workers':>22} {'start s':>8} {'load s':>12} {'sent/s':>8} {'speed-up':>9} {'same output':>12} "
+          f"{f'sent/s {options.repeat}x':>12} {'ms/shard':>9}")
     for r in runs:
-        print(f"{r['workers']!s:>22} {r['start_s']:8.1f} {r['first_map_s']:10.1f} {r['sentences_per_s']:8.2f} "
-              f"{r['sentences_per_s'] / serial['sentences_per_s']:9.2f} {str(r['output'] == serial['output']):>12}")
+        loads = "/".join(f"{s:.1f}" for s in r["load_s"])
+        repeated = f"{r['repeated_sentences_per_s']:.2f}" if r["repeated_sentences_per_s"] else "-"
+        print(f"{r['workers']!s:>22} {r['start_s']:8.1f} {loads:>12} {r['sentences_per_s']:8.2f} "
+              f"{r['sentences_per_s'] / serial['sentences_per_s']:9.2f} {str(r['output'] == serial['output']):>12} "
+              f"{repeated:>12} {r['shard_ms']:9.2f}")
     if options.json:
         options.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "output"}
                                             | {"same_output": r["output"] == serial["output"]} for r in runs],

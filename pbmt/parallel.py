@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import warnings
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
@@ -94,7 +95,10 @@ class ParallelMap:
         self._key = hashlib.sha256(cloudpickle.dumps((setup, work))).hexdigest()
         if scheduler is None:
             # no memory limit: the memory-mapped model counts in each worker's resident size
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environment()}):
+            with (dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environment()}),
+                  warnings.catch_warnings()):
+                # the scheduler's (dashboard-less) HTTP server moves off a busy port 8787 by itself
+                warnings.filterwarnings("ignore", message="Port 8787 is already in use")
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                              dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
             self._client = Client(self._cluster)

@@ -1,7 +1,9 @@
 """pbmt.parallel: serial, local dask cluster and existing cluster give the serial results, in order."""
 
+import json
 import logging
 import os
+import subprocess
 import sys
 import time
 from functools import partial
@@ -10,7 +12,8 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from pbmt.cli import main
+from pbmt.cli import build_parser, main
+from pbmt.commands.translate import _for_workers, _make_translator, _translate
 from pbmt.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.parallel import ParallelMap
@@ -30,6 +33,34 @@ def scheduler():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   memory_limit=0, silence_logs=logging.CRITICAL) as cluster:
         yield cluster.scheduler_address
+
+
+@pytest.fixture
+def command_line_cluster(tmp_path):
+    """The address of a scheduler and two worker processes started with dask's own commands, as on a cluster."""
+    address_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "dask"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": tmp_path}
+    processes = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                   "--scheduler-file", str(address_file)], **quiet)]
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                address = json.loads(address_file.read_text())["address"]
+                break
+            except (OSError, ValueError, KeyError):
+                assert time.monotonic() < deadline and processes[0].poll() is None, "dask scheduler did not start"
+                time.sleep(0.2)
+        processes.append(subprocess.Popen([*dask, "worker", address, "--nworkers", "2", "--nthreads", "1",
+                                           "--memory-limit", "0", "--no-dashboard"], **quiet))
+        with distributed.Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def _offset(log: Path) -> int:
@@ -74,6 +105,26 @@ def test_a_dead_workers_shard_runs_again_elsewhere(scheduler, tmp_path):
     assert marker.exists()
 
 
+def _translate_or_die_once(marker: Path, translator, item: tuple[int, str]):
+    if item[0] == 11 and not marker.exists():
+        marker.write_text("died")
+        os._exit(1)
+    return _translate(translator, item)
+
+
+def test_a_worker_killed_during_a_decode_leaves_the_serial_output(tiny_model_dir, scheduler, tmp_path):
+    args = _for_workers(build_parser().parse_args(["translate", "-f", str(tiny_model_dir / "moses.ini"),
+                                                   "--n-best", "-", "5"]))
+    items = list(enumerate(SOURCES * 3))
+    serial = [(t.text, [e.to_line() for e in t.nbest]) for t in ParallelMap(partial(_make_translator, args),
+                                                                              _translate).map(items)]
+    marker = tmp_path / "marker"
+    with ParallelMap(partial(_make_translator, args), partial(_translate_or_die_once, marker),
+                     scheduler=scheduler) as cluster:
+        assert [(t.text, [e.to_line() for e in t.nbest]) for t in cluster.map(items, chunksize=2)] == serial
+    assert marker.exists() and serial[11][0]
+
+
 def test_an_unreachable_scheduler_is_named_quickly():
     started = time.perf_counter()
     with pytest.raises(PbmtError, match="tcp://127.0.0.1:9"):
@@ -81,10 +132,11 @@ def test_an_unreachable_scheduler_is_named_quickly():
     assert time.perf_counter() - started < 10
 
 
-def test_translate_on_a_local_and_an_existing_cluster_gives_the_serial_files(tiny_model_dir, scheduler, tmp_path):
+def test_translate_on_a_local_and_a_command_line_cluster_gives_the_serial_files(tiny_model_dir,
+                                                                               command_line_cluster, tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("\n".join(SOURCES * 3) + "\n")
-    runs = {"serial": [], "local": ["--workers", "2"], "cluster": ["--scheduler", scheduler]}
+    runs = {"serial": [], "local": ["--workers", "2"], "cluster": ["--scheduler", command_line_cluster]}
     for name, extra in runs.items():
         assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
                      "-o", str(tmp_path / f"{name}.out"), "--n-best", str(tmp_path / f"{name}.nbest"), "7",
