@@ -7,6 +7,8 @@ Exit codes: 0 success, 1 runtime error (bad input file, missing model),
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from importlib import import_module
 
@@ -58,10 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``pbmt`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()
+        return code
     except PbmtError as err:
         print(f"pbmt {args.verb}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"pbmt {args.verb}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of our output stopped (`pbmt translate | head`): end quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE

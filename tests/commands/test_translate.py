@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import pytest
 
 from pbmt.cli import main
@@ -53,3 +56,15 @@ def test_errors_exit_1_with_a_message(tiny_model_dir, tmp_path, capsys, args, me
     argv = ["translate", "-q", "-i", str(src)] + (args if "-f" in args else ["-f", str(tiny_model_dir / "moses.ini")] + args)
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lines", [3, 3000])
+def test_a_reader_that_stops_early_ends_the_run_quietly(tiny_model_dir, tmp_path, lines):
+    """`pbmt translate | head -1`: no traceback, and the exit code of a process ended by SIGPIPE (141)."""
+    src = tmp_path / "in.txt"
+    src.write_text("a b c\n" * lines)
+    process = subprocess.Popen([sys.executable, "-m", "pbmt", "translate", "-q", "-f", str(tiny_model_dir / "moses.ini"),
+                                "-i", str(src)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before the first line: whatever pbmt writes meets a closed pipe
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == b""
