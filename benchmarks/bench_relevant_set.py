@@ -64,7 +64,7 @@ from pbmt.config import MosesConfig
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
-from pbmt.tune.block_training import BlockTrainingSettings, block_training, translate_with_block_weights
+from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.tune.loop import DevDecoder, LoopSettings, tune
 from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
@@ -77,8 +77,8 @@ INI = DATA / "model" / "moses.ini"
 class Decoding:
     """1-best decoding of a fixed set of sentences on the benchmark's cluster."""
 
-    def __init__(self, sources, settings, scheduler, n_best=1):
-        self.decoder = DevDecoder(INI, sources, n_best, scheduler=scheduler, settings=settings)
+    def __init__(self, sources, settings, scheduler, n_best=1, ini=INI):
+        self.decoder = DevDecoder(ini, sources, n_best, scheduler=scheduler, settings=settings)
 
     def texts(self, weights):
         return [entries[0].text for entries in self.decoder(weights)]
@@ -93,9 +93,9 @@ def dev_scores(texts, references: References) -> tuple[float, float]:
     return 100 * float(sentence_bleu_plus1(stats).mean()), 100 * corpus_bleu(stats)
 
 
-def binary_run(args, settings, scheduler, test_src, test_refs, out, rows) -> None:
-    """Costmargin on binary block features over the first --binary-sentences training pairs; test BLEU under the
-    untuned dense weights plus the learned binary weights."""
+def binary_run(args, settings, dense_weights, scheduler, test_src, test_refs, out, rows) -> None:
+    """Costmargin on binary block features over the first --binary-sentences training pairs; test BLEU of the
+    run's model folder (the untuned dense weights plus the learned binary weights)."""
     src = (DATA / "train.tok.es").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     ref = (DATA / "train.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     started = time.perf_counter()
@@ -104,8 +104,9 @@ def binary_run(args, settings, scheduler, test_src, test_refs, out, rows) -> Non
                                      out / "binary", settings, scheduler=scheduler, resume=args.resume_binary,
                                      quiet=False)
     trained = time.perf_counter() - started
-    hypotheses = translate_with_block_weights(INI, test_src, out / "binary" / "sparse-weights.txt", settings,
-                                              scheduler=scheduler)
+    test = Decoding(test_src, settings, scheduler, ini=out / "binary" / "moses.ini")
+    hypotheses = test.texts(dense_weights)
+    test.close()
     test_bleu = sacrebleu.corpus_bleu(hypotheses, [test_refs], tokenize="none", force=True).score
     best = max(passes, key=lambda p: p.sentence_bleu)
     print(f"# binary block features on {len(src)} training pairs, {len(passes)} passes ({trained:.0f} s): "
@@ -195,7 +196,7 @@ def main() -> None:
                 add_row(algorithm, n, result.weights, seconds, len(result.passes),
                         (100 * best.sentence_bleu, 100 * best.corpus_bleu))
         if args.binary_sentences:
-            binary_run(args, settings, cluster.scheduler_address, test_src, test_refs, out, rows)
+            binary_run(args, settings, model.weights, cluster.scheduler_address, test_src, test_refs, out, rows)
     finally:
         dev.close()
         test.close()

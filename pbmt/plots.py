@@ -1,6 +1,6 @@
 """Figures of tuning runs and sampler chains, and the logs they are drawn from.
 
-Three tab-separated formats, each with a header line naming its columns:
+Tab-separated formats, each with a header line naming its columns:
 
 - the tuning loop's ``log.tsv`` (``LOOP_LOG_COLUMNS``; ``pbmt.tune.loop``):
   one line per iteration, dev BLEU of the decoder's 1-best under the weights
@@ -14,6 +14,11 @@ Three tab-separated formats, each with a header line naming its columns:
   ``pbmt.tune.relevant_set``): one line per decoding pass, averaged sentence
   BLEU+1 and corpus BLEU of the 1-best under the pass's weights, the relevant
   sets' BLEU under them (the "pool" line of a figure), and those weights;
+- the binary block feature run's ``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``;
+  ``pbmt.tune.block_training``): one line per decoding pass of the training
+  subset, averaged sentence BLEU+1 and corpus BLEU of the 1-best (percent),
+  the feature count, relevant-set size and timings; no weights (there are up
+  to millions: they are in the run's ``pass{l}.weights.txt``);
 - a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
   recorded step of each sentence's chain, its temperature, model score
   (natural log) and sentence BLEU+1 (percent, ``-`` without references).
@@ -48,18 +53,23 @@ LOOP_LOG_COLUMNS = ("iteration", "dev_bleu", "pool_bleu", "new_candidates", "poo
 SAMPLERANK_LOG_COLUMNS = ("epoch", "updates", "steps", "seconds", "dev_bleu", "averaged_weights", "mixed_weights")
 RELEVANT_SET_LOG_COLUMNS = ("pass", "dev_sentence_bleu", "dev_bleu", "relevant_bleu", "new_candidates",
                             "relevant_size", "decode_s", "online_s", "updates", "weights")
+BLOCK_TRAINING_LOG_COLUMNS = ("pass", "sentence_bleu", "corpus_bleu", "features", "nonzero_weights", "relevant_size",
+                              "decode_s", "online_s", "updates")
 TRACE_COLUMNS = ("sentence", "step", "temperature", "model_score", "bleu")
 MISSING = "-"  # a value that was not measured
 
 
 @dataclass(frozen=True)
 class TuningLog:
-    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser), ``"samplerank"`` or ``"relevant-set"``.
+    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser), ``"samplerank"``, ``"relevant-set"``
+    or ``"block-training"`` (binary block features on a training subset).
 
-    ``steps`` int64[n]: iteration or epoch numbers; ``dev_bleu`` float64[n]
-    (percent, NaN where not measured); ``pool_bleu`` float64[n] (percent; the
-    loop's pool or the relevant sets, else None); ``weights`` float64[n, d], the weights each line
-    ends with (SampleRank: the averaged ones), columns named by ``weight_names``.
+    ``steps`` int64[n]: iteration, epoch or pass numbers; ``dev_bleu``
+    float64[n] (percent, NaN where not measured; block training: the training
+    subset's corpus BLEU); ``pool_bleu`` float64[n] (percent; the loop's pool
+    or the relevant sets, else None); ``weights`` float64[n, d], the weights
+    each line ends with (SampleRank: the averaged ones; block training logs
+    none, d = 0), columns named by ``weight_names``.
     """
 
     path: Path
@@ -73,7 +83,13 @@ class TuningLog:
     @property
     def step_name(self) -> str:
         """What a line is: ``"iteration"``, ``"epoch"`` or ``"pass"``."""
-        return {"samplerank": "epoch", "relevant-set": "pass"}.get(self.algorithm, "iteration")
+        return {"samplerank": "epoch", "relevant-set": "pass", "block-training": "pass"}.get(self.algorithm,
+                                                                                              "iteration")
+
+    @property
+    def bleu_name(self) -> str:
+        """What ``dev_bleu`` measures, for a legend."""
+        return "training-subset BLEU" if self.algorithm == "block-training" else "dev BLEU"
 
 
 @dataclass(frozen=True)
@@ -91,28 +107,29 @@ class SamplerTrace:
 
 
 def read_tuning_log(path: str | Path) -> TuningLog:
-    """Read a tuning loop's, SampleRank's or a relevant-set run's ``log.tsv`` (see the module docstring).
+    """Read a tuning loop's, SampleRank's, a relevant-set run's or a binary block feature run's ``log.tsv`` (see the
+    module docstring).
 
     A file of another format, a malformed line or a log without lines raises
     FormatError naming the file and the line.
     """
     path = Path(path)
     rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank",
-                        RELEVANT_SET_LOG_COLUMNS: "relevant-set"})
+                        RELEVANT_SET_LOG_COLUMNS: "relevant-set", BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
     header, algorithm = rows.pop(0)
     if not rows:
         raise FormatError(path, None, "the log has no iterations yet")
     steps, dev, pool, weights = [], [], [], []
     names: tuple[str, ...] | None = None
-    weight_column = header.index("averaged_weights" if algorithm == "samplerank" else "weights")
-    dev_column = header.index("dev_bleu")
+    weight_column = {"samplerank": "averaged_weights", "block-training": None}.get(algorithm, "weights")
+    dev_column = header.index("corpus_bleu" if algorithm == "block-training" else "dev_bleu")
     pool_name = {"loop": "pool_bleu", "relevant-set": "relevant_bleu"}.get(algorithm)
     for number, fields in rows:
         steps.append(_number(fields[0], path, number, header[0], int))
         dev.append(_number(fields[dev_column], path, number, "dev_bleu", float))
         if pool_name:
             pool.append(_number(fields[header.index(pool_name)], path, number, pool_name, float))
-        row_names, values = _weights(fields[weight_column], path, number)
+        row_names, values = _weights(fields[header.index(weight_column)], path, number) if weight_column else ((), [])
         if names is not None and row_names != names:
             raise FormatError(path, number, f"the weights are of other features than line {rows[0][0]}'s")
         names = row_names
@@ -121,7 +138,7 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     if np.any(np.diff(steps) <= 0):
         raise FormatError(path, None, f"{header[0]} numbers do not increase: {steps.tolist()}")
     return TuningLog(path, algorithm, steps, np.array(dev, np.float64),
-                     np.array(pool, np.float64) if pool_name else None, names, np.array(weights))
+                     np.array(pool, np.float64) if pool_name else None, names, np.array(weights).reshape(len(steps), -1))
 
 
 def read_trace(path: str | Path) -> SamplerTrace:
@@ -199,7 +216,7 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     for log, label in zip(logs, labels):
         if np.all(np.isnan(log.dev_bleu)):
             raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu)")
-        line, = axes.plot(log.steps, log.dev_bleu, "o-", label=f"{label}: dev BLEU")
+        line, = axes.plot(log.steps, log.dev_bleu, "o-", label=f"{label}: {log.bleu_name}")
         if pool and log.pool_bleu is not None:
             axes.plot(log.steps, log.pool_bleu, "s--", color=line.get_color(), alpha=0.6,
                       label=f"{label}: " + ("pool BLEU under the new weights" if log.algorithm == "loop"
@@ -218,6 +235,9 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
 
 def weights_figure(log: TuningLog, title: str | None = None) -> "Figure":
     """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight."""
+    if not log.weight_names:
+        raise PbmtError(f"{log.path}: this log has no weights (a binary block feature run: its weights are in "
+                        "pass<l>.weights.txt beside the log)")
     figure = _figure((8, 5))
     axes = figure.add_subplot()
     for column, name in enumerate(log.weight_names):

@@ -6,8 +6,9 @@ from matplotlib.image import imread
 
 from pbmt.cli import main
 from pbmt.errors import FormatError, PbmtError
-from pbmt.plots import (LOOP_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS, TRACE_COLUMNS, read_trace, read_tuning_log,
-                        save_png, trace_figure, tuning_figure, weights_figure)
+from pbmt.plots import (BLOCK_TRAINING_LOG_COLUMNS, LOOP_LOG_COLUMNS, RELEVANT_SET_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS,
+                        TRACE_COLUMNS, read_trace, read_tuning_log, save_png, trace_figure, tuning_figure,
+                        weights_figure)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LOOP_ROWS = [  # iteration, dev, pool, new, size, decode s, optimise s, weights
@@ -143,3 +144,32 @@ def test_pbmt_plot_writes_pngs_and_reports_bad_files(loop_log, samplerank_log, t
     assert "missing.tsv: no such file" in capsys.readouterr().err
     assert main(["plot", "weights", str(loop_log), "-o", str(tmp_path / "w.pdf")]) == 1
     assert "name it *.png" in capsys.readouterr().err
+
+
+BLOCK_ROWS = [  # pass, sentence BLEU+1, corpus BLEU, features, non-zero, relevant size, decode s, online s, updates
+    (1, 43.2559, 41.6228, 236233, 0, 5000, 391.36, 0.0, 0),
+    (2, 25.8805, 23.7763, 263829, 170002, 10000, 632.35, 0.39, 75018),
+]
+RELEVANT_ROWS = [  # pass, dev sBLEU, dev BLEU, relevant BLEU, new, size, decode s, online s, updates, weights
+    (1, 34.2, 32.5, 32.5, 30, 30, 3.0, 0.0, 0, "LM0= 0.1 WordPenalty0= 0.1"),
+    (2, 34.3, 32.9, 33.0, 28, 58, 3.0, 0.01, 40, "LM0= 0.105 WordPenalty0= 0.095"),
+]
+
+
+def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
+    block = write(tmp_path / "binary" / "log.tsv", BLOCK_TRAINING_LOG_COLUMNS, BLOCK_ROWS)
+    relevant = write(tmp_path / "costmargin" / "log.tsv", RELEVANT_SET_LOG_COLUMNS, RELEVANT_ROWS)
+    log = read_tuning_log(block)
+    assert log.algorithm == "block-training" and log.step_name == "pass" and log.pool_bleu is None
+    assert log.dev_bleu.tolist() == [41.6228, 23.7763] and log.weights.shape == (2, 0)  # the corpus BLEU column
+    lines = lines_of(tuning_figure([log, read_tuning_log(relevant)], pool=True).axes[0])
+    np.testing.assert_array_equal(lines["binary: training-subset BLEU"][1], [41.6228, 23.7763])
+    np.testing.assert_array_equal(lines["costmargin: dev BLEU"][1], [32.5, 32.9])
+    np.testing.assert_array_equal(lines["costmargin: relevant sets' BLEU under the pass's weights"][1], [32.5, 33.0])
+    with pytest.raises(PbmtError, match=r"binary/log.tsv: this log has no weights .*pass<l>.weights.txt"):
+        weights_figure(log)
+    out = tmp_path / "curves.png"
+    assert main(["plot", "tuning", str(relevant), str(block), "--pool", "-o", str(out), "-q"]) == 0
+    assert out.read_bytes()[:8] == PNG
+    assert main(["plot", "weights", str(block), "-o", str(out)]) == 1
+    assert "has no weights" in capsys.readouterr().err

@@ -3,8 +3,11 @@
   tuning LOG [LOG ...]  dev BLEU per iteration of several tuning runs in one
                         figure: each LOG is the log.tsv of a `pbmt tune` run
                         (MERT, PRO, APRO, ListNet: per iteration; SampleRank:
-                        per epoch, the averaged weights); --pool adds the n-best
-                        optimisers' pool BLEU under their new weights
+                        per epoch, the averaged weights; Costmargin, perceptron:
+                        per pass; --features binary: the training subset's BLEU
+                        per pass); --pool adds the n-best optimisers' pool BLEU
+                        under their new weights (Costmargin, perceptron: the
+                        relevant sets' BLEU)
   weights LOG           each weight's trajectory over the iterations of one run
   trace TRACE           model score and sentence BLEU+1 over the sampler steps
                         of `pbmt sample --trace` (one line per sentence)

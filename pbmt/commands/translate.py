@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space: 'distortion' (any order "
                         "within the distortion limit, Moses) or 'mon-swap' (monotone, or a block swapped with its "
                         "right neighbour: Tillmann & Zhang's block orientation model; ignores the distortion "
-                        "limit); default: the ini's [reordering], else distortion")
+                        "limit); default: pbmt.toml's [search] reordering, else distortion")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")

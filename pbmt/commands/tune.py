@@ -28,7 +28,9 @@ weights w1 = 0.1 (--flat-weight) and w2 = w1 + U[-0.01, 0.01]
 sentence BLEU+1 on the dev set. Each pass is checkpointed; --resume continues.
 With --features binary, Costmargin instead trains binary block features on a
 training subset (--src/--refs, e.g. --sentences 5000), against the BLEU
-oracle's five best MON/SWAP block sequences, the dense weights fixed.
+oracle's five best MON/SWAP block sequences, the dense weights fixed; --out
+is then a model folder (moses.ini, pbmt.toml with the block family and
+MON/SWAP, sparse-weights.txt) that `pbmt translate -f OUT/moses.ini` decodes.
 SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
 nothing: it samples hypotheses with the Gibbs sampler and updates the weights
 online (--epochs, --batch-size, --samples-per-sentence, --chains,
@@ -46,7 +48,8 @@ with --documents every batch is then one whole document (the dev BLEU
 column uses the dense weights alone: the stack decoder cannot use global
 features).
 
-Writes to --out: moses.ini (tuned), run<k>.moses.ini, log.tsv (per
+Writes to --out: moses.ini (tuned), pbmt.toml (the model's preprocessing and
+--reordering, so the folder translates as tuned), run<k>.moses.ini, log.tsv (per
 iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
 weights), dev-bleu.png, checkpoint.npz. --resume continues an interrupted run
 (or one that reached its --iterations) to the same weights an uninterrupted
@@ -84,6 +87,7 @@ from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optim
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
+from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank, decoded_bleu, encode_dev, n_weights
 
@@ -158,7 +162,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
     parser.add_argument("--reordering", choices=REORDERING_MODES, help="decoding search space (default: the "
-                        "ini's [reordering], else distortion; mon-swap: Tillmann & Zhang's block orientation model)")
+                        "model's pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block orientation model)")
     add_optimizer_arguments(parser, extra_algorithms=("samplerank",) + RELEVANT_SET_ALGORITHMS)
     add_samplerank_arguments(parser)
     add_relevant_set_arguments(parser)
@@ -216,7 +220,7 @@ def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
                         "the model's dense weights. binary (costmargin): train binary block features (block, word "
                         "pairs, orientation x block, boundary bigrams, phrase length) on a training subset given as "
                         "--src/--refs (e.g. --sentences 5000), the dense weights fixed, the truth the BLEU oracle's "
-                        "five best MON/SWAP block sequences; writes sparse-weights.txt (name<TAB>weight). boundary "
+                        "five best MON/SWAP block sequences; writes a model folder (moses.ini, pbmt.toml, sparse-weights.txt with the block family's escaped names). boundary "
                         "(samplerank): tune the dense weights and the sparse phrase-boundary features (a target-side "
                         "word-class bigram across every phrase boundary, <s> and </s> at the ends; the paper's "
                         "§3.4), written to --out as sparse-weights.txt and word-classes.txt, referred to by "
@@ -259,6 +263,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
                     scheduler=args.scheduler, settings=settings) as decoder:
         result = relevant_set_tune(decoder, references, model.config, model.layout, options, args.out,
                                    resume=args.resume, quiet=args.quiet)
+    write_tables(args.out, model.toml_tables())
     if not args.quiet:
         print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
               f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
@@ -297,7 +302,9 @@ def run_samplerank(args: argparse.Namespace) -> int:
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
     if model.sparse is not None:
-        model.sparse.with_weights(tuner.weights_[dense:tuned]).write(args.out, vars(model.preprocessing))
+        model.sparse.with_weights(tuner.weights_[dense:tuned]).write(args.out, model.toml_tables())
+    else:
+        write_tables(args.out, model.toml_tables())
     if specs:
         write_weights(args.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
     dev_bleu = [MISSING] * len(tuner.log_)
@@ -404,6 +411,7 @@ def run(args: argparse.Namespace) -> int:
                     scheduler=args.scheduler, settings=search) as decoder:
         result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet)
+    write_tables(args.out, model.toml_tables())
     if not args.quiet:
         best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
         print(f"stopped: {result.stop_reason}; {len(result.iterations)} iterations in "

@@ -10,7 +10,6 @@ lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini file.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
+from pbmt.model.pbmt_toml import FILE, check_keys, read_tables
 from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
@@ -42,7 +42,7 @@ class SearchSettings:
     distortion_limit: int = 6  # [distortion-limit]; -1 = unlimited
     table_limit: int = 20  # [ttable-limit]: candidates kept per source phrase
     max_phrase_length: int = 20  # [max-phrase-length]
-    reordering: str = "distortion"  # [reordering]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
+    reordering: str = "distortion"  # pbmt.toml [search]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
 
     def __post_init__(self):
         if self.reordering not in REORDERING_MODES:
@@ -50,14 +50,25 @@ class SearchSettings:
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
+        """Moses's settings from the ini, pbmt's own (``reordering``) from ``[search]`` of the ``pbmt.toml`` beside
+        it; an ini with a ``[reordering]`` section (which Moses rejects) is an error saying where it moved."""
         d = cls()
+        folder = Path(config.path).parent if config.path else None
+        if "reordering" in config.settings:
+            raise PbmtError(f"{config.path or 'moses.ini'}: [reordering] is a pbmt setting and makes the ini "
+                            f"unloadable by Moses: delete the section and put 'reordering = "
+                            f"\"{config.setting('reordering', d.reordering)}\"' under [search] in "
+                            f"{folder / FILE if folder else FILE}")
+        search = read_tables(folder).get("search", {}) if folder else {}
+        if folder:
+            check_keys(folder, "search", search, ("reordering",))
         return cls(
             stack_size=config.setting("stack", config.setting("s", d.stack_size, int), int),
             beam_threshold=config.setting("beam-threshold", config.setting("b", d.beam_threshold, float), float),
             distortion_limit=config.setting("distortion-limit", d.distortion_limit, int),
             table_limit=config.setting("ttable-limit", d.table_limit, int),
             max_phrase_length=config.setting("max-phrase-length", d.max_phrase_length, int),
-            reordering=config.setting("reordering", d.reordering, str),
+            reordering=search.get("reordering", d.reordering),
         )
 
 
@@ -72,17 +83,8 @@ class Preprocessing:
 
     @classmethod
     def read(cls, folder: Path) -> "Preprocessing":
-        path = folder / "pbmt.toml"
-        if not path.exists():
-            return cls()
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8")).get("preprocess", {})
-        except tomllib.TOMLDecodeError as err:
-            raise PbmtError(f"{path}: {err}") from None
-        known = set(cls.__dataclass_fields__)
-        unknown = set(table) - known
-        if unknown:
-            raise PbmtError(f"{path}: unknown [preprocess] keys {sorted(unknown)}; known: {sorted(known)}")
+        table = read_tables(folder).get("preprocess", {})
+        check_keys(folder, "preprocess", table, cls.__dataclass_fields__)
         return cls(**table)
 
 
@@ -143,6 +145,11 @@ class TranslationModel:
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
                    cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent))
         return stub.with_weights(stub.weights)
+
+    def toml_tables(self) -> dict[str, dict]:
+        """The ``[preprocess]`` and ``[search]`` tables of ``pbmt.toml`` (``pbmt.model.pbmt_toml``) that give a
+        model folder this model's preprocessing and reordering mode."""
+        return {"preprocess": vars(self.preprocessing), "search": {"reordering": self.settings.reordering}}
 
     def with_weights(self, weights: np.ndarray) -> "TranslationModel":
         """The model under new weights (``float64[layout.size]``): the table is pruned again, as Moses does."""

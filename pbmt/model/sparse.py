@@ -10,7 +10,15 @@ start and end are the pseudo-classes ``<s>`` and ``</s>``. Words without a
 class (unknown words passed through, words the class file lacks) are in
 ``<unk>``. Values are counts (how often the bigram occurs at a boundary).
 
-Kernels see the family as plain arrays (a TRANSITION family): every option's
+The ``block`` family (``pbmt.model.block_features``) holds Tillmann &
+Zhang's binary block features (block, word pairs, length, orientation x
+block, target bigrams at block boundaries), trained by ``pbmt tune
+--features binary``. Its names are open-ended (they are built from the
+phrases), so it is a table of named weights rather than a numbered range;
+the stack decoder scores it (option-local kinds in the options' local
+scores, the others as transition scores), the Gibbs sampler does not.
+
+Kernels see the boundary family as plain arrays (a TRANSITION family): every option's
 ``left_key`` (class of its first target word) and ``right_key`` (class of
 its last), the keys ``BOS`` (before the first block) and ``EOS`` (after the
 last), and ``pair_weight[right, left]``, a reshaped view of the weights.
@@ -19,15 +27,14 @@ On disk, beside ``moses.ini`` (which stays dense and loadable by Moses),
 ``pbmt.toml`` holds::
 
     [sparse]
-    families = ["boundary"]
-    classes = "word-classes.txt"   # word<TAB>class per line
-    weights = "sparse-weights.txt"  # name value per line (non-zero weights only)
+    families = ["boundary"]        # or ["block"], or both
+    classes = "word-classes.txt"   # word<TAB>class per line (the boundary family)
+    weights = "sparse-weights.txt"  # name value per line (non-zero weights only, every family)
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -36,9 +43,12 @@ import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
+from pbmt.model.block_features import BlockWeights, is_block_name
+from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
 from pbmt.vocab import Vocab
 
-FAMILIES = ("boundary",)
+FAMILIES = ("boundary", "block")
+BOUNDARY_PREFIX = "pb_"
 UNKNOWN_CLASS = "<unk>"
 SENTENCE_START, SENTENCE_END = "<s>", "</s>"
 CLASSES_FILE, WEIGHTS_FILE = "word-classes.txt", "sparse-weights.txt"
@@ -139,6 +149,9 @@ class SparseWeights:
                 raise FormatError(path, number, f"weight {fields[1]!r} is not finite")
             if fields[0] in seen:
                 raise FormatError(path, number, f"{fields[0]} already has a weight (line {seen[fields[0]]})")
+            if family_of(fields[0]) is None:
+                raise FormatError(path, number, f"{fields[0]!r} is not a feature name of the families "
+                                  f"{list(FAMILIES)} (pb_<class>_<class>, or blk:, w:, len:, ori:, bi: names)")
             seen[fields[0]] = number
             names.append(fields[0])
             values.append(value)
@@ -200,17 +213,30 @@ class BoundaryFeatures:
         return classes[tgt_offsets[:-1]], classes[tgt_offsets[1:] - 1]
 
 
+def family_of(name: str) -> str | None:
+    """The family a feature name belongs to (``boundary`` or ``block``), or None when it is malformed."""
+    if name.startswith(BOUNDARY_PREFIX):
+        return "boundary"
+    return "block" if is_block_name(name) else None
+
+
 @dataclass(frozen=True)
 class SparseModel:
-    """A model's sparse features: its families (only ``boundary`` so far) and their weights.
+    """A model's sparse features: the boundary family (numbered), the block family (named), or both.
 
-    ``weights``: ``float64[size]`` in id order (a mutable array: online
-    learners update it in place and the kernels, which see views of it,
-    follow).
+    ``weights``: ``float64[size]``, the boundary family's weights in id order
+    (empty without it; a mutable array: online learners update it in place
+    and the kernels, which see views of it, follow). ``blocks``: the block
+    family's weights, or None.
     """
 
-    boundary: BoundaryFeatures
+    boundary: BoundaryFeatures | None
     weights: np.ndarray
+    blocks: BlockWeights | None = None
+
+    def __post_init__(self):
+        if self.boundary is None and self.blocks is None:
+            raise ValueError("a sparse model needs at least one family")
 
     @classmethod
     def new(cls, classes: WordClasses) -> "SparseModel":
@@ -218,12 +244,23 @@ class SparseModel:
         family = BoundaryFeatures(classes)
         return cls(family, np.zeros(family.size))
 
+    @classmethod
+    def of_blocks(cls, blocks: BlockWeights) -> "SparseModel":
+        """The block family alone, with these weights."""
+        return cls(None, np.zeros(0), blocks)
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(f for f, present in zip(FAMILIES, (self.boundary, self.blocks)) if present is not None)
+
     @property
     def size(self) -> int:
-        return self.boundary.size
+        """Number of boundary weights (the numbered family SampleRank tunes)."""
+        return self.boundary.size if self.boundary is not None else 0
 
     def names(self) -> tuple[str, ...]:
-        return self.boundary.names()
+        """The boundary features' names, in id order."""
+        return self.boundary.names() if self.boundary is not None else ()
 
     @property
     def pair_weight(self) -> np.ndarray:
@@ -232,84 +269,82 @@ class SparseModel:
         return self.weights[:k * k].reshape(k, k)
 
     def with_weights(self, weights: np.ndarray) -> "SparseModel":
-        """The same features with a copy of ``weights`` (``float64[size]``)."""
+        """The same features with a copy of ``weights`` (the boundary family's, ``float64[size]``)."""
         weights = np.array(weights, dtype=np.float64)
         if weights.shape != (self.size,):
             raise ValueError(f"expected {self.size} sparse weights, got shape {weights.shape}")
-        return SparseModel(self.boundary, weights)
+        return SparseModel(self.boundary, weights, self.blocks)
 
     def named_weights(self) -> SparseWeights:
-        return SparseWeights(self.names(), self.weights.copy())
+        """Every family's weights by name."""
+        names, values = list(self.names()), [self.weights]
+        if self.blocks is not None:
+            names += list(self.blocks.weight)
+            values.append(np.fromiter(self.blocks.weight.values(), np.float64, len(self.blocks)))
+        return SparseWeights(tuple(names), np.concatenate(values))
 
     def weights_from(self, named: SparseWeights, source: str | os.PathLike = "<weights>") -> "SparseModel":
-        """This model with the weights of ``named`` (unknown names are an error naming ``source``)."""
+        """This model with the weights of ``named`` (a name of a family the model lacks, or a boundary name
+        outside its classes, is an error naming ``source``)."""
         index = {n: i for i, n in enumerate(self.names())}
         weights = np.zeros(self.size)
+        block_names, block_values = [], []
         for name, value in zip(named.names, named.values):
-            if name not in index:
-                raise PbmtError(f"{source}: {name} is not a feature of the families {list(FAMILIES)} "
-                                f"(the boundary features are pb_<class>_<class> of the class file)")
-            weights[index[name]] = value
-        return SparseModel(self.boundary, weights)
+            family = family_of(name)
+            if family not in self.families:
+                raise PbmtError(f"{source}: {name} is a feature of the {family} family, which the model's [sparse] "
+                                f"families {list(self.families)} lack")
+            if family == "block":
+                block_names.append(name)
+                block_values.append(value)
+            elif name in index:
+                weights[index[name]] = value
+            else:
+                raise PbmtError(f"{source}: {name} is not a feature of the boundary family "
+                                f"(pb_<class>_<class> of the class file)")
+        blocks = BlockWeights(block_names, np.array(block_values)) if self.blocks is not None else None
+        return SparseModel(self.boundary, weights, blocks)
 
     @classmethod
     def read(cls, folder: str | os.PathLike) -> "SparseModel | None":
         """The ``[sparse]`` table of ``folder/pbmt.toml`` with its files, or None when there is none."""
         path = Path(folder) / "pbmt.toml"
-        table = _sparse_table(folder)
+        table = read_tables(folder).get("sparse")
         if table is None:
             return None
-        unknown = set(table) - {"families", "classes", "weights"}
-        if unknown:
-            raise PbmtError(f"{path}: unknown [sparse] keys {sorted(unknown)}; known: classes, families, weights")
-        families = table.get("families", list(FAMILIES))
-        if list(families) != ["boundary"]:
-            raise PbmtError(f"{path}: [sparse] families must be [\"boundary\"] (the only family), got {families}")
-        if "classes" not in table:
-            raise PbmtError(f"{path}: [sparse] needs classes = \"<class file>\"")
-        model = cls.new(WordClasses.read(Path(folder) / table["classes"]))
+        check_keys(folder, "sparse", table, ("families", "classes", "weights"))
+        families = table.get("families", ["boundary"])
+        if not families or not set(families) <= set(FAMILIES) or len(set(families)) != len(families):
+            raise PbmtError(f"{path}: [sparse] families must be distinct families among {list(FAMILIES)}, "
+                            f"got {families}")
+        if "boundary" in families and "classes" not in table:
+            raise PbmtError(f"{path}: [sparse] needs classes = \"<class file>\" for the boundary family")
+        boundary = (BoundaryFeatures(WordClasses.read(Path(folder) / table["classes"]))
+                    if "boundary" in families else None)
+        model = cls(boundary, np.zeros(boundary.size if boundary else 0),
+                    BlockWeights([], np.zeros(0)) if "block" in families else None)
         if "weights" in table:
             weights_path = Path(folder) / table["weights"]
             model = model.weights_from(SparseWeights.read(weights_path), weights_path)
         return model
 
-    def write(self, folder: str | os.PathLike, preprocess: dict | None = None) -> None:
-        """Write the class file, the weights file and ``pbmt.toml`` (with ``preprocess``, if given) to ``folder``."""
+    def write(self, folder: str | os.PathLike, tables: dict[str, dict] | None = None) -> None:
+        """Write the class file (boundary family), the weights file and ``pbmt.toml`` to ``folder``; ``tables``:
+        the other tables of ``pbmt.toml`` (``[preprocess]``, ``[search]``)."""
         folder = Path(folder)
-        self.boundary.classes.write(folder / CLASSES_FILE)
+        sparse = {"families": list(self.families)}
+        if self.boundary is not None:
+            self.boundary.classes.write(folder / CLASSES_FILE)
+            sparse["classes"] = CLASSES_FILE
         self.named_weights().write(folder / WEIGHTS_FILE)
-        lines = []
-        if preprocess:
-            lines.append("[preprocess]")
-            lines += [f"{key} = {_toml_value(value)}" for key, value in preprocess.items()]
-            lines.append("")
-        lines += ["[sparse]", 'families = ["boundary"]', f'classes = "{CLASSES_FILE}"', f'weights = "{WEIGHTS_FILE}"']
-        with atomic_write(folder / "pbmt.toml") as handle:
-            handle.write("\n".join(lines) + "\n")
-
-
-def _sparse_table(folder: str | os.PathLike) -> dict | None:
-    path = Path(folder) / "pbmt.toml"
-    if not path.exists():
-        return None
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")).get("sparse")
-    except tomllib.TOMLDecodeError as err:
-        raise PbmtError(f"{path}: {err}") from None
+        sparse["weights"] = WEIGHTS_FILE
+        write_tables(folder, {**(tables or {}), "sparse": sparse})
 
 
 def sparse_files(folder: str | os.PathLike) -> list[str]:
     """The relative paths of the files the ``[sparse]`` table of ``folder/pbmt.toml`` names (none without one)."""
-    table = _sparse_table(folder) or {}
+    table = read_tables(folder).get("sparse") or {}
     return [table[key] for key in ("classes", "weights") if key in table and not Path(table[key]).is_absolute()]
-
-
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(value)
 
 
 def boundary_ids(left_key: np.ndarray, right_key: np.ndarray, options: Iterable[int], family: BoundaryFeatures

@@ -67,33 +67,44 @@ class TransitionScores:
     pair: np.ndarray
 
 
-def boundary_transitions(model: TranslationModel, options: TranslationOptions) -> TransitionScores:
-    """The model's sparse phrase-boundary features (``pbmt.model.sparse``) as transition scores of ``options``.
+def sparse_transitions(model: TranslationModel, options: TranslationOptions) -> TransitionScores:
+    """The model's sparse features that look at a block's predecessor (``pbmt.model.sparse``), as transition
+    scores of ``options``: the boundary family's class pairs, the block family's orientation x block and
+    boundary bigrams, or their sum.
 
-    Their pair table already has the sentence start as its last row and the
-    end as its last column; it is a view of the model's sparse weights.
+    The boundary pair table alone already has the sentence start as its last
+    row and the end as its last column; it is then a view of the model's
+    sparse weights. With the block family, keys number the sentence's distinct
+    last and first target words, and the boundary weights join by the words'
+    classes.
     """
-    left, right, pair, _, _, _ = boundary_arrays(model, options)
-    return TransitionScores(np.zeros((len(options), 3)), right, left, pair)
+    left, right, pair, bos, eos, has_boundary = boundary_arrays(model, options)
+    blocks = model.sparse.blocks
+    if blocks is None:
+        return TransitionScores(np.zeros((len(options), 3)), right, left, pair)
+    orient, word_right, word_left, word_pair = blocks.transition_arrays(options, model.vocab)
+    if has_boundary:
+        row_class = np.full(word_pair.shape[0], bos)
+        row_class[word_right] = right
+        col_class = np.full(word_pair.shape[1], eos)
+        col_class[word_left] = left
+        word_pair = word_pair + pair[np.ix_(row_class, col_class)]
+    return TransitionScores(orient, word_right, word_left, word_pair)
 
 
 _NO_TRANSITIONS = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
 
 
-def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None,
-           transitions: TransitionScores | None = None) -> SearchGraph:
+def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None
+           ) -> SearchGraph:
     """Run the stack decoder on a sentence of at least one word; ``settings`` default to the model's.
 
-    ``transitions``: sparse transition scores added to the model's (option-local
-    sparse scores belong in ``options.local_score``: ``TranslationOptions.with_extra_scores``).
-    A model with sparse features of its own (``model.sparse``) decodes with them
-    (``boundary_transitions``); it takes no other transition scores.
+    A model with sparse features (``model.sparse``) decodes with them: their
+    option-local part is in ``options.local_score`` (``TranslationOptions.build``),
+    the rest are transition scores (``sparse_transitions``).
     """
     settings = settings or model.settings
-    if transitions is None and model.sparse is not None:
-        transitions = boundary_transitions(model, options)
-    elif transitions is not None and model.sparse is not None:
-        raise ValueError("the model has sparse features of its own: give no other transition scores")
+    transitions = sparse_transitions(model, options) if model.sparse is not None else None
     extra = transitions or _NO_TRANSITIONS
     layout = model.layout
     lr = layout.columns_of_type("LexicalReordering")
@@ -111,18 +122,16 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
 
 
 def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
-           settings: SearchSettings | None = None, transitions: TransitionScores | None = None
-           ) -> list[ScoredDerivation]:
+           settings: SearchSettings | None = None) -> list[ScoredDerivation]:
     """The ``n_best`` highest-scoring derivations the search finds, best first.
 
     ``distinct``: skip derivations whose target words equal a better one's.
     ``settings`` default to the model's (stack size, beam threshold, distortion limit).
-    ``transitions``: sparse transition scores (see ``search``); scores then include them.
     """
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
         return [ScoredDerivation(empty, model_score(empty, options, model))]
-    graph = search(model, options, settings, transitions)
+    graph = search(model, options, settings)
     if graph.final_class < 0:
         return []
     return list(best_paths(options, graph, n_best, distinct))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from pbmt.model.model import TranslationModel
+from pbmt.model.block_features import derivation_blocks
 from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
@@ -143,7 +144,7 @@ def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tup
     the same types and ``has_sparse`` False when the model has none.
     """
     sparse = model.sparse
-    if sparse is None:
+    if sparse is None or sparse.boundary is None:
         none = np.zeros(1, np.int32)
         return none, none, np.zeros((1, 1)), 0, 0, False
     left, right = sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
@@ -151,13 +152,13 @@ def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tup
 
 
 def sparse_features(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
-    """The sparse feature vector of ``derivation`` from scratch: ``float64[model.sparse.size]`` (counts).
+    """The boundary features of ``derivation`` from scratch: ``float64[model.sparse.size]`` (counts).
 
     With ``score_derivation``, the single source of truth: searches'
     incremental sparse scores must equal ``sparse_features(...) @
     model.sparse.weights``. Zero-length when the model has no sparse features.
     """
-    if model.sparse is None:
+    if model.sparse is None or model.sparse.boundary is None:
         return np.zeros(0)
     left, right = model.sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
     ids = boundary_ids(left, right, derivation.option, model.sparse.boundary)
@@ -169,6 +170,8 @@ def model_score(derivation: Derivation, options: TranslationOptions, model: Tran
     score = float(score_derivation(derivation, options, model) @ model.weights)
     if model.sparse is not None:
         score += float(sparse_features(derivation, options, model) @ model.sparse.weights)
+        if model.sparse.blocks is not None:
+            score += model.sparse.blocks.score(derivation_blocks(derivation, options, model.vocab))
     return score
 
 

@@ -64,16 +64,10 @@ class TranslationOptions:
         k = start * self.max_length + (end - start - 1)
         return range(self.span_offsets[k], self.span_offsets[k + 1])
 
-    def with_extra_scores(self, extra: np.ndarray, model: TranslationModel) -> "TranslationOptions":
-        """A copy whose ``local_score`` adds ``extra`` (float64[n_opt], weighted natural log: option-local
-        sparse features), with the future costs recomputed from it."""
-        local_score = self.local_score + np.asarray(extra, dtype=np.float64)
-        return replace(self, local_score=local_score, future=_future(self.n_words, self.start, self.end, local_score,
-                                                                       self.lm_inside, model))
-
     @classmethod
     def build(cls, model: TranslationModel, sentence: np.ndarray) -> "TranslationOptions":
-        """Options of ``sentence`` (``int32[n]`` ids in ``model.vocab``)."""
+        """Options of ``sentence`` (``int32[n]`` ids in ``model.vocab``); with the model's block features
+        (``pbmt.model.sparse``), ``local_score`` includes their option-local part."""
         sentence = np.asarray(sentence, dtype=np.int32)
         n = len(sentence)
         width = max(1, min(model.settings.max_phrase_length, n))
@@ -121,9 +115,12 @@ class TranslationOptions:
         span_offsets = np.zeros(n * width + 1, dtype=np.int64)
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
-        future = _future(n, opt_start, opt_end, local_score, lm_inside, model)
-        return cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                   reordering, lm_inside, span_offsets, future)
+        options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
+                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)))
+        if model.sparse is not None and model.sparse.blocks is not None:
+            local_score = local_score + model.sparse.blocks.local_scores(options, model.vocab)
+        return replace(options, local_score=local_score,
+                       future=_future(n, opt_start, opt_end, local_score, lm_inside, model))
 
 
 def _future(n, start, end, local_score, lm_inside, model: TranslationModel) -> np.ndarray:

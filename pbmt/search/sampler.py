@@ -238,6 +238,10 @@ class Sampler:
                  global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
                  distortion_limit: int | None = None, operator_weights=(1.0, 1.0, 1.0),
                  lm_cache: LMCache | None = None):
+        if model.sparse is not None and model.sparse.blocks is not None:
+            raise PbmtError("the Gibbs sampler does not score the block family of sparse features (pbmt tune "
+                            "--features binary): decode such a model with the stack decoder, or drop \"block\" "
+                            "from [sparse] families in its pbmt.toml")
         self.model = model
         self.options = options
         self.global_features = tuple(global_features)

@@ -53,6 +53,7 @@ from pbmt.config import Feature, MosesConfig
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, open_binary, read_lines
 from pbmt.model.model import Preprocessing
+from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
 from pbmt.train.corpus import (
     alignment_from_points,
@@ -288,11 +289,7 @@ def default_config(lm_order: int) -> MosesConfig:
 
 def write_preprocessing(path: Path, preprocessing: Preprocessing) -> None:
     """Write ``pbmt.toml`` with the ``[preprocess]`` table ``Preprocessing.read`` reads."""
-    lines = ["[preprocess]"]
-    for name, value in vars(preprocessing).items():
-        lines.append(f"{name} = {json.dumps(value)}")
-    with atomic_write(path) as handle:
-        handle.write("\n".join(lines) + "\n")
+    write_tables(path.parent, {"preprocess": vars(preprocessing)})
 
 
 # --- resumable steps ----------------------------------------------------------

@@ -9,17 +9,21 @@ n-best) block sequence to its relevant set, and between decodings the binary
 feature weights are trained from zero on (V5, V_rel) by Costmargin SGD
 (R = 40 passes, eta = 1e-4; ``sparse_costmargin_epoch``).
 
-Features (``pbmt.tune.block_features``): the five binary kinds, by name,
+Features (``pbmt.model.block_features``): the five binary kinds, by name,
 numbered as first seen; a block sequence is stored as its feature index
 array and counts, so relevant sets stay compact (``RelevantSets``, written to
 the run's ``checkpoint.npz`` after every pass). The model's dense features
 keep their moses.ini weights as one fixed score (Table IX's "binary features
 on top of fixed real-valued ones"); they also make the decoder's first pass
 (zero binary weights) the initial alternative z0, where the paper used a
-random bag of blocks. The learned weights are written as ``name<TAB>value``
-lines (``sparse-weights.txt`` for the best pass by averaged sentence BLEU+1,
-``pass{l}.weights.txt`` per pass) and decoded with through
-``BlockWeights.sentence_scores``.
+random bag of blocks. Every pass rewrites ``log.tsv`` (``pbmt plot tuning``
+reads it) and ``training-bleu.png``. The learned weights are sparse-feature weight files
+(``pbmt.model.sparse.SparseWeights``: ``pass{l}.weights.txt`` per pass); the
+best pass by averaged sentence BLEU+1 becomes a model folder beside them:
+``moses.ini`` (the dense weights, absolute paths), ``sparse-weights.txt`` and
+``pbmt.toml`` (``[sparse]`` families = ["block"], ``[search]`` reordering,
+``[preprocess]`` of the model), which ``pbmt translate -f OUT/moses.ini``
+decodes as trained.
 
 Decoding and the oracle run through ``pbmt.parallel`` (workers read the
 weight files by path: with ``scheduler`` the run folder must be on a file
@@ -44,15 +48,17 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
+from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, derivation_blocks, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.model.sparse import SparseModel, SparseWeights
 from pbmt.parallel import ParallelMap
+from pbmt.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
-from pbmt.tune.block_features import Block, BlockWeights, FeatureIndex, sequence_names
-from pbmt.tune.loop import CHECKPOINT
+from pbmt.tune.loop import CHECKPOINT, tuned_config
 from pbmt.tune.pool import References
 
 
@@ -176,41 +182,38 @@ def train_block_weights(truth: RelevantSets, relevant: RelevantSets, n_features:
 
 
 class _Worker:
-    """A loaded model (fixed dense weights) and the binary weights of the last weight file read."""
+    """A loaded model (fixed dense weights, no sparse features) and, for decoding, the same model with the
+    block weights of the last weight file read."""
 
     def __init__(self, model: TranslationModel, n_best: int, oracle_n_best: int, oracle_beam: int):
         self.model = model
         self.n_best, self.oracle_n_best, self.oracle_beam = n_best, oracle_n_best, oracle_beam
         self.path: str | None = None
-        self.weights = BlockWeights([], np.zeros(0))
+        self.decoding = model
 
     def sequences(self, item: tuple[str, str | None, str, str]) -> list[FoundSequence]:
         kind, path, source, reference = item
-        model = self.model
-        options = TranslationOptions.build(model, model.vocab.ids(source.split()))
         if kind == "oracle":
+            model = self.model
+            options = TranslationOptions.build(model, model.vocab.ids(source.split()))
             found = [o.derivation for o in oracle_search(options, model.vocab.ids(reference.split()),
                                                          self.oracle_n_best, self.oracle_beam)]
         else:
             if path != self.path:
-                self.weights = BlockWeights.read(path)
+                blocks = SparseModel.of_blocks(BlockWeights([], np.zeros(0)))
+                self.decoding = replace(self.model, sparse=blocks.weights_from(SparseWeights.read(path), path))
                 self.path = path
-            local, transitions = self.weights.sentence_scores(options, model.vocab)
-            found = [s.derivation for s in decode(model, options.with_extra_scores(local, model), self.n_best,
-                                                  transitions=transitions)]
-        words = model.vocab.words(options.sentence)
-        out = []
-        for d in found:
-            blocks = tuple(Block(int(a), int(b), tuple(words[a:b]), tuple(model.vocab.words(options.target(o))))
-                           for a, b, o in zip(d.src_start, d.src_end, d.option))
-            out.append(FoundSequence(blocks, " ".join(model.vocab.words(d.target_words(options))),
-                                 float(score_derivation(d, options, model) @ model.weights)))
-        return out
+            model = self.decoding
+            options = TranslationOptions.build(model, model.vocab.ids(source.split()))
+            found = [s.derivation for s in decode(model, options, self.n_best)]
+        return [FoundSequence(tuple(derivation_blocks(d, options, model.vocab)),
+                              " ".join(model.vocab.words(d.target_words(options))),
+                              float(score_derivation(d, options, model) @ model.weights)) for d in found]
 
 
 def _load_worker(ini: Path, search: SearchSettings | None, n_best: int, oracle_n_best: int,
                  oracle_beam: int) -> _Worker:
-    return _Worker(TranslationModel.load(ini, search), n_best, oracle_n_best, oracle_beam)
+    return _Worker(replace(TranslationModel.load(ini, search), sparse=None), n_best, oracle_n_best, oracle_beam)
 
 
 def _sequences(worker: _Worker, item) -> list[FoundSequence]:
@@ -221,7 +224,8 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
                    settings: BlockTrainingSettings, out: str | Path, search: SearchSettings | None = None,
                    workers: int = 1, scheduler: str | None = None, resume: bool = False,
                    quiet: bool = True) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
-    """Train binary block feature weights (module docstring); returns the best pass's weights and every pass.
+    """Train binary block feature weights (module docstring); returns the best pass's weights and every pass,
+    and writes the model folder ``out`` (module docstring).
 
     sources, references: the training subset in the model's token form;
     search: search settings replacing the ini's (default: MON/SWAP, as the
@@ -232,7 +236,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     ini = Path(ini).resolve()
     if search is None:
         search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
-    model = TranslationModel.load(ini, search)
+    model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))
     fingerprint = json.loads(json.dumps({"settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
                                          "sentences": len(sources), "search": asdict(search)}))
@@ -284,14 +288,14 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             if number > 1:
                 weights, updates = train_block_weights(truth, relevant, len(index), settings, rng)
             trained = time.perf_counter()
-            named = BlockWeights(index.names[:len(weights)], weights)
             path = out / f"pass{number}.weights.txt"
-            named.write(path)
+            SparseWeights(tuple(index.names[:len(weights)]), weights).write(path)
             found = run("decode", str(path), f"pass {number}")
             new, first = add(relevant, found, index)
             decoded = time.perf_counter()
             records.append(BlockPass(number, float(sentence_bleu_plus1(first).mean()), corpus_bleu(first),
-                                     len(index), len(named), len(relevant), decoded - trained, trained - started,
+                                     len(index), int(np.count_nonzero(weights)), len(relevant), decoded - trained,
+                                     trained - started,
                                      updates))
             _save(checkpoint, truth, relevant, index, rng, records, fingerprint)
             _write_log(records, out)
@@ -302,22 +306,11 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
                       f"{r.relevant_size} (+{new}), online step {r.online_seconds:.1f} s, decode "
                       f"{r.decode_seconds:.0f} s", file=sys.stderr)
     best = max(records, key=lambda r: r.sentence_bleu)
-    chosen = BlockWeights.read(out / f"pass{best.number}.weights.txt")
-    chosen.write(out / "sparse-weights.txt")
-    return chosen, tuple(records)
-
-
-def translate_with_block_weights(ini: str | Path, sources: Sequence[str], weights: str | Path,
-                                 search: SearchSettings | None = None, workers: int = 1,
-                                 scheduler: str | None = None) -> list[str]:
-    """1-best translations (model tokens) of ``sources`` under the ini's dense weights plus the binary
-    weights of the file ``weights`` (``BlockWeights.write``); search: as ``block_training``'s (default MON/SWAP)."""
-    ini = Path(ini).resolve()
-    if search is None:
-        search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
-    items = [("decode", str(Path(weights).resolve()), source, "") for source in sources]
-    with ParallelMap(partial(_load_worker, ini, search, 1, 1, 1), _sequences, workers, scheduler) as pmap:
-        return [found[0].text if found else "" for found in pmap.map(items)]
+    path = out / f"pass{best.number}.weights.txt"
+    chosen = SparseModel.of_blocks(BlockWeights([], np.zeros(0))).weights_from(SparseWeights.read(path), path)
+    tuned_config(model.config, model.layout, model.weights).write(out / "moses.ini")
+    chosen.write(out, model.toml_tables())
+    return chosen.blocks, tuple(records)
 
 
 def _key(blocks: Sequence[Block]) -> int:
@@ -352,10 +345,11 @@ def _load(path: Path, fingerprint: dict, n_sentences: int):
 
 
 def _write_log(records: list[BlockPass], out: Path) -> None:
+    """Write ``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``) and its figure, ``training-bleu.png``."""
     with atomic_write(out / "log.tsv") as handle:
-        handle.write("pass\tsentence_bleu\tcorpus_bleu\tfeatures\tnonzero_weights\trelevant_size\tdecode_s\t"
-                     "online_s\tupdates\n")
+        handle.write("\t".join(BLOCK_TRAINING_LOG_COLUMNS) + "\n")
         for r in records:
             handle.write(f"{r.number}\t{100 * r.sentence_bleu:.4f}\t{100 * r.corpus_bleu:.4f}\t{r.features}\t"
                          f"{r.nonzero}\t{r.relevant_size}\t{r.decode_seconds:.2f}\t{r.online_seconds:.3f}\t"
                          f"{r.updates}\n")
+    save_png(tuning_figure([read_tuning_log(out / "log.tsv")]), out / "training-bleu.png")

@@ -10,10 +10,11 @@ from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import reference_sets, segment_stats_ids, sentence_bleu_plus1
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import Derivation, Orientation, score_derivation
+from pbmt.search.derivation import Derivation, Orientation, model_score, score_derivation, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
-from pbmt.tune.block_features import Block, BlockWeights, sequence_names
+from pbmt.model.block_features import BlockWeights, derivation_blocks, sequence_names
+from pbmt.model.sparse import SparseModel, WordClasses
 
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
@@ -132,30 +133,32 @@ def test_oracle_with_a_small_beam_returns_valid_sequences(tiny):
     assert [f.bleu for f in found] == sorted((f.bleu for f in found), reverse=True)
 
 
-def derivation_blocks(derivation, options, vocab):
-    source = vocab.words(options.sentence)
-    return [Block(int(a), int(b), tuple(source[a:b]), tuple(vocab.words(options.target(o))))
-            for a, b, o in zip(derivation.src_start, derivation.src_end, derivation.option)]
-
-
-@pytest.mark.parametrize("sentence", ["a b c", "c a e b", "e d c b a"])
-def test_decoder_with_binary_features_equals_exhaustive_rescoring(tiny, sentence):
+@pytest.mark.parametrize("sentence,boundary", [("a b c", False), ("c a e b", False), ("e d c b a", False),
+                                               ("c a e b", True), ("e d c b a", True)])
+def test_decoder_with_binary_features_equals_exhaustive_rescoring(tiny, sentence, boundary):
+    """The block family alone, and with the boundary family (class pairs at block boundaries) beside it."""
     rng = np.random.default_rng(5)
     options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
     everything = mon_swap_derivations(options)
     names = sorted({n for d in everything for n in sequence_names(derivation_blocks(d, options, tiny.vocab))})
     weights = BlockWeights(names, rng.normal(scale=0.5, size=len(names)))
+    sparse = SparseModel.of_blocks(weights)
+    if boundary:
+        classes = SparseModel.new(WordClasses(("the", "lord", "said", "unto"), [0, 1, 1, 0], ("k0", "k1")))
+        sparse = dataclasses.replace(classes, weights=rng.normal(size=classes.size), blocks=weights)
+    with_blocks = dataclasses.replace(tiny, sparse=sparse)
 
     def total(d):
-        sparse = sum(weights.weight.get(n, 0.0) * c
+        blocks = sum(weights.weight.get(n, 0.0) * c
                      for n, c in sequence_names(derivation_blocks(d, options, tiny.vocab)).items())
-        return score_derivation(d, options, tiny) @ tiny.weights + sparse
+        pairs = sparse_features(d, options, with_blocks) @ sparse.weights if boundary else 0.0
+        return score_derivation(d, options, tiny) @ tiny.weights + blocks + pairs
 
     scores = np.array([total(d) for d in everything])
-    local, transitions = weights.sentence_scores(options, tiny.vocab)
-    found = decode(tiny, options.with_extra_scores(local, tiny), n_best=len(everything) + 3,
-                   transitions=transitions)
+    block_options = TranslationOptions.build(with_blocks, options.sentence)  # local scores with the block features
+    found = decode(with_blocks, block_options, n_best=len(everything) + 3)
     assert len(found) == len(everything)
     np.testing.assert_allclose([f.score for f in found], np.sort(scores)[::-1], atol=1e-9)
     for f in found[:10]:
         assert total(f.derivation) == pytest.approx(f.score, abs=1e-9)
+        assert model_score(f.derivation, block_options, with_blocks) == pytest.approx(f.score, abs=1e-9)

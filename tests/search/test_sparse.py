@@ -88,7 +88,7 @@ def test_sparse_model_files_round_trip_and_load_with_the_model(bible, tmp_path):
     sparse = SparseModel.new(WordClasses(("the", "lord", "said", "and"), [0, 1, 1, 0], ("k0", "k1")))
     weights = np.zeros(sparse.size)
     weights[[1, 5, 7]] = [0.5, -1.25, 3e-5]
-    sparse.with_weights(weights).write(tmp_path, {"tokenize": True, "lowercase": True})
+    sparse.with_weights(weights).write(tmp_path, {"preprocess": {"tokenize": True, "lowercase": True}})
     loaded = TranslationModel.load(tmp_path / "moses.ini")
     assert loaded.preprocessing.tokenize and loaded.preprocessing.lowercase
     np.testing.assert_array_equal(loaded.sparse.weights, weights)

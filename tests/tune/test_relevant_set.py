@@ -1,6 +1,8 @@
 """Costmargin and perceptron (Tillmann & Zhang): Eq. 4 and 7 by hand, the online steps against plain Python,
 resume, and a short run on the shared model."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,8 +14,11 @@ from pbmt.plots import read_tuning_log
 from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch,
                                            sparse_costmargin_epoch)
 from pbmt.tune.loop import CHECKPOINT
-from pbmt.tune.block_features import BlockWeights
-from pbmt.tune.block_training import translate_with_block_weights
+from pbmt.model.block_features import BlockWeights
+from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import SparseModel
+from pbmt.search.decoder import decode
+from pbmt.search.options import TranslationOptions
 from pbmt.tune.pool import Pool
 from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
 
@@ -185,16 +190,29 @@ def test_binary_training_resumes_to_the_uninterrupted_weights(tiny_model_dir, ti
     assert [row[:6] + row[8:] for row in logs[0]] == [row[:6] + row[8:] for row in logs[1]]
     assert (tmp_path / "full" / "sparse-weights.txt").read_text() == \
         (tmp_path / "parts" / "sparse-weights.txt").read_text()
-    weights = BlockWeights.read(tmp_path / "full" / "sparse-weights.txt")
+    weights = SparseModel.read(tmp_path / "full").blocks
     assert int(logs[0][-1][3]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
                                           for name in weights.weight)
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 1
 
 
-def test_translating_with_no_binary_weights_is_mon_swap_decoding(tiny_model_dir, tiny_dev, tmp_path):
-    BlockWeights([], np.zeros(0)).write(tmp_path / "none.txt")
-    sources = (tiny_dev / "dev.src").read_text().splitlines()
-    texts = translate_with_block_weights(tiny_model_dir / "moses.ini", sources, tmp_path / "none.txt")
-    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tiny_dev / "dev.src"),
-                 "-o", str(tmp_path / "out.txt"), "--tokenized", "--reordering", "mon-swap"]) == 0
-    assert texts == (tmp_path / "out.txt").read_text().splitlines()
+def test_the_binary_training_folder_translates_as_the_in_process_decoder(tiny_model_dir, tiny_dev, tmp_path):
+    """pbmt translate -f OUT/moses.ini (no flags) decodes MON/SWAP with the learned block weights."""
+    extra = ("--features", "binary", "--sgd-passes", "5", "--learning-rate", "0.05", "--oracle-beam", "20")
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "bin", "costmargin", 3, *extra)) == 0
+    assert main(["translate", "-q", "-f", str(tmp_path / "bin" / "moses.ini"), "-i", str(tiny_dev / "dev.src"),
+                 "-o", str(tmp_path / "out.txt"), "--tokenized"]) == 0
+    dense = TranslationModel.load(tiny_model_dir / "moses.ini")
+    blocks = SparseModel.read(tmp_path / "bin").blocks
+    assert len(blocks) > 0
+    weights = np.array(list(blocks.weight.values()))
+    texts = {}
+    for name, block_weights in (("trained", weights), ("zero", np.zeros(len(weights)))):
+        model = dataclasses.replace(dense, settings=dataclasses.replace(dense.settings, reordering="mon-swap"),
+                                    sparse=SparseModel.of_blocks(BlockWeights(list(blocks.weight), block_weights)))
+        texts[name] = []
+        for line in (tiny_dev / "dev.src").read_text().splitlines():
+            options = TranslationOptions.build(model, model.vocab.ids(line.split()))
+            texts[name].append(" ".join(model.vocab.words(decode(model, options)[0].derivation.target_words(options))))
+    assert (tmp_path / "out.txt").read_text().splitlines() == texts["trained"]
+    assert texts["trained"] != texts["zero"]  # the weights matter
