@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from functools import partial
 from pathlib import Path
 
@@ -30,8 +31,11 @@ SOURCES = ["a b c", "c a e b", "b x a d", "", "e d c b a", "d e", "a c e", "b b 
 @pytest.fixture(scope="module")
 def scheduler():
     """The address of a two-process local dask cluster shared by this module's tests."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  memory_limit=0, silence_logs=logging.CRITICAL) as cluster:
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Port 8787 is already in use")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           memory_limit=0, silence_logs=logging.CRITICAL)
+    with cluster:
         yield cluster.scheduler_address
 
 
