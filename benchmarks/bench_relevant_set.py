@@ -28,9 +28,10 @@ BLEU+1 (which may be a seed pass).
 
 --binary-sentences N adds one run of Costmargin on binary block features
 (``pbmt.tune.block_training``) over the first N training pairs
-(``train.tok.*``): the feature count, the training subset's sentence BLEU+1
-per pass, and test BLEU with the untuned dense weights plus the learned
-binary ones (compare the "untuned" row).
+(``train.tok.*``, or with --binary-data dev the dev pairs, which phrase
+extraction did not see): the feature count, the training subset's sentence
+BLEU+1 per pass, and test BLEU of every pass's weights with the untuned dense
+weights (compare the "untuned" row).
 
 To stay feasible on a shared 2-core machine the defaults use subsets and fewer
 passes than the paper (the printed header says which); every decode runs on
@@ -39,7 +40,8 @@ clock and noisy under load (the header prints the load average).
 
     python benchmarks/bench_relevant_set.py [--dev-sentences 30] [--test-sentences 100] [--passes 8]
         [--mert-iterations 4] [--reordering mon-swap] [--stack 50] [--workers 2] [--binary-sentences N]
-        [--binary-passes 3] [--binary-nbest 1] [--only-binary] [--resume-binary] [--out DIR] [--json FILE]
+        [--binary-passes 3] [--binary-nbest 1] [--binary-data train|dev]
+        [--binary-learning-rate 1e-4] [--only-binary] [--resume-binary] [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -94,22 +96,28 @@ def dev_scores(texts, references: References) -> tuple[float, float]:
 
 
 def binary_run(args, settings, dense_weights, scheduler, test_src, test_refs, out, rows) -> None:
-    """Costmargin on binary block features over the first --binary-sentences training pairs; test BLEU of the
-    run's model folder (the untuned dense weights plus the learned binary weights)."""
-    src = (DATA / "train.tok.es").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
-    ref = (DATA / "train.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
+    """Costmargin on binary block features over the first --binary-sentences pairs of --binary-data; test BLEU of
+    every pass's model folder (the untuned dense weights plus the pass's binary weights)."""
+    src = (DATA / f"{args.binary_data}.tok.es").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
+    ref = (DATA / f"{args.binary_data}.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     started = time.perf_counter()
     weights, passes = block_training(INI, src, ref, BlockTrainingSettings(passes=args.binary_passes,
-                                                                          n_best=args.binary_nbest),
+                                                                          n_best=args.binary_nbest,
+                                                                          learning_rate=args.binary_learning_rate),
                                      out / "binary", settings, scheduler=scheduler, resume=args.resume_binary,
                                      quiet=False)
     trained = time.perf_counter() - started
-    test = Decoding(test_src, settings, scheduler, ini=out / "binary" / "moses.ini")
-    hypotheses = test.texts(dense_weights)
-    test.close()
-    test_bleu = sacrebleu.corpus_bleu(hypotheses, [test_refs], tokenize="none", force=True).score
+    test_bleus = []
+    for p in passes:
+        test = Decoding(test_src, settings, scheduler, ini=out / "binary" / f"pass{p.number}" / "moses.ini")
+        test_bleus.append(sacrebleu.corpus_bleu(test.texts(dense_weights), [test_refs], tokenize="none",
+                                                force=True).score)
+        test.close()
     best = max(passes, key=lambda p: p.sentence_bleu)
-    print(f"# binary block features on {len(src)} training pairs, {len(passes)} passes ({trained:.0f} s): "
+    test_bleu = test_bleus[best.number - 1]
+    print(f"# binary block features on {len(src)} {args.binary_data} pairs, eta {args.binary_learning_rate:g}, "
+          f"{len(passes)} passes ({trained:.0f} s): test BLEU per pass " + " ".join(f"{b:.2f}" for b in test_bleus))
+    print(f"# binary block features on {len(src)} {args.binary_data} pairs, {len(passes)} passes ({trained:.0f} s): "
           f"features {passes[-1].features}, non-zero weights of the best pass {len(weights)}; training sentence "
           f"BLEU+1 per pass " + " ".join(f"{100 * p.sentence_bleu:.2f}" for p in passes)
           + f"; online step {np.median([p.online_seconds for p in passes[1:]]) if len(passes) > 1 else 0:.2f} s; "
@@ -118,7 +126,8 @@ def binary_run(args, settings, dense_weights, scheduler, test_src, test_refs, ou
           f"{test_bleu:9.2f} {'':>12} {len(passes):>7}   (dev columns: the training subset)", flush=True)
     rows.append({"method": "binary+dense", "n_best": args.binary_nbest, "training_sentence_bleu": 100 * best.sentence_bleu,
                  "training_bleu": 100 * best.corpus_bleu, "test_bleu": test_bleu, "features": passes[-1].features,
-                 "nonzero_weights": len(weights), "passes": [dataclasses.asdict(p) for p in passes]})
+                 "nonzero_weights": len(weights), "passes": [dataclasses.asdict(p) for p in passes],
+                 "test_bleu_per_pass": test_bleus, "data": args.binary_data, "learning_rate": args.binary_learning_rate})
 
 
 def main() -> None:
@@ -136,6 +145,11 @@ def main() -> None:
     parser.add_argument("--binary-sentences", type=int, default=0, help="also train binary block features on "
                         "this many training sentence pairs (train.tok.*; 0: skip)")
     parser.add_argument("--binary-passes", type=int, default=3, help="decoding passes of the binary run")
+    parser.add_argument("--binary-data", choices=("train", "dev"), default="train", help="the binary run's pairs: "
+                        "train.tok (the phrase table's own training data, as the paper) or dev.tok (held out from "
+                        "phrase extraction)")
+    parser.add_argument("--binary-learning-rate", type=float, default=BlockTrainingSettings.learning_rate,
+                        help="eta of the binary run's Costmargin SGD")
     parser.add_argument("--binary-nbest", type=int, default=1, help="sequences the binary run adds to each "
                         "relevant set per decoding (the paper: 1)")
     parser.add_argument("--only-binary", action="store_true", help="skip the Table VII rows")

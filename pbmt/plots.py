@@ -18,7 +18,7 @@ Tab-separated formats, each with a header line naming its columns:
   ``pbmt.tune.block_training``): one line per decoding pass of the training
   subset, averaged sentence BLEU+1 and corpus BLEU of the 1-best (percent),
   the feature count, relevant-set size and timings; no weights (there are up
-  to millions: they are in the run's ``pass{l}.weights.txt``);
+  to millions: they are in the run's ``pass{l}/sparse-weights.txt``);
 - a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
   recorded step of each sentence's chain, its temperature, model score
   (natural log) and sentence BLEU+1 (percent, ``-`` without references).
@@ -237,7 +237,7 @@ def weights_figure(log: TuningLog, title: str | None = None) -> "Figure":
     """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight."""
     if not log.weight_names:
         raise PbmtError(f"{log.path}: this log has no weights (a binary block feature run: its weights are in "
-                        "pass<l>.weights.txt beside the log)")
+                        "pass<l>/sparse-weights.txt beside the log)")
     figure = _figure((8, 5))
     axes = figure.add_subplot()
     for column, name in enumerate(log.weight_names):

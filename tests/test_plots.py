@@ -166,7 +166,7 @@ def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
     np.testing.assert_array_equal(lines["binary: training-subset BLEU"][1], [41.6228, 23.7763])
     np.testing.assert_array_equal(lines["costmargin: dev BLEU"][1], [32.5, 32.9])
     np.testing.assert_array_equal(lines["costmargin: relevant sets' BLEU under the pass's weights"][1], [32.5, 33.0])
-    with pytest.raises(PbmtError, match=r"binary/log.tsv: this log has no weights .*pass<l>.weights.txt"):
+    with pytest.raises(PbmtError, match=r"binary/log.tsv: this log has no weights .*pass<l>/sparse-weights.txt"):
         weights_figure(log)
     out = tmp_path / "curves.png"
     assert main(["plot", "tuning", str(relevant), str(block), "--pool", "-o", str(out), "-q"]) == 0

@@ -30,7 +30,8 @@ With --features binary, Costmargin instead trains binary block features on a
 training subset (--src/--refs, e.g. --sentences 5000), against the BLEU
 oracle's five best MON/SWAP block sequences, the dense weights fixed; --out
 is then a model folder (moses.ini, pbmt.toml with the block family and
-MON/SWAP, sparse-weights.txt) that `pbmt translate -f OUT/moses.ini` decodes.
+MON/SWAP, sparse-weights.txt; each pass's weights in OUT/pass<l>/ likewise)
+that `pbmt translate -f OUT/moses.ini` decodes.
 SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
 nothing: it samples hypotheses with the Gibbs sampler and updates the weights
 online (--epochs, --batch-size, --samples-per-sentence, --chains,

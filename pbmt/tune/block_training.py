@@ -17,13 +17,13 @@ keep their moses.ini weights as one fixed score (Table IX's "binary features
 on top of fixed real-valued ones"); they also make the decoder's first pass
 (zero binary weights) the initial alternative z0, where the paper used a
 random bag of blocks. Every pass rewrites ``log.tsv`` (``pbmt plot tuning``
-reads it) and ``training-bleu.png``. The learned weights are sparse-feature weight files
-(``pbmt.model.sparse.SparseWeights``: ``pass{l}.weights.txt`` per pass); the
-best pass by averaged sentence BLEU+1 becomes a model folder beside them:
-``moses.ini`` (the dense weights, absolute paths), ``sparse-weights.txt`` and
-``pbmt.toml`` (``[sparse]`` families = ["block"], ``[search]`` reordering,
-``[preprocess]`` of the model), which ``pbmt translate -f OUT/moses.ini``
-decodes as trained.
+reads it) and ``training-bleu.png``. Every pass's weights make a model folder
+``pass{l}/``: ``moses.ini`` (the dense weights, absolute paths),
+``sparse-weights.txt`` (``pbmt.model.sparse.SparseWeights``) and ``pbmt.toml``
+(``[sparse]`` families = ["block"], ``[search]`` reordering, ``[preprocess]``
+of the model), which ``pbmt translate -f OUT/pass{l}/moses.ini`` decodes as
+trained; the best pass by averaged sentence BLEU+1 is copied to ``OUT``
+itself.
 
 Decoding and the oracle run through ``pbmt.parallel`` (workers read the
 weight files by path: with ``scheduler`` the run folder must be on a file
@@ -50,7 +50,7 @@ from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, derivation_blocks, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.model.sparse import SparseModel, SparseWeights
+from pbmt.model.sparse import WEIGHTS_FILE, SparseModel, SparseWeights
 from pbmt.parallel import ParallelMap
 from pbmt.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.search.decoder import decode
@@ -288,9 +288,9 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             if number > 1:
                 weights, updates = train_block_weights(truth, relevant, len(index), settings, rng)
             trained = time.perf_counter()
-            path = out / f"pass{number}.weights.txt"
-            SparseWeights(tuple(index.names[:len(weights)]), weights).write(path)
-            found = run("decode", str(path), f"pass {number}")
+            folder = out / f"pass{number}"
+            _write_model(model, SparseWeights(tuple(index.names[:len(weights)]), weights), folder)
+            found = run("decode", str(folder / WEIGHTS_FILE), f"pass {number}")
             new, first = add(relevant, found, index)
             decoded = time.perf_counter()
             records.append(BlockPass(number, float(sentence_bleu_plus1(first).mean()), corpus_bleu(first),
@@ -306,11 +306,17 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
                       f"{r.relevant_size} (+{new}), online step {r.online_seconds:.1f} s, decode "
                       f"{r.decode_seconds:.0f} s", file=sys.stderr)
     best = max(records, key=lambda r: r.sentence_bleu)
-    path = out / f"pass{best.number}.weights.txt"
-    chosen = SparseModel.of_blocks(BlockWeights([], np.zeros(0))).weights_from(SparseWeights.read(path), path)
-    tuned_config(model.config, model.layout, model.weights).write(out / "moses.ini")
-    chosen.write(out, model.toml_tables())
-    return chosen.blocks, tuple(records)
+    path = out / f"pass{best.number}" / WEIGHTS_FILE
+    return _write_model(model, SparseWeights.read(path), out).blocks, tuple(records)
+
+
+def _write_model(model: TranslationModel, weights: SparseWeights, folder: Path) -> SparseModel:
+    """Write a model folder: ``model``'s dense part and settings, and the block family with ``weights``."""
+    folder.mkdir(exist_ok=True)
+    sparse = SparseModel.of_blocks(BlockWeights(weights.names, weights.values))
+    tuned_config(model.config, model.layout, model.weights).write(folder / "moses.ini")
+    sparse.write(folder, model.toml_tables())
+    return sparse
 
 
 def _key(blocks: Sequence[Block]) -> int:

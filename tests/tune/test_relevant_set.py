@@ -215,4 +215,7 @@ def test_the_binary_training_folder_translates_as_the_in_process_decoder(tiny_mo
             options = TranslationOptions.build(model, model.vocab.ids(line.split()))
             texts[name].append(" ".join(model.vocab.words(decode(model, options)[0].derivation.target_words(options))))
     assert (tmp_path / "out.txt").read_text().splitlines() == texts["trained"]
+    best = max(range(1, 4), key=lambda k: float((tmp_path / "bin" / "log.tsv").read_text().splitlines()[k].split("\t")[1]))
+    assert (tmp_path / "bin" / f"pass{best}" / "sparse-weights.txt").read_text() == \
+        (tmp_path / "bin" / "sparse-weights.txt").read_text()  # every pass is a model folder; the best is OUT
     assert texts["trained"] != texts["zero"]  # the weights matter
