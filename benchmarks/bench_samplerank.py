@@ -33,7 +33,7 @@ import numpy as np
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
 from pbmt.train.word_classes import induce_classes
-from pbmt.tune.samplerank import SampleRank, Settings, decoded_bleu, encode_dev
+from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, encode_dev
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
 MOSES_MERT = {  # model/README.md: Moses's MERT, iteration 5 (test BLEU 29.82 with Moses on all 1,006 sentences)
@@ -53,6 +53,10 @@ def main() -> None:
     parser.add_argument("--c", type=float, default=Settings.c, help="the update's clip C")
     parser.add_argument("--gain-scale", type=float, default=Settings.gain_scale)
     parser.add_argument("--margin-updates", action=argparse.BooleanOptionalAction, default=Settings.margin_updates)
+    parser.add_argument("--update", choices=UPDATES, default=Settings.update, help="the update rule (Settings)")
+    parser.add_argument("--temperature", type=float, default=Settings.temperature, help="the sampling temperature")
+    parser.add_argument("--step", type=float, default=Settings.step, help="expected-gain's step size")
+    parser.add_argument("--start", choices=STARTS, default=Settings.start, help="where a batch's chains start")
     parser.add_argument("--configs", default="dense:1,dense:4,boundary:4", help="features:chains, comma-separated")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -65,7 +69,8 @@ def main() -> None:
     test_ref = (DATA / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test]
     test_ids, test_refs = encode_dev(model.vocab, test_src, test_ref)
     print(f"tuning on dev[:{args.tune}], {args.epochs} epochs, {args.samples_per_sentence} samples per sentence, "
-          f"C {args.c}, gain scale {args.gain_scale}, margin updates {args.margin_updates}; "
+          f"C {args.c}, gain scale {args.gain_scale}, margin updates {args.margin_updates}, "
+          f"update {args.update}, temperature {args.temperature}, start {args.start}, step {args.step}; "
           f"test BLEU on test[:{args.test}]; load average {os.getloadavg()[0]:.1f}", flush=True)
 
     rows = {"untuned": {"bleu": [100 * decoded_bleu(model, model.weights, test_ids, test_refs)]}}
@@ -85,7 +90,9 @@ def main() -> None:
         for seed in range(1, args.seeds + 1):
             started = time.perf_counter()
             fitted = SampleRank(args.epochs, 10, args.samples_per_sentence, c=args.c, chains=int(chains),
-                                gain_scale=args.gain_scale, margin_updates=args.margin_updates).fit(
+                                gain_scale=args.gain_scale, margin_updates=args.margin_updates,
+                                update=args.update, temperature=args.temperature, start=args.start,
+                                step=args.step).fit(
                 tuned_model, tune_ids, tune_refs, np.random.default_rng(seed))
             seconds = time.perf_counter() - started
             steps = sum(e.steps for e in fitted.log_)

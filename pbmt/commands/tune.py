@@ -90,7 +90,8 @@ from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
-from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank, decoded_bleu, encode_dev, n_weights
+from pbmt.tune.samplerank import (CLIP, GAIN_SCALE, STARTS, STEP, UPDATES, SampleRank, decoded_bleu, encode_dev,
+                                  n_weights)
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
@@ -185,6 +186,20 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gain-scale", type=float, default=GAIN_SCALE, help="SampleRank: nats of model score "
                         "per unit of batch BLEU (in [0, 1]) when choosing the oracle and in the update's margin "
                         "(see pbmt/tune/samplerank.py)")
+    parser.add_argument("--samplerank-update", choices=UPDATES, default="sample-oracle", help="SampleRank: the "
+                        "update rule: the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step "
+                        "on the oracle (hope) and the neighbour violating its margin most (fear); or expected-gain, "
+                        "a gradient step on the neighbourhood's expected batch BLEU after every sample (see "
+                        "pbmt/tune/samplerank.py)")
+    parser.add_argument("--samplerank-step", type=float, default=STEP, help="SampleRank --samplerank-update "
+                        "expected-gain: the step size, in weight units per nat-scaled covariance of batch BLEU and "
+                        "a feature")
+    parser.add_argument("--samplerank-temperature", type=float, default=1.0, help="SampleRank: samples are drawn "
+                        "with probability proportional to exp(model score / T) (the paper's 1; e.g. 0.1 keeps the "
+                        "chains near the model's best)")
+    parser.add_argument("--samplerank-start", choices=STARTS, default="gloss", help="SampleRank: where each "
+                        "batch's chains start: the gloss (the paper's) or the stack decoder's 1-best under the "
+                        "current weights")
     parser.add_argument("--chains", type=int, default=1, help="SampleRank: chains on shards of the dev set, "
                         "mixed after each epoch (run on --workers processes)")
     parser.add_argument("--documents", type=Path, metavar="KEYS", help="SampleRank: a keys file (one 'BOOK "
@@ -281,9 +296,10 @@ def run_samplerank(args: argparse.Namespace) -> int:
     for name in ("epochs", "batch_size", "samples_per_sentence", "chains"):
         if getattr(args, name) < 1:
             raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0:
-        raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c and --gain-scale must be "
-                        "positive")
+    if (args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0
+            or args.samplerank_temperature <= 0 or args.samplerank_step <= 0):
+        raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
+                        "--samplerank-temperature and --samplerank-step must be positive")
     sources, dev_references = read_dev(args.src, args.refs, args.sentences)
     documents = None
     if args.documents is not None:
@@ -298,7 +314,9 @@ def run_samplerank(args: argparse.Namespace) -> int:
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale, global_features=specs)
+                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale,
+                       update=args.samplerank_update, temperature=args.samplerank_temperature,
+                       start=args.samplerank_start, step=args.samplerank_step, global_features=specs)
     tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")

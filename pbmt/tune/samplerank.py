@@ -108,6 +108,9 @@ from pbmt.vocab import Vocab
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
 GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about a batch's reference words here (see the module docstring)
 CLIP = 1e-4  # C; the paper's 0.01 moves the shared model's weights far off (see the module docstring)
+STEP = 0.01  # expected-gain's step size (see the module docstring)
+UPDATES = ("sample-oracle", "hope-fear", "expected-gain")  # see Settings
+STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper's) or the stack decoder's 1-best
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 
 
@@ -191,6 +194,38 @@ def mira_update(weights: np.ndarray, features_sample: np.ndarray, features_oracl
     return weights + min(c, b / float(a @ a)) * a
 
 
+def update_pair(scores: np.ndarray, gains: np.ndarray, sample: int, settings: "Settings") -> tuple[int, int] | None:
+    """The (loser, winner) candidates of a neighbourhood that an update is tried on, or None when there is none.
+
+    scores: ``float64[n]``, the candidates' model scores (nats, any common
+    offset); gains: ``float64[n]``, the batch BLEU in [0, 1] with each
+    candidate; sample: the sampled candidate. The winner is the oracle e+,
+    argmax of ``gain_scale * gain + score``. ``settings.update``:
+
+    - ``"sample-oracle"`` (the paper's): the loser is the sample; None unless
+      the model and the gain rank the pair differently (or, with
+      ``margin_updates``, the pair violates the margin);
+    - ``"hope-fear"``: the loser is the fear, argmax of ``score - M *
+      gain_scale * gain`` with ``M = gain(e+)``: the candidate whose
+      constraint (6) against e+ is violated most; None when it is not
+      violated (the fear is then e+ or has its gain).
+    """
+    scale = settings.gain_scale
+    winner = int(np.argmax(scale * gains + scores))
+    if settings.update == "hope-fear":
+        loser = int(np.argmax(scores - gains[winner] * scale * gains))
+    else:
+        loser = sample
+    gain_diff, score_diff = gains[winner] - gains[loser], scores[winner] - scores[loser]
+    if gain_diff == 0:
+        return None
+    if settings.update == "hope-fear" or settings.margin_updates:
+        violated = gains[winner] * scale * abs(gain_diff) > np.sign(gain_diff) * score_diff
+    else:
+        violated = gain_diff * score_diff < 0
+    return (loser, winner) if violated else None
+
+
 @dataclass(frozen=True)
 class Settings:
     """What a chain does with a batch.
@@ -199,7 +234,17 @@ class Settings:
     burn_in_per_sentence: steps per batch (times its size) with and before
     updates; c: the update's clip C; gain_scale: nats per unit of batch
     BLEU in the oracle's choice and the margin; margin_updates: update on margin
-    violations too, not only on misranked pairs (see ``mira_update``).
+    violations too, not only on misranked pairs (see ``mira_update``);
+    update, one of ``UPDATES``: ``"sample-oracle"`` (the paper's) and
+    ``"hope-fear"`` make the MIRA-like update on the pair ``update_pair``
+    chooses; ``"expected-gain"`` instead adds ``step * gain_scale *
+    gain_covariance(...)`` after every step, a stochastic gradient step on the
+    expected batch gain over the neighbourhood (no pair, no clip C);
+    temperature: the sample is drawn with probability ∝ exp(w · h /
+    temperature) (the paper's 1; below 1 the chains stay near the model's
+    best); start: where a batch's chains start, one of ``STARTS`` (the
+    decoder's 1-best is searched under the chain's weights at the batch's start,
+    the batch's translation options then built under them too).
     """
 
     batch_size: int = 10
@@ -208,10 +253,18 @@ class Settings:
     c: float = CLIP
     gain_scale: float = GAIN_SCALE
     margin_updates: bool = False
+    update: str = "sample-oracle"
+    temperature: float = 1.0
+    start: str = "gloss"
+    step: float = STEP
 
     def __post_init__(self):
+        if self.update not in UPDATES:
+            raise ValueError(f"update must be one of {', '.join(UPDATES)}, got {self.update!r}")
+        if self.start not in STARTS:
+            raise ValueError(f"start must be one of {', '.join(STARTS)}, got {self.start!r}")
         if (self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0
-                or self.gain_scale <= 0):
+                or self.gain_scale <= 0 or self.temperature <= 0 or self.step <= 0):
             raise ValueError(f"need batch_size >= 1, samples_per_sentence >= 1, burn_in_per_sentence >= 0, "
                              f"c > 0, gain_scale > 0; got {self}")
 
@@ -252,10 +305,11 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
     collected = updates = steps = 0
     cache = LMCache.new()
     for batch in batches(sentences, settings.batch_size, rng, chunk_of):
-        document = DocumentSampler(model, [TranslationOptions.build(model, sources[s]) for s in batch],
+        current = with_tuned_weights(model, w[:tuned]) if settings.start == "decoder" else model
+        document = DocumentSampler(model, [TranslationOptions.build(current, sources[s]) for s in batch],
                                    global_features, operator_weights=OPERATORS, lm_cache=cache)
         samplers = document.samplers
-        chains = document.start([gloss(sampler.options) for sampler in samplers])
+        chains = document.start([_start(current, sampler.options, settings.start) for sampler in samplers])
         first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
         words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
@@ -271,20 +325,23 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                     scores += nb.delta[:, dense]  # the weighted sparse features (Sparse0)
                 if global_features:
                     scores += nb.delta[:, dense + (model.sparse is not None):] @ w[tuned:]
-                p = np.exp(scores - scores.max())
+                p = np.exp((scores - scores.max()) / settings.temperature)
                 cumulative = np.cumsum(p)
                 sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
                 stats = neighbour_stats(nb, references, int(batch[j]))
                 gains = gain.with_replaced(j, stats)
-                if step >= burn_in:
-                    oracle = int(np.argmax(settings.gain_scale * gains + scores))
-                    gain_diff, score_diff = gains[oracle] - gains[sample], scores[oracle] - scores[sample]
-                    if gain_diff * score_diff < 0 or (settings.margin_updates and gain_diff != 0 and
-                                                      settings.gain_scale * gains[oracle] * abs(gain_diff)
-                                                      > np.sign(gain_diff) * score_diff):
-                        new = mira_update(w, _features(nb, sample, model), _features(nb, oracle, model),
-                                          gains[sample], gains[oracle], settings.c, settings.gain_scale,
-                                          settings.margin_updates)
+                if step >= burn_in and settings.update == "expected-gain":
+                    w, updates = w + settings.step * settings.gain_scale * gain_covariance(
+                        nb, p / cumulative[-1], gains, model), updates + 1
+                    if model.sparse is not None:
+                        model.sparse.weights[:] = w[dense:tuned]
+                elif step >= burn_in:
+                    pair = update_pair(scores, gains, sample, settings)
+                    if pair is not None:
+                        loser, winner = pair
+                        new = mira_update(w, _features(nb, loser, model), _features(nb, winner, model),
+                                          gains[loser], gains[winner], settings.c, settings.gain_scale,
+                                          settings.margin_updates or settings.update == "hope-fear")
                         if new is not None:
                             w, updates = new, updates + 1
                             if model.sparse is not None:
@@ -296,6 +353,31 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 collected += 1
             steps += 1
     return ChainResult(w, weight_sum, collected, updates, steps)
+
+
+def gain_covariance(nb: Neighbourhood, probabilities: np.ndarray, gains: np.ndarray,
+                    model: TranslationModel) -> np.ndarray:
+    """Cov_q(h, gain) over a neighbourhood: ``float64[n_weights + global columns]``, feature units times BLEU.
+
+    probabilities: ``float64[len(nb)]`` summing to 1, the sampling distribution
+    q; gains: ``float64[len(nb)]``, BLEU in [0, 1]. It is the gradient of the
+    expected gain E_q[gain] with respect to the weights at temperature 1
+    (divided by the temperature otherwise), and equals half the q-weighted sum
+    over all pairs of (gain_i - gain_j)(h_i - h_j). Sparse features (counted
+    from scratch) are taken over the candidates with q >= 1e-12 only.
+    """
+    centred = probabilities * (gains - probabilities @ gains)
+    if model.sparse is None:
+        return nb.delta.T @ centred  # its columns are _features' without sparse features
+    kept = np.flatnonzero(probabilities >= 1e-12)
+    return np.array([_features(nb, c, model) for c in kept]).T @ centred[kept]
+
+
+def _start(model: TranslationModel, options: TranslationOptions, start: str):
+    """A chain's first derivation: the gloss, or the stack decoder's 1-best under ``model`` (the gloss when the
+    search finds no complete derivation)."""
+    best = decode(model, options) if start == "decoder" else []
+    return best[0].derivation if best else gloss(options)
 
 
 def n_weights(model: TranslationModel) -> int:
@@ -427,13 +509,13 @@ class SampleRank:
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
                  burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
                  scheduler: str | None = None, checkpoint: str | Path | None = None, *,
-                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False,
-                 global_features: Sequence[FeatureSpec] = ()):
+                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False, update: str = "sample-oracle",
+                 temperature: float = 1.0, start: str = "gloss", step: float = STEP, global_features: Sequence[FeatureSpec] = ()):
         if epochs < 1 or chains < 1:
             raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
-                                 margin_updates)
+                                 margin_updates, update, temperature, start, step)
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.global_features = tuple(global_features)
 

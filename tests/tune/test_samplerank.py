@@ -13,13 +13,14 @@ from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import model_score
+from pbmt.search.derivation import model_score, score_derivation
 from pbmt.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
 from pbmt.translation import Translator
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
-                                  batches, neighbour_stats, run_chain, shards)
+                                  batches, neighbour_stats, run_chain, shards, update_pair,
+                                  gain_covariance)
 
 
 @pytest.fixture(scope="module")
@@ -124,9 +125,78 @@ def test_update_fixes_the_ranking_or_moves_toward_it_by_c():
         assert a @ clipped > a @ w
 
 
-def test_run_chain_counts_and_is_deterministic(dev):
+def test_update_pair_hand_computed_example():
+    paper, margins, hope_fear = (Settings(gain_scale=10.0, update=u, margin_updates=m)
+                                 for u, m in [("sample-oracle", False), ("sample-oracle", True),
+                                              ("hope-fear", False)])
+    scores, gains = np.array([0.0, 1.0, 3.0]), np.array([0.6, 0.4, 0.2])
+    # oracle: 10 * gain + score = (6, 5, 5) -> 0, M = 0.6; fear: score - 6 * gain = (-3.6, -1.4, 1.8) -> 2
+    assert update_pair(scores, gains, 1, paper) == (1, 0)
+    assert update_pair(scores, gains, 0, paper) is None  # the sample is the oracle
+    assert update_pair(scores, gains, 0, hope_fear) == (2, 0)  # whatever the sample
+    # ranked as the gain ranks them, by 2 nats < the margin 0.6 * 10 * 0.4 = 2.4: only a margin violation
+    scores, gains = np.array([2.0, 0.0]), np.array([0.6, 0.2])
+    assert update_pair(scores, gains, 1, paper) is None
+    assert update_pair(scores, gains, 1, margins) == (1, 0)
+    assert update_pair(scores, gains, 0, hope_fear) == (1, 0)
+    # by 5 nats > 2.4: no violation; the fear is the oracle itself
+    scores = np.array([5.0, 0.0])
+    assert update_pair(scores, gains, 1, margins) is None
+    assert update_pair(scores, gains, 1, hope_fear) is None
+
+
+def test_hope_fear_update_satisfies_the_violated_constraint_or_moves_toward_it_by_c():
+    rng = np.random.default_rng(12)
+    settings = Settings(gain_scale=30.0, update="hope-fear")
+    for _ in range(200):
+        w, features = rng.normal(size=6), rng.normal(size=(5, 6))
+        gains = rng.uniform(0.1, 0.4, size=5)
+        pair = update_pair(features @ w, gains, 0, settings)
+        if pair is None:
+            continue
+        fear, hope = pair
+        assert hope == np.argmax(30 * gains + features @ w) and gains[hope] > gains[fear]
+        a, margin = features[hope] - features[fear], gains[hope] * 30 * (gains[hope] - gains[fear])
+        assert a @ w < margin  # the constraint (6) is violated ...
+        new = mira_update(w, features[fear], features[hope], gains[fear], gains[hope], c=1e6, gain_scale=30.0,
+                          margin_updates=True)
+        assert a @ new == pytest.approx(margin)  # ... and holds after the update
+        clipped = mira_update(w, features[fear], features[hope], gains[fear], gains[hope], c=1e-4,
+                              gain_scale=30.0, margin_updates=True)
+        np.testing.assert_allclose(clipped - w, 1e-4 * a)
+        assert a @ w < a @ clipped <= margin
+
+
+def test_gain_covariance_is_the_expected_gain_gradient(dev):
     model, sources, references = dev
-    settings = Settings(batch_size=4, samples_per_sentence=20, burn_in_per_sentence=2)
+    rng = np.random.default_rng(4)
+    options = TranslationOptions.build(model, sources[2])
+    sampler = Sampler(model, options, operator_weights=OPERATORS)
+    chain = sampler.start(gloss(options))
+    nb = sampler.propose(chain, rng)
+    while nb.operator is None or len(nb) < 3:
+        nb = sampler.propose(chain, rng)
+    gains = rng.uniform(0.2, 0.4, size=len(nb))
+    features = np.array([score_derivation(d, options, model) for d in nb.derivations()])  # from scratch
+
+    def expected_gain(w):
+        scores = features @ w
+        q = np.exp(scores - scores.max())
+        return q @ gains / q.sum()
+
+    w = model.weights
+    q = np.exp(features @ w - (features @ w).max())
+    q /= q.sum()
+    covariance = gain_covariance(nb, q, gains, model)
+    numeric = [(expected_gain(w + 1e-6 * e) - expected_gain(w - 1e-6 * e)) / 2e-6 for e in np.eye(len(w))]
+    np.testing.assert_allclose(covariance, numeric, atol=1e-8)
+
+
+@pytest.mark.parametrize("kw", [{}, {"update": "hope-fear"},
+                                {"update": "expected-gain", "temperature": 0.1, "start": "decoder"}])
+def test_run_chain_counts_and_is_deterministic(dev, kw):
+    model, sources, references = dev
+    settings = Settings(batch_size=4, samples_per_sentence=20, burn_in_per_sentence=2, **kw)
     one = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
     two = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
     assert one.steps == (20 + 2) * 6 and one.collected == 20 * 6
