@@ -13,7 +13,7 @@ from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import model_score, score_derivation
+from pbmt.search.derivation import model_score, score_derivation, sparse_features
 from pbmt.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
@@ -190,6 +190,27 @@ def test_gain_covariance_is_the_expected_gain_gradient(dev):
     covariance = gain_covariance(nb, q, gains, model)
     numeric = [(expected_gain(w + 1e-6 * e) - expected_gain(w - 1e-6 * e)) / 2e-6 for e in np.eye(len(w))]
     np.testing.assert_allclose(covariance, numeric, atol=1e-8)
+
+
+def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path):
+    model, sources, references = dev
+    words = sorted({w for s in sources[:3] for w in model.vocab.words(s)} | set(model.vocab.words(range(50))))
+    classes = tmp_path / "classes.txt"
+    classes.write_text("".join(f"{w}\tk{i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
+    sparse = SparseModel.new(WordClasses.read(classes))
+    model = dataclasses.replace(model, sparse=sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size)))
+    rng = np.random.default_rng(6)
+    options = TranslationOptions.build(model, sources[1])
+    sampler = Sampler(model, options, operator_weights=OPERATORS)
+    nb = sampler.propose(sampler.start(gloss(options)), rng)
+    while nb.operator is None or len(nb) < 3:
+        nb = sampler.propose(sampler.start(gloss(options)), rng)
+    q, gains = rng.dirichlet(np.ones(len(nb))), rng.uniform(0.2, 0.4, size=len(nb))
+    features = np.array([np.concatenate([score_derivation(d, options, model), sparse_features(d, options, model)])
+                         for d in nb.derivations()])
+    assert np.ptp(features[:, model.layout.size:], axis=0).any()  # the sparse features vary
+    expected = (features - q @ features).T @ (q * (gains - q @ gains))
+    np.testing.assert_allclose(gain_covariance(nb, q, gains, model), expected, atol=1e-10)
 
 
 @pytest.mark.parametrize("kw", [{}, {"update": "hope-fear"},
