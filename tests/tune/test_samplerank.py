@@ -326,6 +326,24 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
 
 
+def test_pbmt_tune_passes_the_variant_settings(bible, tmp_path):
+    out = tmp_path / "tuned"
+    args = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(out), "--sentences", "4", "--algorithm", "samplerank",
+            "--epochs", "1", "--batch-size", "2", "--samples-per-sentence", "5", "--burn-in-per-sentence", "1",
+            "--samplerank-update", "expected-gain", "--samplerank-step", "0.05", "--samplerank-temperature", "0.1",
+            "--samplerank-start", "decoder", "--no-dev-bleu", "--seed", "3", "-q"]
+    assert main(args) == 0
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:4]
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:4]
+    sources, references = encode_dev(model.vocab, src, ref)
+    expected = SampleRank(1, 2, 5, 1, update="expected-gain", step=0.05, temperature=0.1, start="decoder").fit(
+        model, sources, references, np.random.default_rng(3))
+    assert not np.allclose(expected.weights_, model.weights)
+    np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
+
+
 def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
     words = sorted({w for line in (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:12]
                     for w in line.split()})
