@@ -189,7 +189,9 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samplerank-update", choices=UPDATES, default="sample-oracle", help="SampleRank: the "
                         "update rule: the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step "
                         "on the oracle (hope) and the neighbour violating its margin most (fear); or expected-gain, "
-                        "a gradient step on the neighbourhood's expected batch BLEU after every sample (see "
+                        "a gradient step on the neighbourhood's expected batch BLEU after every sample. The paper's rule "
+                        "lowered test BLEU on the shared model; expected-gain with --samplerank-start decoder "
+                        "--samplerank-temperature 0.1 raised it on every seed (docs/tutorial.md, section 5; "
                         "pbmt/tune/samplerank.py)")
     parser.add_argument("--samplerank-step", type=float, default=STEP, help="SampleRank --samplerank-update "
                         "expected-gain: the step size, in weight units per nat-scaled covariance of batch BLEU and "
