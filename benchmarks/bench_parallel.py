@@ -93,13 +93,14 @@ def main() -> None:
     options = parser.parse_args()
     lines = (DATA / "dev.tok.es").read_text().splitlines()[:options.sentences]
     args = build_parser().parse_args(["translate", "-q", "--tokenized", "-f", str(DATA / "model" / "moses.ini")])
+    load_before = os.getloadavg()[0]
     runs = [measure(w, lines, args, None, options.repeat, options.shards) for w in options.workers]
     if options.scheduler:
         runs.append(measure(1, lines, args, options.scheduler, options.repeat, options.shards)
                     | {"workers": options.scheduler})
     serial = next((r for r in runs if r["workers"] == 1), runs[0])
     print(f"{len(lines)} dev sentences, {os.cpu_count()} cores, load average before: "
-          f"{os.getloadavg()[0]:.2f} (shared with other work: timings are noisy)")
+          f"{load_before:.2f} (shared with other work: timings are noisy)")
     print(f"{'workers':>22} {'start s':>8} {'load s':>12} {'sent/s':>8} {'speed-up':>9} {'same output':>12} "
           f"{f'sent/s {options.repeat}x':>12} {'ms/shard':>9}")
     for r in runs:

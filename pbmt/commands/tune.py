@@ -88,7 +88,6 @@ from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optim
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
-from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.samplerank import (CLIP, GAIN_SCALE, STARTS, STEP, UPDATES, SampleRank, decoded_bleu, encode_dev,
                                   n_weights)
@@ -281,7 +280,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
                     scheduler=args.scheduler, settings=settings) as decoder:
         result = relevant_set_tune(decoder, references, model.config, model.layout, options, args.out,
                                    resume=args.resume, quiet=args.quiet)
-    write_tables(args.out, model.toml_tables())
+    model.write_settings(args.out)
     if not args.quiet:
         print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
               f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
@@ -323,9 +322,8 @@ def run_samplerank(args: argparse.Namespace) -> int:
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
     if model.sparse is not None:
-        model.sparse.with_weights(tuner.weights_[dense:tuned]).write(args.out, model.toml_tables())
-    else:
-        write_tables(args.out, model.toml_tables())
+        model = replace(model, sparse=model.sparse.with_weights(tuner.weights_[dense:tuned]))
+    model.write_settings(args.out)
     if specs:
         write_weights(args.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
     dev_bleu = [MISSING] * len(tuner.log_)
@@ -432,7 +430,7 @@ def run(args: argparse.Namespace) -> int:
                     scheduler=args.scheduler, settings=search) as decoder:
         result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet)
-    write_tables(args.out, model.toml_tables())
+    model.write_settings(args.out)
     if not args.quiet:
         best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
         print(f"stopped: {result.stop_reason}; {len(result.iterations)} iterations in "

@@ -10,6 +10,7 @@ lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini file.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
-from pbmt.model.pbmt_toml import FILE, check_keys, read_tables
+from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
@@ -150,6 +151,14 @@ class TranslationModel:
         """The ``[preprocess]`` and ``[search]`` tables of ``pbmt.toml`` (``pbmt.model.pbmt_toml``) that give a
         model folder this model's preprocessing and reordering mode."""
         return {"preprocess": vars(self.preprocessing), "search": {"reordering": self.settings.reordering}}
+
+    def write_settings(self, folder: str | os.PathLike) -> None:
+        """Write what a ``moses.ini`` in ``folder`` cannot say: ``pbmt.toml`` with this model's preprocessing,
+        reordering mode and sparse features, and the sparse features' class and weights files."""
+        if self.sparse is not None:
+            self.sparse.write(folder, self.toml_tables())
+        else:
+            write_tables(folder, self.toml_tables())
 
     def with_weights(self, weights: np.ndarray) -> "TranslationModel":
         """The model under new weights (``float64[layout.size]``): the table is pruned again, as Moses does."""

@@ -2,6 +2,7 @@
 
 import gzip
 import itertools
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 
 from pbmt.cli import main
 from pbmt.config import MosesConfig
+from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.tune.loop import CHECKPOINT
 
 def tune_args(model_dir, dev, out, *extra):
@@ -127,3 +130,18 @@ def test_optimize_rejects_a_feature_count_that_differs_from_the_weights(bible, m
     assert main(argv) == 1
     assert "feature TranslationModel0 has 4 values but" in capsys.readouterr().err
     assert not (tmp_path / "out.ini").exists()
+
+
+def test_a_tuned_folder_keeps_the_models_sparse_features(tiny_model_dir, tiny_dev, tmp_path):
+    """MERT tunes the dense weights; the sparse features the model decoded with go to --out unchanged."""
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    model = TranslationModel.load(model_dir / "moses.ini")
+    sparse = SparseModel.new(WordClasses(("the", "lord", "said", "unto"), [0, 1, 1, 0], ("k0", "k1")))
+    sparse = sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size))
+    sparse.write(model_dir, model.toml_tables())
+    out = tmp_path / "tuned"
+    assert main(tune_args(model_dir, tiny_dev, out, "--iterations", "1")) == 0
+    tuned = TranslationModel.load(out / "moses.ini")
+    assert tuned.sparse is not None and tuned.sparse.names() == sparse.names()
+    np.testing.assert_array_equal(tuned.sparse.weights, sparse.weights)
