@@ -158,9 +158,9 @@ def sparse_features(derivation: Derivation, options: TranslationOptions, model: 
     incremental sparse scores must equal ``sparse_features(...) @
     model.sparse.weights``. Zero-length when the model has no sparse features.
     """
-    if model.sparse is None or model.sparse.boundary is None:
+    left, right, _, _, _, has_boundary = boundary_arrays(model, options)
+    if not has_boundary:
         return np.zeros(0)
-    left, right = model.sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
     ids = boundary_ids(left, right, derivation.option, model.sparse.boundary)
     return np.bincount(ids, minlength=model.sparse.size).astype(np.float64)
 

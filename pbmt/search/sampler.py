@@ -302,6 +302,11 @@ class Sampler:
         size = self.model.layout.size
         return np.concatenate([values[:size], [self._sparse_score(derivation)], values[size:]])
 
+    def _dense_features(self, derivation: Derivation) -> np.ndarray:
+        """The columns the kernels keep up to date, from scratch: the model's dense features, then ``Sparse0``."""
+        dense = score_derivation(derivation, self.options, self.model)
+        return dense if self.model.sparse is None else np.append(dense, self._sparse_score(derivation))
+
     def _sparse_score(self, derivation: Derivation) -> float:
         """The weighted sparse features of ``derivation``, from scratch (natural log)."""
         return float(sparse_features(derivation, self.options, self.model) @ self.model.sparse.weights)
@@ -322,8 +327,7 @@ class Sampler:
         arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
                                np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int32),
                                np.zeros(size, np.int32), np.array([len(derivation)], np.int64), np.zeros(1),
-                               self.features(derivation)[:self._dense] if self.model.sparse is not None
-                               else score_derivation(derivation, self.options, self.model))
+                               self._dense_features(derivation))
         blocks = len(derivation)
         arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (
             derivation.src_start, derivation.src_end, derivation.option)

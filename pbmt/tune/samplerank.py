@@ -387,22 +387,12 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
                 stats = neighbour_stats(nb, references, int(batch[j]))
                 gains = gain.with_replaced(j, stats)
-                if step >= burn_in and settings.update == "expected-gain":
-                    w, updates = w + settings.step * settings.gain_scale * gain_covariance(
-                        nb, p / cumulative[-1], gains, model), updates + 1
-                    if model.sparse is not None:
-                        model.sparse.weights[:] = w[dense:tuned]
-                elif step >= burn_in:
-                    pair = update_pair(scores, gains, sample, settings)
-                    if pair is not None:
-                        loser, winner = pair
-                        new = mira_update(w, _features(nb, loser, model), _features(nb, winner, model),
-                                          gains[loser], gains[winner], settings.c, settings.gain_scale,
-                                          settings.margin_updates or settings.update == "hope-fear")
-                        if new is not None:
-                            w, updates = new, updates + 1
-                            if model.sparse is not None:
-                                model.sparse.weights[:] = w[dense:tuned]
+                if step >= burn_in:
+                    new = _updated(w, nb, p / cumulative[-1], scores, gains, sample, model, settings)
+                    if new is not None:
+                        w, updates = new, updates + 1
+                        if model.sparse is not None:
+                            model.sparse.weights[:] = w[dense:tuned]
                 samplers[j].apply(chains[j], nb, sample)
                 gain.replace(j, stats[sample])
             if step >= burn_in:
@@ -410,6 +400,19 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 collected += 1
             steps += 1
     return ChainResult(w, weight_sum, collected, updates, steps)
+
+
+def _updated(w: np.ndarray, nb: Neighbourhood, probabilities: np.ndarray, scores: np.ndarray, gains: np.ndarray,
+             sample: int, model: TranslationModel, settings: Settings) -> np.ndarray | None:
+    """The weights after ``settings.update``'s step on this neighbourhood, or None when the rule makes none."""
+    if settings.update == "expected-gain":
+        return w + settings.step * settings.gain_scale * gain_covariance(nb, probabilities, gains, model)
+    pair = update_pair(scores, gains, sample, settings)
+    if pair is None:
+        return None
+    loser, winner = pair
+    return mira_update(w, _features(nb, loser, model), _features(nb, winner, model), gains[loser], gains[winner],
+                       settings.c, settings.gain_scale, settings.margin_updates or settings.update == "hope-fear")
 
 
 def gain_covariance(nb: Neighbourhood, probabilities: np.ndarray, gains: np.ndarray,

@@ -164,6 +164,18 @@ def test_every_derivation_the_decoder_can_produce_is_reached(tiny, sentence, lim
     assert {d for d, _ in run.derivations()} == space
 
 
+def assert_moves_equal_rescoring(sampler, chain, rng, steps, atol):
+    """``steps`` random moves of ``chain``: every candidate's delta and the chain's features after each move
+    equal ``sampler.features`` from scratch."""
+    for _ in range(steps):
+        nb = sampler.propose(chain, rng)
+        before = sampler.features(nb.base)
+        for c in range(len(nb)):
+            np.testing.assert_allclose(nb.delta[c], sampler.features(nb.derivation(c)) - before, atol=atol)
+        sampler.apply(chain, nb, int(rng.integers(len(nb))))
+        np.testing.assert_allclose(chain.features, sampler.features(chain.derivation), atol=atol)
+
+
 def test_global_features_deltas_and_distribution(tiny):
     model = with_limit(tiny, 2)
     options = TranslationOptions.build(model, model.vocab.ids("b a d".split()))
@@ -172,13 +184,7 @@ def test_global_features_deltas_and_distribution(tiny):
     chain = sampler.start(gloss(options))
     rng = np.random.default_rng(2)
     calls = Blocks.delta_calls
-    for _ in range(200):
-        nb = sampler.propose(chain, rng)
-        before = sampler.features(nb.base)
-        for c in range(len(nb)):
-            np.testing.assert_allclose(nb.delta[c], sampler.features(nb.derivation(c)) - before, atol=1e-9)
-        sampler.apply(chain, nb, int(rng.integers(len(nb))))
-        np.testing.assert_allclose(chain.features, sampler.features(chain.derivation), atol=1e-9)
+    assert_moves_equal_rescoring(sampler, chain, rng, 200, atol=1e-9)
     assert Blocks.delta_calls > calls
     space = all_derivations(options, 2)
     run = sampler.run(chain, rng, 30_000, temperature=2.0, burn_in=500)

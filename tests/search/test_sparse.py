@@ -15,6 +15,7 @@ from pbmt.search.sampler import Sampler, gloss
 from pbmt.tune.loop import tuned_config
 
 from test_decoder import SENTENCES, all_derivations  # tests/search is on the path (pytest prepend mode)
+from test_sampler import assert_moves_equal_rescoring
 
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
 
@@ -63,14 +64,7 @@ def test_sampler_deltas_with_boundary_features_equal_rescoring(tiny_sparse, bibl
         options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
         sampler = Sampler(model, options)
         assert sampler.feature_names[-1] == "Sparse0"
-        chain = sampler.start(gloss(options))
-        for _ in range(60):
-            nb = sampler.propose(chain, rng)
-            base = sampler.features(nb.base)
-            for c in range(len(nb)):
-                np.testing.assert_allclose(nb.delta[c], sampler.features(nb.derivation(c)) - base, atol=1e-8)
-            sampler.apply(chain, nb, int(rng.integers(len(nb))))
-            np.testing.assert_allclose(chain.features, sampler.features(chain.derivation), atol=1e-8)
+        assert_moves_equal_rescoring(sampler, sampler.start(gloss(options)), rng, 60, atol=1e-8)
 
 
 def test_decoder_scores_with_boundary_features_equal_rescoring_on_the_shared_model(bible):
