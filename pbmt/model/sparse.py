@@ -1,7 +1,6 @@
 """Sparse named features: word classes, the phrase-boundary family, sparse weights on disk.
 
-Design notes for other families: /work/notes/sparse-features.md (mirrored in
-``docs/sparse-features.md``). A sparse feature has a name and an id (its
+How to add a family: ``docs/sparse-features.md``. A sparse feature has a name and an id (its
 index in the model's sparse weight vector). The phrase-boundary family of
 Haddow, Arun & Koehn (2011, §3.4) fires one feature per phrase boundary of a
 derivation, named ``pb_<A>_<B>`` for the target-side class ``A`` of the last
