@@ -129,11 +129,9 @@ def test_a_worker_killed_during_a_decode_leaves_the_serial_output(tiny_model_dir
     assert marker.exists() and serial[11][0]
 
 
-def test_an_unreachable_scheduler_is_named_quickly():
-    started = time.perf_counter()
-    with pytest.raises(PbmtError, match="tcp://127.0.0.1:9"):
+def test_an_unreachable_scheduler_is_named_with_the_time_waited():
+    with pytest.raises(PbmtError, match=r"scheduler at tcp://127\.0\.0\.1:9 within 2 s"):
         ParallelMap(partial(_offset, Path("/nonexistent")), _add, scheduler="tcp://127.0.0.1:9", connect_timeout=2)
-    assert time.perf_counter() - started < 10
 
 
 def test_translate_on_a_local_and_a_command_line_cluster_gives_the_serial_files(tiny_model_dir,
