@@ -28,6 +28,7 @@ VERBS = {
     "filter": "Filter a model's tables to the phrases an input text can use.",
     "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
     "plot": "Draw tuning curves, weight trajectories and sampler traces as PNG figures.",
+    "serve": "Serve a model over HTTP: a JSON API (translate, explain) and an interactive teaching page.",
 }
 
 

@@ -1,9 +1,14 @@
 """How one sentence was translated, for teaching and debugging.
 
 ``explain`` decodes a sentence and keeps everything a reader needs: the
-translation options of every span, the future-cost table, the search graph
-with per-stack counts, the best derivation and each block's feature
-contributions. ``render_text``, ``render_dot`` and ``render_html`` show it.
+translation options of every span, the future-cost table, the search graph,
+the best derivation and each block's feature contributions.
+``hypothesis_table`` reads from the search graph where every hypothesis
+stood: its coverage, future cost, and whether it was expanded, recombined,
+or pruned by the stack size (histogram) or the beam threshold.
+``explanation_data`` puts all of it in one JSON-ready dict (what ``pbmt
+serve``'s ``/explain`` returns and its page shows); ``render_text`` and
+``render_html`` show that dict, ``render_dot`` the search graph.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.model.model import TranslationModel
+from pbmt.feature_labels import column_labels
+from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import STAT_NAMES
 from pbmt.search._scoring_kernels import msd_orientation
 from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, search
@@ -23,6 +29,9 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.output import target_text, word_alignment
 
 MSD_NAMES = ("monotone", "swap", "discontinuous")
+# what became of a hypothesis in its stack (HypothesisTable.status)
+STATUS_NAMES = ("expanded", "recombined", "histogram-pruned", "beam-pruned", "complete")
+EXPANDED, RECOMBINED, HISTOGRAM, BEAM, COMPLETE = range(5)
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,7 @@ class Explanation:
     (``float64[k, n_features]``, natural log), ``end`` the end-of-sentence
     share (the LM's ``</s>``); they sum to ``features`` = ``score_derivation``
     of the best derivation. ``nbest`` holds the best derivations the search
-    graph contains (the first is the 1-best).
+    graph contains (the first is the 1-best); ``settings`` those the search ran with.
     """
 
     source: list[str]
@@ -43,18 +52,28 @@ class Explanation:
     features: np.ndarray
     contributions: np.ndarray
     end: np.ndarray
+    settings: SearchSettings
 
     @property
     def best(self) -> ScoredDerivation:
         return self.nbest[0]
 
 
-def explain(model: TranslationModel, tokens: list[str], n_best: int = 10) -> Explanation:
-    """Decode ``tokens`` (the model's token form) and keep the search's details."""
+def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
+            settings: SearchSettings | None = None) -> Explanation:
+    """Decode ``tokens`` (the model's token form) and keep the search's details.
+
+    ``settings`` (stack size, beam threshold, distortion limit) default to the
+    model's. Raises ValueError for an empty sentence or when no complete
+    hypothesis survived the search.
+    """
     if not tokens:
         raise ValueError("cannot explain an empty sentence")
+    settings = settings or model.settings
     options = TranslationOptions.build(model, model.vocab.ids(tokens))
-    graph = search(model, options)
+    graph = search(model, options, settings)
+    if graph.final_class < 0:
+        raise ValueError("no complete translation survived the search (raise the distortion limit or stack size)")
     nbest = list(best_paths(options, graph, n_best))
     best = nbest[0].derivation
     lm_col = model.layout.columns_of_type("KENLM").start
@@ -68,81 +87,294 @@ def explain(model: TranslationModel, tokens: list[str], n_best: int = 10) -> Exp
     partial = np.array([without_end(k) for k in range(len(best) + 1)])
     features = score_derivation(best, options, model)
     return Explanation(list(tokens), options, graph, nbest, features, np.diff(partial, axis=0),
-                       features - partial[-1])
+                       features - partial[-1], settings)
 
 
-def _block_rows(e: Explanation, model: TranslationModel) -> list[dict]:
-    d = e.best.derivation
-    rows = []
+@dataclass(frozen=True)
+class HypothesisTable:
+    """Where every hypothesis of a search graph stood, recomputed from the graph as the decoder saw it.
+
+    Per hypothesis ``h`` (``SearchGraph`` numbering): ``coverage[h]`` the
+    source words covered (bool[H, n]), ``stack[h]`` their number, ``future[h]``
+    the future-cost estimate of the rest (natural log, weighted; 0 when
+    complete), ``total[h]`` = score + future (what pruning compares),
+    ``representative[h]`` the best member of its recombination class (the one
+    the decoder kept and expanded), ``rank[h]`` its class's rank by total in
+    its stack (0 = best; -1 for a recombined hypothesis), ``status[h]`` one of
+    ``STATUS_NAMES``. ``stack_best[s]`` is the best total that entered stack
+    ``s`` (the beam threshold is relative to it).
+    """
+
+    coverage: np.ndarray
+    stack: np.ndarray
+    future: np.ndarray
+    total: np.ndarray
+    representative: np.ndarray
+    rank: np.ndarray
+    status: np.ndarray
+    stack_best: np.ndarray
+
+
+def hypothesis_table(e: Explanation) -> HypothesisTable:
+    """Replay the decoder's pruning over ``e.graph`` (see ``HypothesisTable``).
+
+    A stack's classes are ranked by total (ties: the later class first, as
+    the decoder's stable sort over its newest-first class list does); the
+    first ``stack_size`` within ``ln(beam threshold)`` of the stack's best
+    total are expanded. Extensions the beam rejected before they entered a
+    stack are not in the graph; ``graph.stats`` counts them.
+    """
+    g, o = e.graph, e.options
+    n, count = o.n_words, len(g.parent)
+    positions = np.arange(n)
+    own = (positions >= o.start[:, None]) & (positions < o.end[:, None])
+    own = np.vstack([own, np.zeros((1, n), bool)])[np.where(g.option >= 0, g.option, -1)]
+    parent = np.where(g.parent >= 0, g.parent, 0)
+    coverage = own.copy()
+    for _ in range(n):  # parents precede children: after depth-many rounds every hypothesis has its ancestors' words
+        coverage = coverage[parent] | own
+    stack = coverage.sum(1)
+    future = np.zeros(count)
+    run_start = np.full(count, -1)
+    for j in range(n + 1):
+        covered = coverage[:, j] if j < n else np.ones(count, bool)
+        closing = covered & (run_start >= 0)
+        future[closing] += o.future[run_start[closing], j]
+        run_start[closing] = -1
+        run_start[~covered & (run_start < 0)] = j
+    total = g.score + future
+    # the representative: the best member, the first of equals (the decoder replaces it only by a strictly better one)
+    by_class = np.lexsort((np.arange(count), -g.score, g.klass))
+    first = np.ones(count, bool)
+    first[1:] = g.klass[by_class[1:]] != g.klass[by_class[:-1]]
+    best_of_class = np.zeros(g.klass.max() + 1, np.int64)
+    best_of_class[g.klass[by_class[first]]] = by_class[first]
+    representative = best_of_class[g.klass]
+    stack_best = np.full(n + 1, -np.inf)
+    np.maximum.at(stack_best, stack, total)
+    log_beam = math.log(e.settings.beam_threshold) if e.settings.beam_threshold > 0 else -math.inf
+    rank = np.full(count, -1)
+    status = np.full(count, RECOMBINED, np.int8)
+    for s in range(n + 1):
+        reps = np.flatnonzero((stack == s) & (representative == np.arange(count)))
+        order = reps[np.lexsort((-g.klass[reps], -total[reps]))]
+        rank[order] = np.arange(len(order))
+        if s == n:
+            status[order] = COMPLETE
+            continue
+        status[order] = HISTOGRAM
+        kept = order[:e.settings.stack_size]
+        below = np.flatnonzero(total[kept] < stack_best[s] + log_beam)
+        cut = below[0] if len(below) else len(kept)
+        status[kept[:cut]] = EXPANDED
+        status[kept[cut:]] = BEAM
+    return HypothesisTable(coverage, stack, future, total, representative, rank, status, stack_best)
+
+
+def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_stack: int = 50) -> dict:
+    """Everything about one sentence's search as a JSON-ready dict (the ``/explain`` answer of ``pbmt serve``).
+
+    Scores are natural logs; ``features`` name the dense columns (readable
+    labels, ``pbmt.feature_labels``) in the order of every vector here.
+    Spans are ``[start, end)`` source word positions. ``stacks[s]`` lists up
+    to ``hypotheses_per_stack`` hypotheses of stack ``s`` (best total
+    first), plus every hypothesis on an n-best path and every ancestor of a
+    listed one; its counts cover them all. Each n-best entry names its
+    ``path`` through the search graph: one hypothesis per block, and with
+    ``via`` the representative it continued from when the entry runs
+    through a recombined hypothesis.
+    """
+    g, o, w = e.graph, e.options, model.weights
+    layout = model.layout
+    table = hypothesis_table(e)
+    words = model.vocab.words
+
+    def target(option: int) -> str:
+        return " ".join(words(o.target(option)))
+
+    def vector(values: np.ndarray) -> list[float]:
+        return [float(v) for v in values]
+
+    def part(values: np.ndarray) -> dict:
+        return {"features": vector(values), "weighted": vector(values * w), "score": float(values @ w)}
+
+    best = e.best.derivation
+    chosen = set(best.option.tolist())
+    bounds = best.target_boundaries(o)
+    blocks = []
     prev_start = prev_end = 0
-    for b, o in enumerate(d.option):
-        start, end = int(d.src_start[b]), int(d.src_end[b])
-        rows.append({
-            "source": f"{start}-{end - 1}", "source_words": " ".join(e.source[start:end]),
-            "target": " ".join(model.vocab.words(e.options.target(o))),
-            "orientation": Orientation(d.orientations()[b]).name,
-            "msd": MSD_NAMES[msd_orientation(prev_start, prev_end, start, end)],
-            "jump": int(start - prev_end), "score": float(e.contributions[b] @ model.weights),
-        })
+    orientations = best.orientations()
+    for b, option in enumerate(best.option.tolist()):
+        start, end = int(best.src_start[b]), int(best.src_end[b])
+        blocks.append({"source": [start, end], "source_words": " ".join(e.source[start:end]),
+                       "target": target(option), "target_span": [int(bounds[b]), int(bounds[b + 1])],
+                       "option": option, "orientation": Orientation(orientations[b]).name,
+                       "msd": MSD_NAMES[msd_orientation(prev_start, prev_end, start, end)],
+                       "jump": start - prev_end, **part(e.contributions[b])})
         prev_start, prev_end = start, end
-    return rows
+    estimate = o.local_score + model.lm_weight_ln * o.lm_inside
+    spans = []
+    for i in range(o.n_words):
+        for j in range(i + 1, min(o.n_words, i + o.max_length) + 1):
+            span = sorted(o.span(i, j), key=lambda k: -estimate[k])
+            if span:
+                spans.append({"span": [i, j], "source_words": " ".join(e.source[i:j]), "options": [
+                    {"option": k, "target": target(k), "local": vector(o.local[k]),
+                     "score": float(o.local_score[k]), "estimate": float(estimate[k]),
+                     "unknown": bool(o.candidate[k] < 0), "chosen": k in chosen} for k in span]})
+    nbest = [_nbest_entry(k, sd, e, model, table) for k, sd in enumerate(e.nbest)]
+    return {
+        "source": e.source,
+        "settings": {"stack_size": e.settings.stack_size, "beam_threshold": e.settings.beam_threshold,
+                     "distortion_limit": e.settings.distortion_limit, "reordering": e.settings.reordering},
+        "features": [{"label": label, "weight": float(weight)}
+                     for label, weight in zip(column_labels(layout.names, layout.sizes, layout.types), w)],
+        "translation": target_text(best, o, model),
+        "score": e.best.score,
+        "alignment": [list(link) for link in word_alignment(best, o, model)],
+        "blocks": blocks,
+        "end": part(e.end),
+        "total": part(e.features),
+        "options": spans,
+        "future_cost": [[float(o.future[i, j]) if j > i else None for j in range(o.n_words + 1)]
+                        for i in range(o.n_words)],
+        "stacks": _stacks(e, model, table, [h for entry in nbest for h in entry["path"]], hypotheses_per_stack),
+        "nbest": nbest,
+        "lm_order": model.lm.order,
+    }
+
+
+def _nbest_entry(k: int, sd: ScoredDerivation, e: Explanation, model: TranslationModel,
+                 table: HypothesisTable) -> dict:
+    g, o, d = e.graph, e.options, sd.derivation
+    children = {(int(p), int(op)): h for h, (p, op) in enumerate(zip(g.parent, g.option))}
+    path, via = [], []
+    h = 0
+    for option in d.option.tolist():
+        rep = int(table.representative[h])
+        via.append(rep if rep != h else None)
+        h = children[(rep, option)]
+        path.append(h)
+    bounds = d.target_boundaries(o)
+    return {"rank": k + 1, "score": sd.score, "text": target_text(d, o, model), "path": path, "via": via,
+            "segments": [{"source": [int(s), int(t)], "source_words": " ".join(e.source[s:t]),
+                          "target": " ".join(model.vocab.words(o.target(op))),
+                          "target_span": [int(bounds[b]), int(bounds[b + 1])]}
+                         for b, (s, t, op) in enumerate(zip(d.src_start, d.src_end, d.option))]}
+
+
+def _stacks(e: Explanation, model: TranslationModel, table: HypothesisTable, on_paths: list[int],
+            per_stack: int) -> list[dict]:
+    g = e.graph
+    shown = set(on_paths)
+    for s in range(e.options.n_words + 1):
+        members = np.flatnonzero(table.stack == s)
+        shown.update(members[np.argsort(-table.total[members], kind="stable")][:per_stack].tolist())
+    for h in list(shown):
+        while h > 0:
+            shown.add(h)
+            h = int(g.parent[h])
+    shown.add(0)
+    log_beam = math.log(e.settings.beam_threshold) if e.settings.beam_threshold > 0 else -math.inf
+    stacks = []
+    for s in range(e.options.n_words + 1):
+        members = table.stack == s
+        listed = sorted((h for h in shown if table.stack[h] == s), key=lambda h: -table.total[h])
+        stats = dict(zip(STAT_NAMES, (int(v) for v in g.stats[s])))
+        stacks.append({
+            "stack": s, **stats,
+            "histogram_pruned": int(np.sum(members & (table.status == HISTOGRAM))),
+            "beam_pruned": int(np.sum(members & (table.status == BEAM))),
+            "best_total": float(table.stack_best[s]), "beam_floor": float(table.stack_best[s] + log_beam),
+            "hypotheses": [_hypothesis(h, e, model, table) for h in listed],
+        })
+    return stacks
+
+
+def _hypothesis(h: int, e: Explanation, model: TranslationModel, table: HypothesisTable) -> dict:
+    g, o, settings = e.graph, e.options, e.settings
+    chain = []
+    x = h
+    while x > 0:
+        chain.append(int(g.option[x]))
+        x = int(g.parent[x])
+    target = [w for option in reversed(chain) for w in model.vocab.words(o.target(option))]
+    status = int(table.status[h])
+    rep = int(table.representative[h])
+    rank = int(table.rank[h])
+    if status == EXPANDED:
+        why = f"expanded: rank {rank + 1} in its stack, within the stack size and the beam"
+    elif status == COMPLETE:
+        why = "complete: the best translation found" if rank == 0 else "complete"
+    elif status == RECOMBINED:
+        why = (f"recombined into #{rep} (same covered words, LM state and last phrase, so the same future; "
+               f"{float(g.score[rep] - g.score[h]):.3f} worse): kept only for n-best lists")
+    elif status == HISTOGRAM:
+        why = f"pruned by the stack size: rank {rank + 1} > {settings.stack_size}"
+    else:
+        why = (f"pruned by the beam: total {table.total[h]:.3f} < best {table.stack_best[table.stack[h]]:.3f} "
+               f"+ ln({settings.beam_threshold:g})")
+    option = int(g.option[h])
+    return {
+        "id": h, "parent": int(g.parent[h]), "option": option,
+        "source": [int(o.start[option]), int(o.end[option])] if option >= 0 else None,
+        "phrase": " ".join(model.vocab.words(o.target(option))) if option >= 0 else "",
+        "coverage": "".join("■" if c else "□" for c in table.coverage[h]),
+        "target": " ".join(target), "lm_context": " ".join((["<s>"] + target)[-(model.lm.order - 1):]),
+        "score": float(g.score[h]), "future": float(table.future[h]), "total": float(table.total[h]),
+        "class": int(g.klass[h]), "representative": rep, "rank": rank, "status": STATUS_NAMES[status], "why": why,
+    }
 
 
 def render_text(e: Explanation, model: TranslationModel, options_per_span: int = 5) -> str:
-    """A plain-text report (natural-log scores, weighted unless said otherwise)."""
-    out = []
+    """A plain-text report of ``explanation_data`` (natural-log scores, weighted unless said otherwise)."""
+    data = explanation_data(e, model, hypotheses_per_stack=0)
+    labels = [f["label"] for f in data["features"]]
     n = len(e.source)
-    out.append("SOURCE")
-    out.append("  " + "  ".join(f"{i}:{w}" for i, w in enumerate(e.source)))
-    out.append("")
+    out = ["SOURCE", "  " + "  ".join(f"{i}:{w}" for i, w in enumerate(e.source)), ""]
     out.append(f"TRANSLATION OPTIONS ({len(e.options)} in all; best {options_per_span} per span; "
                "score = weighted option-local features, future = score + weighted LM estimate)")
-    future_est = e.options.local_score + model.lm_weight_ln * e.options.lm_inside
-    for i in range(n):
-        for j in range(i + 1, min(n, i + e.options.max_length) + 1):
-            span = e.options.span(i, j)
-            if not len(span):
-                continue
-            ranked = sorted(span, key=lambda o: -future_est[o])
-            out.append(f"  [{i}-{j - 1}] {' '.join(e.source[i:j])}  ({len(span)} options)")
-            for o in ranked[:options_per_span]:
-                tag = "  (unknown word)" if e.options.candidate[o] < 0 else ""
-                out.append(f"      {' '.join(model.vocab.words(e.options.target(o))):<40} "
-                           f"score {e.options.local_score[o]:9.3f}  future {future_est[o]:9.3f}{tag}")
+    for span in data["options"]:
+        i, j = span["span"]
+        out.append(f"  [{i}-{j - 1}] {span['source_words']}  ({len(span['options'])} options)")
+        for option in span["options"][:options_per_span]:
+            tag = "  (unknown word)" if option["unknown"] else ""
+            out.append(f"      {option['target']:<40} score {option['score']:9.3f}  future {option['estimate']:9.3f}{tag}")
     out.append("")
     out.append("FUTURE COST (best estimated score of translating source words i..j; rows i, columns j)")
-    width = e.options.max_length
-    out.append("       " + "".join(f"{'+' + str(k):>9}" for k in range(width)))
-    for i in range(n):
-        cells = [f"{e.options.future[i, i + k + 1]:9.2f}" if i + k < n else " " * 9 for k in range(width)]
-        out.append(f"  {i:>4} " + "".join(cells))
+    out.append("      " + "".join(f"{j:>9}" for j in range(n)))
+    for i, row in enumerate(data["future_cost"]):
+        out.append(f"  {i:>4}" + "".join(f"{row[j + 1]:9.2f}" if row[j + 1] is not None else " " * 9
+                                         for j in range(n)))
     out.append("")
-    out.append(f"BEST DERIVATION  (model score {e.best.score:.4f})")
-    out.append("  " + target_text(e.best.derivation, e.options, model))
-    for b, row in enumerate(_block_rows(e, model)):
-        out.append(f"  block {b}: source [{row['source']}] {row['source_words']!r} -> {row['target']!r}  "
-                   f"orientation {row['orientation']} (msd {row['msd']}), jump {row['jump']}, "
-                   f"weighted {row['score']:.4f}")
-        out.append("      " + _features(e.contributions[b], model))
-    out.append(f"  end of sentence: weighted {e.end @ model.weights:.4f}  " + _features(e.end, model))
-    out.append("  total: " + _features(e.features, model))
+    out.append(f"BEST DERIVATION  (model score {data['score']:.4f})")
+    out.append("  " + data["translation"])
+    for b, block in enumerate(data["blocks"]):
+        s, t = block["source"]
+        out.append(f"  block {b}: source [{s}-{t - 1}] {block['source_words']!r} -> {block['target']!r}  "
+                   f"orientation {block['orientation']} (msd {block['msd']}), jump {block['jump']}, "
+                   f"weighted {block['score']:.4f}")
+        out.append("      " + _labelled(block["features"], labels))
+    out.append(f"  end of sentence: weighted {data['end']['score']:.4f}  " + _labelled(data["end"]["features"], labels))
+    out.append("  total: " + _labelled(data["total"]["features"], labels))
     out.append("")
     out.append("SEARCH (per stack = number of source words covered)")
-    out.append("  stack " + " ".join(f"{name:>14}" for name in STAT_NAMES))
-    for s, row in enumerate(e.graph.stats):
-        out.append(f"  {s:>5} " + " ".join(f"{v:>14}" for v in row))
-    out.append(f"  hypotheses kept in the search graph: {len(e.graph.parent)}; "
-               f"pruned when expanded: {int((e.graph.stats[:, 0] - e.graph.stats[:, 1]).sum())}")
+    out.append("  stack " + " ".join(f"{name:>14}" for name in STAT_NAMES + ("histogram", "beam-pruned")))
+    for stack in data["stacks"]:
+        out.append(f"  {stack['stack']:>5} " + " ".join(f"{stack[name]:>14}" for name in STAT_NAMES)
+                   + f" {stack['histogram_pruned']:>14} {stack['beam_pruned']:>14}")
+    out.append(f"  hypotheses kept in the search graph: {len(e.graph.parent)}")
     out.append("")
-    out.append(f"{len(e.nbest)}-BEST")
-    for k, sd in enumerate(e.nbest):
-        out.append(f"  {k + 1:>3}. {sd.score:10.4f}  {target_text(sd.derivation, e.options, model)}")
+    out.append(f"{len(data['nbest'])}-BEST (with the segmentation: [source span] target phrase)")
+    for entry in data["nbest"]:
+        out.append(f"  {entry['rank']:>3}. {entry['score']:10.4f}  {entry['text']}")
+        out.append("       " + " ".join(f"[{seg['source'][0]}-{seg['source'][1] - 1}] {seg['target']} |"
+                                        for seg in entry["segments"]))
     return "\n".join(out) + "\n"
 
 
-def _features(vector: np.ndarray, model: TranslationModel) -> str:
-    return "  ".join(f"{name}= " + " ".join(f"{v:.4g}" for v in values)
-                     for name, values in model.layout.as_dict(vector).items() if any(values))
+def _labelled(values: list[float], labels: list[str]) -> str:
+    return "  ".join(f"{label}= {v:.4g}" for label, v in zip(labels, values) if v)
 
 
 def _graph_nodes(e: Explanation) -> list[int]:
@@ -155,7 +387,7 @@ def _graph_nodes(e: Explanation) -> list[int]:
             keep.add(int(h))
             h = g.parent[h]
     rivals = {int(m) for m in np.flatnonzero(np.isin(g.klass, g.klass[list(keep)])) if m not in keep}
-    for h in sorted(rivals)[:200]:
+    for h in sorted(rivals)[:50]:
         while h > 0 and h not in keep:
             keep.add(int(h))
             h = g.parent[h]
@@ -165,24 +397,27 @@ def _graph_nodes(e: Explanation) -> list[int]:
 def render_dot(e: Explanation, model: TranslationModel) -> str:
     """The search graph around the n-best paths in Graphviz's DOT language.
 
-    Nodes are hypotheses (label: accumulated score); solid edges extend a
-    hypothesis by a phrase; dashed edges join a recombined hypothesis to the
-    best of its class.
+    Nodes are hypotheses (label: covered source words, the last target
+    words, accumulated score); solid edges extend a hypothesis by a phrase;
+    dashed edges join a recombined hypothesis to the best of its class.
     """
     g = e.graph
+    table = hypothesis_table(e)
     nodes = _graph_nodes(e)
     on_best = set()
     h = int(np.flatnonzero(g.klass == g.final_class)[np.argmax(g.score[g.klass == g.final_class])])
     while h > 0:
         on_best.add(h)
         h = int(g.parent[h])
-    lines = ["digraph search {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];',
-             '  0 [label="start"];']
+    lines = ["digraph search {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];', '  0 [label="start"];']
     reps = {}
     for h in nodes[1:]:
         reps.setdefault(int(g.klass[h]), []).append(h)
         style = ", style=bold, color=blue" if h in on_best else ""
-        lines.append(f'  {h} [label="{g.score[h]:.2f}"{style}];')
+        cover = "".join("■" if c else "□" for c in table.coverage[h])
+        tail = " ".join(model.vocab.words(e.options.target(int(g.option[h])))[-2:])
+        lines.append(f'  {h} [label="{cover}\\n…{_dot_escape(tail)}\\n{g.score[h]:.2f}"{style}];')
         o = int(g.option[h])
         label = _dot_escape(f"[{e.options.start[o]}-{e.options.end[o] - 1}] "
                             + " ".join(model.vocab.words(e.options.target(o))))
@@ -201,54 +436,91 @@ def _dot_escape(text: str) -> str:
 
 
 def render_html(e: Explanation, model: TranslationModel, options_per_span: int = 5) -> str:
-    """One self-contained HTML page: alignment grid, derivation, options and search graph."""
+    """One self-contained HTML page of ``explanation_data``: translation, alignment grid with the phrase
+    blocks, derivation with named feature columns, future costs, stacks, n-best with segmentations, options."""
     esc = html.escape
-    d = e.best.derivation
-    target = model.vocab.words(d.target_words(e.options))
-    links = set(word_alignment(d, e.options, model))
+    data = explanation_data(e, model, hypotheses_per_stack=0)
+    labels = [f["label"] for f in data["features"]]
+    target = data["translation"].split()
+    links = {tuple(link) for link in data["alignment"]}
+    block_of = {}
+    for b, block in enumerate(data["blocks"]):
+        for t in range(*block["target_span"]):
+            for s in range(*block["source"]):
+                block_of[s, t] = b
     grid = ["<table class='grid'><tr><th></th>" + "".join(f"<th class='v'>{esc(w)}</th>" for w in e.source) + "</tr>"]
     for t, word in enumerate(target):
-        cells = "".join("<td class='on'></td>" if (s, t) in links else "<td></td>" for s in range(len(e.source)))
-        grid.append(f"<tr><th>{esc(word)}</th>{cells}</tr>")
+        cells = []
+        for s in range(len(e.source)):
+            b = block_of.get((s, t))
+            edges = "" if b is None else " ".join(
+                side for side, (ds, dt) in (("bl", (-1, 0)), ("br", (1, 0)), ("bt", (0, -1)), ("bb", (0, 1)))
+                if block_of.get((s + ds, t + dt)) != b)
+            on = " on" if (s, t) in links else ""
+            cells.append(f"<td class='{('blk ' + edges) if b is not None else ''}{on}'></td>")
+        grid.append(f"<tr><th>{esc(word)}</th>{''.join(cells)}</tr>")
     grid.append("</table>")
+    used = [k for k in range(len(labels)) if any(block["features"][k] for block in data["blocks"])
+            or data["end"]["features"][k]]
+    head = "".join(f"<th>{esc(labels[k])}</th>" for k in used)
     blocks = ["<table><tr><th>#</th><th>source</th><th>words</th><th>target</th><th>orientation</th>"
-              "<th>msd</th><th>jump</th><th>weighted</th><th>features</th></tr>"]
-    for b, row in enumerate(_block_rows(e, model)):
-        blocks.append(f"<tr><td>{b}</td><td>{row['source']}</td><td>{esc(row['source_words'])}</td>"
-                      f"<td>{esc(row['target'])}</td><td>{row['orientation']}</td><td>{row['msd']}</td>"
-                      f"<td>{row['jump']}</td><td>{row['score']:.4f}</td>"
-                      f"<td class='f'>{esc(_features(e.contributions[b], model))}</td></tr>")
-    blocks.append(f"<tr><td></td><td colspan='6'>end of sentence</td><td>{e.end @ model.weights:.4f}</td>"
-                  f"<td class='f'>{esc(_features(e.end, model))}</td></tr></table>")
-    future_est = e.options.local_score + model.lm_weight_ln * e.options.lm_inside
-    opts = ["<table><tr><th>span</th><th>source</th><th>target</th><th>score</th><th>future</th></tr>"]
+              f"<th>msd</th><th>jump</th><th>weighted</th>{head}</tr>"]
+    for b, block in enumerate(data["blocks"]):
+        s, t = block["source"]
+        blocks.append(f"<tr><td>{b}</td><td>{s}-{t - 1}</td><td>{esc(block['source_words'])}</td>"
+                      f"<td>{esc(block['target'])}</td><td>{block['orientation']}</td><td>{block['msd']}</td>"
+                      f"<td>{block['jump']}</td><td>{block['score']:.4f}</td>"
+                      + "".join(f"<td class='f'>{block['weighted'][k]:.3f}</td>" for k in used) + "</tr>")
+    for name, part in (("end of sentence", data["end"]), ("total", data["total"])):
+        blocks.append(f"<tr><td></td><td colspan='6'>{name}</td><td>{part['score']:.4f}</td>"
+                      + "".join(f"<td class='f'>{part['weighted'][k]:.3f}</td>" for k in used) + "</tr>")
+    blocks.append("</table><p class='note'>Feature columns are weighted (value × weight); "
+                  "the weights: " + esc(", ".join(f"{f['label']} {f['weight']:g}" for f in data["features"]))
+                  + ".</p>")
     n = len(e.source)
-    for i in range(n):
-        for j in range(i + 1, min(n, i + e.options.max_length) + 1):
-            for o in sorted(e.options.span(i, j), key=lambda o: -future_est[o])[:options_per_span]:
-                chosen = " class='chosen'" if o in set(d.option.tolist()) else ""
-                opts.append(f"<tr{chosen}><td>{i}-{j - 1}</td><td>{esc(' '.join(e.source[i:j]))}</td>"
-                            f"<td>{esc(' '.join(model.vocab.words(e.options.target(o))))}</td>"
-                            f"<td>{e.options.local_score[o]:.3f}</td><td>{future_est[o]:.3f}</td></tr>")
+    future = ["<table><tr><th>from \\ to</th>" + "".join(f"<th>{j}</th>" for j in range(n)) + "</tr>"]
+    for i, row in enumerate(data["future_cost"]):
+        future.append(f"<tr><th>{i} {esc(e.source[i])}</th>" + "".join(
+            f"<td>{row[j + 1]:.2f}</td>" if row[j + 1] is not None else "<td></td>" for j in range(n)) + "</tr>")
+    future.append("</table>")
+    opts = ["<table><tr><th>span</th><th>source</th><th>target</th><th>score</th><th>future</th></tr>"]
+    for span in data["options"]:
+        i, j = span["span"]
+        more = len(span["options"]) - options_per_span
+        for option in span["options"][:options_per_span]:
+            chosen = " class='chosen'" if option["chosen"] else ""
+            opts.append(f"<tr{chosen}><td>{i}-{j - 1}</td><td>{esc(span['source_words'])}</td>"
+                        f"<td>{esc(option['target'])}</td><td>{option['score']:.3f}</td>"
+                        f"<td>{option['estimate']:.3f}</td></tr>")
+        if more > 0:
+            opts.append(f"<tr><td></td><td colspan='4' class='note'>… {more} more options of this span</td></tr>")
     opts.append("</table>")
-    stats = ["<table><tr><th>stack</th>" + "".join(f"<th>{n_}</th>" for n_ in STAT_NAMES) + "</tr>"]
-    stats += [f"<tr><td>{s}</td>" + "".join(f"<td>{v}</td>" for v in row) + "</tr>" for s, row in enumerate(e.graph.stats)]
+    columns = STAT_NAMES + ("histogram_pruned", "beam_pruned")
+    stats = ["<table><tr><th>stack</th>" + "".join(f"<th>{c.replace('_', ' ')}</th>" for c in columns) + "</tr>"]
+    stats += [f"<tr><td>{stack['stack']}</td>" + "".join(f"<td>{stack[c]}</td>" for c in columns) + "</tr>"
+              for stack in data["stacks"]]
     stats.append("</table>")
-    nbest = "".join(f"<li>{sd.score:.4f} {esc(target_text(sd.derivation, e.options, model))}</li>" for sd in e.nbest)
+    nbest = "".join(f"<li>{entry['score']:.4f} {esc(entry['text'])}<br><span class='seg'>"
+                    + " ".join(f"[{esc(seg['source_words'])} → {esc(seg['target'])}]" for seg in entry["segments"])
+                    + "</span></li>" for entry in data["nbest"])
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>pbmt explain</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
 td, th {{ border: 1px solid #ccc; padding: 2px 6px; font-size: 90%; }} .grid td {{ width: 1.2em; height: 1.2em; }}
-.grid td.on {{ background: #2b6cb0; }} th.v {{ writing-mode: vertical-rl; }} tr.chosen {{ background: #e6f0ff; }}
-td.f {{ font-family: monospace; font-size: 80%; }}
+.grid td.blk {{ background: #eef4fb; }} .grid td.on {{ background: #2b6cb0; }}
+.grid td.bl {{ border-left: 2px solid #c05621; }} .grid td.br {{ border-right: 2px solid #c05621; }}
+.grid td.bt {{ border-top: 2px solid #c05621; }} .grid td.bb {{ border-bottom: 2px solid #c05621; }}
+th.v {{ writing-mode: vertical-rl; }} tr.chosen {{ background: #e6f0ff; }}
+td.f {{ font-family: monospace; text-align: right; }} .note, .seg {{ color: #555; font-size: 85%; }}
 </style></head><body>
 <h1>{esc(' '.join(e.source))}</h1>
-<h2>Translation (model score {e.best.score:.4f})</h2><p>{esc(' '.join(target))}</p>
-<h2>Word alignment</h2>{''.join(grid)}
+<h2>Translation (model score {data['score']:.4f})</h2><p>{esc(data['translation'])}</p>
+<h2>Word alignment (phrase blocks outlined)</h2>{''.join(grid)}
 <h2>Derivation</h2>{''.join(blocks)}
+<h2>Future cost of translating source words i..j (weighted, natural log)</h2>{''.join(future)}
 <h2>Search: hypotheses per stack</h2>{''.join(stats)}
-<h2>{len(e.nbest)}-best from the search graph</h2><ol>{nbest}</ol>
+<h2>{len(data['nbest'])}-best from the search graph, with their segmentations</h2><ol>{nbest}</ol>
 <h2>Translation options (best {options_per_span} per span; chosen ones highlighted)</h2>{''.join(opts)}
 </body></html>
 """

@@ -1,0 +1,127 @@
+"""Serve a model over HTTP: a JSON API and an interactive page that teaches phrase-based search.
+
+  POST /translate  sentences in, translations out (optional n-best lists,
+                   word alignments, per-request weights and search settings)
+  POST /explain    the search of one sentence as JSON: options, future costs,
+                   stacks and hypotheses (why each was pruned or recombined),
+                   the n-best list with segmentations
+  GET  /health     up, and how busy; GET /model: features, weights, samples
+  GET  /           the page: type a sentence, step through the stacks, move
+                   the weights and watch the search change (works offline)
+  GET  /docs       the API's OpenAPI documentation
+
+The model is loaded once per worker process; each sentence is decoded by one
+of --workers processes, and requests wait in a queue of --max-queue sentences
+(a full queue answers 503). It listens on 127.0.0.1 unless --host says
+otherwise, and stops cleanly on SIGTERM or Ctrl-C. See docs/serve.md.
+
+Examples:
+  pbmt serve                         # the embedded model at http://127.0.0.1:8080/
+  pbmt serve -f model/moses.ini --port 9000 --workers 2
+  curl -s localhost:8080/translate -H 'content-type: application/json' \\
+      -d '{"sentences": ["En el principio creó Dios los cielos y la tierra."]}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from pbmt.commands.translate import DEFAULT_MODEL, load_model
+from pbmt.errors import PbmtError
+from pbmt.files import read_lines
+from pbmt.model.model import REORDERING_MODES
+
+DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface; "
+                        "the API has no authentication)")
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (0: any free port, printed at start)")
+    parser.add_argument("--workers", type=int, default=1, help="decoding processes, each with the model loaded")
+    parser.add_argument("--max-queue", type=int, default=64, help="sentences that may wait for a worker; "
+                        "beyond, requests get 503")
+    parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens); "
+                        "longer ones get 413")
+    parser.add_argument("--max-sentences", type=int, default=100, help="sentences per /translate request")
+    parser.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES if DEFAULT_SAMPLES.exists() else None,
+                        help="sentences the page offers to pick from (the first 30 lines)")
+    parser.add_argument("--shutdown-timeout", type=float, default=10.0, help="seconds requests in flight get "
+                        "to finish after SIGTERM")
+    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
+                        "or a moses.ini whose [weight] section to use")
+    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
+    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, "
+                        "else 6)")
+    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
+    parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space (see pbmt translate --help)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no start-up message or request log")
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("workers", "max_queue", "max_words", "max_sentences"):
+        if getattr(args, name) < 1:
+            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
+    if not 0 <= args.port < 65536:
+        raise PbmtError(f"--port {args.port}: not a TCP port")
+    import uvicorn
+
+    from pbmt.commands.translate import _for_workers
+    from pbmt.server import ServerSettings, create_app
+
+    samples = tuple(line.strip() for _, line in read_lines(args.samples) if line.strip())[:30] if args.samples else ()
+    model = load_model(args)  # checks the model (and builds its caches) before any worker starts
+    settings = ServerSettings(_for_workers(args), args.workers, args.max_queue, args.max_words, args.max_sentences,
+                              samples=samples)
+    try:
+        sock = socket.create_server((args.host, args.port), family=_family(args.host))
+    except OSError as err:
+        raise PbmtError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
+    port = sock.getsockname()[1]
+    if not args.quiet:
+        if not _is_loopback(args.host):
+            print(f"pbmt serve: warning: listening on {args.host}, reachable from other machines; the API has no "
+                  "authentication", file=sys.stderr)
+        print(f"pbmt serve: {args.config} with {args.workers} worker(s), starting on "
+              f"http://{_url_host(args.host)}:{port}/", file=sys.stderr, flush=True)
+    config = uvicorn.Config(create_app(settings, model), log_level="warning" if args.quiet else "info",
+                            access_log=not args.quiet, timeout_graceful_shutdown=args.shutdown_timeout,
+                            lifespan="on")
+    server = uvicorn.Server(config)
+    # uvicorn raises a caught SIGTERM again after its graceful shutdown; a no-op handler makes that an exit 0
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+    if not server.started:
+        raise PbmtError("the server did not start (see the messages above)")
+    if not args.quiet:
+        print("pbmt serve: stopped", file=sys.stderr)
+    return 0
+
+
+def _family(host: str) -> socket.AddressFamily:
+    try:
+        return socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        return socket.AF_INET
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

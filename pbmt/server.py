@@ -1,0 +1,379 @@
+"""The translation server of ``pbmt serve``: a JSON API and the teaching page, on FastAPI.
+
+The model is loaded once in this process (to check requests: feature
+names, token counts) and once in each decoding worker, a process of a
+``ProcessPoolExecutor`` (spawned, so no event loop or lock is forked). Every
+sentence is one job. A job waits for a free worker in a bounded queue
+(``Dispatcher``): at most one job per worker is ever handed to the pool, so a
+job still waiting can be dropped when its client disconnects, and a full
+queue answers 503 at once instead of piling work up. Workers keep the last
+few weight vectors' models, since re-weighting re-prunes the phrase table.
+
+Errors are JSON ``{"error": "one line"}`` with a 4xx status for the
+client's mistakes (413: too long or too many; 422: malformed) and 503 when
+the queue is full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import multiprocessing
+import os
+import signal
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from pbmt.explain import explain, explanation_data
+from pbmt.feature_labels import column_labels
+from pbmt.model.model import TranslationModel
+from pbmt.translation import Translator
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_WEIGHTED_MODELS = 4  # per worker: a page's slider moves back and forth between a few weight vectors
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSettings:
+    """What ``pbmt serve`` was started with: ``model_args`` are ``pbmt translate``'s model options
+    (``-f``, ``--weights``, ``--stack`` ...) as ``commands.translate.load_model`` reads them."""
+
+    model_args: argparse.Namespace
+    workers: int = 1
+    max_queue: int = 64
+    max_words: int = 100
+    max_sentences: int = 100
+    max_body_bytes: int = 1 << 20
+    samples: tuple[str, ...] = ()
+
+
+# --- worker side -------------------------------------------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _load_worker(model_args: argparse.Namespace) -> None:
+    """A worker's initializer: load the model once (Ctrl-C is the server's to handle, not the workers')."""
+    from pbmt.commands.translate import load_model
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker["model"] = load_model(model_args)
+    _worker["weighted"] = OrderedDict()
+
+
+def _model(weights: tuple[float, ...] | None, search: dict | None) -> TranslationModel:
+    model = _worker["model"]
+    if weights is not None:
+        cache = _worker["weighted"]
+        if weights not in cache:
+            cache[weights] = model.with_weights(np.array(weights))
+            while len(cache) > MAX_WEIGHTED_MODELS:
+                cache.popitem(last=False)
+        cache.move_to_end(weights)
+        model = cache[weights]
+    if search:
+        model = dataclasses.replace(model, settings=dataclasses.replace(model.settings, **search))
+    return model
+
+
+def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weights, search) -> dict:
+    """One sentence as ``pbmt translate`` translates it, as a JSON-ready dict."""
+    translation = Translator(_model(weights, search), n_best=n_best, distinct=distinct,
+                             tokenized=tokenized).translate(0, line)
+    return {"text": translation.text, "alignment": [list(link) for link in translation.alignment],
+            "nbest": [{"text": e.text, "score": e.total, "features": {k: list(v) for k, v in e.features.items()},
+                       "segmentation": [list(s) for s in e.segmentation],
+                       "alignment": [list(link) for link in e.alignment]} for e in translation.nbest]}
+
+
+def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int) -> dict:
+    model = _model(weights, search)
+    tokens = Translator(model, tokenized=tokenized).tokens(line)
+    try:
+        return explanation_data(explain(model, tokens, n_best=n_best), model, per_stack)
+    except ValueError as err:
+        return {"error": str(err)}
+
+
+def _ready() -> int:
+    """Decode one word, so the numba kernels are loaded before the first request; the worker's process id."""
+    _translate_job("a", True, 0, False, None, None)
+    return os.getpid()
+
+
+# --- server side -------------------------------------------------------------------------------------------------
+
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+class Dispatcher:
+    """Jobs to worker processes through a bounded queue; counts what it did for ``/health``."""
+
+    def __init__(self, pool: ProcessPoolExecutor, workers: int, max_queue: int):
+        self.pool, self.max_queue = pool, max_queue
+        self.slots = asyncio.Semaphore(workers)
+        self.waiting = self.running = self.completed = self.dropped = 0
+
+    def admit(self, jobs: int) -> None:
+        """Refuse (503) a request whose jobs would overflow the queue."""
+        if self.waiting + jobs > self.max_queue:
+            raise HTTPException(503, f"the server is busy: {self.waiting} sentences are waiting and the queue "
+                                     f"holds {self.max_queue} (--max-queue); retry later")
+
+    async def run(self, fn, *args):
+        """``fn(*args)`` on a worker once one is free; cancelling while waiting drops the job."""
+        self.waiting += 1
+        try:
+            await self.slots.acquire()
+        except asyncio.CancelledError:
+            self.dropped += 1
+            raise
+        finally:
+            self.waiting -= 1
+        loop = asyncio.get_running_loop()
+        self.running += 1
+        future = self.pool.submit(fn, *args)
+        # the slot frees when the worker is done, even if the caller stopped waiting
+        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._finished))
+        try:
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool:
+            raise HTTPException(503, "a decoding worker died; restart the server") from None
+
+    def _finished(self) -> None:
+        self.running -= 1
+        self.completed += 1
+        self.slots.release()
+
+
+async def _until_disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unless_disconnected(request: Request, work):
+    """The result of the coroutine ``work``, or ClientGone (and ``work`` cancelled) if the client leaves first."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_until_disconnected(request))
+    await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        watch.cancel()
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    raise ClientGone
+
+
+# --- the API -----------------------------------------------------------------------------------------------------
+
+class SearchOverrides(BaseModel):
+    """Search settings for one request (default: the server's)."""
+
+    model_config = ConfigDict(extra="forbid")
+    stack_size: int | None = Field(None, ge=1, le=10000, description="hypotheses kept per stack")
+    beam_threshold: float | None = Field(None, ge=0, le=1, description="keep hypotheses within this probability "
+                                         "ratio of a stack's best (0: no threshold)")
+    distortion_limit: int | None = Field(None, ge=-1, le=100, description="longest jump; -1: unlimited")
+
+
+class Common(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tokenized: bool = Field(False, description="input is in the model's tokens (no tokenising, lowercasing, "
+                                               "detokenising)")
+    weights: dict[str, list[float]] | None = Field(
+        None, description="weights replacing the server's for some features, by moses.ini name: "
+                          '{"LM0": [0.6], "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}')
+    search: SearchOverrides | None = None
+
+
+class TranslateRequest(Common):
+    sentences: list[str] = Field(..., min_length=1, description="one sentence per item")
+    n_best: int = Field(0, ge=0, le=1000, description="n-best entries per sentence (0: none)")
+    distinct: bool = Field(False, description="n-best entries with distinct target strings")
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"sentences": ["en el principio creó dios los cielos y la tierra ."], "n_best": 2}]})
+
+
+class ExplainRequest(Common):
+    sentence: str
+    n_best: int = Field(10, ge=1, le=100, description="n-best entries from the search graph")
+    hypotheses_per_stack: int = Field(50, ge=0, le=1000, description="hypotheses listed per stack (best first; "
+                                      "the n-best paths and their ancestors are always listed)")
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"sentence": "en el principio creó dios los cielos y la tierra .", "n_best": 5}]})
+
+
+def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
+    """The FastAPI application; ``model`` is the server's own copy (loaded as the workers load theirs)."""
+    layout = model.layout
+    translators = {tokenized: Translator(model, tokenized=tokenized) for tokenized in (False, True)}
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        pool = ProcessPoolExecutor(settings.workers, multiprocessing.get_context("spawn"),
+                                   initializer=_load_worker, initargs=(settings.model_args,))
+        try:
+            pids = await asyncio.gather(*(asyncio.wrap_future(pool.submit(_ready)) for _ in range(settings.workers)))
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        state["pids"] = sorted(set(pids) | {p.pid for p in multiprocessing.active_children()})
+        state["dispatcher"] = Dispatcher(pool, settings.workers, settings.max_queue)
+        yield
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    app = FastAPI(title="pbmt", version="1", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Phrase-based translation with a Moses-format model: translate sentences, or see "
+                              "how one sentence was searched. The page at / teaches with it.")
+    app.openapi_version = "3.0.3"  # the Swagger UI shipped with swagger-ui-bundle reads OpenAPI 3.0
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, err: HTTPException):
+        return JSONResponse({"error": err.detail}, status_code=err.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, err: RequestValidationError):
+        parts = []
+        for error in err.errors()[:3]:
+            if error["type"] == "json_invalid":
+                parts.append(f"the body is not JSON ({error['ctx'].get('error', 'unreadable')} at character "
+                             f"{error['loc'][-1]})")
+                continue
+            where = ".".join(str(x) for x in error["loc"][1:]) or "the body"
+            parts.append(f"{where}: {error['msg']}")
+        return JSONResponse({"error": "malformed request: " + "; ".join(parts)}, status_code=422)
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next):
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
+            return JSONResponse({"error": f"the request body has {length} bytes; this server takes at most "
+                                          f"{settings.max_body_bytes}"}, status_code=413)
+        return await call_next(request)
+
+    def weights_of(request: Common) -> tuple[float, ...] | None:
+        if request.weights is None:
+            return None
+        merged = layout.as_dict(model.weights)
+        for name, values in request.weights.items():
+            if name not in merged:
+                raise HTTPException(422, f"weights: no feature named {name!r}; the features are "
+                                         f"{', '.join(layout.names)}")
+            if len(values) != len(merged[name]):
+                raise HTTPException(422, f"weights: {name} has {len(merged[name])} weights, got {len(values)}")
+            merged[name] = values
+        vector = np.concatenate([np.asarray(merged[n], np.float64) for n in layout.names])
+        if not np.all(np.isfinite(vector)):
+            raise HTTPException(422, "weights: every weight must be a finite number")
+        return tuple(float(v) for v in vector)
+
+    def search_of(request: Common) -> dict | None:
+        return request.search.model_dump(exclude_none=True) if request.search else None
+
+    def check_length(index: int | None, line: str, tokenized: bool) -> None:
+        words = len(translators[tokenized].tokens(line))
+        if words > settings.max_words:
+            where = f"sentence {index + 1}" if index is not None else "the sentence"
+            raise HTTPException(413, f"{where} has {words} words; this server translates at most "
+                                     f"{settings.max_words} (--max-words)")
+
+    @app.post("/translate", summary="Translate sentences")
+    async def translate(body: TranslateRequest, request: Request) -> dict:
+        """Each sentence as `pbmt translate` translates it (same model, weights and settings), with its word
+        alignment and, with `n_best`, its n-best entries (text, score, features, segmentation, alignment)."""
+        if len(body.sentences) > settings.max_sentences:
+            raise HTTPException(413, f"{len(body.sentences)} sentences; this server takes at most "
+                                     f"{settings.max_sentences} a request (--max-sentences)")
+        for i, line in enumerate(body.sentences):
+            if "\n" in line:
+                raise HTTPException(422, f"sentence {i + 1} contains a line break; send one sentence per item")
+            check_length(i, line, body.tokenized)
+        weights, search = weights_of(body), search_of(body)
+        dispatcher: Dispatcher = state["dispatcher"]
+        dispatcher.admit(len(body.sentences))
+        jobs = asyncio.gather(*(dispatcher.run(_translate_job, line, body.tokenized, body.n_best, body.distinct,
+                                               weights, search) for line in body.sentences))
+        try:
+            translations = await _unless_disconnected(request, jobs)
+        except ClientGone:
+            return Response(status_code=499)
+        return {"translations": translations}
+
+    @app.post("/explain", summary="How one sentence was searched")
+    async def explain_(body: ExplainRequest, request: Request) -> dict:
+        """The search of one sentence (`pbmt explain` as JSON): translation options per span, the future-cost
+        table, the best derivation's blocks with their feature contributions (columns named by `features`),
+        every stack's counts and hypotheses (coverage, LM context, score, future, status and why), and the
+        n-best list with segmentations and paths through the search graph."""
+        if not body.sentence.strip():
+            raise HTTPException(422, "the sentence is empty")
+        check_length(None, body.sentence, body.tokenized)
+        dispatcher: Dispatcher = state["dispatcher"]
+        dispatcher.admit(1)
+        job = dispatcher.run(_explain_job, body.sentence, body.tokenized, body.n_best, weights_of(body),
+                             search_of(body), body.hypotheses_per_stack)
+        try:
+            data = await _unless_disconnected(request, job)
+        except ClientGone:
+            return Response(status_code=499)
+        if "error" in data:
+            raise HTTPException(422, data["error"])
+        return data
+
+    @app.get("/health", summary="Is the server up, and how busy")
+    async def health() -> dict:
+        d: Dispatcher = state["dispatcher"]
+        return {"status": "ok", "model": str(settings.model_args.config), "workers": settings.workers,
+                "worker_pids": state["pids"], "waiting": d.waiting, "running": d.running,
+                "completed": d.completed, "dropped": d.dropped, "max_queue": settings.max_queue}
+
+    @app.get("/model", summary="The model's features, weights, settings and sample sentences")
+    async def model_info() -> dict:
+        s = model.settings
+        return {"features": layout.names, "sizes": layout.sizes,
+                "labels": column_labels(layout.names, layout.sizes, layout.types),
+                "weights": [float(w) for w in model.weights],
+                "settings": {"stack_size": s.stack_size, "beam_threshold": s.beam_threshold,
+                             "distortion_limit": s.distortion_limit, "reordering": s.reordering},
+                "limits": {"max_words": settings.max_words, "max_sentences": settings.max_sentences},
+                "samples": list(settings.samples)}
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _mount_docs(app)
+    return app
+
+
+def _mount_docs(app: FastAPI) -> None:
+    """OpenAPI docs at /docs from the Swagger UI files swagger-ui-bundle ships (no CDN: they work offline)."""
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount("/docs-static", StaticFiles(directory=swagger_ui_path), name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="pbmt API",
+                                   swagger_js_url="/docs-static/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-static/swagger-ui.css",
+                                   swagger_favicon_url="/docs-static/favicon-32x32.png")

@@ -1,0 +1,213 @@
+"""pbmt serve against a live server on 127.0.0.1: the same translations as pbmt translate, concurrent clients
+equal to serial ones, 4xx for bad requests, queued work dropped when its client leaves, a clean SIGTERM."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+from pbmt.cli import main  # noqa: E402
+from pbmt.tune.nbest import read_nbest  # noqa: E402
+
+from conftest import TINY_SOURCES  # noqa: E402
+
+# decoding this with SLOW_SEARCH takes about a second on the tiny model (no beam, a huge stack, any jump),
+# long enough to find the job running and act while it runs
+SLOW_SENTENCE = "a b c d e a b c d e a b c d"
+SLOW_SEARCH = {"stack_size": 10000, "beam_threshold": 0.0, "distortion_limit": -1}
+READY_SECONDS = 240  # a generous bound for a busy machine: loading, spawning workers, loading numba caches
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, model_dir: Path, *options: str):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pbmt", "serve", "-f", str(model_dir / "moses.ini"), "--port", str(self.port),
+             "-q", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"pbmt serve exited with {self.process.returncode}: {self.process.stderr.read()}")
+            try:
+                if httpx.get(self.url + "/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.3)
+        self.stop()
+        raise AssertionError(f"pbmt serve did not answer within {READY_SECONDS} s")
+
+    def post(self, path: str, body, **kwargs) -> httpx.Response:
+        return httpx.post(self.url + path, json=body, timeout=120, **kwargs)
+
+    def health(self) -> dict:
+        return httpx.get(self.url + "/health", timeout=30).json()
+
+    def wait_for(self, condition, what: str) -> dict:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            state = self.health()
+            if condition(state):
+                return state
+            time.sleep(0.05)
+        raise AssertionError(f"the server never reached: {what} (last /health: {state})")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir):
+    s = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60",
+               "--max-queue", "500")
+    yield s
+    s.stop()
+
+
+def test_translate_equals_pbmt_translate(server, tiny_model_dir, tmp_path):
+    """Same input, weights and settings: the same 1-best, n-best entries (features, scores, segmentations)
+    and alignments as the command line."""
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(TINY_SOURCES) + "\n")
+    weights = "LM0= 0.9 WordPenalty0= 0.3 TranslationModel0= 0.1 0.4 0.1 0.2"
+    for label, cli, request in (
+        ("model's", [], {}),
+        ("other", ["--weights", weights, "--distortion-limit", "0"],
+         {"weights": {"LM0": [0.9], "WordPenalty0": [0.3], "TranslationModel0": [0.1, 0.4, 0.1, 0.2]},
+          "search": {"distortion_limit": 0}}),
+    ):
+        out, nbest, align = tmp_path / f"{label}.out", tmp_path / f"{label}.nbest", tmp_path / f"{label}.align"
+        assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(out),
+                     "--tokenized", "--n-best", str(nbest), "4", "--distinct", "--alignment", str(align), *cli]) == 0
+        answer = server.post("/translate", {"sentences": TINY_SOURCES, "tokenized": True, "n_best": 4,
+                                            "distinct": True, **request})
+        assert answer.status_code == 200, answer.text
+        translations = answer.json()["translations"]
+        assert [t["text"] for t in translations] == out.read_text().splitlines()
+        assert [" ".join(f"{s}-{t}" for s, t in tr["alignment"]) for tr in translations] \
+            == align.read_text().splitlines()
+        entries = list(read_nbest(nbest))
+        served = [(i, e) for i, t in enumerate(translations) for e in t["nbest"]]
+        assert len(served) == len(entries)
+        for (i, got), want in zip(served, entries):
+            assert (i, got["text"]) == (want.sentence, want.text)
+            assert got["score"] == pytest.approx(want.total, abs=1e-4)  # the n-best file has 4 decimals
+            assert list(got["features"]) == list(want.features)
+            for name, values in want.features.items():
+                assert got["features"][name] == pytest.approx(values, rel=1e-5, abs=1e-4)
+            assert [tuple(s) for s in got["segmentation"]] == list(want.segmentation)
+        if label == "other":
+            assert out.read_text() != (tmp_path / "model's.out").read_text()
+
+
+def test_fifty_concurrent_clients_equal_serial(server):
+    requests = [{"sentences": [TINY_SOURCES[i % len(TINY_SOURCES)]], "tokenized": True, "n_best": 3,
+                 **({"weights": {"LM0": [0.2 + 0.1 * (i % 3)]}} if i % 2 else {})} for i in range(50)]
+    serial = [server.post("/translate", r).json() for r in requests]
+    with ThreadPoolExecutor(50) as pool:
+        concurrent = list(pool.map(lambda r: server.post("/translate", r), requests))
+    assert all(r.status_code == 200 for r in concurrent)
+    assert [r.json() for r in concurrent] == serial
+    assert len({json.dumps(s) for s in serial}) > len(TINY_SOURCES)  # the weights made a difference somewhere
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b'{"sentences": ["a b"', 422, "not JSON"),
+    (b'{"sentence": ["a b"]}', 422, "sentences: Field required"),
+    (b'{"sentences": "a b"}', 422, "sentences: Input should be a valid list"),
+    (b'{"sentences": []}', 422, "at least 1 item"),
+    (b'{"sentences": ["a"], "n_best": -1}', 422, "n_best"),
+    (b'{"sentences": ["a"], "beam": 3}', 422, "beam: Extra inputs are not permitted"),
+    (b'{"sentences": ["a"], "weights": {"LM7": [1]}}', 422, "no feature named 'LM7'"),
+    (b'{"sentences": ["a"], "weights": {"LM0": [1, 2]}}', 422, "LM0 has 1 weights, got 2"),
+    (b'{"sentences": ["a"], "search": {"stack_size": 0}}', 422, "search.stack_size"),
+    (b'{"sentences": ["a\\nb"]}', 422, "line break"),
+    (json.dumps({"sentences": ["a " * 21]}).encode(), 413, "sentence 1 has 21 words; this server translates at most 20"),
+    (json.dumps({"sentences": ["a"] * 61}).encode(), 413, "61 sentences"),
+    (json.dumps({"sentences": ["a"] * 400000}).encode(), 413, "bytes; this server takes at most"),
+])
+def test_bad_requests_get_4xx_with_a_message(server, body, status, message):
+    answer = httpx.post(server.url + "/translate", content=body, headers={"content-type": "application/json"},
+                        timeout=60)
+    assert answer.status_code == status, answer.text
+    assert message in answer.json()["error"]
+
+
+def test_explain_rejects_bad_requests(server):
+    assert server.post("/explain", {"sentence": "  "}).status_code == 422
+    long = server.post("/explain", {"sentence": "a " * 30})
+    assert long.status_code == 413 and "at most 20" in long.json()["error"]
+    assert server.post("/explain", {"sentences": ["a"]}).status_code == 422
+
+
+def test_docs_and_page_are_served_without_outside_links(server):
+    for path in ("/", "/docs", "/static/app.js", "/static/style.css"):
+        page = httpx.get(server.url + path, timeout=30)
+        assert page.status_code == 200, path
+        assert "https://" not in page.text and "http://" not in page.text, path
+    schema = httpx.get(server.url + "/openapi.json", timeout=30).json()
+    assert {"/translate", "/explain", "/health", "/model"} <= set(schema["paths"])
+
+
+@pytest.fixture(scope="module")
+def one_worker(tiny_model_dir):
+    s = Server(tiny_model_dir, "--workers", "1")
+    yield s
+    s.stop()
+
+
+def _slow_request(server: Server, answers: list) -> threading.Thread:
+    thread = threading.Thread(target=lambda: answers.append(
+        server.post("/translate", {"sentences": [SLOW_SENTENCE], "tokenized": True, "search": SLOW_SEARCH})))
+    thread.start()
+    return thread
+
+
+def test_a_client_that_leaves_leaves_no_work_behind(one_worker):
+    before = one_worker.health()
+    answers: list = []
+    busy = _slow_request(one_worker, answers)
+    one_worker.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
+    body = json.dumps({"sentences": TINY_SOURCES, "tokenized": True}).encode()
+    with socket.create_connection(("127.0.0.1", one_worker.port)) as client:
+        client.sendall(b"POST /translate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                       + f"content-length: {len(body)}\r\n\r\n".encode() + body)
+        one_worker.wait_for(lambda h: h["waiting"] == len(TINY_SOURCES), "the leaving client's sentences queued")
+    after = one_worker.wait_for(lambda h: h["waiting"] == 0 and h["running"] == 0, "idle")
+    busy.join()
+    assert answers[0].status_code == 200
+    assert after["dropped"] - before["dropped"] == len(TINY_SOURCES)
+    assert after["completed"] - before["completed"] == 1  # only the slow sentence was decoded
+
+
+def test_sigterm_mid_request_exits_cleanly(one_worker):
+    workers = one_worker.health()["worker_pids"]
+    answers: list = []
+    busy = _slow_request(one_worker, answers)
+    one_worker.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
+    one_worker.process.send_signal(signal.SIGTERM)
+    assert one_worker.process.wait(timeout=120) == 0, one_worker.process.stderr.read()
+    busy.join()
+    assert answers[0].status_code == 200 and answers[0].json()["translations"][0]["text"]  # finished, not cut off
+    assert "Traceback" not in one_worker.process.stderr.read()
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
