@@ -1,19 +1,23 @@
 """The ``pbmt`` command line: ``pbmt <verb> --help`` explains each verb.
 
-Exit codes: 0 success, 1 runtime error (bad input file, missing model),
-2 usage error (bad arguments).
+Exit codes: 0 success, 1 runtime error (bad input file, missing model, a
+fault of the environment such as a full disk), 2 usage error (bad arguments),
+130 interrupted (Ctrl-C), 141 broken pipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import os
 import signal
 import sys
+import traceback
 from importlib import import_module
 
 from pbmt import __version__
-from pbmt.errors import PbmtError
+from pbmt.errors import PbmtError, UsageError
 
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {
@@ -58,19 +62,72 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``pbmt`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    """Run ``pbmt`` with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    The one error path of every verb: a user's mistake (``PbmtError``, a
+    usage error) or a fault of the environment (any ``OSError``: a missing
+    permission, a full disk; memory) is one line on standard error and exit
+    code 1 (2 for usage errors); Ctrl-C anywhere, numba kernels included, is
+    "interrupted" and 130; a closed pipe is 141. Only pbmt's own bugs print a
+    traceback, and say so.
+    """
     args = build_parser().parse_args(argv)
+    prefix = f"pbmt {args.verb}"
     try:
         code = args.run(args)
         sys.stdout.flush()
         return code
-    except PbmtError as err:
-        print(f"pbmt {args.verb}: error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"pbmt {args.verb}: interrupted", file=sys.stderr)
+    except BaseException as err:  # noqa: BLE001 - the one place that turns every exception into an exit code
+        return _report(prefix, err)
+
+
+def _report(prefix: str, err: BaseException) -> int:
+    """Print ``err`` as its kind deserves (``main``'s docstring) and return the exit code."""
+    if isinstance(err, SystemExit):
+        raise err
+    if _interrupted(err):
+        print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    if isinstance(err, BrokenPipeError) or _caused_by(err, BrokenPipeError):
         # the reader of our output stopped (`pbmt translate | head`): end quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    if isinstance(err, (PbmtError, OSError, MemoryError)):
+        message = (str(err) if isinstance(err, PbmtError) else
+                   _describe_os_error(err) if isinstance(err, OSError) else "out of memory")
+        print(f"{prefix}: error: {message}", file=sys.stderr)
+        return 2 if isinstance(err, UsageError) else 1
+    traceback.print_exception(err)
+    print(f"{prefix}: internal error: this is a bug in pbmt (version {__version__}), not in your input; "
+          "please report it with the traceback above", file=sys.stderr)
+    return 1
+
+
+def _chain(err: BaseException):
+    """``err`` and the exceptions it was raised from or during, outermost first."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def _caused_by(err: BaseException, kind: type) -> bool:
+    return any(isinstance(e, kind) for e in _chain(err))
+
+
+def _interrupted(err: BaseException) -> bool:
+    """Ctrl-C: a KeyboardInterrupt, or what numba makes of one raised inside a kernel (a chain of
+    ``SystemError``s whose innermost is the KeyboardInterrupt)."""
+    if isinstance(err, KeyboardInterrupt):
+        return True
+    return isinstance(err, SystemError) and _caused_by(err, KeyboardInterrupt)
+
+
+def _describe_os_error(err: OSError) -> str:
+    reason = err.strerror or str(err)
+    if err.errno == errno.ENOSPC:
+        reason = "no space left on the device"
+    names = [str(n) for n in (err.filename, err.filename2) if n is not None]
+    return ": ".join([*names, reason]) if names else reason

@@ -9,12 +9,13 @@ directory; resolving from the file is what makes a model folder portable).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TypeVar
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, parse_float, parse_int, read_lines
 
 T = TypeVar("T")
 
@@ -69,12 +70,14 @@ class MosesConfig:
     weights: dict[str, tuple[float, ...]]
     settings: dict[str, tuple[str, ...]]
     path: Path | None = None
+    setting_lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # section -> header line
 
     @classmethod
     def read(cls, path: str | Path) -> "MosesConfig":
         """Parse ``path``; raises FormatError naming the line for anything malformed."""
         path = Path(path)
         sections: dict[str, list[tuple[int, str]]] = {}
+        headers: dict[str, int] = {}  # section -> line of its header
         current = None
         for number, raw in read_lines(path):
             line = raw.split("#", 1)[0].strip()
@@ -90,7 +93,11 @@ class MosesConfig:
                         f"[{current}] belongs to the old (version 1) moses.ini format; "
                         "pbmt reads version 2 ([feature] and [weight] sections)",
                     )
-                sections.setdefault(current, [])
+                if current in headers:
+                    raise FormatError(path, number, f"a second [{current}] section (the first is on line "
+                                      f"{headers[current]}): pbmt will not guess which one is meant")
+                headers[current] = number
+                sections[current] = []
                 continue
             if current is None:
                 raise FormatError(path, number, f"{line!r} stands before any [section]")
@@ -99,7 +106,7 @@ class MosesConfig:
         features = _parse_features(path, sections.pop("feature", []))
         weights = _parse_weights(path, sections.pop("weight", []), features)
         settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
-        return cls(features, weights, settings, path)
+        return cls(features, weights, settings, path, {name: headers[name] for name in settings})
 
     def write(self, path: str | Path) -> None:
         """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given."""
@@ -131,15 +138,23 @@ class MosesConfig:
         return self.path.parent / p
 
     def setting(self, name: str, default: T, convert: Callable[[str], T] = str) -> T:
-        """The first value of section ``[name]`` converted, or ``default`` if absent."""
+        """The value of section ``[name]`` converted (``int``: ASCII digits; ``float``: finite), or ``default`` if
+        absent; more than one value is an error."""
         values = self.settings.get(name)
         if not values:
             return default
+        where = self.setting_lines.get(name)
+        if len(values) > 1:
+            raise FormatError(self.path or "moses.ini", where, f"[{name}] has {len(values)} values, expected one")
         try:
-            return convert(values[0])
+            value = parse_int(values[0]) if convert is int else convert(values[0])
+            if convert is float and not math.isfinite(value):
+                raise ValueError(values[0])
+            return value
         except ValueError:
-            raise FormatError(self.path or "moses.ini", None,
-                              f"[{name}] has value {values[0]!r}, which is not a valid {convert.__name__}") from None
+            raise FormatError(self.path or "moses.ini", where + 1 if where else None,
+                              f"[{name}] has value {values[0]!r}, which is not a valid "
+                              f"{'finite number' if convert is float else convert.__name__}") from None
 
     def with_weights(self, weights: dict[str, tuple[float, ...]]) -> "MosesConfig":
         """A copy with some features' weights replaced (each must keep its length)."""
@@ -150,6 +165,8 @@ class MosesConfig:
             if len(ws) != len(merged[name]):
                 raise PbmtError(f"{name} has {len(merged[name])} weights, got {len(ws)}")
             merged[name] = tuple(float(w) for w in ws)
+            if not all(math.isfinite(w) for w in merged[name]):
+                raise PbmtError(f"{name}: weights must be finite numbers, got {ws}")
         return replace(self, weights=merged)
 
 
@@ -170,6 +187,8 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
             key, eq, value = token.partition("=")
             if not eq or not key:
                 raise FormatError(path, number, f"expected key=value, found {token!r}")
+            if key in args:
+                raise FormatError(path, number, f"{key}= is given twice")
             args[key] = value
         index = counters.get(spec.default_name, 0)
         counters[spec.default_name] = index + 1
@@ -180,9 +199,12 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
         n_scores = spec.n_scores
         if "num-features" in args:
             try:
-                n_scores = int(args["num-features"])
+                n_scores = parse_int(args["num-features"])
+                if n_scores < 1:
+                    raise ValueError(n_scores)
             except ValueError:
-                raise FormatError(path, number, f"num-features={args['num-features']!r} is not an integer") from None
+                raise FormatError(path, number, f"num-features={args['num-features']!r} is not a positive "
+                                  "integer") from None
         if n_scores is None:
             raise FormatError(path, number, f"{type_} needs num-features=N")
         if spec.needs_path and "path" not in args:
@@ -194,6 +216,7 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
 def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Feature, ...]) -> dict[str, tuple[float, ...]]:
     expected = {f.name: f.n_scores for f in features}
     weights: dict[str, tuple[float, ...]] = {}
+    lines_of: dict[str, int] = {}
     for number, line in lines:
         name, eq, values = line.partition("=")
         name = name.strip()
@@ -201,10 +224,15 @@ def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Fea
             raise FormatError(path, number, f"expected 'Name= w1 w2 ...', found {line!r}")
         if name not in expected:
             raise FormatError(path, number, f"weights for {name!r}, which is not a feature in [feature]")
+        if name in weights:
+            raise FormatError(path, number, f"a second weight line for {name} (the first is on line {lines_of[name]})")
+        lines_of[name] = number
         try:
-            ws = tuple(float(v) for v in values.split())
+            ws = tuple(parse_float(v) for v in values.split())
         except ValueError:
             raise FormatError(path, number, f"weights of {name} are not all numbers: {values.strip()!r}") from None
+        if not all(math.isfinite(w) for w in ws):
+            raise FormatError(path, number, f"weights of {name} must be finite numbers: {values.strip()!r}")
         if len(ws) != expected[name]:
             raise FormatError(path, number, f"{name} has {expected[name]} scores but {len(ws)} weights")
         weights[name] = ws

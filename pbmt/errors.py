@@ -1,4 +1,4 @@
-"""Errors a user can act on. The command line turns them into exit code 1."""
+"""Errors a user can act on. The command line turns them into exit code 1 (``UsageError``: 2)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ from os import PathLike
 
 class PbmtError(Exception):
     """Base class: something in the user's input or setup is wrong."""
+
+
+class UsageError(PbmtError):
+    """An option of the command line is wrong (out of range, inconsistent with another): exit code 2."""
 
 
 class FormatError(PbmtError, ValueError):

@@ -1,25 +1,46 @@
-"""Reading text files (plain or gzip) line by line, and atomic writes."""
+"""Reading text files (plain or gzip) line by line; atomic, grouped and resumable writes.
+
+Writing rules, shared by every verb:
+
+- a regular file (or a path that does not exist yet) is written through a
+  temporary file in the same folder and renamed over it on success, so a
+  failed or killed run never leaves it half-written; several outputs of one
+  run (``Outputs``) are renamed together at the end, so they always come from
+  the same run;
+- a symlink is followed: the file it points to is replaced, never the link;
+- anything that is not a regular file (a device, a FIFO, a process
+  substitution, ``/dev/stdout``) and ``-`` (standard output) are written in
+  place, as they cannot be renamed over;
+- temporary files carry the writing process's id, and a writer removes those
+  of dead processes (a killed earlier run) beside its target before it starts.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import io
 import os
+import re
+import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 from pbmt.errors import FormatError, PbmtError
 
 _GZIP_LEVEL = 6
+_BOM = "\ufeff"
+_TMP_PREFIX = "pbmt-"  # temporary files: .NAME.pbmt-PID-RANDOM.tmp
 
 
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
     """Open a file for reading bytes; ``.gz`` files are decompressed; ``-`` is stdin.
 
-    Raises PbmtError (naming the file) when it does not exist.
+    Raises PbmtError (naming the file) when it does not exist or cannot be read.
     """
     if str(path) == "-":
         return sys.stdin.buffer
@@ -30,21 +51,25 @@ def open_binary(path: str | os.PathLike) -> IO[bytes]:
         raise PbmtError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise PbmtError(f"{path}: is a directory, expected a file") from None
+    except OSError as err:
+        raise PbmtError(f"{path}: cannot open: {err.strerror or err}") from None
     if path.suffix == ".gz":
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return io.BufferedReader(raw, 1 << 20)
 
 
 def open_text(path: str | os.PathLike) -> IO[str]:
-    """Open a UTF-8 text file (plain, ``.gz``, or ``-`` for stdin) for reading."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8", newline="\n")
+    """Open a UTF-8 text file (plain, ``.gz``, or ``-`` for stdin) for reading; a leading BOM is dropped."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="\n")
 
 
 def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` pairs of a UTF-8 file, 1-based, without the newline.
 
-    ``path`` may be ``-`` for standard input. A line that is not valid UTF-8,
-    or a corrupt gzip stream, raises FormatError naming the file and the line.
+    ``path`` may be ``-`` for standard input. A UTF-8 byte order mark at the
+    start is dropped (editors on Windows write one; it is not part of the
+    first word). A line that is not valid UTF-8, or a corrupt gzip stream,
+    raises FormatError naming the file and the line.
     """
     number = 0
     handle = open_binary(path)
@@ -55,6 +80,8 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
                 raise FormatError(name, number, f"not valid UTF-8 (byte {err.start + 1} of the line)") from None
+            if number == 1 and line.startswith(_BOM):
+                line = line[1:]
             yield number, line.rstrip("\n").rstrip("\r")
     except (OSError, EOFError) as err:
         raise FormatError(name, number + 1, f"cannot read: {err}") from None
@@ -63,32 +90,309 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             handle.close()
 
 
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
-    """Write ``path`` through a temporary file in the same folder, renamed on success.
+def parse_int(text: str) -> int:
+    """``int(text)`` for ASCII digits (with an optional sign) only; ValueError otherwise.
 
-    ``mode`` is ``"w"`` (UTF-8 text) or ``"wb"`` (bytes). A path ending in
-    ``.gz`` is gzip-compressed (level 6, gzip's default; no timestamp in the
-    header, so equal content gives equal bytes). If the body raises, the
-    temporary file is removed and ``path`` is left as it was: nothing
-    half-written is ever visible under the final name.
+    Python's ``int`` also takes other scripts' digits and underscores, which
+    no model file means.
+    """
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
+        raise ValueError(f"invalid integer {text!r}")
+    return int(text)
+
+
+def parse_float(text: str) -> float:
+    """``float(text)`` for ASCII text without digit-group underscores; ValueError otherwise.
+
+    Python's ``float`` also reads other scripts' digits ('٣') and '1_0'.
+    """
+    if not text.isascii() or "_" in text:
+        raise ValueError(f"invalid number {text!r}")
+    return float(text)
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+    except OSError as err:
+        raise PbmtError(f"{path}: cannot read: {err.strerror or err}") from None
+    return digest.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_stale(folder: Path, name: str) -> None:
+    """Remove temporary files (``.NAME.pbmt-PID-*``) that dead processes left beside ``folder/name``."""
+    try:
+        entries = list(folder.glob(f".{glob_escape(name)}.{_TMP_PREFIX}*"))
+    except OSError:
+        return
+    for entry in entries:
+        match = re.match(rf"\.{re.escape(name)}\.{_TMP_PREFIX}(\d+)-", entry.name)
+        if match and int(match[1]) != os.getpid() and not _pid_alive(int(match[1])):
+            with contextlib.suppress(OSError):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def temporary_name(name: str) -> str:
+    """The prefix of this process's temporary files for ``name`` (see ``remove_stale``)."""
+    return f".{name}.{_TMP_PREFIX}{os.getpid()}-"
+
+
+def output_target(path: str | os.PathLike) -> tuple[Path, bool]:
+    """Where writing ``path`` goes, and whether that is a regular file to be replaced by rename.
+
+    A symlink resolves to the file it points to; a device, FIFO or socket,
+    and anything under ``/dev`` or ``/proc`` (``/dev/stdout`` may point to the
+    file the shell redirected to), is written in place (False); a directory
+    is an error.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if str(path.absolute()).startswith(("/dev/", "/proc/")):
+        return path, False
     try:
-        with contextlib.ExitStack() as stack:
-            handle: IO = stack.enter_context(open(fd, "wb"))
-            if path.suffix == ".gz":
-                handle = stack.enter_context(gzip.GzipFile(path.name, "wb", _GZIP_LEVEL, handle, mtime=0))
-            if "b" not in mode:
-                handle = stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8"))
-            yield handle
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise PbmtError(f"{path}: cannot write: {err.strerror or err}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise PbmtError(f"{path}: is a directory, expected a file to write")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return path, False
+    return Path(os.path.realpath(path)), True
+
+
+class Outputs:
+    """Output files of one run, written through temporary files and renamed together by ``commit()``.
+
+    ``open(path, mode)`` gives a handle (``mode`` "w": UTF-8 text, "wb":
+    bytes; a path ending in ``.gz`` is gzip-compressed at level 6 without a
+    timestamp, so equal content gives equal bytes). Targets that are not
+    regular files, and ``-``, are written in place (``pbmt.files`` module
+    docstring). As a context manager: commit on success; on an exception the
+    temporary files are removed and every regular target is left as it was.
+    """
+
+    def __init__(self):
+        self._stack = contextlib.ExitStack()
+        self._pending: list[tuple[str, Path, int | None]] = []  # (temporary, target, mode to keep)
+
+    def open(self, path: str | os.PathLike, mode: str = "w", temporary: Path | None = None) -> IO:
+        """A handle writing ``path`` (see the class docstring); ``temporary``: a given partial file to append to
+        (resumed output), renamed to ``path`` by ``commit``."""
+        if str(path) == "-":
+            handle = sys.stdout if "b" not in mode else sys.stdout.buffer
+            self._stack.callback(handle.flush)
+            return handle
+        target, regular = output_target(path)
+        if not regular:
+            # append: /dev/stdout may be a file the shell opened for appending
+            raw = self._stack.enter_context(_open_or_fail(target, "ab"))
+        elif regular:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise PbmtError(f"{path}: cannot create its folder: {err.strerror or err}") from None
+            remove_stale(target.parent, target.name)
+            if temporary is None:
+                try:
+                    fd, tmp = tempfile.mkstemp(prefix=temporary_name(target.name), suffix=".tmp", dir=target.parent)
+                except OSError as err:
+                    raise PbmtError(f"{path}: cannot write in {target.parent}: {err.strerror or err}") from None
+                raw = open(fd, "wb")
+            else:
+                tmp = str(temporary)
+                raw = _open_or_fail(temporary, "ab")
+            keep = None
+            with contextlib.suppress(OSError):
+                keep = stat.S_IMODE(os.stat(target).st_mode)
+            self._pending.append((tmp, target, keep))
+            self._stack.enter_context(raw)
+        handle = raw
+        if target.suffix == ".gz":
+            handle = self._stack.enter_context(gzip.GzipFile(target.name, "wb", _GZIP_LEVEL, handle, mtime=0))
+        if "b" not in mode:
+            handle = self._stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8", newline="\n"))
+        return handle
+
+    def commit(self) -> None:
+        """Close every handle, then rename every temporary file over its target."""
+        self._stack.close()
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        for tmp, target, keep in self._pending:
+            os.chmod(tmp, keep if keep is not None else 0o666 & ~umask)
+        for tmp, target, _ in self._pending:
+            os.replace(tmp, target)
+        self._pending = []
+
+    def close(self) -> None:
+        """Close every handle and keep the temporary files (a journaled run resumes from them)."""
+        with contextlib.suppress(Exception):
+            self._stack.close()
+        self._pending = []
+
+    def discard(self) -> None:
+        """Close every handle and remove the temporary files; the targets stay as they were."""
+        with contextlib.suppress(Exception):
+            self._stack.close()
+        for tmp, _, _ in self._pending:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        self._pending = []
+
+    def __enter__(self) -> "Outputs":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            try:
+                self.commit()
+            except BaseException:
+                self.discard()
+                raise
+        else:
+            self.discard()
+
+
+def _open_or_fail(path: Path, mode: str) -> IO[bytes]:
+    try:
+        return open(path, mode)
+    except OSError as err:
+        raise PbmtError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+    """Write one output (``Outputs`` with a single file): ``path`` is replaced only when the body succeeds.
+
+    ``mode`` is ``"w"`` (UTF-8 text) or ``"wb"`` (bytes); ``.gz`` paths are
+    compressed. If the body raises, ``path`` is left as it was.
+    """
+    with Outputs() as outputs:
+        yield outputs.open(path, mode)
+
+
+class Journal:
+    """Outputs written one record at a time (a translated sentence: a line or a few in each output), which a
+    killed run resumes.
+
+    When every output is a regular, uncompressed file, each is written to a
+    partial file beside it (``.NAME.pbmt-partial``) and, after every record,
+    a journal (``.FIRST.pbmt-journal``) gets the records done and the partial
+    files' lengths. A later run with the same ``fingerprint`` (its inputs'
+    content and settings) truncates the partial files to the last journaled
+    record and continues after it (``done`` records are skipped); any other
+    run starts afresh (``fingerprint`` is called only then: hashing a
+    model's files costs a moment). ``commit()`` renames the partial files over the
+    targets together and removes the journal. Otherwise (standard output, a
+    device, a FIFO, a ``.gz`` output) the outputs are written as ``Outputs``
+    writes them, nothing is resumed.
+
+    As a context manager: commit on success; a ``PbmtError`` (bad input, which
+    a rerun with the same input would repeat) discards the partial files; any
+    other exception (Ctrl-C, a kill, a full disk) keeps them for a resume.
+    """
+
+    def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True):
+        self.outputs = Outputs()
+        self.done = 0
+        self.handles: list[IO] = []
+        targets = [output_target(p) if str(p) != "-" else (Path("-"), False) for p in paths]
+        self.journal: Path | None = None
+        if not all(regular and target.suffix != ".gz" for target, regular in targets):
+            self.handles = [self.outputs.open(p) for p in paths]
+            return
+        first = targets[0][0]
+        self.journal = first.parent / f".{first.name}.pbmt-journal"
+        partials = [t.parent / f".{t.name}.pbmt-partial" for t, _ in targets]
+        self._header = f"pbmt-journal 1 {fingerprint()} {len(paths)}"
+        recovered = self._recover(partials) if resume else None
+        try:
+            if recovered is None:
+                for partial in partials:
+                    partial.parent.mkdir(parents=True, exist_ok=True)
+                    partial.write_bytes(b"")
+                self.journal.write_text(self._header + "\n")
+            else:
+                self.done, lengths = recovered
+                for partial, length in zip(partials, lengths):
+                    os.truncate(partial, length)
+            self._log = open(self.journal, "a", encoding="utf-8")
+        except OSError as err:
+            raise PbmtError(f"{first}: cannot write beside it: {err.strerror or err}") from None
+        self.handles = [self.outputs.open(p, temporary=partial) for p, partial in zip(paths, partials)]
+
+    def _recover(self, partials: list[Path]) -> tuple[int, list[int]] | None:
+        try:
+            lines = self.journal.read_text(encoding="utf-8").split("\n")
+            sizes = [p.stat().st_size for p in partials]
+        except (OSError, UnicodeDecodeError):
+            return None
+        if lines[0] != self._header:
+            return None
+        best = None
+        for line in lines[1:-1]:  # the last is "" after a complete line, or a line cut by a kill
+            fields = line.split()
+            if len(fields) == len(partials) + 1 and all(f.isascii() and f.isdigit() for f in fields):
+                numbers = [int(f) for f in fields]
+                if all(n <= size for n, size in zip(numbers[1:], sizes)):
+                    best = (numbers[0], numbers[1:])
+        return best if best is not None else (0, [0] * len(partials))
+
+    def write(self, chunks: list[str]) -> None:
+        """Write one record: ``chunks[k]`` (text, newlines included) to output k."""
+        for handle, chunk in zip(self.handles, chunks):
+            handle.write(chunk)
+        self.done += 1
+        if self.journal is not None:
+            for handle in self.handles:
+                handle.flush()
+            self._log.write(f"{self.done} " + " ".join(str(h.buffer.tell()) for h in self.handles) + "\n")
+            self._log.flush()
+
+    def commit(self) -> None:
+        """Make the outputs visible (renamed together) and forget the journal."""
+        self.outputs.commit()
+        if self.journal is not None:
+            self._log.close()
+            with contextlib.suppress(OSError):
+                self.journal.unlink()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+            return
+        if self.journal is not None:
+            self._log.close()
+        if isinstance(value, PbmtError) or self.journal is None:
+            self.outputs.discard()
+            if self.journal is not None:
+                with contextlib.suppress(OSError):
+                    self.journal.unlink()
+        else:
+            self.outputs.close()

@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
                                 for name, values in pool.layout.as_dict(weights).items()]
-        _write(args.output, "\n".join(lines) + "\n")
+        with atomic_write(args.output) as handle:
+            handle.write("\n".join(lines) + "\n")
     if not args.quiet:
         print(f"pool: {pool.n_candidates} candidates of {pool.n_sentences} sentences (read in "
               f"{loaded - started:.1f} s); BLEU of its 1-best {100 * pool.bleu(initial):.2f} -> "
@@ -91,11 +92,3 @@ def _with_config_layout(pool: Pool, config: MosesConfig, args: argparse.Namespac
     layout = FeatureLayout(pool.layout.names, tuple(expected[n].type for n in pool.layout.names), pool.layout.sizes)
     return replace(pool, layout=layout)
 
-
-def _write(target: str, text: str) -> None:
-    if target == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with atomic_write(target) as handle:
-        handle.write(text)

@@ -38,8 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.errors import PbmtError
-from pbmt.commands.optimize import _write
-from pbmt.files import read_lines
+from pbmt.files import atomic_write, read_lines
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.listnet import NORMALISATIONS
 from pbmt.tune.loop import OPTIMIZERS
@@ -105,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     lists = with_features(lists, _stored_features(model, args))
     best = model.best(lists)
     lines = [lists.texts[i] if i >= 0 else "" for i in best]
-    _write(args.output, "".join(line + "\n" for line in lines))
+    with atomic_write(args.output) as handle:
+        handle.write("".join(line + "\n" for line in lines))
     if args.refs is not None and not args.quiet:
         references = References.read(args.refs)
         filled = best >= 0

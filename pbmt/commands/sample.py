@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, _write, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, load_model
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
 from pbmt.parallel import ParallelMap
 from pbmt.plots import MISSING, TRACE_COLUMNS
@@ -167,9 +167,10 @@ def run(args: argparse.Namespace) -> int:
                      state=sampler) as pool:
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
-    _write(args.output, [text for text, _ in results])
-    if args.trace:
-        with atomic_write(args.trace) as handle:
+    with Outputs() as outputs:
+        outputs.open(args.output).writelines(f"{text}\n" for text, _ in results)
+        if args.trace:
+            handle = outputs.open(args.trace)
             handle.write("\t".join(TRACE_COLUMNS) + "\n")
             handle.writelines(f"{line}\n" for _, trace in results for line in trace)
     if not args.quiet:

@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
+import math
 import sys
 import time
 from functools import partial
@@ -36,8 +39,9 @@ from tqdm import tqdm
 from pbmt.config import MosesConfig
 from pbmt.documents import Documents
 from pbmt.features import registry
-from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.errors import FormatError, PbmtError, UsageError
+from pbmt.files import Journal, read_lines
+from pbmt.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
@@ -85,6 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     documents.add_argument("--anneal", type=float, nargs=2, metavar=("T0", "T1"), default=DEFAULT_ANNEAL,
                            help="temperatures falling geometrically over the steps")
     documents.add_argument("--seed", type=int, default=1, help="random seed of the sampler")
+    parser.add_argument("--no-resume", action="store_true", help="start afresh even when a killed run with the "
+                        "same input, model and settings left a partial output beside -o (by default it is resumed)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
@@ -105,13 +111,30 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
     return model
 
 
+def _weights_file(text: str) -> Path | None:
+    """The moses.ini ``--weights`` names, or None when it is a weight string ('Name= v ...')."""
+    return None if "=" in text else Path(text)
+
+
 def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
-    if Path(text).is_file():
-        return MosesConfig.read(text).weights
+    path = _weights_file(text)
+    if path is not None:
+        try:
+            found = path.is_file()
+        except OSError:  # a name too long for a path
+            found = False
+        if not found:
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            raise UsageError(f"--weights: {shown!r} is neither a moses.ini nor weights 'Name= v ...'")
+        return MosesConfig.read(path).weights
     try:
-        return parse_features(text, "--weights")
+        weights = parse_features(text, "--weights")
     except PbmtError as err:
-        raise PbmtError(f"--weights: {err.reason}") from None
+        raise UsageError(f"--weights: {err.reason}") from None
+    for name, values in weights.items():
+        if not all(math.isfinite(v) for v in values):
+            raise UsageError(f"--weights: {name} has a weight that is not a finite number")
+    return weights
 
 
 def _translate(translator: Translator, item: tuple[int, str]):
@@ -126,8 +149,8 @@ def _make_translator(args: argparse.Namespace) -> Translator:
 def _for_workers(args: argparse.Namespace) -> argparse.Namespace:
     """``args`` with the files a worker reads named by absolute paths (a worker may run in another folder)."""
     weights = args.weights
-    if weights and Path(weights).is_file():
-        weights = str(Path(weights).resolve())
+    if weights and _weights_file(weights) is not None:
+        weights = str(_weights_file(weights).resolve())
     global_weights = getattr(args, "global_weights", None)
     return argparse.Namespace(**{**vars(args), "config": args.config.resolve(), "weights": weights,
                                  "global_weights": global_weights.resolve() if global_weights else None})
@@ -157,7 +180,7 @@ def _translate_document(translator: _DocumentTranslator, item: tuple[int, list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.n_best and (not args.n_best[1].isdigit() or int(args.n_best[1]) < 1):
+    if args.n_best and (not (args.n_best[1].isascii() and args.n_best[1].isdigit()) or int(args.n_best[1]) < 1):
         raise PbmtError(f"--n-best: N must be a positive integer, got {args.n_best[1]!r}")
     if args.workers < 1:
         raise PbmtError("--workers must be at least 1")
@@ -171,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     if args.documents is None:
         translator = _make_translator(args)  # loads (and caches) the model once, and checks it
-        setup, work, items, unit = partial(_make_translator, _for_workers(args)), _translate, enumerate(lines), "sent"
+        setup, work, items, unit = (partial(_make_translator, _for_workers(args)), _translate, list(enumerate(lines)),
+                                    "sent")
     else:
         translator = _DocumentTranslator(args)
         documents = Documents.read(args.documents)
@@ -179,23 +203,24 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.input} has {len(lines)} lines")
         setup, work, unit = partial(_DocumentTranslator, _for_workers(args)), _translate_document, "doc"
         items = [(d, lines[lo:hi]) for d, (lo, hi) in enumerate(documents.spans())]
+    if args.n_best:
+        _check_separators(args.input, lines, translator)
+    outputs = [args.output] + ([args.n_best[0]] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     loaded = time.perf_counter()
-    progress = tqdm(total=len(items) if args.documents else len(lines), unit=unit, disable=args.quiet,
-                    file=sys.stderr, desc="translating")
-    with ParallelMap(setup, work, args.workers, args.scheduler, state=translator) as pool:
-        if args.documents is None:
-            translations = list(pool.map(items, progress=progress.update))
-        else:
-            translations = [t for document in pool.map(items, chunksize=1, progress=progress.update)
-                            for t in document]
-    progress.close()
+    with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume) as journal:
+        if journal.done and not args.quiet:
+            print(f"resuming a killed run: {journal.done} of {len(items)} "
+                  f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
+        progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet,
+                        file=sys.stderr, desc="translating")
+        with ParallelMap(setup, work, args.workers, args.scheduler, state=translator) as pool:
+            for result in pool.map(list(items)[journal.done:], chunksize=1 if args.documents else 8,
+                                   progress=progress.update):
+                journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
+                                      bool(args.alignment)))
+        progress.close()
     if args.documents is not None:
         translator = translator.translator
-    _write(args.output, (t.text for t in translations))
-    if args.n_best:
-        _write(args.n_best[0], (e.to_line() for t in translations for e in t.nbest))
-    if args.alignment:
-        _write(args.alignment, (" ".join(f"{s}-{t}" for s, t in tr.alignment) for tr in translations))
     if not args.quiet:
         seconds = time.perf_counter() - loaded
         words = sum(len(translator.tokens(line)) for line in lines)
@@ -205,12 +230,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(target, lines) -> None:
-    if str(target) == "-":
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-        return
-    with atomic_write(target) as handle:
-        for line in lines:
-            handle.write(line + "\n")
+def _check_separators(path, lines: list[str], translator: Translator) -> None:
+    """An input token holding '|||' would pass through as an unknown word and split its n-best lines' fields."""
+    for number, line in enumerate(lines, 1):
+        if "|||" in line and any("|||" in token for token in translator.tokens(line)):
+            raise FormatError("<stdin>" if str(path) == "-" else path, number,
+                              "a token holds '|||', the field separator of n-best lists: it would corrupt the "
+                              "--n-best output")
+
+
+def _chunks(translations, n_best: bool, alignment: bool) -> list[str]:
+    """The text one record (a sentence, or a document's sentences) adds to each output."""
+    chunks = ["".join(t.text + "\n" for t in translations)]
+    if n_best:
+        chunks.append("".join(e.to_line() + "\n" for t in translations for e in t.nbest))
+    if alignment:
+        chunks.append("".join(" ".join(f"{s}-{t}" for s, t in tr.alignment) + "\n" for tr in translations))
+    return chunks
+
+
+def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list) -> str:
+    """What a killed run's partial output must match to be resumed: the input, the model files' content, the
+    settings that change a translation, and the outputs asked for."""
+    settings = {key: str(value) for key, value in sorted(vars(args).items())
+                if key not in ("input", "output", "quiet", "workers", "scheduler", "no_resume", "run", "verb",
+                               "config")}
+    files = {"model": model_files(args.config)}
+    if args.weights and _weights_file(args.weights) is not None:
+        files["weights"] = args.weights
+    for key in ("documents", "global_weights"):
+        if getattr(args, key, None):
+            files[key] = getattr(args, key)
+    parts = {"input": digest_text(lines), "settings": settings, "outputs": [str(o) for o in outputs],
+             "files": digest_files(files)}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

@@ -83,7 +83,8 @@ from pbmt.files import atomic_write, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
-from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
+from pbmt.run_state import guard_inputs, tuning_inputs
+from pbmt.tune.loop import (CHECKPOINT, OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
                              tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
@@ -91,6 +92,9 @@ from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.samplerank import (CLIP, GAIN_SCALE, STARTS, STEP, UPDATES, SampleRank, decoded_bleu, encode_dev,
                                   n_weights)
+
+
+SAMPLERANK_CHECKPOINT = "samplerank.npz"
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
@@ -255,6 +259,7 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
                                     args.nbest or 1, oracle_beam=args.oracle_beam, seed=args.seed)
     sources, _ = read_dev(args.src, args.refs, args.sentences)
     references = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
+    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     weights, passes = block_training(args.config, sources, references, options, args.out, settings, args.workers,
                                      args.scheduler, args.resume, args.quiet)
@@ -274,6 +279,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
                                   args.nbest or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
     sources, references = read_dev(args.src, args.refs, args.sentences)
+    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, settings)
     with DevDecoder(args.config, sources, options.n_best, args.workers, model=model, quiet=args.quiet,
@@ -285,9 +291,8 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
         print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
               f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
               f"at pass {result.best.number}", file=sys.stderr)
-        kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in
-                else "the optimiser's last, not decoded yet")
-        print(f"tuned weights ({kept}): {weight_line(model.layout, result.weights)}", file=sys.stderr)
+        print(f"tuned weights (those decoded in pass {result.best.number}): "
+              f"{weight_line(model.layout, result.weights)}", file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0
 
@@ -309,13 +314,16 @@ def run_samplerank(args: argparse.Namespace) -> int:
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.src} has {len(sources)} "
                             "sentences" + (f" (within the first {args.sentences})" if args.sentences else ""))
     refs = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
+    guard_inputs(args.out, args.out / SAMPLERANK_CHECKPOINT,
+                 tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
+                               word_classes=args.word_classes), args.resume)
     started = time.perf_counter()
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     ids, references = encode_dev(model.vocab, sources, refs)
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       checkpoint=args.out / "samplerank.npz", gain_scale=args.gain_scale,
+                       checkpoint=args.out / SAMPLERANK_CHECKPOINT, gain_scale=args.gain_scale,
                        update=args.samplerank_update, temperature=args.samplerank_temperature,
                        start=args.samplerank_start, step=args.samplerank_step, global_features=specs)
     tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
@@ -425,7 +433,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
     n_best = args.nbest or LoopSettings.n_best
-    settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed)
+    settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
+                            output=args.keep)
+    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     with DevDecoder(args.config, sources, n_best, args.workers, model=model, quiet=args.quiet,
                     scheduler=args.scheduler, settings=search) as decoder:
         result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,

@@ -5,7 +5,9 @@ are saved as one ``.npy`` file each in a cache folder; later loads map them
 from disk in milliseconds. The cache sits beside the text file
 (``<file>.pbmt-cache/<kind>``) or, when that folder is not writable, under
 ``$PBMT_CACHE_DIR`` (default ``~/.cache/pbmt``). It records the text file's
-size and modification time and is rebuilt when either changes.
+size, modification and change times, inode and device and is rebuilt when
+any of them changes. It is created readable by others (under the umask), so
+a model shared by several users is cached once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from pbmt.files import remove_stale, temporary_name
 
 _META = "meta.json"
 
@@ -33,8 +37,11 @@ def cache_folder(source: Path, kind: str) -> Path:
 
 
 def _stamp(source: Path, version: str) -> dict:
+    # ctime and inode too: an editor may keep the size and reset the mtime (touch -r), but no user can set the
+    # ctime, and a file replaced by rename is another inode
     stat = Path(source).stat()
-    return {"version": version, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return {"version": version, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns,
+            "inode": stat.st_ino, "device": stat.st_dev}
 
 
 def load_arrays(source: Path, kind: str, version: str) -> dict[str, np.ndarray] | None:
@@ -56,9 +63,15 @@ def save_arrays(source: Path, kind: str, version: str, arrays: dict[str, np.ndar
     reader never sees a half-written cache.
     """
     folder = cache_folder(source, kind)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{kind}.", dir=folder.parent))
+        for parent in reversed([folder.parent, *folder.parent.parents]):
+            if not parent.exists():
+                parent.mkdir(mode=0o777 & ~umask)
+        remove_stale(folder.parent, kind)
+        tmp = Path(tempfile.mkdtemp(prefix=temporary_name(kind), dir=folder.parent))
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a shared model's cache is for every user
     except OSError:
         return
     try:

@@ -187,7 +187,8 @@ def _read_bytes(path: Path) -> bytes:
                     f"{path}: is a KenLM binary file; pbmt reads ARPA files: "
                     "pass the ARPA file (plain or .gz) it was built from"
                 )
-            return head + raw.read()
+            data = head + raw.read()
+            return data[3:] if data.startswith(b"\xef\xbb\xbf") else data  # a BOM is not part of '\\data\\'
         except (OSError, EOFError, zlib.error) as err:
             raise FormatError(path, None, f"cannot read: {err}") from None
 
@@ -321,10 +322,11 @@ class _Section:
             return self.tokens[j :: int(self.fields[0])] if self.n else []
         return list(map(self.tokens.__getitem__, (self.starts + j).tolist()))
 
-    def numbers(self, tokens: list[bytes], rows: np.ndarray | None, what: str) -> np.ndarray:
-        """``tokens`` (of lines ``rows``, default all) as float32."""
+    def numbers(self, tokens: list[bytes], rows: np.ndarray | None, what: str, most: float = np.inf) -> np.ndarray:
+        """``tokens`` (of lines ``rows``, default all) as float32; each must be a finite number of at most
+        ``most`` (a log10 probability: 0), or FormatError names its line."""
         try:
-            return np.array(tokens, dtype=np.float64).astype(np.float32)
+            values = np.array(tokens, dtype=np.float64)
         except ValueError:
             for i, token in enumerate(tokens):
                 try:
@@ -333,10 +335,17 @@ class _Section:
                     row = i if rows is None else int(rows[i])
                     raise self.error(row, f"the {what} {_show(token)} is not a number") from None
             raise
+        bad = ~np.isfinite(values) | (values > most)
+        if bad.any():
+            i = int(np.argmax(bad))
+            row = i if rows is None else int(rows[i])
+            limit = "" if most == np.inf else f" of at most {most:g}"
+            raise self.error(row, f"the {what} {_show(tokens[i])} is not a finite number{limit}")
+        return values.astype(np.float32)
 
     def probs(self) -> np.ndarray:
         """log10 probabilities, float32[n]."""
-        return self.numbers(self.column(0), None, "log10 probability")
+        return self.numbers(self.column(0), None, "log10 probability", most=0.0)
 
     def backoffs(self) -> np.ndarray:
         """log10 backoffs, float32[n] (0 where a line has none)."""

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.errors import FormatError, PbmtError, UsageError
+from pbmt.files import parse_int
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
@@ -46,8 +47,21 @@ class SearchSettings:
     reordering: str = "distortion"  # pbmt.toml [search]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
 
     def __post_init__(self):
+        """Every setting checked here, wherever it came from (ini, pbmt.toml, command line): a stack of 0 or a
+        beam threshold above 1 would decode empty lines or word salad without a word."""
         if self.reordering not in REORDERING_MODES:
-            raise PbmtError(f"unknown reordering mode {self.reordering!r}; known: {', '.join(REORDERING_MODES)}")
+            raise UsageError(f"unknown reordering mode {self.reordering!r}; known: {', '.join(REORDERING_MODES)}")
+        for name, option, section, least in (("stack_size", "--stack", "stack", 1),
+                                             ("distortion_limit", "--distortion-limit", "distortion-limit", -1),
+                                             ("table_limit", "--ttable-limit", "ttable-limit", 1),
+                                             ("max_phrase_length", None, "max-phrase-length", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+                raise UsageError(f"{option + ' / ' if option else ''}[{section}] must be an integer of at least "
+                                 f"{least}, got {value!r}")
+        b = self.beam_threshold
+        if not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
+            raise UsageError(f"--beam-threshold / [beam-threshold] must be a probability ratio in [0, 1], got {b!r}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
@@ -63,6 +77,13 @@ class SearchSettings:
         search = read_tables(folder).get("search", {}) if folder else {}
         if folder:
             check_keys(folder, "search", search, ("reordering",))
+        try:
+            return cls._from_config(config, d, search)
+        except UsageError as err:
+            raise FormatError(config.path or "moses.ini", None, str(err)) from None
+
+    @classmethod
+    def _from_config(cls, config: MosesConfig, d: "SearchSettings", search: dict) -> "SearchSettings":
         return cls(
             stack_size=config.setting("stack", config.setting("s", d.stack_size, int), int),
             beam_threshold=config.setting("beam-threshold", config.setting("b", d.beam_threshold, float), float),
@@ -86,6 +107,10 @@ class Preprocessing:
     def read(cls, folder: Path) -> "Preprocessing":
         table = read_tables(folder).get("preprocess", {})
         check_keys(folder, "preprocess", table, cls.__dataclass_fields__)
+        for key, value in table.items():
+            if type(value) is not type(getattr(cls, key)):
+                raise PbmtError(f"{Path(folder) / FILE}: [preprocess] {key} must be a "
+                                f"{type(getattr(cls, key)).__name__}, got {value!r}")
         return cls(**table)
 
 
@@ -140,7 +165,11 @@ class TranslationModel:
             reordering_table = ReorderingTable.load(config.resolve(f.args["path"]), vocab, f.args.get("type", ""))
         settings = settings or SearchSettings.from_config(config)
         if "table-limit" in pt_feature.args and "ttable-limit" not in config.settings:
-            settings = replace(settings, table_limit=int(pt_feature.args["table-limit"]))
+            try:
+                settings = replace(settings, table_limit=parse_int(pt_feature.args["table-limit"]))
+            except (ValueError, UsageError):
+                raise FormatError(ini, None, f"table-limit={pt_feature.args['table-limit']!r} of "
+                                  f"{pt_feature.name} is not a positive integer") from None
         stub = cls(config, vocab, layout, layout.weights(config), settings,
                    Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),

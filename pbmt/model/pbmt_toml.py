@@ -31,9 +31,11 @@ def read_tables(folder: str | os.PathLike) -> dict[str, dict]:
     if not path.exists():
         return {}
     try:
-        tables = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
+        tables = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except tomllib.TOMLDecodeError as err:  # duplicate keys and tables included
         raise PbmtError(f"{path}: {err}") from None
+    except UnicodeDecodeError as err:
+        raise PbmtError(f"{path}: not valid UTF-8 (byte {err.start + 1})") from None
     for name, table in tables.items():
         if name not in TABLES or not isinstance(table, dict):
             raise PbmtError(f"{path}: unknown table or key {name!r}; known tables: {', '.join(TABLES)}")

@@ -17,7 +17,7 @@ import numpy as np
 
 from pbmt import csr
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import read_lines
+from pbmt.files import parse_float, read_lines
 from pbmt.model import cache
 from pbmt.model._hashtable import build_table
 from pbmt.model._phrase_kernels import lookup_spans, top_candidates
@@ -25,7 +25,7 @@ from pbmt.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
 _CACHE_KIND = "phrase-table"
-_CACHE_VERSION = "2"
+_CACHE_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class PhraseTable:
 
 def _parse(path: Path) -> dict[str, np.ndarray]:
     """Parse the text table into the arrays of the cache (table-local word ids)."""
-    src_ids: dict[str, int] = {}  # source phrase text -> index
+    src_ids: dict[tuple[str, ...], int] = {}  # source phrase tokens -> index
     src_words: dict[str, int] = {}
     tgt_words: dict[str, int] = {}
     phrase_of_line: list[int] = []
@@ -184,7 +184,7 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
         if not src_tokens or not tgt_tokens:
             raise FormatError(path, number, "empty source or target phrase")
         try:
-            probs = [float(v) for v in score_text.split()]
+            probs = [parse_float(v) for v in score_text.split()]
         except ValueError:
             raise FormatError(path, number, f"scores are not all numbers: {score_text!r}") from None
         if n_scores is None:
@@ -199,15 +199,16 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
         if len(fields) > 3 and fields[3]:
             for token in fields[3].split():
                 i, dash, j = token.partition("-")
-                if not (dash and i.isdigit() and j.isdigit()):
+                if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
                     raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
                 i, j = int(i), int(j)
                 if i >= len(src_tokens) or j >= len(tgt_tokens):
                     raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
                 links.append((i, j))
-        phrase = src_ids.get(src)
+        key = tuple(src_tokens)  # tokens, not text: "a  b" and "a\tb" are the phrase "a b"
+        phrase = src_ids.get(key)
         if phrase is None:
-            phrase = src_ids[src] = len(src_ids)
+            phrase = src_ids[key] = len(src_ids)
             src_phrases.append([src_words.setdefault(w, len(src_words)) for w in src_tokens])
         phrase_of_line.append(phrase)
         tgt_rows.append([tgt_words.setdefault(w, len(tgt_words)) for w in tgt_tokens])

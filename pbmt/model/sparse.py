@@ -41,7 +41,7 @@ from typing import Iterable
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, parse_float, read_lines
 from pbmt.model.block_features import BlockWeights, is_block_name
 from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
 from pbmt.vocab import Vocab
@@ -141,7 +141,7 @@ class SparseWeights:
             if len(fields) != 2:
                 raise FormatError(path, number, f"expected 'name value', got {line!r}")
             try:
-                value = float(fields[1])
+                value = parse_float(fields[1])
             except ValueError:
                 raise FormatError(path, number, f"weight {fields[1]!r} is not a number") from None
             if not np.isfinite(value):

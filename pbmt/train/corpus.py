@@ -160,7 +160,7 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
         points = []
         for token in tokens(line):
             i, dash, j = token.partition("-")
-            if not (dash and i.isdigit() and j.isdigit()):
+            if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
                 raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
             points.append((int(i), int(j)))
         s = len(sentences)

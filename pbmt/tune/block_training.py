@@ -57,6 +57,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
+from pbmt.run_state import reading_checkpoint
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
 from pbmt.tune.loop import CHECKPOINT, tuned_config
 from pbmt.tune.pool import References
@@ -269,7 +270,8 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             return new, stats[firsts]
 
         if resume and checkpoint.exists():
-            truth, relevant, index, rng, records = _load(checkpoint, fingerprint, len(sources))
+            with reading_checkpoint(checkpoint):
+                truth, relevant, index, rng, records = _load(checkpoint, fingerprint, len(sources))
         else:
             index = FeatureIndex()
             truth, relevant = RelevantSets(len(sources)), RelevantSets(len(sources))

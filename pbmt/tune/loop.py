@@ -65,6 +65,7 @@ from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
+from pbmt.run_state import reading_checkpoint
 from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
 from pbmt.tune.nbest import NBestEntry
@@ -162,7 +163,8 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
         raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
                         "or choose another output folder")
     if resume and checkpoint.exists():
-        pool, weights, rng, records, finished = _load_checkpoint(checkpoint, fingerprint)
+        with reading_checkpoint(checkpoint):
+            pool, weights, rng, records, finished = _load_checkpoint(checkpoint, fingerprint)
     else:
         pool = Pool.empty(layout, references.n_sentences)
         weights = layout.weights(config)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from pbmt.errors import FormatError
-from pbmt.files import read_lines
+from pbmt.files import parse_float, parse_int, read_lines
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
     if len(fields) < 4:
         raise FormatError(path, number, f"expected at least 4 fields separated by '|||', found {len(fields)}")
     try:
-        sentence = int(fields[0])
+        sentence = parse_int(fields[0])
+        if sentence < 0:
+            raise ValueError(sentence)
     except ValueError:
-        raise FormatError(path, number, f"sentence id {fields[0]!r} is not an integer") from None
+        raise FormatError(path, number, f"sentence id {fields[0]!r} is not a non-negative integer") from None
     features = parse_features(fields[2], path, number)
     try:
-        total = float(fields[3])
+        total = parse_float(fields[3])
     except ValueError:
         raise FormatError(path, number, f"total score {fields[3]!r} is not a number") from None
     segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
@@ -98,7 +100,7 @@ def parse_features(text: str, path: str | Path = "<features>", number: int | Non
             raise FormatError(path, number, f"feature value {token!r} before any feature name")
         else:
             try:
-                features[current].append(float(token))
+                features[current].append(parse_float(token))
             except ValueError:
                 raise FormatError(path, number, f"feature value {token!r} of {current} is not a number") from None
     return {k: tuple(v) for k, v in features.items()}
@@ -107,8 +109,8 @@ def parse_features(text: str, path: str | Path = "<features>", number: int | Non
 def _parse_range(text: str, path, number) -> tuple[int, int]:
     first, _, last = text.partition("-")
     try:
-        a = int(first)
-        b = int(last) if last else a
+        a = parse_int(first)
+        b = parse_int(last) if last else a
     except ValueError:
         raise FormatError(path, number, f"segmentation range {text!r} is not of the form i or i-j") from None
     return a, b + 1
@@ -128,7 +130,7 @@ def _parse_pairs(text: str, path, number) -> tuple[tuple[int, int], ...]:
     out = []
     for token in text.split():
         s, dash, t = token.partition("-")
-        if not (dash and s.isdigit() and t.isdigit()):
+        if not (dash and s.isascii() and s.isdigit() and t.isascii() and t.isdigit()):
             raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
         out.append((int(s), int(t)))
     return tuple(out)

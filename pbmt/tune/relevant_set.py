@@ -58,6 +58,7 @@ from pbmt.files import atomic_write
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.run_state import reading_checkpoint
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import CHECKPOINT, Decoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.pool import DEDUP, Pool, References
@@ -177,7 +178,8 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
         raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
                         "or choose another output folder")
     if resume and checkpoint.exists():
-        pool, rng, records, seeds = _load_checkpoint(checkpoint, fingerprint)
+        with reading_checkpoint(checkpoint):
+            pool, rng, records, seeds = _load_checkpoint(checkpoint, fingerprint)
     else:
         pool = Pool.empty(layout, references.n_sentences)
         rng = np.random.default_rng(settings.seed)

@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, parse_float, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.loop import make_optimizer
@@ -66,7 +66,7 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
         if not line.strip():
             continue
         head = line.split("|||", 1)[0].strip()
-        if n_sentences is not None and head.isdigit() and int(head) >= n_sentences:
+        if n_sentences is not None and head.isascii() and head.isdigit() and int(head) >= n_sentences:
             continue
         entry = parse_line(line, path, number)
         if layout is None:
@@ -219,7 +219,7 @@ class RescoringModel:
                 raise FormatError(path, number, f"expected [weight], [rescore] or 'Name= values', got {text!r}")
             name, values = text.split("=", 1)
             try:
-                weights[name.strip()] = tuple(float(v) for v in values.split())
+                weights[name.strip()] = tuple(parse_float(v) for v in values.split())
             except ValueError:
                 raise FormatError(path, number, f"weights of {name.strip()} are not numbers: {values.strip()!r}")
         if json_start is None or not weights:

@@ -158,6 +158,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import sparse_features
 from pbmt.search.document_decoder import DocumentSampler
 from pbmt.search.sampler import LMCache, Neighbourhood, gloss
+from pbmt.run_state import reading_checkpoint
 from pbmt.tune._samplerank_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
@@ -607,7 +608,8 @@ class SampleRank:
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
         fingerprint = self._fingerprint(model, sources, chunk_of)
         if resume:
-            seed, weights, weight_sum, collected, start, log = self._load(fingerprint)
+            with reading_checkpoint(self.checkpoint):
+                seed, weights, weight_sum, collected, start, log = self._load(fingerprint)
         chains = min(self.chains, len(sources) if chunk_of is None else int(chunk_of.max()) + 1)
         work = functools.partial(_chain_epoch, self.settings, seed)
         with contextlib.ExitStack() as stack:
