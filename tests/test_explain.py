@@ -85,3 +85,33 @@ def test_explain_command(tiny_model_dir, tmp_path, capsys):
     assert "BEST DERIVATION" in out and "SEARCH" in out
     assert (tmp_path / "p.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "  "]) == 1
+
+
+@pytest.mark.parametrize("stack_size, beam", [(200, 1e-5), (3, 0.0), (20, 0.2)])
+def test_replayed_pruning_matches_the_decoders_counts(tiny, stack_size, beam):
+    """hypothesis_table re-derives each stack's fate from the graph; the kernel counted it independently."""
+    import dataclasses
+
+    from pbmt.explain import EXPANDED, RECOMBINED, explanation_data, hypothesis_table
+
+    settings = dataclasses.replace(tiny.settings, stack_size=stack_size, beam_threshold=beam, distortion_limit=-1)
+    e = explain(tiny, "c a e b d a b".split(), n_best=8, settings=settings)
+    table, g = hypothesis_table(e), e.graph
+    representative = table.representative == np.arange(len(g.parent))
+    for s in range(1, e.options.n_words + 1):
+        members = table.stack == s
+        assert members.sum() == g.stats[s, 2]
+        assert (members & representative).sum() == g.stats[s, 0]
+        assert (members & (table.status == RECOMBINED)).sum() == g.stats[s, 3]
+        if s < e.options.n_words:
+            assert (members & (table.status == EXPANDED)).sum() == g.stats[s, 1]
+    assert all(table.status[p] == EXPANDED for p in set(g.parent[1:].tolist()))  # only expanded ones have children
+    data = explanation_data(e, tiny)
+    for entry, scored in zip(data["nbest"], e.nbest):  # each n-best path re-adds up to the entry's score
+        path, via = entry["path"], entry["via"]
+        assert [int(g.option[h]) for h in path] == scored.derivation.option.tolist()
+        for k, h in enumerate(path):
+            assert g.parent[h] == (via[k] if via[k] is not None else (path[k - 1] if k else 0))
+        # through a recombined hypothesis instead of its representative: the score differs by their difference
+        detour = sum(g.score[via[k]] - g.score[path[k - 1] if k else 0] for k in range(len(path)) if via[k] is not None)
+        assert g.score[path[-1]] - detour == pytest.approx(scored.score, abs=1e-9)

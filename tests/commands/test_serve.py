@@ -2,6 +2,7 @@
 equal to serial ones, 4xx for bad requests, queued work dropped when its client leaves, a clean SIGTERM."""
 
 import json
+import shutil
 import os
 import signal
 import socket
@@ -211,3 +212,81 @@ def test_sigterm_mid_request_exits_cleanly(one_worker):
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path):
+    """Type a sentence, step through the stacks, move a weight slider: the page shows /explain's answers."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium to drive (Debian package chromium)")
+    model = httpx.get(server.url + "/model", timeout=30).json()
+    sentence = "c a e b d"
+
+    def explained(weights: list[float]) -> dict:
+        by_name, k = {}, 0
+        for name, size in zip(model["features"], model["sizes"]):
+            by_name[name], k = weights[k:k + size], k + size
+        search = {key: model["settings"][key] for key in ("stack_size", "beam_threshold", "distortion_limit")}
+        answer = server.post("/explain", {"sentence": sentence, "tokenized": True, "n_best": 10,
+                                          "hypotheses_per_stack": 50, "weights": by_name, "search": search})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def shown_stack(page) -> dict:
+        stats = page.locator("#stack-stats")
+        return {key: int(stats.get_attribute("data-" + key.replace("_", "-")))
+                for key in ("classes", "expanded", "added", "recombined", "histogram_pruned", "beam_pruned")}
+
+    def listed(stack: dict) -> dict:
+        return {key: stack[key] for key in ("classes", "expanded", "added", "recombined", "histogram_pruned",
+                                            "beam_pruned")}
+
+    errors: list = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            page.goto(server.url + "/")
+            page.wait_for_selector("#status:has-text('Ready')", timeout=60_000)
+            page.check("#tokenized")
+            page.fill("#source", sentence)
+            page.click("#go")
+            page.wait_for_function("document.body.dataset.version === '1'", timeout=60_000)
+            before = explained(model["weights"])
+            assert page.inner_text("#translation") == before["translation"]
+            page.click("#stack-next")
+            page.click("#stack-next")
+            assert page.inner_text("#stack-label") == f"stack 2 of {len(sentence.split())}"
+            assert shown_stack(page) == listed(before["stacks"][2])
+            rows = page.locator("#stack-table tr[data-id]")
+            kept = [h["id"] for h in before["stacks"][2]["hypotheses"] if h["status"] in ("expanded", "complete")]
+            assert [int(rows.nth(i).get_attribute("data-id")) for i in range(rows.count())] == kept
+
+            slider = page.locator("#weights input[data-label='LM0']")
+            slider.evaluate("(s) => { s.value = s.min; s.dispatchEvent(new Event('input')); }")
+            page.wait_for_function("document.body.dataset.version === '2'", timeout=60_000)
+            weights = list(model["weights"])
+            weights[int(slider.get_attribute("data-column"))] = float(slider.input_value())
+            after = explained(weights)
+            assert page.inner_text("#translation") == after["translation"]
+            assert shown_stack(page) == listed(after["stacks"][2])
+            assert (after["translation"], listed(after["stacks"][2])) != (before["translation"],
+                                                                           listed(before["stacks"][2]))
+            page.click("#nbest button[data-rank='2']")
+            path = set(after["nbest"][1]["path"])
+            highlighted = page.locator("#stack-table tr.on-path")
+            assert highlighted.count() >= 1
+            assert all(int(highlighted.nth(i).get_attribute("data-id")) in path for i in range(highlighted.count()))
+            shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+        finally:
+            browser.close()
+    assert errors == []
