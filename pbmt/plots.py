@@ -198,57 +198,157 @@ def _weights(text: str, path: Path, number: int) -> tuple[tuple[str, ...], list[
     return tuple(names), values
 
 
+COLLAPSE_FRACTION = 0.5  # a dev BLEU below this fraction of its run's median is a collapse, marked, not scaled to
+_LINE_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def line_style(k: int) -> dict:
+    """Colour, line style and marker of the ``k``-th line: with 10 colours, 4 styles and 7 markers, the first 140
+    lines differ from each other in at least two of the three."""
+    from matplotlib import colormaps
+
+    return {"color": colormaps["tab10"](k % 10), "linestyle": _LINE_STYLES[k % 4], "marker": _MARKERS[k % 7]}
+
+
+def untuned_bleu(logs: Sequence[TuningLog]) -> float | None:
+    """Dev BLEU (percent) under the untuned weights: the first iteration of the first n-best loop log, which
+    decodes with the weights the run started from; None without such a log."""
+    for log in logs:
+        if log.algorithm == "loop" and not math.isnan(log.dev_bleu[0]):
+            return float(log.dev_bleu[0])
+    return None
+
+
+def collapsed(values: np.ndarray) -> np.ndarray:
+    """Which values (BLEU, percent; NaN: not measured) collapsed: below ``COLLAPSE_FRACTION`` of their median."""
+    measured = values[~np.isnan(values)]
+    if len(measured) < 3:
+        return np.zeros(len(values), bool)
+    with np.errstate(invalid="ignore"):
+        return values < COLLAPSE_FRACTION * np.median(measured)
+
+
 def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None, pool: bool = False,
-                  title: str | None = None) -> "Figure":
+                  title: str | None = None, baseline: float | None = None) -> "Figure":
     """Dev BLEU (percent) per iteration or epoch, one line per log, in one axes.
 
     ``labels`` name the runs in the legend (default: each log's folder name);
     ``pool`` adds each loop log's pool BLEU under its new weights as a dashed
-    line. A log without any measured dev BLEU raises PbmtError.
+    line. ``baseline``: dev BLEU of the untuned weights, drawn as a
+    horizontal line (default: ``untuned_bleu(logs)``). Collapsed iterations
+    (``collapsed``) are left out of the axis range and marked at its bottom
+    edge with their value, so one collapse does not flatten every curve. A
+    log without any measured dev BLEU raises PbmtError.
     """
     if not logs:
         raise PbmtError("no tuning logs to plot")
     labels = list(labels) if labels is not None else [log.path.parent.name or str(log.path) for log in logs]
     if len(labels) != len(logs):
         raise PbmtError(f"{len(labels)} labels for {len(logs)} logs")
-    figure = _figure((7, 4.5))
+    baseline = untuned_bleu(logs) if baseline is None else baseline
+    figure = _figure((9, 4.5))
     axes = figure.add_subplot()
-    for log, label in zip(logs, labels):
+    kept_values, marks = [], []
+    for k, (log, label) in enumerate(zip(logs, labels)):
         if np.all(np.isnan(log.dev_bleu)):
             raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu)")
-        line, = axes.plot(log.steps, log.dev_bleu, "o-", label=f"{label}: {log.bleu_name}")
+        style = line_style(k)
+        down = collapsed(log.dev_bleu)
+        axes.plot(log.steps, np.where(down, np.nan, log.dev_bleu), label=f"{label}: {log.bleu_name}", **style)
+        kept_values.append(log.dev_bleu[~down])
+        marks += [(x, y, style["color"], "dev") for x, y in zip(log.steps[down], log.dev_bleu[down])]
         if pool and log.pool_bleu is not None:
-            axes.plot(log.steps, log.pool_bleu, "s--", color=line.get_color(), alpha=0.6,
-                      label=f"{label}: " + ("pool BLEU under the new weights" if log.algorithm == "loop"
-                                             else "relevant sets' BLEU under the pass's weights"))
+            down = collapsed(log.pool_bleu)
+            axes.plot(log.steps, np.where(down, np.nan, log.pool_bleu), color=style["color"], linestyle=(0, (1, 3)),
+                      marker="x", alpha=0.7, label=f"{label}: " + ("pool BLEU under the new weights"
+                                                                   if log.algorithm == "loop"
+                                                                   else "relevant sets' BLEU under the pass's weights"))
+            kept_values.append(log.pool_bleu[~down])
+            marks += [(x, y, style["color"], "pool") for x, y in zip(log.steps[down], log.pool_bleu[down])]
+    if baseline is not None:
+        axes.axhline(baseline, color="0.3", linestyle="--", linewidth=1, label=f"untuned weights: {baseline:.2f}")
+        kept_values.append(np.array([baseline]))
+    values = np.concatenate(kept_values)
+    values = values[~np.isnan(values)]
+    low, high = float(values.min()), float(values.max())
+    margin = max(0.05 * (high - low), 0.25)
+    bottom = low - (3 if marks else 1) * margin
+    axes.set_ylim(bottom, high + margin)
+    at: dict[tuple, list[str]] = {}
+    for x, y, color, kind in marks:
+        at.setdefault((x, color), []).append(f"{y:.1f}" + (f" ({kind})" if pool else ""))
+    for (x, color), values in at.items():
+        axes.scatter([x], [bottom + 0.5 * margin], marker="v", s=80, color=color, zorder=3)
+        axes.annotate("collapsed: " + ", ".join(values), (x, bottom + 0.5 * margin), textcoords="offset points",
+                      xytext=(6, 2), fontsize="x-small", color=color)
     kinds = sorted({log.step_name for log in logs})
     axes.set_xlabel(" / ".join(kinds))
     axes.set_ylabel("BLEU (%)")
     axes.xaxis.get_major_locator().set_params(integer=True)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if title:
         axes.set_title(title)
     figure.tight_layout()
     return figure
 
 
-def weights_figure(log: TuningLog, title: str | None = None) -> "Figure":
-    """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight."""
+def weights_figure(log: TuningLog, title: str | None = None, initial: dict[str, Sequence[float]] | None = None,
+                   all_weights: bool = False) -> "Figure":
+    """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight.
+
+    Lines are named readably (``pbmt.feature_labels.readable``) and differ in
+    colour, style and marker (``line_style``). ``initial``: the untuned
+    weights by feature name (a moses.ini's ``[weight]``), drawn at step 0.
+    Weights that never change (not tuned) are left out and listed under the
+    axes unless ``all_weights``.
+    """
+    from pbmt.feature_labels import readable
+
     if not log.weight_names:
         raise PbmtError(f"{log.path}: this log has no weights (a binary block feature run: its weights are in "
                         "pass<l>/sparse-weights.txt beside the log)")
-    figure = _figure((8, 5))
+    steps, weights = log.steps, log.weights
+    if initial is not None:
+        start = []
+        for name in log.weight_names:
+            feature, _, index = name.partition("[")
+            if feature not in initial:
+                raise PbmtError(f"the initial weights have no {feature} (the log's weights are "
+                                f"{', '.join(log.weight_names)})")
+            start.append(initial[feature][int(index[:-1]) if index else 0])
+        steps, weights = np.concatenate([[0], steps]), np.vstack([start, weights])
+    sizes = {}
+    for name in log.weight_names:
+        feature = name.partition("[")[0]
+        sizes[feature] = sizes.get(feature, 0) + 1
+    labels = [readable(name, sizes[name.partition("[")[0]]) for name in log.weight_names]
+    fixed = np.all(weights == weights[0], axis=0)
+    figure = _figure((9, 5))
     axes = figure.add_subplot()
-    for column, name in enumerate(log.weight_names):
-        axes.plot(log.steps, log.weights[:, column], "o-", markersize=3, label=name)
-    axes.set_xlabel(log.step_name)
+    drawn = 0
+    for column, label in enumerate(labels):
+        if fixed[column] and not all_weights:
+            continue
+        axes.plot(steps, weights[:, column], markersize=4, label=label, **line_style(drawn))
+        drawn += 1
+    if initial is not None:
+        axes.axvline(0, color="0.3", linestyle="--", linewidth=1)
+        axes.annotate("untuned", (0, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                      textcoords="offset points", fontsize="small", color="0.3")
+    axes.set_xlabel(log.step_name + (" (0: untuned)" if initial is not None else ""))
     axes.set_ylabel("weight")
     axes.xaxis.get_major_locator().set_params(integer=True)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+    if drawn:
+        axes.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.0, 0.5))
+    left_out = [f"{label} = {weights[0, c]:g}" for c, label in enumerate(labels) if fixed[c] and not all_weights]
+    if left_out:
+        figure.text(0.01, 0.01, "not tuned (constant, left out): " + ", ".join(left_out), fontsize="x-small",
+                    color="0.3")
     axes.set_title(title or f"weights: {log.path}")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.04 if left_out else 0, 1, 1))
     return figure
 
 

@@ -39,7 +39,8 @@ def samplerank_log(tmp_path):
 
 
 def lines_of(axes):
-    return {line.get_label(): (line.get_xdata(), line.get_ydata()) for line in axes.get_lines()}
+    return {line.get_label(): (line.get_xdata(), line.get_ydata()) for line in axes.get_lines()
+            if not line.get_label().startswith("_")}  # matplotlib's unlabelled lines: guides, not data
 
 
 def test_tuning_logs_are_read_as_written(loop_log, samplerank_log):
@@ -59,17 +60,19 @@ def test_tuning_logs_are_read_as_written(loop_log, samplerank_log):
 def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tmp_path):
     figure = tuning_figure([read_tuning_log(loop_log), read_tuning_log(samplerank_log)], pool=True)
     lines = lines_of(figure.axes[0])
-    assert set(lines) == {"mert: dev BLEU", "mert: pool BLEU under the new weights", "samplerank: dev BLEU"}
+    assert set(lines) == {"mert: dev BLEU", "mert: pool BLEU under the new weights", "samplerank: dev BLEU",
+                          "untuned weights: 20.50"}  # iteration 1 of a loop decodes with the untuned weights
+    assert list(lines["untuned weights: 20.50"][1]) == [20.5, 20.5]
     np.testing.assert_array_equal(lines["mert: dev BLEU"][0], [1, 2, 3])
     np.testing.assert_array_equal(lines["mert: dev BLEU"][1], [20.5, 18.125, 23.75])
     np.testing.assert_array_equal(lines["mert: pool BLEU under the new weights"][1], [22.25, 24.0, 24.5])
     np.testing.assert_array_equal(lines["samplerank: dev BLEU"][1], [21.5, 22.75])
     assert figure.axes[0].get_xlabel() == "epoch / iteration"
     labelled = tuning_figure([read_tuning_log(loop_log)], labels=["MERT, seed 1"])
-    assert list(lines_of(labelled.axes[0])) == ["MERT, seed 1: dev BLEU"]
+    assert list(lines_of(labelled.axes[0])) == ["MERT, seed 1: dev BLEU", "untuned weights: 20.50"]
     save_png(figure, tmp_path / "t.png")
     assert (tmp_path / "t.png").read_bytes()[:8] == PNG
-    assert imread(tmp_path / "t.png").shape[:2] == (450, 700)
+    assert imread(tmp_path / "t.png").shape[:2] == (450, 900)
 
 
 def test_weights_figure_has_one_line_per_weight(loop_log):
@@ -173,3 +176,46 @@ def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
     assert out.read_bytes()[:8] == PNG
     assert main(["plot", "weights", str(block), "-o", str(out)]) == 1
     assert "has no weights" in capsys.readouterr().err
+
+
+def test_a_collapse_is_marked_instead_of_stretching_the_axis(tmp_path):
+    rows = [(1, 20.0, 21.0, 10, 10, 1, 1, "LM0= 0.5"), (2, 22.0, 23.0, 10, 20, 1, 1, "LM0= 0.6"),
+            (3, 0.5, 23.5, 10, 30, 1, 1, "LM0= 9"), (4, 23.0, 24.0, 10, 40, 1, 1, "LM0= 0.7")]
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    axes = tuning_figure([log]).axes[0]
+    dev = lines_of(axes)["mert: dev BLEU"][1]
+    assert dev[[0, 1, 3]].tolist() == [20.0, 22.0, 23.0] and np.isnan(dev[2])
+    low, high = axes.get_ylim()
+    assert 18 < low < 20 and 23 < high < 25  # the range of the other iterations, not down to 0.5
+    assert [t.get_text() for t in axes.texts] == ["collapsed: 0.5"]
+    (x, y), = axes.collections[0].get_offsets()
+    assert x == 3 and low < y < 20
+
+
+def test_weights_figure_names_columns_leaves_out_fixed_weights_and_draws_the_untuned(tmp_path):
+    rows = [(k, 20.0 + k, 21.0, 10, 10, 1, 1, f"UnknownWordPenalty0= 1 LM0= {0.5 + k / 10} "
+                                                f"LexicalReordering0= 0.3 0.3 0.3 {0.3 + k / 10} 0.3 0.3")
+            for k in (1, 2, 3)]
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    figure = weights_figure(log, initial={"UnknownWordPenalty0": [1], "LM0": [0.5],
+                                          "LexicalReordering0": [0.3] * 6})
+    lines = lines_of(figure.axes[0])
+    assert list(lines) == ["LM0", "LexicalReordering0 mono (f)"]  # the other six never moved
+    assert lines["LM0"][0].tolist() == [0, 1, 2, 3] and lines["LM0"][1].tolist() == pytest.approx([0.5, 0.6, 0.7, 0.8])
+    assert "UnknownWordPenalty0 = 1" in figure.texts[0].get_text()
+    styles = {(line.get_color(), line.get_linestyle(), line.get_marker()) for line in figure.axes[0].get_lines()
+              if not line.get_label().startswith("_")}
+    assert len(styles) == 2
+    everything = lines_of(weights_figure(log, all_weights=True).axes[0])
+    assert len(everything) == 8 and "LexicalReordering0 disc (b)" in everything
+
+
+def test_readable_column_names():
+    from pbmt.feature_labels import column_labels, readable
+
+    assert readable("LexicalReordering0[3]") == "LexicalReordering0 mono (f)"
+    assert readable("TranslationModel0[1]") == "TranslationModel0 lex(f|e)"
+    assert readable("TranslationModel0[1]", size=2) == "TranslationModel0[1]"  # not Moses's four scores
+    assert readable("LM0") == "LM0" and readable("Custom0[2]") == "Custom0[2]"
+    assert column_labels(["LM0", "tm"], [1, 4], ["KENLM", "PhraseDictionaryMemory"]) == [
+        "LM0", "tm p(f|e)", "tm lex(f|e)", "tm p(e|f)", "tm lex(e|f)"]

@@ -1,7 +1,10 @@
 """Draw tuning runs and sampler chains as PNG figures (matplotlib).
 
   tuning LOG [LOG ...]  dev BLEU per iteration of several tuning runs in one
-                        figure: each LOG is the log.tsv of a `pbmt tune` run
+                        figure, with the untuned weights' BLEU as a line and
+                        collapsed iterations marked at the bottom instead of
+                        stretching the axis: each LOG is the log.tsv of a
+                        `pbmt tune` run
                         (MERT, PRO, APRO, ListNet: per iteration; SampleRank:
                         per epoch, the averaged weights; Costmargin, perceptron:
                         per pass; --features binary: the training subset's BLEU
@@ -9,6 +12,8 @@
                         under their new weights (Costmargin, perceptron: the
                         relevant sets' BLEU)
   weights LOG           each weight's trajectory over the iterations of one run
+                        (--initial INI: from the untuned weights; weights
+                        that never moved are listed, not drawn, unless --all)
   trace TRACE           model score and sentence BLEU+1 over the sampler steps
                         of `pbmt sample --trace` (one line per sentence)
 
@@ -48,10 +53,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tuning.add_argument("--labels", nargs="+", help="legend names of the runs, one per LOG "
                         "(default: each log's folder name)")
     tuning.add_argument("--pool", action="store_true", help="also draw the pool BLEU of n-best optimisers")
+    tuning.add_argument("--baseline", type=float, metavar="BLEU", help="dev BLEU (percent) of the untuned weights, "
+                        "drawn as a line (default: iteration 1 of the first MERT/PRO/APRO/ListNet log, which "
+                        "decodes with the untuned weights; none without such a log)")
     tuning.add_argument("-o", "--output", type=Path, default=Path("tuning.png"), help="PNG file to write")
     weights = kinds.add_parser("weights", help="weight trajectories of one tuning run", description=_DESCRIPTIONS["weights"],
                                formatter_class=parser.formatter_class)
     weights.add_argument("log", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run")
+    weights.add_argument("--initial", type=Path, metavar="INI", help="the moses.ini the run started from: its "
+                         "weights are drawn at iteration 0")
+    weights.add_argument("--all", action="store_true", help="also draw the weights that never changed")
     weights.add_argument("-o", "--output", type=Path, default=Path("weights.png"), help="PNG file to write")
     trace = kinds.add_parser("trace", help="model score and BLEU over sampler steps", description=_DESCRIPTIONS["trace"],
                              formatter_class=parser.formatter_class)
@@ -73,9 +84,17 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "tuning":
         if args.labels is not None and len(args.labels) != len(args.logs):
             raise PbmtError(f"--labels: {len(args.labels)} labels for {len(args.logs)} logs")
-        figure = tuning_figure([read_tuning_log(p) for p in args.logs], args.labels, args.pool, args.title)
+        figure = tuning_figure([read_tuning_log(p) for p in args.logs], args.labels, args.pool, args.title,
+                               args.baseline)
     elif args.kind == "weights":
-        figure = weights_figure(read_tuning_log(args.log), args.title)
+        initial = None
+        if args.initial is not None:
+            from pbmt.config import MosesConfig
+
+            if not args.initial.is_file():
+                raise PbmtError(f"--initial {args.initial}: no such file")
+            initial = MosesConfig.read(args.initial).weights
+        figure = weights_figure(read_tuning_log(args.log), args.title, initial, args.all)
     else:
         figure = trace_figure(read_trace(args.trace), args.sentences, args.title)
     save_png(figure, args.output)
