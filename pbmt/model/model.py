@@ -77,6 +77,9 @@ class SearchSettings:
         search = read_tables(folder).get("search", {}) if folder else {}
         if folder:
             check_keys(folder, "search", search, ("reordering",))
+            if search.get("reordering", d.reordering) not in REORDERING_MODES:
+                raise PbmtError(f"{folder / FILE}: [search] reordering must be one of "
+                                f"{', '.join(REORDERING_MODES)}, got {search['reordering']!r}")
         try:
             return cls._from_config(config, d, search)
         except UsageError as err:
