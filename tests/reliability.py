@@ -16,12 +16,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from pbmt.cli import main
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 MODEL_FILES = ("moses.ini", "pbmt.toml", "phrase-table.gz", "reordering-table.gz", "lm.arpa")
 CANDIDATES = 4
 LM_LINES = 300
+N_SENTENCES = 4
 
 
 @dataclass(frozen=True)
@@ -96,3 +99,37 @@ def check(result: Result, clean: dict[str, str], produced: dict[str, str], names
 def read_outputs(paths: dict[str, Path]) -> dict[str, str]:
     """The text of each output that exists."""
     return {key: path.read_text() for key, path in paths.items() if path.exists()}
+
+
+@pytest.fixture(scope="session")
+def fuzz(tmp_path_factory, bible):
+    """The clean model, its input and every clean output the cases compare with."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    sources = [line for line in (SHARED / "dev.tok.es").read_text().splitlines() if 4 < len(line.split()) < 9]
+    sources = sources[:N_SENTENCES]
+    ini = build_model(folder / "model", sources)
+    (folder / "in.txt").write_text("\n".join(sources) + "\n")
+    refs = {line: ref for line, ref in zip((SHARED / "dev.tok.es").read_text().splitlines(),
+                                           (SHARED / "dev.tok.en").read_text().splitlines())}
+    (folder / "refs.txt").write_text("\n".join(refs[s] for s in sources) + "\n")
+    outputs = translate_outputs(folder / "clean")
+    result = run(translate_args(ini, folder / "in.txt", outputs))
+    assert result.code == 0, result.err
+    assert run(optimize_args(outputs["nbest"], folder / "refs.txt", ini, folder / "clean" / "tuned.ini")).code == 0
+    return {"folder": folder, "model": ini.parent, "input": folder / "in.txt", "refs": folder / "refs.txt",
+            "translations": read_outputs(outputs), "nbest": outputs["nbest"],
+            "tuned": (folder / "clean" / "tuned.ini").read_text()}
+
+
+def translate_outputs(folder: Path) -> dict[str, Path]:
+    return {"text": folder / "out.txt", "nbest": folder / "nbest.txt", "alignment": folder / "align.txt"}
+
+
+def translate_args(ini, source, outputs):
+    return ["translate", "-q", "--tokenized", "-f", ini, "-i", source, "-o", outputs["text"],
+            "--n-best", outputs["nbest"], "5", "--alignment", outputs["alignment"]]
+
+
+def optimize_args(nbest, refs, ini, out):
+    return ["optimize", "-q", "--nbest", nbest, "--refs", refs, "--config", ini, "-o", out, "--restarts", "2",
+            "--random-directions", "2"]

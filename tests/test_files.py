@@ -1,9 +1,14 @@
 import gzip
+import os
+import stat
+import subprocess
+import sys
+import threading
 
 import pytest
 
-from pbmt.errors import FormatError
-from pbmt.files import atomic_write, read_lines
+from pbmt.errors import FormatError, PbmtError
+from pbmt.files import Journal, Outputs, atomic_write, parse_int, read_lines
 
 
 def test_invalid_utf8_is_reported_on_its_own_line_far_into_the_file(tmp_path):
@@ -42,3 +47,104 @@ def test_atomic_write_compresses_gz_paths_reproducibly(tmp_path):
         f.write("uno\ndós\n")
     assert (tmp_path / "t.gz").read_bytes() == first  # no timestamp in the header
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.gz", "t.gz"]
+
+
+def test_a_symlink_is_followed_not_replaced(tmp_path):
+    (tmp_path / "real.txt").write_text("old")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    with atomic_write(tmp_path / "link.txt") as f:
+        f.write("new")
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
+
+
+def test_a_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo).read()))
+    reader.start()
+    with atomic_write(fifo) as f:
+        f.write("through the pipe\n")
+    reader.join(10)
+    assert received == ["through the pipe\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
+def test_dev_stdout_is_written_in_place_and_stays_a_link(capfd):
+    was_link = os.path.islink("/dev/stdout")
+    with atomic_write("/dev/stdout") as f:
+        f.write("to the terminal\n")
+    assert "to the terminal\n" in capfd.readouterr().out
+    assert os.path.islink("/dev/stdout") == was_link
+
+
+def test_a_directory_is_an_error_naming_it(tmp_path):
+    with pytest.raises(PbmtError, match="is a directory"):
+        with atomic_write(tmp_path) as f:
+            f.write("x")
+
+
+def test_outputs_of_one_run_are_renamed_together_or_not_at_all(tmp_path):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("old")
+    with pytest.raises(RuntimeError):
+        with Outputs() as outputs:
+            outputs.open(tmp_path / "a.txt").write("new a")
+            outputs.open(tmp_path / "b.txt").write("new b")
+            raise RuntimeError("the second output failed")
+    assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == ["old", "old"]
+    with Outputs() as outputs:
+        outputs.open(tmp_path / "a.txt").write("new a")
+        outputs.open(tmp_path / "b.txt").write("new b")
+    assert [(tmp_path / n).read_text() for n in ("a.txt", "b.txt")] == ["new a", "new b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_temporary_files_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = tmp_path / f".out.txt.pbmt-{dead}-abc.tmp"
+    live = tmp_path / f".out.txt.pbmt-{os.getppid()}-abc.tmp"
+    stale.write_text("left by a killed run")
+    live.write_text("another run writing now")
+    with atomic_write(tmp_path / "out.txt") as f:
+        f.write("done")
+    assert not stale.exists() and live.exists()
+
+
+def test_a_journaled_output_resumes_after_the_last_record_and_only_on_the_same_fingerprint(tmp_path):
+    paths = [tmp_path / "out.txt", tmp_path / "nbest.txt"]
+    records = [[f"line {i}\n", f"{i} ||| a\n{i} ||| b\n"] for i in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        with Journal(paths, lambda: "run-1") as journal:
+            for record in records[:4]:
+                journal.write(record)
+            raise KeyboardInterrupt
+    assert not any(p.exists() for p in paths)
+    with open(tmp_path / ".out.txt.pbmt-partial", "a") as f:
+        f.write("line 4 half-writt")  # the kill came in the middle of a record
+    with Journal(paths, lambda: "run-1") as journal:
+        assert journal.done == 4
+        for record in records[4:]:
+            journal.write(record)
+    assert [p.read_text() for p in paths] == ["".join(r[k] for r in records) for k in range(2)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nbest.txt", "out.txt"]
+    with pytest.raises(KeyboardInterrupt):
+        with Journal(paths, lambda: "run-1") as journal:
+            journal.write(records[0])
+            raise KeyboardInterrupt
+    with Journal(paths, lambda: "run-2") as journal:
+        assert journal.done == 0
+        journal.write(records[5])
+    assert paths[0].read_text() == records[5][0]
+
+
+def test_a_bom_is_not_part_of_the_first_word(tmp_path):
+    (tmp_path / "bom.txt").write_bytes("\ufeffuno dos\n".encode())
+    assert list(read_lines(tmp_path / "bom.txt")) == [(1, "uno dos")]
+
+
+@pytest.mark.parametrize("text", ["\u0663", "1_0", " ", "", "+", "1.0"])
+def test_only_ascii_digits_are_integers(text):
+    with pytest.raises(ValueError):
+        parse_int(text)

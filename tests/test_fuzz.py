@@ -17,45 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from reliability import SHARED, build_model, check, model_copy, read_outputs, run
+from reliability import (check, fuzz, model_copy, optimize_args, read_outputs, run,  # noqa: F401 - a fixture
+                         translate_args, translate_outputs)
 
-N_SENTENCES = 4
 BAD_NUMBERS = ["nan", "inf", "-inf", "1e999", "x", "\u0663", "1_0", "0x10", "--1", "1.2.3", "\u00b2"]
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![\w.])")
-
-
-@pytest.fixture(scope="session")
-def fuzz(tmp_path_factory, bible):
-    """The clean model, its input and every clean output the cases compare with."""
-    folder = tmp_path_factory.mktemp("fuzz")
-    sources = [line for line in (SHARED / "dev.tok.es").read_text().splitlines() if 4 < len(line.split()) < 9]
-    sources = sources[:N_SENTENCES]
-    ini = build_model(folder / "model", sources)
-    (folder / "in.txt").write_text("\n".join(sources) + "\n")
-    refs = {line: ref for line, ref in zip((SHARED / "dev.tok.es").read_text().splitlines(),
-                                           (SHARED / "dev.tok.en").read_text().splitlines())}
-    (folder / "refs.txt").write_text("\n".join(refs[s] for s in sources) + "\n")
-    outputs = translate_outputs(folder / "clean")
-    result = run(translate_args(ini, folder / "in.txt", outputs))
-    assert result.code == 0, result.err
-    assert run(optimize_args(outputs["nbest"], folder / "refs.txt", ini, folder / "clean" / "tuned.ini")).code == 0
-    return {"folder": folder, "model": ini.parent, "input": folder / "in.txt", "refs": folder / "refs.txt",
-            "translations": read_outputs(outputs), "nbest": outputs["nbest"],
-            "tuned": (folder / "clean" / "tuned.ini").read_text()}
-
-
-def translate_outputs(folder: Path) -> dict[str, Path]:
-    return {"text": folder / "out.txt", "nbest": folder / "nbest.txt", "alignment": folder / "align.txt"}
-
-
-def translate_args(ini, source, outputs):
-    return ["translate", "-q", "--tokenized", "-f", ini, "-i", source, "-o", outputs["text"],
-            "--n-best", outputs["nbest"], "5", "--alignment", outputs["alignment"]]
-
-
-def optimize_args(nbest, refs, ini, out):
-    return ["optimize", "-q", "--nbest", nbest, "--refs", refs, "--config", ini, "-o", out, "--restarts", "2",
-            "--random-directions", "2"]
 
 
 # --- mutations: (rng, text) -> text --------------------------------------------------------------------------

@@ -1,0 +1,149 @@
+"""The one error path of ``pbmt`` (``pbmt.cli.main``), and every verb run with and without ``-q``.
+
+Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted, 141 broken pipe; a traceback only for
+pbmt's own bugs, and then it says so. Bugs have hidden behind ``-q`` before (``tune --algorithm costmargin``
+ended in an AttributeError only without it), so every verb runs both ways and must give the same files.
+"""
+
+from __future__ import annotations
+
+import errno
+import filecmp
+import shutil
+
+import pytest
+
+import pbmt.commands.eval
+from pbmt.cli import main
+from pbmt.errors import PbmtError, UsageError
+from reliability import SHARED, fuzz, run  # noqa: F401 - a fixture
+
+
+def failing(error: BaseException):
+    def run(args):
+        raise error
+    return run
+
+
+@pytest.mark.parametrize("error, code, message", [
+    (PbmtError("model.ini:3: wrong"), 1, "pbmt eval: error: model.ini:3: wrong"),
+    (UsageError("--stack must be at least 1"), 2, "pbmt eval: error: --stack must be at least 1"),
+    (OSError(errno.ENOSPC, "No space left on device", "out.txt"), 1,
+     "pbmt eval: error: out.txt: no space left on the device"),
+    (PermissionError(errno.EACCES, "Permission denied", "/root/x"), 1, "pbmt eval: error: /root/x: Permission denied"),
+    (MemoryError(), 1, "pbmt eval: error: out of memory"),
+    (KeyboardInterrupt(), 130, "pbmt eval: interrupted"),
+])
+def test_user_and_environment_errors_are_one_line(monkeypatch, capsys, error, code, message):
+    monkeypatch.setattr(pbmt.commands.eval, "run", failing(error))
+    assert main(["eval", "a", "b"]) == code
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_ctrl_c_inside_a_numba_kernel_is_interrupted_not_a_chain_of_system_errors(monkeypatch, capsys):
+    def kernel(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            try:
+                raise SystemError("<numba.core.dispatcher> returned a result with an exception set")
+            except SystemError as inner:
+                raise SystemError("_decode returned a result with an exception set") from inner
+    monkeypatch.setattr(pbmt.commands.eval, "run", kernel)
+    assert main(["eval", "a", "b"]) == 130
+    assert capsys.readouterr().err.strip() == "pbmt eval: interrupted"
+
+
+def test_a_broken_pipe_is_exit_141_and_quiet(monkeypatch, capsys):
+    monkeypatch.setattr(pbmt.commands.eval, "run", failing(BrokenPipeError(errno.EPIPE, "Broken pipe")))
+    assert main(["eval", "a", "b"]) == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_a_bug_prints_its_traceback_and_says_it_is_a_bug(monkeypatch, capsys):
+    monkeypatch.setattr(pbmt.commands.eval, "run", failing(ZeroDivisionError("division by zero")))
+    assert main(["eval", "a", "b"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError" in err and "this is a bug in pbmt" in err
+
+
+def test_bad_arguments_are_usage_errors(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["translate", "--stack", "many"])
+    assert exit_.value.code == 2
+
+
+@pytest.fixture(scope="module")
+def verbs(fuzz, tmp_path_factory):
+    """Argument lists of every verb on the fuzz model, with {out} for the output folder."""
+    folder = tmp_path_factory.mktemp("verbs")
+    ini, src, refs = fuzz["model"] / "moses.ini", fuzz["input"], fuzz["refs"]
+    (folder / "train.es").write_text("\n".join((SHARED / "train.tok.es").read_text().splitlines()[:60]) + "\n")
+    (folder / "train.en").write_text("\n".join((SHARED / "train.tok.en").read_text().splitlines()[:60]) + "\n")
+    (folder / "train.gdfa").write_text("\n".join((SHARED / "train.align.gdfa").read_text().splitlines()[:60]) + "\n")
+    tune = ["tune", "-f", ini, "--src", src, "--refs", refs, "--out", "{out}/run", "--iterations", "2",
+            "--restarts", "2", "--random-directions", "2"]
+    return {
+        "translate": ["translate", "--tokenized", "-f", ini, "-i", src, "-o", "{out}/out.txt", "--n-best",
+                      "{out}/nbest.txt", "3"],
+        "explain": ["explain", "--tokenized", "-f", ini, "--html", "{out}/e.html", "--dot", "{out}/e.dot",
+                    fuzz["input"].read_text().splitlines()[0]],
+        "sample": ["sample", "--tokenized", "-f", ini, "-i", src, "-o", "{out}/out.txt", "--iterations", "50",
+                   "--trace", "{out}/trace.tsv"],
+        "eval": ["eval", src, refs],
+        "lm": ["lm", "-o", "2", refs, "{out}/lm.arpa", "--discount-fallback"],
+        "optimize": ["optimize", "--nbest", fuzz["nbest"], "--refs", refs, "--config", ini, "-o", "{out}/t.ini",
+                     "--restarts", "2"],
+        "rescore": ["rescore", "--train", "--nbest", fuzz["nbest"], "--refs", refs, "--out", "{out}/w.txt",
+                    "--epochs", "3"],
+        "filter": ["filter", "--tokenized", "-f", ini, "-i", src, "--out", "{out}/filtered"],
+        "train": ["train", "--src", folder / "train.es", "--tgt", folder / "train.en", "--alignment",
+                  folder / "train.gdfa", "--discount-fallback", "--out", "{out}/model"],
+        "tune mert": tune,
+        "tune pro --keep last": [*tune, "--algorithm", "pro", "--keep", "last"],
+        "tune costmargin": [*tune[:-6], "--algorithm", "costmargin", "--passes", "3", "--sgd-passes", "2"],
+        "tune perceptron": [*tune[:-6], "--algorithm", "perceptron", "--passes", "3", "--sgd-passes", "2"],
+        "tune samplerank": [*tune[:-6], "--algorithm", "samplerank", "--epochs", "1", "--samples-per-sentence", "5",
+                            "--burn-in-per-sentence", "5"],
+    }
+
+
+# files that hold seconds (and figures drawn from them)
+TIMED = {"log.tsv", "dev-bleu.png", "training-bleu.png", "checkpoint.npz", "samplerank.npz", "classes.json",
+         "config.json", "corpus.json", "lm.json", "tables.json", "alignment.json"}
+UNQUIET = {"eval", "explain"}  # print their result, nothing else
+
+
+@pytest.mark.parametrize("verb", ["translate", "explain", "sample", "eval", "lm", "optimize", "rescore", "filter",
+                                  "train", "tune mert", "tune pro --keep last", "tune costmargin",
+                                  "tune perceptron", "tune samplerank"])
+def test_every_verb_gives_the_same_files_with_and_without_quiet(verbs, tmp_path, verb):
+    results = {}
+    for quiet in (True, False):
+        out = tmp_path / ("quiet" if quiet else "loud")
+        out.mkdir()
+        argv = [str(a).replace("{out}", str(out)) for a in verbs[verb]]
+        results[quiet] = run(argv[:1] + (["-q"] if quiet and argv[0] not in UNQUIET else []) + argv[1:])
+        assert results[quiet].code == 0, results[quiet].err
+        assert "Traceback" not in results[quiet].err
+    assert results[True].out == results[False].out
+    comparison = filecmp.dircmp(tmp_path / "quiet", tmp_path / "loud")
+    assert_same_files(comparison)
+
+
+def assert_same_files(comparison: filecmp.dircmp) -> None:
+    assert not comparison.left_only and not comparison.right_only
+    differ = [name for name in comparison.diff_files if name not in TIMED and "cache" not in name]
+    assert not differ, differ
+    for sub in comparison.subdirs.values():
+        if "cache" not in sub.left:
+            assert_same_files(sub)
+
+
+def test_keep_chooses_which_weights_moses_ini_gets(verbs, tmp_path):
+    argv = [str(a).replace("{out}", str(tmp_path)) for a in verbs["tune mert"]]
+    argv = [a.replace(str(tmp_path / "run"), str(tmp_path / "last")) for a in argv]
+    assert run([argv[0], "-q", *argv[1:], "--keep", "last"]).code == 0
+    last = tmp_path / "last"
+    assert (last / "moses.ini").read_text() == (last / "run2.moses.ini").read_text()
+    shutil.rmtree(last)
