@@ -49,20 +49,26 @@ def filter_to_sentences(table: ScoredTable, sentences: Iterable[Sequence[str]]) 
     return table.take(np.flatnonzero(keep[local]))
 
 
-def prune(table: ScoredTable, limit: int) -> ScoredTable:
-    """At most ``limit`` pairs per source phrase: those with the highest φ(e|f),
-    ties going to the earlier row."""
+def prune_rows(src_index: np.ndarray, p_tgt_given_src: np.ndarray, limit: int) -> np.ndarray:
+    """The rows (sorted int64) that keep at most ``limit`` pairs per source
+    phrase (``src_index``, int[n]): those with the highest φ(e|f)
+    (``p_tgt_given_src``, float[n]), ties going to the earlier row."""
     if limit < 1:
         raise PbmtError(f"prune: limit must be at least 1, not {limit}")
-    src = table.pairs.src_index
-    rows = np.arange(len(table))
-    order = np.lexsort((rows, -table.features[:, 2], src))
-    sorted_src = src[order]
+    rows = np.arange(len(src_index))
+    order = np.lexsort((rows, -p_tgt_given_src, src_index))
+    sorted_src = src_index[order]
     starts_group = np.ones(len(order), dtype=bool)
     starts_group[1:] = sorted_src[1:] != sorted_src[:-1]
     first = np.flatnonzero(starts_group)
     rank = rows - np.repeat(first, np.diff(np.append(first, len(order))))
-    return table.take(np.sort(order[rank < limit]))
+    return np.sort(order[rank < limit])
+
+
+def prune(table: ScoredTable, limit: int) -> ScoredTable:
+    """At most ``limit`` pairs per source phrase: those with the highest φ(e|f),
+    ties going to the earlier row."""
+    return table.take(prune_rows(table.pairs.src_index, table.features[:, 2], limit))
 
 
 def filter_table_file(path: str | os.PathLike, out: str | os.PathLike, wanted: set[str]) -> tuple[int, int]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable
+from typing import IO, Iterable, Iterator
 
 import numpy as np
 
@@ -65,8 +65,12 @@ class WordTranslation:
         return len(self.src)
 
 
-def word_translation(src: Corpus, tgt: Corpus, alignment: Alignment) -> WordTranslation:
-    """The word translation tables of ``train-model.perl`` (its ``get_lexical``)."""
+def word_pair_counts(src: Corpus, tgt: Corpus, alignment: Alignment, n_tgt: int) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of the linked word pairs of an aligned corpus, unaligned words
+    linked to NULL: (keys int64[k], counts int64[k]), keys sorted, key
+    ``(f + 1) * (n_tgt + 1) + e + 1`` for source id ``f`` and target id ``e``
+    (-1 for NULL), ``n_tgt`` the size of the target vocabulary. Counts of
+    parts of a corpus add up to the whole's."""
     alignment.check(src.lengths, tgt.lengths, "word translation")
     sent = np.repeat(np.arange(len(alignment)), np.diff(alignment.offsets))
     src_pos = src.offsets[sent] + alignment.src
@@ -78,8 +82,13 @@ def word_translation(src: Corpus, tgt: Corpus, alignment: Alignment) -> WordTran
     # ids shifted by one: 0 is NULL
     f = np.concatenate([src.ids[src_pos], src.ids[~src_aligned], np.full((~tgt_aligned).sum(), NULL)]) + 1
     e = np.concatenate([tgt.ids[tgt_pos], np.full((~src_aligned).sum(), NULL), tgt.ids[~tgt_aligned]]) + 1
+    return np.unique(f.astype(np.int64) * (n_tgt + 1) + e, return_counts=True)
+
+
+def word_translation_from_counts(src: Corpus, tgt: Corpus, keys: np.ndarray, count: np.ndarray) -> WordTranslation:
+    """The word translation tables from ``word_pair_counts`` (keys sorted and
+    distinct); ``src`` and ``tgt`` give the vocabularies."""
     n_e = len(tgt.vocab) + 1
-    keys, count = np.unique(f.astype(np.int64) * n_e + e, return_counts=True)
     f, e = keys // n_e, keys % n_e
     total_f = np.bincount(f, weights=count)
     total_e = np.bincount(e, weights=count)
@@ -91,6 +100,11 @@ def word_translation(src: Corpus, tgt: Corpus, alignment: Alignment) -> WordTran
         p_tgt_given_src=_printed(count / total_f[f]),
         p_src_given_tgt=_printed(count / total_e[e]),
     )
+
+
+def word_translation(src: Corpus, tgt: Corpus, alignment: Alignment) -> WordTranslation:
+    """The word translation tables of ``train-model.perl`` (its ``get_lexical``)."""
+    return word_translation_from_counts(src, tgt, *word_pair_counts(src, tgt, alignment, len(tgt.vocab)))
 
 
 def _printed(p: np.ndarray) -> np.ndarray:
@@ -166,16 +180,21 @@ def score_phrase_pairs(
     return ScoredTable(pairs, features, reordering_probabilities(pairs.orientation, reordering_smoothing))
 
 
+def write_lines(handle: IO[bytes], lines: Iterable[str]) -> None:
+    """Write text lines (each ending in a newline) to a binary handle as UTF-8, in batches."""
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == 65536:
+            handle.write("".join(batch).encode("utf-8"))
+            batch.clear()
+    handle.write("".join(batch).encode("utf-8"))
+
+
 def _write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
-    """Write text lines (each ending in a newline) atomically, gzip if ``path`` ends in .gz."""
+    """Write text lines atomically, gzip if ``path`` ends in .gz."""
     with atomic_write(path, "wb") as out:
-        batch: list[str] = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) == 65536:
-                out.write("".join(batch).encode("utf-8"))
-                batch.clear()
-        out.write("".join(batch).encode("utf-8"))
+        write_lines(out, lines)
 
 
 def write_word_translation(e2f_path: str | os.PathLike, f2e_path: str | os.PathLike, lexicon: WordTranslation) -> None:
@@ -214,6 +233,31 @@ def _formatted(values: np.ndarray, spec: str) -> list[str]:
     return [text[i] for i in index.tolist()]
 
 
+def phrase_table_lines(
+    src: list[str], tgt: list[str], features: np.ndarray, align_direct: np.ndarray,
+    count_e: np.ndarray, count_f: np.ndarray, count: np.ndarray,
+) -> Iterator[str]:
+    """Moses phrase table lines of pairs given by their phrase texts, features
+    (float64[n, 4], probabilities), printed alignment masks (uint64[n]) and
+    counts count(e), count(f), count(f, e) (int[n] each)."""
+    masks, mask_index = np.unique(align_direct, return_inverse=True)
+    align = [alignment_string(m) for m in masks.tolist()]
+    # Moses prints these from 32-bit floats
+    columns = [_formatted(col.astype(np.float32), ".6g") for col in features.T]
+    columns.append([align[i] for i in mask_index.tolist()])
+    columns.extend(_formatted(col, "d") for col in (count_e, count_f, count))
+    line = "%s ||| %s ||| %s %s %s %s ||| %s ||| %s %s %s ||| |||\n"
+    return (line % row for row in zip(src, tgt, *columns))
+
+
+def reordering_table_lines(src: list[str], tgt: list[str], reordering: np.ndarray) -> Iterator[str]:
+    """msd-bidirectional-fe reordering table lines of pairs given by their
+    phrase texts and probabilities (float64[n, 6])."""
+    columns = [_formatted(col, ".6g") for col in reordering.T]
+    line = "%s ||| %s ||| %s %s %s %s %s %s\n"
+    return (line % row for row in zip(src, tgt, *columns))
+
+
 def write_phrase_table(path: str | os.PathLike, table: ScoredTable) -> None:
     """Write ``table`` as a Moses phrase table (gzip if ``path`` ends in .gz), atomically.
 
@@ -221,20 +265,10 @@ def write_phrase_table(path: str | os.PathLike, table: ScoredTable) -> None:
     """
     src, tgt = _pair_strings(table)
     pairs = table.pairs
-    masks, mask_index = np.unique(pairs.align_direct, return_inverse=True)
-    align = [alignment_string(m) for m in masks.tolist()]
     counts = (pairs.tgt.count[pairs.tgt_index], pairs.src.count[pairs.src_index], pairs.count)
-    # Moses prints these from 32-bit floats
-    columns = [_formatted(col.astype(np.float32), ".6g") for col in table.features.T]
-    columns.append([align[i] for i in mask_index.tolist()])
-    columns.extend(_formatted(col, "d") for col in counts)
-    line = "%s ||| %s ||| %s %s %s %s ||| %s ||| %s %s %s ||| |||\n"
-    _write_lines(path, (line % row for row in zip(src, tgt, *columns)))
+    _write_lines(path, phrase_table_lines(src, tgt, table.features, pairs.align_direct, *counts))
 
 
 def write_reordering_table(path: str | os.PathLike, table: ScoredTable) -> None:
     """Write the msd-bidirectional-fe reordering table, one line per phrase pair, in row order."""
-    src, tgt = _pair_strings(table)
-    columns = [_formatted(col, ".6g") for col in table.reordering.T]
-    line = "%s ||| %s ||| %s %s %s %s %s %s\n"
-    _write_lines(path, (line % row for row in zip(src, tgt, *columns)))
+    _write_lines(path, reordering_table_lines(*_pair_strings(table), table.reordering))
