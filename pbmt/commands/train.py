@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 from pbmt.errors import PbmtError
-from pbmt.train.pipeline import TrainSettings, train
+from pbmt.train.pipeline import Scale, TrainSettings, train
+from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
 LANGUAGE_DEFAULTS = ("es", "en")
 
@@ -67,6 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--word-classes", type=int, default=50, metavar="N", help="induce N target word classes "
                         "(exchange algorithm) into word-classes.txt, for sparse features (pbmt tune --features "
                         "boundary); 0: none")
+    scale = parser.add_argument_group("large corpora (docs/training-at-scale.md); the model does not depend on these")
+    scale.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SENTENCES, metavar="N",
+                       help="extract phrase pairs in shards of N sentence pairs whose counts go to sorted runs on "
+                       "disk (work folder), merged to score: peak memory follows N, not the corpus")
+    scale.add_argument("--workers", type=int, default=1, help="extract the shards on this many local processes "
+                       "(a dask cluster)")
+    scale.add_argument("--scheduler", metavar="ADDR", help="extract the shards on an existing dask cluster, e.g. "
+                       "tcp://host:8786, whose workers share the work folder (see docs/scale-out.md)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -87,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError(f"--min-count must be at least 1, not {args.min_count}")
     if args.prune is not None and args.prune < 1:
         raise PbmtError(f"--prune must be at least 1, not {args.prune}")
+    if args.shard_size < 1:
+        raise PbmtError(f"--shard-size must be at least 1, not {args.shard_size}")
+    if args.workers < 1:
+        raise PbmtError(f"--workers must be at least 1, not {args.workers}")
     if args.lm is not None and args.lm_order != 3:
         raise PbmtError("--lm-order applies to an estimated LM; --lm takes the given file's order")
     settings = TrainSettings(
@@ -97,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
-        word_classes=args.word_classes,
+        word_classes=args.word_classes, scale=Scale(args.shard_size, args.workers, args.scheduler),
     )
 
     def say(message: str) -> None:

@@ -10,6 +10,7 @@ sentence pair of ``i-j`` points, source position ``i`` and target position
 from __future__ import annotations
 
 import os
+from array import array
 from functools import partial
 from dataclasses import dataclass
 from typing import Callable
@@ -132,9 +133,22 @@ def corpus_from_lines(lines: list[list[str]], vocab: Vocab | None = None) -> Cor
     return Corpus(ids=ids, offsets=offsets, vocab=vocab)
 
 
+def _offsets(lengths: array) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+    return offsets
+
+
 def read_corpus(path: str | os.PathLike, vocab: Vocab | None = None) -> Corpus:
-    """Read a tokenised corpus (plain or gzip); words are added to ``vocab``."""
-    return corpus_from_lines([tokens(line) for _, line in read_lines(path)], vocab)
+    """Read a tokenised corpus (plain or gzip); words are added to ``vocab``.
+    Lines are turned into ids as they are read, so memory holds ids, not words."""
+    vocab = Vocab() if vocab is None else vocab
+    ids, lengths = array("i"), array("q")
+    for _, line in read_lines(path):
+        words = tokens(line)
+        lengths.append(len(words))
+        ids.extend(map(vocab.add, words))
+    return Corpus(ids=np.frombuffer(ids, dtype=np.int32).copy(), offsets=_offsets(lengths), vocab=vocab)
 
 
 def alignment_from_points(sentences: list[list[tuple[int, int]]]) -> Alignment:
@@ -153,7 +167,7 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
     and every point must lie inside its sentences; a malformed point or a
     point out of range raises FormatError naming the line.
     """
-    sentences: list[list[tuple[int, int]]] = []
+    flat, lengths = array("i"), array("q")
     src_len = src.lengths if src is not None else None
     tgt_len = tgt.lengths if tgt is not None else None
     for number, line in read_lines(path):
@@ -163,7 +177,7 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
             if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
                 raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
             points.append((int(i), int(j)))
-        s = len(sentences)
+        s = len(lengths)
         if src_len is not None and s < len(src_len):
             bad = [(i, j) for i, j in points if i >= src_len[s] or j >= tgt_len[s]]
             if bad:
@@ -173,10 +187,13 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
                     number,
                     f"point {i}-{j} outside the sentence pair ({src_len[s]} source, {tgt_len[s]} target words)",
                 )
-        sentences.append(points)
-    if src_len is not None and len(sentences) != len(src_len):
-        raise FormatError(path, None, f"{len(sentences)} lines, but the corpus has {len(src_len)} sentences")
-    return alignment_from_points(sentences)
+        lengths.append(len(points))
+        for point in points:
+            flat.extend(point)
+    if src_len is not None and len(lengths) != len(src_len):
+        raise FormatError(path, None, f"{len(lengths)} lines, but the corpus has {len(src_len)} sentences")
+    pairs = np.frombuffer(flat, dtype=np.int32).reshape(-1, 2)
+    return Alignment(src=pairs[:, 0].copy(), tgt=pairs[:, 1].copy(), offsets=_offsets(lengths))
 
 
 def write_alignment(path: str | os.PathLike, alignment: Alignment) -> None:

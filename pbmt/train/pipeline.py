@@ -46,7 +46,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-import numpy as np
 from tqdm import tqdm
 
 from pbmt.config import Feature, MosesConfig
@@ -63,16 +62,9 @@ from pbmt.train.corpus import (
     text_tokenizer,
     write_alignment,
 )
-from pbmt.train.extract import extract_phrase_pairs
-from pbmt.train.filter import prune
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
-from pbmt.train.score import (
-    score_phrase_pairs,
-    word_translation,
-    write_phrase_table,
-    write_reordering_table,
-    write_word_translation,
-)
+from pbmt.train.score import write_word_translation
+from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.symmetrize import symmetrize
 from pbmt.train.word_classes import induce_classes
 
@@ -178,6 +170,18 @@ def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflo
 
 
 @dataclass(frozen=True)
+class Scale:
+    """Where and in what pieces the corpus-sized steps run; the model is the
+    same whatever they are. ``shard_sentences``: sentence pairs per
+    extraction shard; ``workers``/``scheduler``: run the shards on that many
+    local processes or on a dask cluster (``pbmt.parallel``)."""
+
+    shard_sentences: int = DEFAULT_SHARD_SENTENCES
+    workers: int = 1
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True)
 class TableCounts:
     """Phrase pairs ``extracted`` (distinct) and ``written`` after pruning."""
 
@@ -197,6 +201,9 @@ def train_tables(
     min_count: int = 1,
     prune_limit: int | None = None,
     log: Callable[[str], None] = lambda message: None,
+    scale: Scale = Scale(),
+    scratch: Path | None = None,
+    progress: bool = False,
 ) -> TableCounts:
     """Extract and score the phrase pairs of the aligned texts and write the
     phrase table, the msd-bidirectional-fe reordering table and the word
@@ -206,29 +213,23 @@ def train_tables(
     and that were extracted fewer times (single-word pairs all stay, so no
     training word loses its translations); ``prune_limit``: then keep at most
     this many pairs per source phrase, those with the highest φ(e|f)
-    (``pbmt.train.filter.prune``). Both keep the scores as computed on all
-    pairs, and apply to both tables alike.
+    (``pbmt.train.filter.prune_rows``). Both keep the scores as computed on
+    all pairs, and apply to both tables alike.
+
+    Extraction runs in shards as ``scale`` says (``pbmt.train.shards``), with
+    its runs in ``scratch`` (default: a folder beside the phrase table),
+    which must be shared with the workers of a cluster.
     """
     src_corpus = read_corpus(src)
     tgt_corpus = read_corpus(tgt)
     aligned = read_alignment(alignment, src_corpus, tgt_corpus)
-    log("extracting phrase pairs")
-    pairs = extract_phrase_pairs(src_corpus, tgt_corpus, aligned, max_length=max_phrase_length)
-    extracted = len(pairs)
-    log(f"scoring {extracted:,} phrase pairs")
-    lexicon = word_translation(src_corpus, tgt_corpus, aligned)
-    table = score_phrase_pairs(pairs, lexicon)
-    del pairs
-    if min_count > 1:
-        single_word = table.pairs.src.length[table.pairs.src_index] == 1
-        table = table.take(np.flatnonzero((table.pairs.count >= min_count) | single_word))
-    if prune_limit is not None:
-        table = prune(table, prune_limit)
-    log(f"writing {len(table):,} phrase pairs")
-    write_phrase_table(phrase_table, table)
-    write_reordering_table(reordering_table, table)
+    scratch = scratch if scratch is not None else phrase_table.parent / f".{phrase_table.name}.shards"
+    counts, lexicon = build_tables(
+        src_corpus, tgt_corpus, aligned, phrase_table, reordering_table, scratch, max_phrase_length, min_count,
+        prune_limit, scale.shard_sentences, scale.workers, scale.scheduler, progress=progress, log=log,
+    )
     write_word_translation(lex_e2f, lex_f2e, lexicon)
-    return TableCounts(extracted, len(table))
+    return TableCounts(counts.extracted, counts.written)
 
 
 def train_lm(text: Path, out: Path, order: int, discount_fallback: bool = False) -> list[int]:
@@ -416,7 +417,8 @@ class TrainSettings:
     instead of aligning; ``alignment_fwd``/``alignment_rev``: directed
     alignments to symmetrise instead of running eflomal. ``lm``: an ARPA file
     to use instead of estimating one of ``lm_order``. ``word_classes``: how
-    many target word classes to induce (0: none).
+    many target word classes to induce (0: none). ``scale``: shards and
+    workers of the corpus-sized steps (the model does not depend on them).
     """
 
     src: Path
@@ -437,6 +439,7 @@ class TrainSettings:
     lm_order: int = 3
     discount_fallback: bool = False
     word_classes: int = 50
+    scale: Scale = Scale()
 
     @property
     def work_dir(self) -> Path:
@@ -493,7 +496,7 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
     def tables() -> str:
         counts = train_tables(corpus_src, corpus_tgt, gdfa, out / PHRASE_TABLE, out / REORDERING_TABLE,
                               work / "lex.e2f.gz", work / "lex.f2e.gz", s.max_phrase_length, s.min_count,
-                              s.prune, log)
+                              s.prune, log, s.scale, work / "shards", progress)
         return f"{counts.extracted:,} phrase pairs extracted, {counts.written:,} written"
 
     steps.append(Step(
