@@ -27,10 +27,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from fastapi import FastAPI, Request
+from fastapi import Body, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, JSONResponse, Response
@@ -206,9 +206,6 @@ class TranslateRequest(Common):
     n_best: int = Field(0, ge=0, le=1000, description="n-best entries per sentence (0: none)")
     distinct: bool = Field(False, description="n-best entries with distinct target strings")
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"sentences": ["en el principio creó dios los cielos y la tierra ."], "n_best": 2}]})
-
 
 class ExplainRequest(Common):
     sentence: str
@@ -216,8 +213,14 @@ class ExplainRequest(Common):
     hypotheses_per_stack: int = Field(50, ge=0, le=1000, description="hypotheses listed per stack (best first; "
                                       "the n-best paths and their ancestors are always listed)")
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"sentence": "en el principio creó dios los cielos y la tierra .", "n_best": 5}]})
+
+SAMPLE = "En el principio crió Dios los cielos y la tierra."
+TRANSLATE_EXAMPLES = {
+    "sentences": {"value": {"sentences": [SAMPLE, "Y la tierra estaba desordenada y vacía."]}},
+    "n-best, other weights and distortion limit": {"value": {
+        "sentences": [SAMPLE], "n_best": 3, "weights": {"LM0": [0.8]}, "search": {"distortion_limit": 0}}},
+}
+EXPLAIN_EXAMPLES = {"a sentence": {"value": {"sentence": SAMPLE, "n_best": 5, "hypotheses_per_stack": 10}}}
 
 
 def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
@@ -296,7 +299,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
                                      f"{settings.max_words} (--max-words)")
 
     @app.post("/translate", summary="Translate sentences")
-    async def translate(body: TranslateRequest, request: Request) -> dict:
+    async def translate(body: Annotated[TranslateRequest, Body(openapi_examples=TRANSLATE_EXAMPLES)],
+                        request: Request) -> dict:
         """Each sentence as `pbmt translate` translates it (same model, weights and settings), with its word
         alignment and, with `n_best`, its n-best entries (text, score, features, segmentation, alignment)."""
         if len(body.sentences) > settings.max_sentences:
@@ -318,7 +322,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         return {"translations": translations}
 
     @app.post("/explain", summary="How one sentence was searched")
-    async def explain_(body: ExplainRequest, request: Request) -> dict:
+    async def explain_(body: Annotated[ExplainRequest, Body(openapi_examples=EXPLAIN_EXAMPLES)],
+                       request: Request) -> dict:
         """The search of one sentence (`pbmt explain` as JSON): translation options per span, the future-cost
         table, the best derivation's blocks with their feature contributions (columns named by `features`),
         every stack's counts and hypotheses (coverage, LM context, score, future, status and why), and the

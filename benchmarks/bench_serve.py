@@ -1,0 +1,157 @@
+"""Claim: pbmt serve answers single-sentence requests at the speed of pbmt translate on the same sentences,
+and a second worker raises its throughput.
+
+Setting: the model (default: the embedded one, data/model/moses.ini, its own
+settings) and the first --sentences lines of --input (default
+data/sample.es, plain text), on 127.0.0.1 only. Per worker count:
+
+- pbmt serve --workers N on a free port, started and waited for (its model
+  load is not timed); --clients threads (default 2 per worker) each send one
+  sentence per POST /translate, over keep-alive connections, until every
+  sentence was sent once or --seconds ran out; reported: requests/s and the
+  latency percentiles p50, p95 (milliseconds, request sent to answer read);
+- pbmt translate --workers N -i the same sentences: sentences/s as it reports
+  them (decoding only, after its model load), and its wall time;
+- whether the served translations equal pbmt translate's.
+
+Timings are noisy on a shared machine: the load average before each run is
+printed.
+
+    python benchmarks/bench_serve.py [--sentences 50] [--workers 1 2] [--clients C] [--seconds 120] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(config: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "pbmt", "serve", "-q", "-f", str(config), "--host",
+                                "127.0.0.1", "--port", str(port), "--workers", str(workers), "--max-queue", "10000"],
+                               stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"pbmt serve exited: {process.stderr.read()}")
+        try:
+            if httpx.get(url + "/health", timeout=5).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.5)
+    process.kill()
+    raise SystemExit("pbmt serve did not start within 600 s")
+
+
+def measure_serve(config: Path, workers: int, lines: list[str], clients: int, seconds: float) -> dict:
+    process, url = _serve(config, workers)
+    try:
+        with httpx.Client(timeout=600) as warm:  # every worker decodes once before the clock starts
+            for _ in range(2 * workers):
+                warm.post(url + "/translate", json={"sentences": [lines[0]]}).raise_for_status()
+        texts: dict[int, str] = {}
+        latencies: list[float] = []
+        next_index = iter(range(len(lines)))
+        lock = threading.Lock()
+        deadline = time.monotonic() + seconds
+
+        def client() -> None:
+            with httpx.Client(timeout=600) as http:
+                while time.monotonic() < deadline:
+                    with lock:
+                        i = next(next_index, None)
+                    if i is None:
+                        return
+                    sent = time.perf_counter()
+                    answer = http.post(url + "/translate", json={"sentences": [lines[i]]})
+                    answer.raise_for_status()
+                    with lock:
+                        latencies.append(time.perf_counter() - sent)
+                        texts[i] = answer.json()["translations"][0]["text"]
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+    ms = 1000 * np.array(latencies)
+    return {"requests": len(latencies), "requests_per_s": len(latencies) / elapsed,
+            "p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)), "texts": texts}
+
+
+def measure_translate(config: Path, workers: int, lines: list[str]) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "in.txt"
+        source.write_text("\n".join(lines) + "\n")
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", str(config), "-i", str(source),
+                               "--workers", str(workers)], capture_output=True, text=True, check=True)
+        wall = time.perf_counter() - started
+    rate = re.search(r"([0-9.]+) sentences/s", done.stderr)
+    return {"sentences_per_s": float(rate.group(1)) if rate else float("nan"), "wall_s": wall,
+            "texts": done.stdout.splitlines()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-f", "--config", type=Path, default=REPO / "data" / "model" / "moses.ini")
+    parser.add_argument("-i", "--input", type=Path, default=REPO / "data" / "sample.es")
+    parser.add_argument("--sentences", type=int, default=50)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--clients", type=int, help="concurrent clients (default: 2 per worker)")
+    parser.add_argument("--seconds", type=float, default=120, help="time limit of each serve measurement")
+    parser.add_argument("--json", type=Path)
+    options = parser.parse_args()
+    lines = [line for line in options.input.read_text().splitlines() if line.strip()][:options.sentences]
+    rows = []
+    for workers in options.workers:
+        load = os.getloadavg()[0]
+        served = measure_serve(options.config, workers, lines, options.clients or 2 * workers, options.seconds)
+        translated = measure_translate(options.config, workers, lines)
+        same = all(translated["texts"][i] == text for i, text in served["texts"].items())
+        rows.append({"workers": workers, "load_average": load, "clients": options.clients or 2 * workers,
+                     **{k: v for k, v in served.items() if k != "texts"},
+                     "translate_sentences_per_s": translated["sentences_per_s"],
+                     "translate_wall_s": translated["wall_s"], "same_output": same})
+    print(f"{len(lines)} sentences of {options.input.name}, model {options.config}, {os.cpu_count()} cores; "
+          "127.0.0.1; timings under whatever load the machine has (load average before each row)")
+    print(f"{'workers':>7} {'load':>5} {'clients':>7} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
+          f"{'translate sent/s':>16} {'translate wall s':>16} {'serve/translate':>15} {'same output':>11}")
+    for r in rows:
+        print(f"{r['workers']:>7} {r['load_average']:5.2f} {r['clients']:>7} {r['requests']:>8} "
+              f"{r['requests_per_s']:7.2f} {r['p50_ms']:8.0f} {r['p95_ms']:8.0f} "
+              f"{r['translate_sentences_per_s']:16.2f} {r['translate_wall_s']:16.1f} "
+              f"{r['requests_per_s'] / r['translate_sentences_per_s']:15.2f} {str(r['same_output']):>11}")
+    if options.json:
+        options.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()
