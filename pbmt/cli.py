@@ -18,6 +18,7 @@ from importlib import import_module
 
 from pbmt import __version__
 from pbmt.errors import PbmtError, UsageError
+from pbmt.files import parse_finite, parse_int
 
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {
@@ -40,8 +41,15 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     """Shows defaults and keeps the descriptions' paragraphs and examples as written."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pbmt",
         description="Phrase-based statistical machine translation.",
         formatter_class=HelpFormatter,
@@ -57,8 +65,34 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=HelpFormatter,
         )
         module.add_arguments(sub)
+        _checked_numbers(sub)
         sub.set_defaults(run=module.run)
     return parser
+
+
+def finite_float(text: str) -> float:
+    """argparse's float for every option: a finite number in ASCII (no nan, inf, 1e999, '٣')."""
+    return parse_finite(text)
+
+
+def ascii_int(text: str) -> int:
+    """argparse's int for every option: ASCII digits only (Python's int also takes '٣' and '1_0')."""
+    return parse_int(text)
+
+
+finite_float.__name__, ascii_int.__name__ = "finite float", "int"  # argparse names the type in its message
+
+
+def _checked_numbers(parser: argparse.ArgumentParser) -> None:
+    """Every float or int option of ``parser`` (and its sub-commands) parsed by ``finite_float``/``ascii_int``,
+    so no verb can forget it; ranges (positive, at least 1, ...) stay each option's own check."""
+    for action in parser._actions:
+        if action.type is float:
+            action.type = finite_float
+        elif action.type is int:
+            action.type = ascii_int
+        for choice in (action.choices or {}).values() if isinstance(action.choices, dict) else ():
+            _checked_numbers(choice)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,9 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     "interrupted" and 130; a closed pipe is 141. Only pbmt's own bugs print a
     traceback, and say so.
     """
-    args = build_parser().parse_args(argv)
-    prefix = f"pbmt {args.verb}"
+    prefix = "pbmt"
     try:
+        args = build_parser().parse_args(argv)
+        prefix = f"pbmt {args.verb}"
         code = args.run(args)
         sys.stdout.flush()
         return code

@@ -21,6 +21,7 @@ import contextlib
 import gzip
 import hashlib
 import io
+import math
 import os
 import re
 import shutil
@@ -109,6 +110,14 @@ def parse_float(text: str) -> float:
     if not text.isascii() or "_" in text:
         raise ValueError(f"invalid number {text!r}")
     return float(text)
+
+
+def parse_finite(text: str) -> float:
+    """``parse_float`` that also refuses nan and infinities (and 1e999, which is one)."""
+    value = parse_float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
 
 
 def file_digest(path: str | os.PathLike) -> str:

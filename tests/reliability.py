@@ -38,7 +38,10 @@ def run(argv: list[str]) -> Result:
     """``pbmt argv`` in this process; its exit code, standard output and standard error."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exit_:  # argparse's usage errors
+            code = exit_.code
     return Result(code, out.getvalue(), err.getvalue())
 
 

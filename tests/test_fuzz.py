@@ -321,12 +321,14 @@ def test_resuming_on_inputs_of_other_content_is_refused(fuzz, tuned_run, tmp_pat
     ("--stack", "0"), ("--stack", "-1"), ("--beam-threshold", "2"), ("--beam-threshold", "nan"),
     ("--beam-threshold", "-0.1"), ("--ttable-limit", "0"), ("--distortion-limit", "-2"),
     ("--weights", "LM0= nan"), ("--weights", "LM0= inf"), ("--weights", "LM0= 1e999"), ("--weights", "x" * 5000),
-    ("--weights", "/nonexistent/moses.ini"), ("--n-best", "\u0663"), ("--workers", "0"),
+    ("--weights", "/nonexistent/moses.ini"), ("--n-best", "\u0663"), ("--workers", "0"), ("--stack", "\u0663"),
+    ("--stack", "1_0"), ("--seed", "nan"), ("--anneal", "nan"), ("--steps-per-sentence", "-1"),
 ])
 def test_a_bad_option_is_a_usage_error_naming_it(fuzz, tmp_path, option, value):
     argv = ["translate", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", fuzz["input"],
             "-o", tmp_path / "out.txt"]
-    argv += [option, tmp_path / "nb.txt", value] if option == "--n-best" else [option, value]
+    argv += ([option, tmp_path / "nb.txt", value] if option == "--n-best" else [option, value, "1"]
+             if option == "--anneal" else [option, value])
     result = run(argv)
     assert result.code in (1, 2) and "Traceback" not in result.err, result.err
     assert len(result.err.strip().splitlines()) == 1 and option in result.err, result.err

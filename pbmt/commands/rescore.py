@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write, read_lines
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.listnet import NORMALISATIONS
@@ -81,7 +81,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.train and (args.refs is None or args.out is None):
-        raise PbmtError("--train needs --refs and --out")
+        raise UsageError("--train needs --refs and --out")
+    if args.score_range <= 0 or args.learning_rate <= 0 or args.decay < 0:
+        raise UsageError("--score-range and --learning-rate must be positive, --decay at least 0")
+    for name in ("batch_size", "epochs", "max_batches", "eval_every"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.restarts < 0 or args.random_directions < 0:
+        raise UsageError("--restarts and --random-directions must not be negative")
     sources = [line for _, line in read_lines(args.src)] if args.src is not None else None
     started = time.perf_counter()
     lists = read_lists(args.nbest, sources)

@@ -78,8 +78,8 @@ from tqdm import tqdm
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
 from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.errors import FormatError, PbmtError, UsageError
+from pbmt.files import atomic_write, parse_finite, read_lines
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
@@ -97,6 +97,13 @@ from pbmt.tune.samplerank import (CLIP, GAIN_SCALE, STARTS, STEP, UPDATES, Sampl
 SAMPLERANK_CHECKPOINT = "samplerank.npz"
 
 
+def _max_step(text: str) -> float | None:
+    return None if text == "none" else parse_finite(text)
+
+
+_max_step.__name__ = "number or 'none'"
+
+
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
     """--algorithm (an optimiser, or one of ``extra_algorithms``) and its parameters (shared with ``pbmt optimize``)."""
     parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS) + list(extra_algorithms), default="mert",
@@ -109,7 +116,7 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     parser.add_argument("--significance", type=float, default=0.05, help="MERT: the best random restart "
                         "replaces the climb from the previous weights only if its pool BLEU is better at this "
                         "level under paired bootstrap resampling (0: whenever it is higher, as Moses)")
-    parser.add_argument("--max-step", type=lambda v: None if v == "none" else float(v), default=2.0,
+    parser.add_argument("--max-step", type=_max_step, default=2.0,
                         help="MERT: a line search looks at most this many times the weights' L1 norm away from "
                         "them ('none': Och's unbounded search, which can walk to weights that decode word salad)")
     parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
@@ -133,7 +140,9 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
             raise PbmtError("--interpolation must be in [0, 1]")
         if args.algorithm == "pro":
             if args.pro_samples < 0 or args.pro_keep < 0:
-                raise PbmtError("--pro-samples and --pro-keep must not be negative")
+                raise UsageError("--pro-samples and --pro-keep must not be negative")
+            if not 0.0 <= args.pro_min_difference <= 1.0:
+                raise UsageError("--pro-min-difference must be in [0, 1] (a BLEU+1 difference)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
                                   min_difference=args.pro_min_difference, interpolation=args.interpolation)
         if args.apro_c <= 0:
@@ -255,6 +264,8 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
     """``pbmt tune --algorithm costmargin --features binary``: binary block feature weights on a training subset."""
     if args.algorithm != "costmargin":
         raise PbmtError("--features binary trains with --algorithm costmargin (Table II)")
+    if args.oracle_beam < 1 or args.passes < 2 or args.sgd_passes < 1:
+        raise UsageError("--oracle-beam must be at least 1, --passes at least 2, --sgd-passes at least 1")
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
                                     args.nbest or 1, oracle_beam=args.oracle_beam, seed=args.seed)
     sources, _ = read_dev(args.src, args.refs, args.sentences)
@@ -275,7 +286,9 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
 def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) -> int:
     """``pbmt tune --algorithm costmargin|perceptron``: tune, then write moses.ini, log.tsv and the plot to --out."""
     if args.passes < 2 or args.sgd_passes < 1:
-        raise PbmtError("--passes must be at least 2 (the seed decodings) and --sgd-passes at least 1")
+        raise UsageError("--passes must be at least 2 (the seed decodings) and --sgd-passes at least 1")
+    if (args.learning_rate is not None and args.learning_rate <= 0) or args.perturbation < 0:
+        raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
                                   args.nbest or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
     sources, references = read_dev(args.src, args.refs, args.sentences)

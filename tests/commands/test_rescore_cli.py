@@ -78,7 +78,7 @@ def test_other_optimisers_rescore_the_same_lists(files, tmp_path, capsys, algori
 
 
 def test_usage_errors(files, tmp_path, capsys):
-    assert main(["rescore", "--nbest", str(files["train"]), "--train", "--out", str(tmp_path / "w")]) == 1
+    assert main(["rescore", "--nbest", str(files["train"]), "--train", "--out", str(tmp_path / "w")]) == 2
     assert "--train needs --refs and --out" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["rescore", "--nbest", str(files["train"])])

@@ -1,5 +1,6 @@
 import gzip
 import math
+import os
 
 import numpy as np
 import pytest
@@ -106,6 +107,39 @@ def test_second_load_comes_from_cache_and_stale_cache_is_rebuilt(tmp_path):
     assert third.n_candidates == first.n_candidates + 1
 
 
+def test_an_edit_in_place_that_keeps_size_and_mtime_is_seen(tmp_path):
+    path = _write(tmp_path / "pt", TINY)
+    before = PhraseTable.load(path, Vocab())
+    info = os.stat(path)
+    with open(path, "r+b") as f:  # same length, same bytes but one digit
+        data = f.read()
+        f.seek(0)
+        f.write(data.replace(b"0.9 0.8", b"0.1 0.8"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert os.stat(path).st_size == info.st_size and os.stat(path).st_mtime_ns == info.st_mtime_ns
+    after = PhraseTable.load(path, Vocab())
+    assert not np.array_equal(before.scores, after.scores)
+
+
+def test_the_cache_is_readable_by_others(tmp_path, monkeypatch):
+    monkeypatch.delenv("PBMT_CACHE_DIR")
+    old = os.umask(0o022)
+    try:
+        PhraseTable.load(_write(tmp_path / "pt", TINY), Vocab())
+    finally:
+        os.umask(old)
+    folders = [p for p in (tmp_path / "pt.pbmt-cache").rglob("*") if p.is_dir()] + [tmp_path / "pt.pbmt-cache"]
+    assert folders and all(p.stat().st_mode & 0o055 == 0o055 for p in folders)
+    assert all(p.stat().st_mode & 0o044 == 0o044 for p in (tmp_path / "pt.pbmt-cache").rglob("*") if p.is_file())
+
+
+def test_source_and_target_phrases_are_keyed_on_tokens(tmp_path):
+    spaced = TINY.replace("la casa ||| the home", "la\tcasa ||| the  home")
+    table = PhraseTable.load(_write(tmp_path / "pt", spaced), Vocab())
+    plain = PhraseTable.load(_write(tmp_path / "plain", TINY), Vocab())
+    assert table.n_phrases == plain.n_phrases and table.n_candidates == plain.n_candidates
+
+
 @pytest.mark.parametrize(
     "bad_line, reason",
     [
@@ -117,6 +151,9 @@ def test_second_load_comes_from_cache_and_stale_cache_is_rebuilt(tmp_path):
         ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0-3", "outside the phrase pair"),
         ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0:0", "not of the form i-j"),
         (" ||| house ||| 0.5 0.5 0.5 0.5", "empty source or target"),
+        ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0-\u0663", "not of the form i-j"),
+        ("casa ||| house ||| 0.5 \u0663 0.5 0.5", "not all numbers"),
+        ("casa ||| house ||| 0.5 nan 0.5 0.5", "positive finite"),
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path, bad_line, reason):
