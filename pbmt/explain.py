@@ -470,10 +470,10 @@ def render_html(e: Explanation, model: TranslationModel, options_per_span: int =
         blocks.append(f"<tr><td>{b}</td><td>{s}-{t - 1}</td><td>{esc(block['source_words'])}</td>"
                       f"<td>{esc(block['target'])}</td><td>{block['orientation']}</td><td>{block['msd']}</td>"
                       f"<td>{block['jump']}</td><td>{block['score']:.4f}</td>"
-                      + "".join(f"<td class='f'>{block['weighted'][k]:.3f}</td>" for k in used) + "</tr>")
+                      + "".join(f"<td class='f'>{round(block['weighted'][k], 3) + 0.0:.3f}</td>" for k in used) + "</tr>")
     for name, part in (("end of sentence", data["end"]), ("total", data["total"])):
         blocks.append(f"<tr><td></td><td colspan='6'>{name}</td><td>{part['score']:.4f}</td>"
-                      + "".join(f"<td class='f'>{part['weighted'][k]:.3f}</td>" for k in used) + "</tr>")
+                      + "".join(f"<td class='f'>{round(part['weighted'][k], 3) + 0.0:.3f}</td>" for k in used) + "</tr>")
     blocks.append("</table><p class='note'>Feature columns are weighted (value × weight); "
                   "the weights: " + esc(", ".join(f"{f['label']} {f['weight']:g}" for f in data["features"]))
                   + ".</p>")

@@ -77,13 +77,17 @@ def run(args: argparse.Namespace) -> int:
     from pbmt.server import ServerSettings, create_app
 
     samples = tuple(line.strip() for _, line in read_lines(args.samples) if line.strip())[:30] if args.samples else ()
-    model = load_model(args)  # checks the model (and builds its caches) before any worker starts
-    settings = ServerSettings(_for_workers(args), args.workers, args.max_queue, args.max_words, args.max_sentences,
-                              samples=samples)
-    try:
+    try:  # before the model loads, so a busy port is reported at once
         sock = socket.create_server((args.host, args.port), family=_family(args.host))
     except OSError as err:
         raise PbmtError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
+    try:
+        model = load_model(args)  # checks the model (and builds its caches) before any worker starts
+    except BaseException:
+        sock.close()
+        raise
+    settings = ServerSettings(_for_workers(args), args.workers, args.max_queue, args.max_words, args.max_sentences,
+                              samples=samples)
     port = sock.getsockname()[1]
     if not args.quiet:
         if not _is_loopback(args.host):

@@ -15,7 +15,8 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-const fmt = (x, digits = 3) => (x === null || x === undefined ? "" : Number(x).toFixed(digits));
+// rounding first keeps a tiny negative from showing as "-0.000"
+const fmt = (x, digits = 3) => (x === null || x === undefined ? "" : (Number(Number(x).toFixed(digits)) + 0).toFixed(digits));
 function numCell(x, digits = 3) {
   return el("td", { class: "num " + (x > 0 ? "pos" : x < 0 ? "neg" : "") }, x ? fmt(x, digits) : "0");
 }
