@@ -33,6 +33,10 @@ UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
 # "distortion": any order within Moses's distortion limit; "mon-swap": monotone, or a block swapped with its
 # right neighbour (Tillmann & Zhang's block orientation model)
 REORDERING_MODES = ("distortion", "mon-swap")
+# "stack": every kept hypothesis extended by every option (Koehn's beam search); "cube": cube pruning with a
+# pop limit per stack (Chiang 2007; Moses's -search-algorithm 1)
+SEARCH_ALGORITHMS = ("stack", "cube")
+_MOSES_SEARCH_ALGORITHMS = {"0": "stack", "1": "cube"}  # the ini's [search-algorithm] numbers pbmt implements
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class SearchSettings:
     table_limit: int = 20  # [ttable-limit]: candidates kept per source phrase
     max_phrase_length: int = 20  # [max-phrase-length]
     reordering: str = "distortion"  # pbmt.toml [search]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
+    search: str = "stack"  # [search-algorithm]: "stack" (Moses's 0) or "cube" (Moses's 1)
+    pop_limit: int = 1000  # [cube-pruning-pop-limit]: hypotheses popped per stack by cube pruning; <= 0: no limit
 
     def __post_init__(self):
         """Every setting checked here, wherever it came from (ini, pbmt.toml, command line): a stack of 0 or a
@@ -62,6 +68,11 @@ class SearchSettings:
         b = self.beam_threshold
         if not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
             raise UsageError(f"--beam-threshold / [beam-threshold] must be a probability ratio in [0, 1], got {b!r}")
+        if self.search not in SEARCH_ALGORITHMS:
+            raise UsageError(f"unknown search algorithm {self.search!r}; known: {', '.join(SEARCH_ALGORITHMS)}")
+        if not isinstance(self.pop_limit, (int, np.integer)) or isinstance(self.pop_limit, bool) or self.pop_limit < 0:
+            raise UsageError(f"--pop-limit / [cube-pruning-pop-limit] must be an integer of at least 0 (0: no "
+                             f"limit), got {self.pop_limit!r}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
@@ -94,7 +105,21 @@ class SearchSettings:
             table_limit=config.setting("ttable-limit", d.table_limit, int),
             max_phrase_length=config.setting("max-phrase-length", d.max_phrase_length, int),
             reordering=search.get("reordering", d.reordering),
+            search=_search_algorithm(config, d.search),
+            pop_limit=config.setting("cube-pruning-pop-limit", d.pop_limit, int),
         )
+
+
+def _search_algorithm(config: MosesConfig, default: str) -> str:
+    """pbmt's name of the ini's ``[search-algorithm]`` (Moses's number), or ``default`` when absent."""
+    number = config.setting("search-algorithm", None, str)
+    if number is None:
+        return default
+    if number not in _MOSES_SEARCH_ALGORITHMS:
+        known = ", ".join(f"{k} ({v})" for k, v in _MOSES_SEARCH_ALGORITHMS.items())
+        raise PbmtError(f"{config.path or 'moses.ini'}: [search-algorithm] {number} is not one pbmt implements; "
+                        f"known: {known}")
+    return _MOSES_SEARCH_ALGORITHMS[number]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ right neighbour: the coverage is a prefix, or a prefix plus one block whose
 left gap the next block must fill exactly, in one phrase).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -21,6 +23,47 @@ from pbmt.search._array_kernels import grow1, grow2
 from pbmt.search._scoring_kernels import EOS, lm_words, msd_orientation, score_word
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
+
+Transitions = namedtuple("Transitions", [
+    "lm",  # LMArrays
+    "begin_state",  # int64: LM state after <s>
+    "w_lm_ln",  # float: LM weight times ln 10 (LM scores are log10)
+    "w_dist",  # float: distortion weight
+    "w_lr",  # float64[6]: lexicalized reordering weights (msd forward, then backward)
+    "reordering",  # float64[n_opt, 6]: each option's reordering log probabilities
+    "has_lr",  # bool: the model has a lexicalized reordering feature
+    "orient_score",  # float64[n_opt, 3]: weighted sparse score of option o in each msd orientation
+    "right_key", "left_key",  # int32[n_opt]: sparse keys of each option's last and first target word
+    "pair_weight",  # float64[n_right + 1, n_left + 1]: weighted sparse score of key pairs (start row, end column)
+    "has_sparse",  # bool: the model has sparse transition features
+])
+"""Every score of a block that depends on its predecessor, weighted (natural log): the searches' one form
+of the transition features (LM, distortion, lexicalized reordering, sparse orientation and boundary pairs)."""
+
+
+@njit(cache=True, inline="always")
+def extension_score(tr, tgt_offsets, tgt_words, state, prev_start, prev_end, prev_option, o, start, end, complete):
+    """Weighted transition score of option ``o`` over [start, end) after block [prev_start, prev_end) with
+    ``prev_option`` (-1 and [0, 0) at the sentence start) in LM ``state``; ``complete``: the block ends the
+    sentence (adds </s> and the end boundary). Returns (score, LM state after the block)."""
+    p, new_state = lm_words(tr.lm, state, tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
+    total = tr.w_lm_ln * p - tr.w_dist * abs(start - prev_end)
+    if tr.has_lr or tr.has_sparse:
+        orient = msd_orientation(prev_start, prev_end, start, end)
+        if tr.has_lr:
+            total += tr.w_lr[orient] * tr.reordering[o, orient]
+            if prev_option >= 0:
+                total += tr.w_lr[3 + orient] * tr.reordering[prev_option, 3 + orient]
+        if tr.has_sparse:
+            total += tr.orient_score[o, orient]
+            row = tr.right_key[prev_option] if prev_option >= 0 else tr.pair_weight.shape[0] - 1
+            total += tr.pair_weight[row, tr.left_key[o]]
+            if complete:
+                total += tr.pair_weight[tr.right_key[o], tr.pair_weight.shape[1] - 1]
+    if complete:
+        p_end, new_state = score_word(tr.lm, new_state, EOS)
+        total += tr.w_lm_ln * p_end
+    return total, new_state
 
 
 @njit(cache=True, inline="always")
@@ -54,217 +97,549 @@ def _hash(cov, h, key_a, lm_state):
 
 
 @njit(cache=True)
-def decode_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, reordering, span_offsets,
-                  max_length, future, lm, begin_state, w_lm_ln, w_dist, w_lr, has_lr,
-                  distortion_limit, stack_size, log_beam, mon_swap, orient_score, right_key, left_key, pair_weight,
-                  has_transition):
-    """Stack decoding of one sentence of ``n`` > 0 words.
+def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap, span_offsets, spans):
+    """The source spans a hypothesis with coverage ``cov[h]`` and last block ending at ``prev_end`` may
+    translate next and that have options: their (start, end) in ``spans`` (int32[>= n * max_length, 2]);
+    returns how many.
 
-    Options as in ``TranslationOptions``; w_lm_ln: LM weight times ln 10;
-    w_dist: distortion weight; w_lr: float64[6] reordering weights (used when
-    ``has_lr``); distortion_limit < 0: unlimited; log_beam: natural log of the
-    beam threshold (-inf: no threshold pruning); mon_swap: search the MON/SWAP
-    space instead (the distortion limit is ignored). Weighted transition
-    scores of sparse features (used when ``has_transition``): orient_score
-    float64[n_opt, 3], the score of option o in each orientation relative to
-    its predecessor (msd order: monotone = R, swap = L, discontinuous = N);
-    pair_weight float64[n_right + 1, n_left + 1], the score of a block with
-    ``left_key`` l after one with ``right_key`` r (row n_right: the sentence
-    start; column n_left: the sentence end). Returns the pool:
-    (parent int32[h], option int32[h], score float64[h], klass int32[h],
-    final_class int, stats int64[n + 1, 5]) — klass[h] is the recombination
-    class of hypothesis h; final_class -1 if no complete hypothesis survived;
-    stats[s] counts, for stack s (s words covered): its classes when it was
-    expanded, the hypotheses expanded after pruning, the hypotheses added to
-    it, those of them recombined into an existing class, and the extensions
-    rejected by the beam threshold before entering it (see STAT_NAMES).
+    Distortion limit (< 0: none): the jump from ``prev_end`` and the reach past the first gap are at most
+    the limit, as Moses checks. MON/SWAP (``mon_swap``): the next block starts at the first gap, or it is a
+    swapped block whose left gap one option must then fill exactly; while such a gap is open, only a
+    block filling it exactly.
     """
-    words = max(1, (n + 63) // 64)
-    cap = 1024
-    cov = np.zeros((cap, words), dtype=np.uint64)
-    prev_start = np.zeros(cap, dtype=np.int32)
-    prev_end = np.zeros(cap, dtype=np.int32)
-    lm_state = np.zeros(cap, dtype=np.int64)
-    option = np.full(cap, -1, dtype=np.int32)
-    parent = np.full(cap, -1, dtype=np.int32)
-    score = np.zeros(cap, dtype=np.float64)
-    fut = np.zeros(cap, dtype=np.float64)
-    klass = np.zeros(cap, dtype=np.int32)
-    key_a = np.zeros(cap, dtype=np.int64)
-    n_hyp = 1
-    lm_state[0] = begin_state
-    key_a[0] = 0
-    fut[0] = future[0, n]
+    count = 0
+    first_gap = 0
+    while first_gap < n and _covered(cov, h, first_gap):
+        first_gap += 1
+    gap_end = first_gap
+    while gap_end < n and not _covered(cov, h, gap_end):
+        gap_end += 1
+    for start in range(first_gap, n):
+        if _covered(cov, h, start):
+            continue
+        if mon_swap:
+            if gap_end < n and start > first_gap:
+                break  # a swapped block waits: fill its gap first
+            if start > first_gap:
+                skipped = start - first_gap
+                if skipped > max_length:
+                    break
+                gap_span = first_gap * max_length + skipped - 1
+                if span_offsets[gap_span] == span_offsets[gap_span + 1]:
+                    continue  # no single block could fill the gap
+        elif distortion_limit >= 0 and abs(start - prev_end) > distortion_limit:
+            continue
+        for length in range(min(max_length, n - start)):
+            end = start + length + 1
+            if _covered(cov, h, end - 1):
+                break
+            if mon_swap:
+                if gap_end < n and end != gap_end:
+                    continue
+            elif distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
+                break
+            span = start * max_length + length
+            if span_offsets[span] < span_offsets[span + 1]:
+                spans[count, 0] = start
+                spans[count, 1] = end
+                count += 1
+    return count
 
-    ccap = 1024
-    c_rep = np.zeros(ccap, dtype=np.int32)
-    c_next = np.full(ccap, -1, dtype=np.int32)  # next class in the same stack
-    n_class = 1
+
+@njit(cache=True)
+def _grow_pool(cap, cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a):
+    return (grow2(cov, cap), grow1(prev_start, cap), grow1(prev_end, cap), grow1(lm_state, cap),
+            grow1(option, cap), grow1(parent, cap), grow1(score, cap), grow1(fut, cap), grow1(klass, cap),
+            grow1(key_a, cap))
+
+
+@njit(cache=True)
+def _find_class(table, c_rep, cov, key_a, lm_state, g):
+    """Recombination: the class whose key (coverage, ``key_a``, LM state) equals hypothesis g's, or -1;
+    and the table slot where it is, or where a new class of g goes."""
+    mask = table.shape[0] - 1
+    slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
+    while table[slot] >= 0:
+        rep = c_rep[table[slot]]
+        if key_a[rep] == key_a[g] and lm_state[rep] == lm_state[g]:
+            same = True
+            for w in range(cov.shape[1]):
+                if cov[rep, w] != cov[g, w]:
+                    same = False
+                    break
+            if same:
+                return table[slot], slot
+        slot = (slot + 1) & mask
+    return -1, slot
+
+
+@njit(cache=True)
+def _rehash(table, n_class, c_rep, cov, key_a, lm_state):
+    """A table twice as large holding every class."""
+    table = np.full(2 * table.shape[0], -1, dtype=np.int32)
+    mask = table.shape[0] - 1
+    for cl in range(n_class):
+        rep = c_rep[cl]
+        sl = np.int64(_hash(cov, rep, key_a[rep], lm_state[rep]) & np.uint64(mask))
+        while table[sl] >= 0:
+            sl = (sl + 1) & mask
+        table[sl] = cl
+    return table
+
+
+@njit(cache=True)
+def _kept(s, stack_head, c_rep, c_next, score, fut, stack_best, stack_size, log_beam, stats):
+    """Representatives of the classes of stack s that survive pruning (at most ``stack_size``, within the
+    beam of the stack's best), best first."""
+    count = 0
+    c = stack_head[s]
+    while c >= 0:
+        count += 1
+        c = c_next[c]
+    reps = np.empty(count, dtype=np.int32)
+    totals = np.empty(count)
+    c = stack_head[s]
+    k = 0
+    while c >= 0:
+        reps[k] = c_rep[c]
+        totals[k] = score[c_rep[c]] + fut[c_rep[c]]
+        k += 1
+        c = c_next[c]
+    order = np.argsort(-totals, kind="mergesort")
+    keep = 0
+    while keep < min(count, stack_size) and totals[order[keep]] >= stack_best[s] + log_beam:
+        keep += 1
+    stats[s, 0] = count
+    stats[s, 1] = keep
+    return reps[order[:keep]]
+
+
+@njit(cache=True)
+def _new_pool(n, begin_state, future):
+    """An empty hypothesis pool with the empty hypothesis 0 (see ``stack_kernel``)."""
+    cap = 1024
+    words = max(1, (n + 63) // 64)
+    pool = (np.zeros((cap, words), dtype=np.uint64), np.zeros(cap, dtype=np.int32), np.zeros(cap, dtype=np.int32),
+            np.zeros(cap, dtype=np.int64), np.full(cap, -1, dtype=np.int32), np.full(cap, -1, dtype=np.int32),
+            np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int32),
+            np.zeros(cap, dtype=np.int64))
+    pool[3][0] = begin_state
+    pool[7][0] = future[0, n]
+    return pool
+
+
+@njit(cache=True)
+def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key_option):
+    """Hypothesis g: h extended by option o over [start, end)."""
+    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+    cov[g] = cov[h]
+    for i in range(start, end):
+        cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+    prev_start[g] = start
+    prev_end[g] = end
+    lm_state[g] = -1 if complete else new_state
+    option[g] = o
+    parent[g] = h
+    score[g] = new_score
+    fut[g] = fut_g
+    key_a[g] = -1 if complete else (o if key_option else end)
+
+
+@njit(cache=True)
+def _future_with(cov, h, start, end, n, future):
+    """Future estimate of hypothesis h's coverage plus [start, end)."""
+    total = 0.0
+    i = 0
+    while i < n:
+        if (start <= i < end) or _covered(cov, h, i):
+            i += 1
+            continue
+        j = i
+        while j < n and not (start <= j < end) and not _covered(cov, h, j):
+            j += 1
+        total += future[i, j]
+        i = j
+    return total
+
+
+@njit(cache=True)
+def _place(pool, g, t, complete, classes, stack_head, stats):
+    """Put hypothesis g into stack t: into the class with its recombination key, or a new class.
+
+    ``classes`` = (c_rep, c_next, table, counts): counts[0] is the number of classes, counts[1] the final
+    class. Returns ``classes``, grown when needed.
+    """
+    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+    c_rep, c_next, table, counts = classes
+    stats[t, 2] += 1
+    found, slot = _find_class(table, c_rep, cov, key_a, lm_state, g)
+    if found >= 0:
+        stats[t, 3] += 1
+        klass[g] = found
+        if score[g] > score[c_rep[found]]:
+            c_rep[found] = g
+        return classes
+    n_class = counts[0]
+    if n_class == c_rep.shape[0]:
+        c_rep = grow1(c_rep, 2 * n_class)
+        c_next = grow1(c_next, 2 * n_class)
+    c_rep[n_class] = g
+    c_next[n_class] = stack_head[t]
+    stack_head[t] = n_class
+    klass[g] = n_class
+    if complete:
+        counts[1] = n_class
+    table[slot] = n_class
+    counts[0] = n_class + 1
+    if 2 * counts[0] > table.shape[0]:
+        table = _rehash(table, counts[0], c_rep, cov, key_a, lm_state)
+    return c_rep, c_next, table, counts
+
+
+@njit(cache=True)
+def _new_classes():
+    c_rep = np.zeros(1024, dtype=np.int32)
+    c_next = np.full(1024, -1, dtype=np.int32)
+    return c_rep, c_next, np.full(4096, -1, dtype=np.int32), np.array([1, -1], dtype=np.int64)
+
+
+@njit(cache=True)
+def _stack_count(stack_head, c_next, s):
+    count = 0
+    c = stack_head[s]
+    while c >= 0:
+        count += 1
+        c = c_next[c]
+    return count
+
+
+@njit(cache=True)
+def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
+                 tr, distortion_limit, stack_size, log_beam, mon_swap):
+    """Stack decoding of one sentence of ``n`` > 0 words: every kept hypothesis of a stack is extended by
+    every option it may take next.
+
+    Options as in ``TranslationOptions``; ``tr``: the weighted transition features (``Transitions``);
+    distortion_limit < 0: unlimited; log_beam: natural log of the beam threshold (-inf: no threshold
+    pruning); mon_swap: search the MON/SWAP space instead (the distortion limit is ignored).
+
+    The hypothesis pool: parallel arrays indexed by hypothesis (coverage bitmap, the last block's source
+    span and option, LM state (-1 when complete), parent, accumulated score, future estimate, recombination
+    class, recombination key: the last block's end, or its option when lexicalized reordering or sparse
+    transitions look at it). Hypotheses with the same key (coverage, LM state, that key) form a class; the
+    best member represents the class in its stack, the others are kept as arcs for n-best extraction; every
+    complete hypothesis is in one final class. Returns (parent int32[h], option int32[h], score float64[h],
+    klass int32[h], final_class int, stats int64[n + 1, 5]): final_class -1 if no complete hypothesis
+    survived; stats[s] counts, for stack s (s words covered), its classes when it was expanded, the
+    hypotheses expanded after pruning, the hypotheses added to it, those of them recombined into an existing
+    class, and the extensions rejected by the beam threshold before entering it (see STAT_NAMES).
+    """
+    pool = _new_pool(n, tr.begin_state, future)
+    n_hyp = 1
+    classes = _new_classes()
     stack_head = np.full(n + 1, -1, dtype=np.int32)
     stack_best = np.full(n + 1, -np.inf)
     stack_head[0] = 0
-    stack_best[0] = fut[0]
-    tcap = 4096
-    table = np.full(tcap, -1, dtype=np.int32)
-    final_class = -1
+    stack_best[0] = pool[7][0]
     stats = np.zeros((n + 1, 5), dtype=np.int64)
-
+    spans = np.empty((n * max_length + 1, 2), dtype=np.int32)
+    key_option = tr.has_lr or tr.has_sparse
     for s in range(n):
-        # the classes of stack s, pruned
-        count = 0
-        c = stack_head[s]
-        while c >= 0:
-            count += 1
-            c = c_next[c]
-        reps = np.empty(count, dtype=np.int32)
-        totals = np.empty(count)
-        c = stack_head[s]
-        k = 0
-        while c >= 0:
-            reps[k] = c_rep[c]
-            totals[k] = score[c_rep[c]] + fut[c_rep[c]]
-            k += 1
-            c = c_next[c]
-        order = np.argsort(-totals, kind="mergesort")
-        keep = min(count, stack_size)
-        stats[s, 0] = count
-        for r in range(keep):
-            idx = order[r]
-            if totals[idx] < stack_best[s] + log_beam:
-                break
-            stats[s, 1] += 1
-            h = reps[idx]
-            first_gap = 0
-            while first_gap < n and _covered(cov, h, first_gap):
-                first_gap += 1
-            gap_end = first_gap
-            while gap_end < n and not _covered(cov, h, gap_end):
-                gap_end += 1
-            for start in range(first_gap, n):
-                if _covered(cov, h, start):
-                    continue
-                jump = abs(start - prev_end[h])
-                if mon_swap:
-                    if gap_end < n and start > first_gap:
-                        break  # a swapped block waits: fill its gap first
-                    if start > first_gap:
-                        skipped = start - first_gap
-                        if skipped > max_length:
-                            break
-                        gap_span = first_gap * max_length + skipped - 1
-                        if span_offsets[gap_span] == span_offsets[gap_span + 1]:
-                            continue  # no single block could fill the gap
-                elif distortion_limit >= 0 and jump > distortion_limit:
-                    continue
-                for length in range(min(max_length, n - start)):
-                    end = start + length + 1
-                    if _covered(cov, h, end - 1):
+        cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+        for h in _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats):
+            n_spans = reachable_spans(pool[0], h, n, pool[2][h], max_length, distortion_limit, mon_swap,
+                                      span_offsets, spans)
+            for k in range(n_spans):
+                start, end = spans[k, 0], spans[k, 1]
+                t = s + end - start
+                complete = t == n
+                fut_g = 0.0 if complete else _future_with(pool[0], h, start, end, n, future)
+                for o in range(span_offsets[start * max_length + end - start - 1],
+                               span_offsets[start * max_length + end - start]):
+                    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+                    step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
+                                                      prev_end[h], option[h], o, start, end, complete)
+                    new_score = score[h] + local_score[o] + step
+                    total = new_score + fut_g
+                    if total < stack_best[t] + log_beam:
+                        stats[t, 4] += 1
+                        continue
+                    if total > stack_best[t]:
+                        stack_best[t] = total
+                    if n_hyp == cov.shape[0]:
+                        pool = _grow_pool(2 * n_hyp, *pool)
+                    _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
+                    classes = _place(pool, n_hyp, t, complete, classes, stack_head, stats)
+                    n_hyp += 1
+    stats[n, 0] = _stack_count(stack_head, classes[1], n)
+    return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
+
+
+@njit(cache=True)
+def _options_by_estimate(span_offsets, estimate):
+    """Option indices with each span's options sorted by ``estimate`` (best first, stable)."""
+    order = np.arange(estimate.shape[0])
+    for k in range(span_offsets.shape[0] - 1):
+        lo, hi = span_offsets[k], span_offsets[k + 1]
+        if hi - lo > 1:
+            order[lo:hi] = lo + np.argsort(-estimate[lo:hi], kind="mergesort")
+    return order
+
+
+@njit(cache=True)
+def _groups(kept, cov, prev_end):
+    """Kept hypotheses (best first) grouped by (coverage, last block end), each group best first.
+
+    Returns (hypotheses int32[k] in group order, group offsets int64[g + 1]).
+    """
+    k = kept.shape[0]
+    size = 16
+    while size < 2 * k:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)
+    first = np.empty(k, dtype=np.int32)  # a member of each group
+    group = np.empty(k, dtype=np.int64)
+    n_group = 0
+    for r in range(k):
+        h = kept[r]
+        slot = np.int64(_hash(cov, h, prev_end[h], 0) & np.uint64(size - 1))
+        while table[slot] >= 0:
+            other = first[table[slot]]
+            if prev_end[other] == prev_end[h]:
+                same = True
+                for w in range(cov.shape[1]):
+                    if cov[other, w] != cov[h, w]:
+                        same = False
                         break
-                    if mon_swap:
-                        if gap_end < n and end != gap_end:
-                            continue
-                    elif distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
-                        break
-                    span = start * max_length + length
-                    t = s + length + 1
-                    for o in range(span_offsets[span], span_offsets[span + 1]):
-                        p, new_state = lm_words(lm, lm_state[h], tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
-                        new_score = score[h] + local_score[o] + w_lm_ln * p - w_dist * jump
-                        if has_lr:
-                            orient = msd_orientation(prev_start[h], prev_end[h], start, end)
-                            new_score += w_lr[orient] * reordering[o, orient]
-                            if option[h] >= 0:
-                                new_score += w_lr[3 + orient] * reordering[option[h], 3 + orient]
-                        if has_transition:
-                            new_score += orient_score[o, msd_orientation(prev_start[h], prev_end[h], start, end)]
-                            row = right_key[option[h]] if option[h] >= 0 else pair_weight.shape[0] - 1
-                            new_score += pair_weight[row, left_key[o]]
-                            if t == n:
-                                new_score += pair_weight[right_key[o], pair_weight.shape[1] - 1]
-                        if n_hyp == cap:
-                            cap *= 2
-                            cov = grow2(cov, cap)
-                            prev_start = grow1(prev_start, cap)
-                            prev_end = grow1(prev_end, cap)
-                            lm_state = grow1(lm_state, cap)
-                            option = grow1(option, cap)
-                            parent = grow1(parent, cap)
-                            score = grow1(score, cap)
-                            fut = grow1(fut, cap)
-                            klass = grow1(klass, cap)
-                            key_a = grow1(key_a, cap)
-                        g = n_hyp
-                        cov[g] = cov[h]
-                        for i in range(start, end):
-                            cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-                        complete = t == n
-                        if complete:
-                            p_end, new_state = score_word(lm, new_state, EOS)
-                            new_score += w_lm_ln * p_end
-                            fut[g] = 0.0
-                        else:
-                            fut[g] = _future_of(cov, g, n, future)
-                        total = new_score + fut[g]
-                        if total < stack_best[t] + log_beam:
-                            stats[t, 4] += 1
-                            continue
-                        prev_start[g] = start
-                        prev_end[g] = end
-                        lm_state[g] = -1 if complete else new_state
-                        option[g] = o
-                        parent[g] = h
-                        score[g] = new_score
-                        key_a[g] = -1 if complete else (o if has_lr or has_transition else end)
+                if same:
+                    break
+            slot = (slot + 1) & (size - 1)
+        if table[slot] < 0:
+            table[slot] = n_group
+            first[n_group] = h
+            n_group += 1
+        group[r] = table[slot]
+    offsets = np.zeros(n_group + 1, dtype=np.int64)
+    for r in range(k):
+        offsets[group[r] + 1] += 1
+    offsets = np.cumsum(offsets)
+    fill = offsets[:-1].copy()
+    out = np.empty(k, dtype=np.int32)
+    for r in range(k):
+        out[fill[group[r]]] = kept[r]
+        fill[group[r]] += 1
+    return out, offsets
+
+
+@njit(cache=True, inline="always")
+def _cell_before(c_total, a, b):
+    """Queue order of candidate cells: higher total first, then the earlier one."""
+    return c_total[a] > c_total[b] or (c_total[a] == c_total[b] and a < b)
+
+
+@njit(cache=True)
+def _queue_push(heap, size, c_total, c):
+    if size == heap.shape[0]:
+        heap = grow1(heap, 2 * size)
+    heap[size] = c
+    i = size
+    while i > 0:
+        up = (i - 1) >> 1
+        if not _cell_before(c_total, heap[i], heap[up]):
+            break
+        heap[i], heap[up] = heap[up], heap[i]
+        i = up
+    return heap, size + 1
+
+
+@njit(cache=True)
+def _queue_pop(heap, size, c_total):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _cell_before(c_total, heap[child + 1], heap[child]):
+            child += 1
+        if not _cell_before(c_total, heap[child], heap[i]):
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return top, size
+
+
+@njit(cache=True)
+def _seen_slot(seen, key):
+    mask = seen.shape[0] - 1
+    slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(24)) & mask
+    while seen[slot] >= 0 and seen[slot] != key:
+        slot = (slot + 1) & mask
+    return slot
+
+
+@njit(cache=True)
+def _first_sight(seen, count, key):
+    """Insert ``key`` (>= 0) into the open-addressing set ``seen`` holding ``count`` keys.
+
+    Returns (True if it was not there, the set, grown when half full, its new count)."""
+    slot = _seen_slot(seen, key)
+    if seen[slot] == key:
+        return False, seen, count
+    seen[slot] = key
+    count += 1
+    if 2 * count > seen.shape[0]:
+        old = seen
+        seen = np.full(2 * old.shape[0], -1, dtype=np.int64)
+        for k in old:
+            if k >= 0:
+                seen[_seen_slot(seen, k)] = k
+    return True, seen, count
+
+
+@njit(cache=True)
+def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
+                future, tr, distortion_limit, stack_size, log_beam, mon_swap, pop_limit):
+    """Cube pruning of one sentence of ``n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
+
+    Arguments and result as ``stack_kernel``'s, plus ``estimate`` float64[n_opt] (each option's estimated
+    score, by which a span's options are sorted) and ``pop_limit`` (hypotheses created per stack; <= 0: no
+    limit). Each stack is filled from edges: a group of kept hypotheses of an earlier stack with the same
+    coverage and last block end (best first) times the options of one span they may translate next (best
+    estimate first). A queue holds scored cells (hypothesis i, option j) of every edge into the stack,
+    starting with each edge's (0, 0); each pop adds its hypothesis to the stack and queues the cells
+    (i + 1, j) and (i, j + 1) not queued before. Stats column 1 counts the hypotheses kept for extension.
+    """
+    pool = _new_pool(n, tr.begin_state, future)
+    n_hyp = 1
+    classes = _new_classes()
+    stack_head = np.full(n + 1, -1, dtype=np.int32)
+    stack_best = np.full(n + 1, -np.inf)
+    stack_head[0] = 0
+    stack_best[0] = pool[7][0]
+    stats = np.zeros((n + 1, 5), dtype=np.int64)
+    spans = np.empty((n * max_length + 1, 2), dtype=np.int32)
+    key_option = tr.has_lr or tr.has_sparse
+    order = _options_by_estimate(span_offsets, estimate)
+    if pop_limit <= 0:
+        pop_limit = np.iinfo(np.int64).max
+
+    # the grouped kept hypotheses of every expanded stack
+    members = np.empty(256, dtype=np.int32)
+    n_members = 0
+    group_lo = np.zeros(64, dtype=np.int64)
+    n_group = 0
+    # edges: group, span, future estimate after it; linked per target stack
+    e_group = np.empty(256, dtype=np.int64)
+    e_start = np.empty(256, dtype=np.int32)
+    e_end = np.empty(256, dtype=np.int32)
+    e_fut = np.empty(256)
+    e_next = np.empty(256, dtype=np.int64)
+    n_edge = 0
+    edge_head = np.full(n + 1, -1, dtype=np.int64)
+    # candidate cells of the stack being filled
+    c_edge = np.empty(256, dtype=np.int64)
+    c_i = np.empty(256, dtype=np.int64)
+    c_j = np.empty(256, dtype=np.int64)
+    c_score = np.empty(256)
+    c_state = np.empty(256, dtype=np.int64)
+    c_total = np.empty(256)
+    heap = np.empty(256, dtype=np.int64)
+    seen = np.full(1024, -1, dtype=np.int64)
+
+    for s in range(n + 1):
+        if s > 0:
+            # fill stack s: seed the queue with every edge's best cell, then pop
+            n_cand = 0
+            size = 0
+            seen[:] = -1
+            n_seen = 0
+            pops = 0
+            seed = edge_head[s]
+            while seed >= 0 or (size > 0 and pops < pop_limit):
+                if seed >= 0:
+                    ce, ci, cj = seed, 0, 0
+                    seed = e_next[seed]
+                    n_next = 1  # the cell itself
+                else:
+                    c, size = _queue_pop(heap, size, c_total)
+                    pops += 1
+                    ce, ci, cj = c_edge[c], c_i[c], c_j[c]
+                    if c_total[c] < stack_best[s] + log_beam:
+                        stats[s, 4] += 1
+                    else:
+                        if c_total[c] > stack_best[s]:
+                            stack_best[s] = c_total[c]
+                        if n_hyp == pool[0].shape[0]:
+                            pool = _grow_pool(2 * n_hyp, *pool)
+                        h = members[group_lo[e_group[ce]] + ci]
+                        o = order[span_offsets[e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1] + cj]
+                        _write(pool, n_hyp, h, o, e_start[ce], e_end[ce], c_score[c], c_state[c], s == n,
+                               e_fut[ce], key_option)
+                        classes = _place(pool, n_hyp, s, s == n, classes, stack_head, stats)
                         n_hyp += 1
-                        stats[t, 2] += 1
-                        if total > stack_best[t]:
-                            stack_best[t] = total
-                        # find the class of g
-                        mask = tcap - 1
-                        slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
-                        found = -1
-                        while table[slot] >= 0:
-                            rep = c_rep[table[slot]]
-                            if key_a[rep] == key_a[g] and lm_state[rep] == lm_state[g]:
-                                same = True
-                                for w in range(words):
-                                    if cov[rep, w] != cov[g, w]:
-                                        same = False
-                                        break
-                                if same:
-                                    found = table[slot]
-                                    break
-                            slot = (slot + 1) & mask
-                        if found >= 0:
-                            stats[t, 3] += 1
-                            klass[g] = found
-                            if new_score > score[c_rep[found]]:
-                                c_rep[found] = g
-                            continue
-                        if n_class == ccap:
-                            ccap *= 2
-                            c_rep = grow1(c_rep, ccap)
-                            c_next = grow1(c_next, ccap)
-                        c_rep[n_class] = g
-                        c_next[n_class] = stack_head[t]
-                        stack_head[t] = n_class
-                        klass[g] = n_class
-                        if complete:
-                            final_class = n_class
-                        table[slot] = n_class
-                        n_class += 1
-                        if 2 * n_class > tcap:
-                            tcap *= 2
-                            table = np.full(tcap, -1, dtype=np.int32)
-                            mask = tcap - 1
-                            for cl in range(n_class):
-                                rep = c_rep[cl]
-                                sl = np.int64(_hash(cov, rep, key_a[rep], lm_state[rep]) & np.uint64(mask))
-                                while table[sl] >= 0:
-                                    sl = (sl + 1) & mask
-                                table[sl] = cl
-    c = stack_head[n]
-    while c >= 0:
-        stats[n, 0] += 1
-        c = c_next[c]
-    return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class, stats
+                    n_next = 2  # its neighbours (i + 1, j) and (i, j + 1)
+                lo = group_lo[e_group[ce]]
+                rows = group_lo[e_group[ce] + 1] - lo
+                span = e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1
+                cols = span_offsets[span + 1] - span_offsets[span]
+                for q in range(n_next):
+                    i, j = ci, cj
+                    if n_next == 2:
+                        i, j = (ci + 1, cj) if q == 0 else (ci, cj + 1)
+                    if i >= rows or j >= cols:
+                        continue
+                    new, seen, n_seen = _first_sight(seen, n_seen, (ce << 42) | (i << 21) | j)
+                    if not new:
+                        continue
+                    h = members[lo + i]
+                    o = order[span_offsets[span] + j]
+                    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+                    step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
+                                                      prev_end[h], option[h], o, e_start[ce], e_end[ce], s == n)
+                    if n_cand == c_edge.shape[0]:
+                        c_edge, c_i, c_j = grow1(c_edge, 2 * n_cand), grow1(c_i, 2 * n_cand), grow1(c_j, 2 * n_cand)
+                        c_score, c_state = grow1(c_score, 2 * n_cand), grow1(c_state, 2 * n_cand)
+                        c_total = grow1(c_total, 2 * n_cand)
+                    c_edge[n_cand], c_i[n_cand], c_j[n_cand] = ce, i, j
+                    c_score[n_cand] = score[h] + local_score[o] + step
+                    c_state[n_cand] = new_state
+                    c_total[n_cand] = c_score[n_cand] + e_fut[ce]
+                    heap, size = _queue_push(heap, size, c_total, n_cand)
+                    n_cand += 1
+        if s == n:
+            break
+        # prune stack s, group what is kept, and create the edges out of it
+        cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+        kept = _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats)
+        grouped, offsets = _groups(kept, cov, prev_end)
+        if n_members + grouped.shape[0] > members.shape[0]:
+            members = grow1(members, 2 * (n_members + grouped.shape[0]))
+        if n_group + offsets.shape[0] > group_lo.shape[0]:
+            group_lo = grow1(group_lo, 2 * (n_group + offsets.shape[0]))
+        members[n_members:n_members + grouped.shape[0]] = grouped
+        for g in range(offsets.shape[0] - 1):
+            group = n_group + g
+            group_lo[group] = n_members + offsets[g]
+            group_lo[group + 1] = n_members + offsets[g + 1]
+            h = grouped[offsets[g]]
+            n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, distortion_limit, mon_swap,
+                                      span_offsets, spans)
+            if n_edge + n_spans > e_group.shape[0]:
+                cap = 2 * (n_edge + n_spans)
+                e_group, e_start, e_end = grow1(e_group, cap), grow1(e_start, cap), grow1(e_end, cap)
+                e_fut, e_next = grow1(e_fut, cap), grow1(e_next, cap)
+            for k in range(n_spans):
+                start, end = spans[k, 0], spans[k, 1]
+                t = s + end - start
+                e_group[n_edge], e_start[n_edge], e_end[n_edge] = group, start, end
+                e_fut[n_edge] = 0.0 if t == n else _future_with(cov, h, start, end, n, future)
+                e_next[n_edge] = edge_head[t]
+                edge_head[t] = n_edge
+                n_edge += 1
+        n_members += grouped.shape[0]
+        n_group += offsets.shape[0] - 1
+    stats[n, 0] = _stack_count(stack_head, classes[1], n)
+    return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats

@@ -9,14 +9,14 @@ best first.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search._decoder_kernels import decode_kernel
+from pbmt.search._decoder_kernels import Transitions, cube_kernel, stack_kernel
+from pbmt.search._nbest_kernels import k_best_paths
 from pbmt.search.derivation import Derivation, boundary_arrays, model_score
 from pbmt.search.options import TranslationOptions
 
@@ -92,33 +92,42 @@ def sparse_transitions(model: TranslationModel, options: TranslationOptions) -> 
     return TransitionScores(orient, word_right, word_left, word_pair)
 
 
-_NO_TRANSITIONS = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
+def transitions(model: TranslationModel, options: TranslationOptions) -> Transitions:
+    """The weighted transition features of ``options`` under ``model``, in the searches' one kernel form."""
+    layout, w = model.layout, model.weights
+    lr = layout.columns_of_type("LexicalReordering")
+    dist = layout.columns_of_type("Distortion")
+    sparse = sparse_transitions(model, options) if model.sparse is not None else None
+    if sparse is None:
+        sparse = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
+    return Transitions(model.lm.arrays, np.int64(model.lm.begin_state), model.lm_weight_ln,
+                       float(w[dist][0]) if dist is not None else 0.0,
+                       np.ascontiguousarray(w[lr]) if lr is not None else np.zeros(6),
+                       np.ascontiguousarray(options.reordering), lr is not None, sparse.orient, sparse.right_key,
+                       sparse.left_key, sparse.pair, model.sparse is not None)
 
 
 def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None
            ) -> SearchGraph:
-    """Run the stack decoder on a sentence of at least one word; ``settings`` default to the model's.
+    """Search a sentence of at least one word by the settings' algorithm (``settings.search``: stack
+    decoding or cube pruning); ``settings`` default to the model's.
 
     A model with sparse features (``model.sparse``) decodes with them: their
     option-local part is in ``options.local_score`` (``TranslationOptions.build``),
     the rest are transition scores (``sparse_transitions``).
     """
     settings = settings or model.settings
-    transitions = sparse_transitions(model, options) if model.sparse is not None else None
-    extra = transitions or _NO_TRANSITIONS
-    layout = model.layout
-    lr = layout.columns_of_type("LexicalReordering")
-    dist = layout.columns_of_type("Distortion")
-    w = model.weights
-    return SearchGraph(*decode_kernel(
-        options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words, options.local_score,
-        options.reordering, options.span_offsets, options.max_length, options.future, model.lm.arrays,
-        model.lm.begin_state, model.lm_weight_ln, float(w[dist][0]) if dist is not None else 0.0,
-        w[lr] if lr is not None else np.zeros(6), lr is not None, settings.distortion_limit,
-        settings.stack_size, math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf,
-        settings.reordering == "mon-swap", extra.orient, extra.right_key, extra.left_key, extra.pair,
-        transitions is not None,
-    ))
+    log_beam = math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf
+    common = (options.span_offsets, options.max_length, options.future, transitions(model, options),
+              settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap")
+    if settings.search == "cube":
+        estimate = options.local_score + model.lm_weight_ln * options.lm_inside
+        graph = cube_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
+                            options.local_score, estimate, *common, settings.pop_limit)
+    else:
+        graph = stack_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
+                             options.local_score, *common)
+    return SearchGraph(*graph)
 
 
 def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
@@ -134,59 +143,14 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
     graph = search(model, options, settings)
     if graph.final_class < 0:
         return []
-    return list(best_paths(options, graph, n_best, distinct))
+    return best_paths(options, graph, n_best, distinct)
 
 
-def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False):
-    """Yield the ``n_best`` best complete derivations of a search graph (``ScoredDerivation``), best first."""
-    parent, option, score, klass, final = graph.parent, graph.option, graph.score, graph.klass, graph.final_class
-    # members of every class, best first
-    order = np.lexsort((-score, klass))
-    counts = np.bincount(klass, minlength=klass.max() + 1)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-
-    def member(c, rank, skip):
-        """The rank-th member of class c, not counting ``skip`` (the hypothesis it replaces)."""
-        members = order[offsets[c]:offsets[c + 1]]
-        if skip >= 0 and rank >= int(np.flatnonzero(members == skip)[0]):
-            rank += 1
-        return int(members[rank]) if rank < len(members) else -1
-
-    def chain(h):
-        out = []
-        while h > 0:
-            out.append(h)
-            h = parent[h]
-        return out  # from h back to the first block
-
-    tick = 0
-    heap = []
-    best = member(final, 0, -1)
-    heap.append((-score[best], tick, best, (), final, 0, -1))
-    seen = set()
-    produced = 0
-    while heap and produced < n_best:
-        neg, _, h, suffix, c, rank, skip = heapq.heappop(heap)
-        total = -neg
-        nxt = member(c, rank + 1, skip)
-        if nxt >= 0:
-            tick += 1
-            heapq.heappush(heap, (-(total - score[h] + score[nxt]), tick, nxt, suffix, c, rank + 1, skip))
-        path = chain(h)
-        tail = list(suffix)
-        for k in range(1, len(path)):
-            tail.insert(0, int(option[path[k - 1]]))
-            x = path[k]
-            alt = member(klass[x], 0, x)
-            if alt >= 0:
-                tick += 1
-                heapq.heappush(heap, (-(total - score[x] + score[alt]), tick, alt, tuple(tail), klass[x], 0, x))
-        chosen = [int(option[x]) for x in reversed(path)] + list(suffix)
-        derivation = Derivation.from_options(options, chosen)
-        if distinct:
-            words = derivation.target_words(options).tobytes()
-            if words in seen:
-                continue
-            seen.add(words)
-        produced += 1
-        yield ScoredDerivation(derivation, float(total))
+def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False
+               ) -> list[ScoredDerivation]:
+    """The ``n_best`` best complete derivations of a search graph, best first (``_nbest_kernels``)."""
+    offsets, chosen, totals = k_best_paths(graph.parent, graph.option, graph.score, graph.klass,
+                                           int(graph.klass.max()) + 1, graph.final_class, n_best, distinct,
+                                           options.tgt_offsets, options.tgt_words)
+    return [ScoredDerivation(Derivation.from_options(options, chosen[offsets[i]:offsets[i + 1]]), float(totals[i]))
+            for i in range(len(totals))]

@@ -11,6 +11,8 @@ from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
 
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
+# both searches; cube pruning with no pop limit explores every extension the stack search does
+SEARCHES = {"stack": dict(search="stack"), "cube": dict(search="cube", pop_limit=0)}
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +51,11 @@ def all_derivations(options, distortion_limit):
 SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("sentence", SENTENCES)
 @pytest.mark.parametrize("limit", [2, -1])
-def test_exhaustive_best_and_nbest(tiny, sentence, limit):
-    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, distortion_limit=limit))
+def test_exhaustive_best_and_nbest(tiny, sentence, limit, search):
+    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, **SEARCHES[search], distortion_limit=limit))
     options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
     everything = all_derivations(options, limit)
     scores = np.array([score_derivation(d, options, model) @ model.weights for d in everything])
@@ -85,9 +88,10 @@ def test_unknown_word_passes_through_with_penalty(tiny):
     assert features["UnknownWordPenalty0"] == (-100.0,)
 
 
-def test_pruned_search_scores_equal_rescoring(tiny):
+@pytest.mark.parametrize("settings", [dict(search="stack"), dict(search="cube", pop_limit=4)])
+def test_pruned_search_scores_equal_rescoring(tiny, settings):
     options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a".split()))
-    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=3, distortion_limit=2))
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=3, distortion_limit=2, **settings))
     for entry in decode(model, options, n_best=20):
         assert score_derivation(entry.derivation, options, model) @ model.weights == pytest.approx(entry.score, abs=1e-9)
 

@@ -18,6 +18,7 @@ from pbmt.model.sparse import SparseModel, WordClasses
 
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
+SEARCHES = {"stack": dict(search="stack"), "cube": dict(search="cube", pop_limit=0)}
 SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]
 
 
@@ -59,8 +60,10 @@ def mon_swap_derivations(options):
     return out
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("sentence", SENTENCES)
-def test_decoder_equals_exhaustive_mon_swap(tiny, sentence):
+def test_decoder_equals_exhaustive_mon_swap(tiny, sentence, search):
+    tiny = dataclasses.replace(tiny, settings=dataclasses.replace(tiny.settings, **SEARCHES[search]))
     options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
     everything = mon_swap_derivations(options)
     assert len(set(everything)) == len(everything)
@@ -133,10 +136,12 @@ def test_oracle_with_a_small_beam_returns_valid_sequences(tiny):
     assert [f.bleu for f in found] == sorted((f.bleu for f in found), reverse=True)
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("sentence,boundary", [("a b c", False), ("c a e b", False), ("e d c b a", False),
                                                ("c a e b", True), ("e d c b a", True)])
-def test_decoder_with_binary_features_equals_exhaustive_rescoring(tiny, sentence, boundary):
+def test_decoder_with_binary_features_equals_exhaustive_rescoring(tiny, sentence, boundary, search):
     """The block family alone, and with the boundary family (class pairs at block boundaries) beside it."""
+    tiny = dataclasses.replace(tiny, settings=dataclasses.replace(tiny.settings, **SEARCHES[search]))
     rng = np.random.default_rng(5)
     options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
     everything = mon_swap_derivations(options)

@@ -41,9 +41,10 @@ def tiny_sparse(request, tiny_model_dir, tmp_path_factory):
     return with_random_sparse(model, ["the", "lord", "said", "unto", "moses", "and", "house"], 3, 5)
 
 
+@pytest.mark.parametrize("search", [dict(search="stack"), dict(search="cube", pop_limit=0)])
 @pytest.mark.parametrize("sentence", SENTENCES)
-def test_decoder_with_boundary_features_equals_exhaustive_search(tiny_sparse, sentence):
-    model = dataclasses.replace(tiny_sparse, settings=SearchSettings(**NO_PRUNING, distortion_limit=2))
+def test_decoder_with_boundary_features_equals_exhaustive_search(tiny_sparse, sentence, search):
+    model = dataclasses.replace(tiny_sparse, settings=SearchSettings(**NO_PRUNING, **search, distortion_limit=2))
     options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
     everything = all_derivations(options, 2)
     scores = np.sort([model_score(d, options, model) for d in everything])[::-1]
@@ -67,8 +68,9 @@ def test_sampler_deltas_with_boundary_features_equal_rescoring(tiny_sparse, bibl
         assert_moves_equal_rescoring(sampler, sampler.start(gloss(options)), rng, 60, atol=1e-8)
 
 
-def test_decoder_scores_with_boundary_features_equal_rescoring_on_the_shared_model(bible):
-    model = TranslationModel.load(bible / "model" / "moses.ini")
+@pytest.mark.parametrize("search", ["stack", "cube"])
+def test_decoder_scores_with_boundary_features_equal_rescoring_on_the_shared_model(bible, search):
+    model = TranslationModel.load(bible / "model" / "moses.ini", SearchSettings(search=search))
     model = with_random_sparse(model, [model.vocab.word(i) for i in range(3, len(model.vocab))], 30, 8)
     for line in (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:2]:
         options = TranslationOptions.build(model, model.vocab.ids(line.split()))
