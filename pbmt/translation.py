@@ -22,7 +22,7 @@ from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entry, target_text, word_alignment
-from pbmt.search.sampler import LMCache
+from pbmt.model.lm import LMCache
 from pbmt.train.corpus import text_tokenizer
 from pbmt.tune.nbest import NBestEntry
 

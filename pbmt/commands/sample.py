@@ -43,7 +43,8 @@ from pbmt.parallel import ParallelMap
 from pbmt.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import target_text
-from pbmt.search.sampler import DECISIONS, LMCache, anneal, sample_decode
+from pbmt.model.lm import LMCache
+from pbmt.search.sampler import DECISIONS, anneal, sample_decode
 from pbmt.train.corpus import text_tokenizer
 from pbmt.translation import Translator
 

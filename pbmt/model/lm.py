@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,8 @@ from pbmt.files import open_text
 from pbmt.model import cache
 from pbmt.model._hashtable import table_capacity
 from pbmt.model._lm_kernels import (
+    CACHE_BITS,
+    CACHE_ENTRY,
     DUPLICATE,
     ENTRY,
     MISSING_CONTEXT,
@@ -51,6 +53,21 @@ _MISSING_UNK_LOG10 = -100.0
 
 
 @dataclass(frozen=True, eq=False)
+class LMCache:
+    """A direct-mapped cache of one LM's scores, keyed by (LM state, word) (``_lm_kernels.cached_score_word``);
+    shareable by every search of one model in one process."""
+
+    entries: np.ndarray
+
+    @classmethod
+    def new(cls) -> "LMCache":
+        """An empty cache of ``2**CACHE_BITS`` slots (2 MB)."""
+        entries = np.zeros(1 << CACHE_BITS, CACHE_ENTRY)
+        entries["key"] = np.iinfo(np.uint64).max
+        return cls(entries)
+
+
+@dataclass(frozen=True, eq=False)
 class NgramLM:
     """A back-off n-gram model with integer states, scoring global word ids.
 
@@ -66,6 +83,7 @@ class NgramLM:
     counts: tuple[int, ...]
     arrays: LMArrays
     from_cache: bool
+    score_cache: LMCache = field(default_factory=LMCache.new, repr=False)
 
     @classmethod
     def load(cls, path: str | Path, vocab: Vocab) -> NgramLM:

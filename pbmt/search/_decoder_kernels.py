@@ -20,12 +20,14 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._scoring_kernels import EOS, lm_words, msd_orientation, score_word
+from pbmt.model._lm_kernels import cached_score_word
+from pbmt.search._scoring_kernels import EOS, msd_orientation
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
 
 Transitions = namedtuple("Transitions", [
     "lm",  # LMArrays
+    "cache",  # LMCache.entries: a direct-mapped cache of the LM's scores
     "begin_state",  # int64: LM state after <s>
     "w_lm_ln",  # float: LM weight times ln 10 (LM scores are log10)
     "w_dist",  # float: distortion weight
@@ -46,7 +48,11 @@ def extension_score(tr, tgt_offsets, tgt_words, state, prev_start, prev_end, pre
     """Weighted transition score of option ``o`` over [start, end) after block [prev_start, prev_end) with
     ``prev_option`` (-1 and [0, 0) at the sentence start) in LM ``state``; ``complete``: the block ends the
     sentence (adds </s> and the end boundary). Returns (score, LM state after the block)."""
-    p, new_state = lm_words(tr.lm, state, tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
+    p = 0.0
+    new_state = state
+    for k in range(tgt_offsets[o], tgt_offsets[o + 1]):
+        q, new_state = cached_score_word(tr.lm, tr.cache, new_state, tgt_words[k])
+        p += q
     total = tr.w_lm_ln * p - tr.w_dist * abs(start - prev_end)
     if tr.has_lr or tr.has_sparse:
         orient = msd_orientation(prev_start, prev_end, start, end)
@@ -61,7 +67,7 @@ def extension_score(tr, tgt_offsets, tgt_words, state, prev_start, prev_end, pre
             if complete:
                 total += tr.pair_weight[tr.right_key[o], tr.pair_weight.shape[1] - 1]
     if complete:
-        p_end, new_state = score_word(tr.lm, new_state, EOS)
+        p_end, new_state = cached_score_word(tr.lm, tr.cache, new_state, EOS)
         total += tr.w_lm_ln * p_end
     return total, new_state
 
@@ -153,7 +159,7 @@ def _grow_pool(cap, cov, prev_start, prev_end, lm_state, option, parent, score, 
             grow1(key_a, cap))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _find_class(table, c_rep, cov, key_a, lm_state, g):
     """Recombination: the class whose key (coverage, ``key_a``, LM state) equals hypothesis g's, or -1;
     and the table slot where it is, or where a new class of g goes."""
@@ -228,7 +234,7 @@ def _new_pool(n, begin_state, future):
     return pool
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key_option):
     """Hypothesis g: h extended by option o over [start, end)."""
     cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
@@ -245,7 +251,7 @@ def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key
     key_a[g] = -1 if complete else (o if key_option else end)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _future_with(cov, h, start, end, n, future):
     """Future estimate of hypothesis h's coverage plus [start, end)."""
     total = 0.0
@@ -262,7 +268,7 @@ def _future_with(cov, h, start, end, n, future):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _place(pool, g, t, complete, classes, stack_head, stats):
     """Put hypothesis g into stack t: into the class with its recombination key, or a new class.
 
@@ -437,7 +443,7 @@ def _cell_before(c_total, a, b):
     return c_total[a] > c_total[b] or (c_total[a] == c_total[b] and a < b)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _queue_push(heap, size, c_total, c):
     if size == heap.shape[0]:
         heap = grow1(heap, 2 * size)
@@ -452,7 +458,7 @@ def _queue_push(heap, size, c_total, c):
     return heap, size + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _queue_pop(heap, size, c_total):
     top = heap[0]
     size -= 1
@@ -471,7 +477,7 @@ def _queue_pop(heap, size, c_total):
     return top, size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _seen_slot(seen, key):
     mask = seen.shape[0] - 1
     slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(24)) & mask
@@ -480,7 +486,7 @@ def _seen_slot(seen, key):
     return slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _first_sight(seen, count, key):
     """Insert ``key`` (>= 0) into the open-addressing set ``seen`` holding ``count`` keys.
 

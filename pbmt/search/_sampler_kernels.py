@@ -22,7 +22,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.search._scoring_kernels import EOS, add_transition, score_word
+from pbmt.model._lm_kernels import cached_score_word
+from pbmt.search._scoring_kernels import EOS, add_transition
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
 # atomic increments and decrements of every array passed to a function cost more (50-150 ns a call,
@@ -51,7 +52,7 @@ Scoring = namedtuple("Scoring", [
     "lm_col", "dist_col", "lr_col",  # first columns of LM0, Distortion0, LexicalReordering0 (-1: absent)
     "limit",  # int: distortion limit, < 0 for none
     "weights",  # float64[n_dense]
-    "cache",  # CACHE_ENTRY[2**CACHE_BITS]: a direct-mapped cache of LM scores
+    "cache",  # LMCache.entries: a direct-mapped cache of LM scores
     "sparse_col",  # column of the weighted sparse boundary score (-1: the model has no sparse features)
     "left_key", "right_key",  # int32[n_opt]: boundary keys of each option's first and last target word
     "pair_weight",  # float64[K, K]: weight of the boundary feature (right key before, left key after)
@@ -62,12 +63,7 @@ distortion limit, dense weights, the sparse boundary features (``pbmt.model.spar
 weighted sum is one more column of the rows, with weight 1). Neighbourhoods score the same few (state, word) pairs again and
 again; a cache hit costs one access where the LM's own lookup costs several cache misses."""
 
-CACHE_BITS = 16
 MEMO_BITS = 6
-# key: LM state << 32 | word (all ones: empty); prob: log10 p(word | state); state: the state after
-# word. 32 bytes, so that a lookup touches one cache line.
-CACHE_ENTRY = np.dtype([("key", np.uint64), ("prob", np.float64), ("state", np.int64), ("unused", np.int64)],
-                       align=True)
 MEMO_ENTRY = np.dtype([("key", np.int64), ("prob", np.float64)])
 
 ChainArrays = namedtuple("ChainArrays", [
@@ -102,16 +98,7 @@ Workspace = namedtuple("Workspace", [
 @_inline
 def _lm_word(sc, state, word):
     """(log10 p(word | state), next state), through the cache: equal to ``score_word``."""
-    key = (np.uint64(state) << np.uint64(32)) | np.uint64(word)
-    slot = np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - CACHE_BITS))
-    entry = sc.cache[slot]
-    if entry.key == key:
-        return entry.prob, entry.state
-    p, new_state = score_word(sc.lm, state, word)
-    entry.key = key
-    entry.prob = p
-    entry.state = new_state
-    return p, new_state
+    return cached_score_word(sc.lm, sc.cache, state, word)
 
 
 @_inline

@@ -100,7 +100,7 @@ def transitions(model: TranslationModel, options: TranslationOptions) -> Transit
     sparse = sparse_transitions(model, options) if model.sparse is not None else None
     if sparse is None:
         sparse = TransitionScores(np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
-    return Transitions(model.lm.arrays, np.int64(model.lm.begin_state), model.lm_weight_ln,
+    return Transitions(model.lm.arrays, model.lm.score_cache.entries, np.int64(model.lm.begin_state), model.lm_weight_ln,
                        float(w[dist][0]) if dist is not None else 0.0,
                        np.ascontiguousarray(w[lr]) if lr is not None else np.zeros(6),
                        np.ascontiguousarray(options.reordering), lr is not None, sparse.orient, sparse.right_key,

@@ -24,7 +24,8 @@ from pbmt.features.base import DocumentScores, GlobalFeature
 from pbmt.model.model import TranslationModel
 from pbmt.search.derivation import Derivation, score_document
 from pbmt.search.options import TranslationOptions
-from pbmt.search.sampler import LMCache, Sampler, anneal, initial_derivation
+from pbmt.model.lm import LMCache
+from pbmt.search.sampler import Sampler, anneal, initial_derivation
 
 DEFAULT_ANNEAL = (1.0, 0.01)  # temperatures of the default schedule (natural-log scores)
 

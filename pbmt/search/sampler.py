@@ -41,6 +41,7 @@ import numpy as np
 
 from pbmt.errors import PbmtError
 from pbmt.features.base import Candidates, DocumentScores, GlobalFeature, Hypothesis
+from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
 from pbmt.search.decoder import ScoredDerivation, decode
@@ -107,20 +108,6 @@ class Neighbourhood:
     def derivations(self) -> list[Derivation]:
         """Every candidate, in index order."""
         return [self.derivation(c) for c in range(len(self))]
-
-
-@dataclass(frozen=True, eq=False)
-class LMCache:
-    """A direct-mapped cache of one LM's scores, keyed by (LM state, word); shareable by samplers of one model."""
-
-    entries: np.ndarray
-
-    @classmethod
-    def new(cls) -> "LMCache":
-        """An empty cache of ``2**CACHE_BITS`` slots (2 MB)."""
-        entries = np.zeros(1 << k.CACHE_BITS, k.CACHE_ENTRY)
-        entries["key"] = np.iinfo(np.uint64).max
-        return cls(entries)
 
 
 class Chain:

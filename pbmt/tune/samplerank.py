@@ -157,7 +157,8 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import sparse_features
 from pbmt.search.document_decoder import DocumentSampler
-from pbmt.search.sampler import LMCache, Neighbourhood, gloss
+from pbmt.model.lm import LMCache
+from pbmt.search.sampler import Neighbourhood, gloss
 from pbmt.run_state import reading_checkpoint
 from pbmt.tune._samplerank_kernels import neighbour_words
 from pbmt.vocab import Vocab
