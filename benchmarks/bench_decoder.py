@@ -1,21 +1,22 @@
-"""Claim: pbmt's stack decoder is at least as fast as single-threaded Moses, with no more search errors.
+"""Claim: pbmt decodes at least 2x as fast as Moses2 with cube pruning, and its stack search at least 1.5x
+Moses2's, at the same BLEU and model score.
 
-Setting: the shared Moses model (``model/moses.ini``: 3-gram LM, msd-bidirectional-fe
-reordering) at stack 200, beam threshold 1e-5, table limit 20, distortion
-limit 6, one process, 1-best, on the dev set (1,031 sentences, 29,443 words).
-Moses's figures on the same machine type (``model/README.md``): ≈ 52 source
-words/s, 1.55 sentences/s on the first 300 sentences; peak RSS 336 MB.
+Setting: the shared Moses model (``model/moses.ini``: 3-gram LM, msd-bidirectional-fe reordering, stack 200,
+beam threshold 1e-5, table limit 20, distortion limit 6, pop limit 1000) on the dev set (1,031 sentences,
+29,443 source words). Every decoder runs as a whole process on the same input, one after the other in this
+one run, so the ratios hold on a machine whose speed drifts: pbmt (``pbmt translate``, ``--workers 2`` for
+two threads), Moses2 (``--threads``) and Moses 1 (``-threads``) from ``../shared/tools/moses/bin`` (skipped
+with a note where that folder is absent). Each row is one configuration: search algorithm (stack or cube
+pruning), n-best size (1 or 100) and threads (1 or 2).
 
-Measured, each in a fresh process: numba compile time with an empty cache
-(cold) and with a warm one (cached) — the time to load the model and decode
-one short sentence; words/s and sentences/s over --sentences sentences; peak
-RSS; and search errors: the fraction of the first --search-sentences
-sentences where a much wider beam (stack 2000, no threshold) finds a
-derivation with a better model score than the default beam. Moses's own search
-errors are measured the same way with its 1-best: the fraction of sentences
-where pbmt's wide beam beats Moses's 1-best score (rescored by pbmt).
+Reported per decoder: wall seconds (model loading included), source words/s, peak RSS of the process
+(the largest of its processes), BLEU (sacrebleu, ``tokenize='none'``, on ``dev.tok.en``), and, where both
+wrote n-best lists, the share of sentences where pbmt's best model score is at least Moses2's (to the 6
+significant digits Moses prints). Also pbmt's start-up: numba compilation with an empty cache (cold) and the
+whole ``pbmt translate`` of one sentence with a warm one (cached).
 
-    python benchmarks/bench_decoder.py [--sentences 1031] [--search-sentences 100] [--json FILE]
+    python benchmarks/bench_decoder.py [--sentences 1031] [--searches cube,stack] [--nbest 1,100]
+        [--threads 1,2] [--decoders pbmt,moses2,moses] [--json FILE]
 """
 
 from __future__ import annotations
@@ -23,108 +24,151 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
+import sacrebleu
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+DATA = SHARED / "data" / "bible-es-en"
+MOSES_BIN = SHARED / "tools" / "moses" / "bin"
+PBMT = [sys.executable, "-m", "pbmt"]
 
 
-def child(mode: str, data: Path, sentences: int, search_sentences: int) -> dict:
-    started = time.perf_counter()
-    import dataclasses
-
-    from pbmt.model.model import SearchSettings, TranslationModel
-    from pbmt.search.decoder import decode
-    from pbmt.search.derivation import score_derivation
-    from pbmt.search.options import TranslationOptions
-
-    model = TranslationModel.load(data / "model" / "moses.ini")
-    lines = (data / "dev.tok.es").read_text(encoding="utf-8").splitlines()
-
-    def translate(m, line):
-        options = TranslationOptions.build(m, m.vocab.ids(line.split()))
-        return options, decode(m, options)[0]
-
-    if mode == "compile":
-        translate(model, "y dios dijo")
-        return {"seconds": time.perf_counter() - started}
-    if mode == "speed":
-        translate(model, "y dios dijo")
-        start = time.perf_counter()
-        words = 0
-        for line in lines[:sentences]:
-            translate(model, line)
-            words += len(line.split())
-        seconds = time.perf_counter() - start
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        return {"sentences": sentences, "words": words, "seconds": seconds, "peak_mb": peak}
-    if mode == "search":
-        from pbmt.search.output import derivation_from_entry
-        from pbmt.tune.nbest import read_nbest
-
-        moses_best = {}
-        for entry in read_nbest(data / "model" / "dev.moses.nbest100.gz"):
-            if entry.sentence >= search_sentences:
-                break
-            moses_best.setdefault(entry.sentence, entry)
-        wide = dataclasses.replace(model, settings=dataclasses.replace(
-            model.settings, stack_size=2000, beam_threshold=0.0))
-        ours_worse = moses_worse = 0
-        for k, line in enumerate(lines[:search_sentences]):
-            options, normal = translate(model, line)
-            best = decode(wide, options)[0]
-            moses = score_derivation(derivation_from_entry(moses_best[k], options, model), options, model) @ model.weights
-            ours_worse += int(best.score > normal.score + 1e-6)
-            moses_worse += int(best.score > moses + 1e-6)
-        return {"sentences": search_sentences, "pbmt_errors": ours_worse, "moses_errors": moses_worse}
-    raise ValueError(mode)
+def run(command: list[str], stdin: Path | None, stdout: Path, cwd: Path | None = None, env=None) -> dict:
+    """Run ``command`` to completion: wall seconds, and CPU seconds and peak RSS (MB) from the kernel's
+    accounting of the finished process and its children."""
+    with open(stdin or os.devnull, "rb") as source, open(stdout, "wb") as sink, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdin=source, stdout=sink, stderr=err, cwd=cwd,
+                                   env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(map(str, command))} failed ({process.returncode}):\n"
+                               f"{err.read().decode(errors='replace')[-2000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024}
 
 
-def run_child(mode: str, args, env=None) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--data", str(args.data), "--sentences", str(args.sentences),
-         "--search-sentences", str(args.search_sentences)],
-        check=True, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def best_totals(nbest: Path) -> dict[int, float]:
+    """The first (best) entry's total model score of every sentence of a Moses-format n-best list."""
+    best = {}
+    with open(nbest, encoding="utf-8") as handle:
+        for line in handle:
+            fields = line.split(" ||| ")
+            best.setdefault(int(fields[0]), float(fields[3]))
+    return best
+
+
+def at_least(ours: dict[int, float], theirs: dict[int, float]) -> float:
+    """Share of sentences where ``ours`` >= ``theirs`` to Moses's printed precision (6 significant digits)."""
+    wins = sum(ours[k] >= theirs[k] - 5e-6 * max(1.0, abs(theirs[k])) for k in theirs if k in ours)
+    return wins / len(theirs)
+
+
+def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nbest: Path, ini: Path):
+    """(command, working folder) of one decoder run."""
+    if decoder == "pbmt":
+        command = [*PBMT, "translate", "-q", "--tokenized", "-f", str(ini), "--search", search, "-o", str(out)]
+        if n_best > 1:
+            command += ["--n-best", str(nbest), str(n_best)]
+        if threads > 1:
+            command += ["--workers", str(threads)]
+        return command, None
+    algorithm = "1" if search == "cube" else "0"
+    if decoder == "moses2":
+        command = [str(MOSES_BIN / "moses2"), "-f", "moses.ini", "--threads", str(threads),
+                   "--search-algorithm", algorithm]
+        if n_best > 1:
+            command += ["--n-best-list", str(nbest), str(n_best)]
+    else:
+        command = [str(MOSES_BIN / "moses"), "-f", "moses.ini", "-threads", str(threads), "-search-algorithm",
+                   algorithm, "-v", "0"]
+        if n_best > 1:
+            command += ["-n-best-list", str(nbest), str(n_best)]
+    return command, ini.parent
+
+
+def startup(data: Path, work: Path) -> dict:
+    """Seconds of ``pbmt translate`` on one sentence with an empty numba cache, then with the warm one."""
+    sentence = work / "one.es"
+    sentence.write_text("y dios dijo\n", encoding="utf-8")
+    command = [*PBMT, "translate", "-q", "--tokenized", "-f", str(data / "model" / "moses.ini"), "-i", str(sentence)]
+    cache = work / "numba-cache"
+    cold = run(command, None, work / "one.out", env={"NUMBA_CACHE_DIR": str(cache)})
+    cached = run(command, None, work / "one.out", env={"NUMBA_CACHE_DIR": str(cache)})
+    return {"cold": cold["wall"], "cached": cached["wall"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--sentences", type=int, default=1031, help="dev sentences timed")
-    parser.add_argument("--search-sentences", type=int, default=100, help="dev sentences checked for search errors")
+    parser.add_argument("--sentences", type=int, default=1031, help="first K dev sentences (default: all)")
+    parser.add_argument("--searches", default="cube,stack", help="search algorithms to run")
+    parser.add_argument("--nbest", default="1,100", help="n-best sizes to run")
+    parser.add_argument("--threads", default="1,2", help="threads (pbmt: --workers) to run")
+    parser.add_argument("--decoders", default="pbmt,moses2,moses", help="decoders to run")
+    parser.add_argument("--no-startup", action="store_true", help="skip the compile and start-up measurement")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(args.child, args.data, args.sentences, args.search_sentences)))
-        return
 
-    with tempfile.TemporaryDirectory() as numba_cache:
-        cold = run_child("compile", args, {"NUMBA_CACHE_DIR": numba_cache})
-        cached = run_child("compile", args, {"NUMBA_CACHE_DIR": numba_cache})
-    speed = run_child("speed", args)
-    search = run_child("search", args)
-    rows = [
-        ("load + first sentence, empty numba cache (s)", f"{cold['seconds']:.1f}", "—"),
-        ("load + first sentence, warm numba cache (s)", f"{cached['seconds']:.1f}", "—"),
-        (f"sentences/s ({speed['sentences']} dev sentences)", f"{speed['sentences'] / speed['seconds']:.2f}", "1.55"),
-        ("source words/s", f"{speed['words'] / speed['seconds']:.1f}", "52"),
-        ("peak RSS (MB)", f"{speed['peak_mb']:.0f}", "336"),
-        (f"search errors vs stack 2000 ({search['sentences']} sentences)",
-         f"{search['pbmt_errors']}", f"{search['moses_errors']}"),
-    ]
-    width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'pbmt':>8}  {'Moses':>8}")
-    for name, ours, moses in rows:
-        print(f"{name:<{width}}  {ours:>8}  {moses:>8}")
+    decoders = args.decoders.split(",")
+    if not MOSES_BIN.is_dir():
+        print(f"note: {MOSES_BIN} is absent: Moses and Moses2 are skipped, pbmt runs alone")
+        decoders = [d for d in decoders if d == "pbmt"]
+    ini = args.data / "model" / "moses.ini"
+    lines = (args.data / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.sentences]
+    refs = (args.data / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.sentences]
+    words = sum(len(line.split()) for line in lines)
+    results = {"sentences": len(lines), "words": words, "rows": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        source = work / "dev.es"
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if not args.no_startup:
+            results["startup"] = startup(args.data, work)
+            print(f"pbmt start-up: cold numba compile + one sentence {results['startup']['cold']:.1f} s, "
+                  f"cached {results['startup']['cached']:.1f} s")
+        print(f"{len(lines)} dev sentences, {words} source words; load average before: {os.getloadavg()[0]:.2f}")
+        header = f"{'search':<6} {'n-best':>6} {'thr':>3}  {'decoder':<7} {'wall s':>7} {'words/s':>8} " \
+                 f"{'peak MB':>8} {'BLEU':>6}  {'ratio':>6}  score >= Moses2"
+        print(header)
+        for search in args.searches.split(","):
+            for n_best in (int(k) for k in args.nbest.split(",")):
+                for threads in (int(t) for t in args.threads.split(",")):
+                    row = {"search": search, "n_best": n_best, "threads": threads, "decoders": {}}
+                    for decoder in decoders:
+                        out, nbest = work / f"{decoder}.out", work / f"{decoder}.nbest"
+                        command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini)
+                        measured = run(command, source, out, cwd=cwd)
+                        hyps = out.read_text(encoding="utf-8").splitlines()
+                        measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+                        measured["words_per_s"] = words / measured["wall"]
+                        if n_best > 1:
+                            measured["best"] = best_totals(nbest)
+                        row["decoders"][decoder] = measured
+                    base = row["decoders"].get("moses2")
+                    for decoder, measured in row["decoders"].items():
+                        ratio = base["wall"] / measured["wall"] if base else float("nan")
+                        share = ""
+                        if decoder == "pbmt" and base and "best" in measured and "best" in base:
+                            row["pbmt_score_at_least_moses2"] = at_least(measured["best"], base["best"])
+                            share = f"{100 * row['pbmt_score_at_least_moses2']:.1f}%"
+                        print(f"{search:<6} {n_best:>6} {threads:>3}  {decoder:<7} {measured['wall']:>7.1f} "
+                              f"{measured['words_per_s']:>8.0f} {measured['peak_mb']:>8.0f} "
+                              f"{measured['bleu']:>6.2f}  {ratio:>6.2f}  {share}", flush=True)
+                    for measured in row["decoders"].values():
+                        measured.pop("best", None)
+                    results["rows"].append(row)
+    print(f"load average after: {os.getloadavg()[0]:.2f}; ratio = Moses2's wall time / the decoder's")
     if args.json:
-        args.json.write_text(json.dumps({"cold_compile": cold, "cached_compile": cached, "speed": speed,
-                                         "search": search}, indent=2))
+        args.json.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbmt.commands.translate import DEFAULT_MODEL, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.explain import explain, render_dot, render_html, render_text
 from pbmt.files import atomic_write
@@ -32,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
+    add_search_arguments(parser)
     for name in ("weights", "stack", "beam_threshold", "distortion_limit", "ttable_limit"):
         parser.set_defaults(**{name: None})
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, add_search_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
@@ -76,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", type=int, help="stack size of --init decoder (default: the ini's, else 200)")
     parser.add_argument("--beam-threshold", type=float, help="beam threshold of --init decoder (default: the ini's, "
                         "else 1e-5)")
+    add_search_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="sample on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")

@@ -42,7 +42,7 @@ from pbmt.features import registry
 from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import Journal, read_lines
 from pbmt.run_state import digest_files, digest_text, model_files
-from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
+from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.translation import Translator
@@ -72,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "within the distortion limit, Moses) or 'mon-swap' (monotone, or a block swapped with its "
                         "right neighbour: Tillmann & Zhang's block orientation model; ignores the distortion "
                         "limit); default: pbmt.toml's [search] reordering, else distortion")
+    add_search_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -94,17 +95,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The search algorithm options every decoding verb shares."""
+    parser.add_argument("--search", choices=SEARCH_ALGORITHMS, help="search algorithm: 'cube' (cube pruning, "
+                        "Moses's -search-algorithm 1: each stack filled by its --pop-limit best (hypothesis, option) "
+                        "pairs) or 'stack' (every kept hypothesis extended by every option; slower, no better "
+                        "here: docs/decoding.md); default: the ini's [search-algorithm], else cube")
+    parser.add_argument("--pop-limit", type=int, help="cube pruning: hypotheses created per stack (default: the "
+                        "ini's [cube-pruning-pop-limit], else 1000; 0: no limit)")
+
+
+def search_overrides(args: argparse.Namespace) -> dict:
+    """The SearchSettings fields the command line sets (``add_search_arguments`` and the pruning options)."""
+    overrides = {"stack_size": getattr(args, "stack", None), "beam_threshold": getattr(args, "beam_threshold", None),
+                 "distortion_limit": getattr(args, "distortion_limit", None),
+                 "table_limit": getattr(args, "ttable_limit", None), "reordering": getattr(args, "reordering", None),
+                 "search": getattr(args, "search", None), "pop_limit": getattr(args, "pop_limit", None)}
+    return {k: v for k, v in overrides.items() if v is not None}
+
+
 def load_model(args: argparse.Namespace) -> TranslationModel:
     """The model of ``--config`` with the command line's settings and weights."""
     if not args.config.exists():
         raise PbmtError(f"{args.config}: no such model configuration"
                         + (" (the embedded model is built by 'pbmt train', see data/README.md)"
                            if args.config == DEFAULT_MODEL else ""))
-    settings = SearchSettings.from_config(MosesConfig.read(args.config))
-    overrides = {"stack_size": args.stack, "beam_threshold": args.beam_threshold,
-                 "distortion_limit": args.distortion_limit, "table_limit": args.ttable_limit,
-                 "reordering": getattr(args, "reordering", None)}
-    settings = dataclasses.replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    settings = dataclasses.replace(SearchSettings.from_config(MosesConfig.read(args.config)), **search_overrides(args))
     model = TranslationModel.load(args.config, settings)
     if args.weights:
         model = model.with_weights(model.layout.weights(model.config.with_weights(_parse_weights(args.weights))))

@@ -75,6 +75,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
 from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
@@ -177,6 +178,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
     parser.add_argument("--reordering", choices=REORDERING_MODES, help="decoding search space (default: the "
                         "model's pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block orientation model)")
+    add_search_arguments(parser)
     add_optimizer_arguments(parser, extra_algorithms=("samplerank",) + RELEVANT_SET_ALGORITHMS)
     add_samplerank_arguments(parser)
     add_relevant_set_arguments(parser)
@@ -434,9 +436,8 @@ def run(args: argparse.Namespace) -> int:
         return run_samplerank(args)
     if args.features == "boundary":
         raise PbmtError("--features boundary is tuned by --algorithm samplerank")
-    search = None
-    if args.reordering is not None:
-        search = replace(SearchSettings.from_config(MosesConfig.read(args.config)), reordering=args.reordering)
+    overrides = search_overrides(args)
+    search = replace(SearchSettings.from_config(MosesConfig.read(args.config)), **overrides) if overrides else None
     if args.features == "binary":
         return run_block_training(args, search)
     if args.algorithm in RELEVANT_SET_ALGORITHMS:

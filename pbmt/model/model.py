@@ -49,7 +49,7 @@ class SearchSettings:
     table_limit: int = 20  # [ttable-limit]: candidates kept per source phrase
     max_phrase_length: int = 20  # [max-phrase-length]
     reordering: str = "distortion"  # pbmt.toml [search]: "distortion" (Moses's limit) or "mon-swap" (Tillmann & Zhang)
-    search: str = "stack"  # [search-algorithm]: "stack" (Moses's 0) or "cube" (Moses's 1)
+    search: str = "cube"  # [search-algorithm]: "cube" (Moses's 1) or "stack" (Moses's 0)
     pop_limit: int = 1000  # [cube-pruning-pop-limit]: hypotheses popped per stack by cube pruning; <= 0: no limit
 
     def __post_init__(self):

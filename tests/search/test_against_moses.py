@@ -1,11 +1,12 @@
 """pbmt's decoder and features against Moses's own output under the same moses.ini."""
 
+import dataclasses
 import itertools
 
 import numpy as np
 import pytest
 
-from pbmt.model.model import TranslationModel
+from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
@@ -40,8 +41,10 @@ def test_features_of_moses_derivations_are_reproduced(moses):
     assert checked == 10 * N_SENTENCES
 
 
-def test_best_score_at_least_moses(moses):
+@pytest.mark.parametrize("search", ["stack", "cube"])
+def test_best_score_at_least_moses(moses, search):
     model, options, nbest = moses
+    model = dataclasses.replace(model, settings=SearchSettings(search=search))
     # Moses prints six significant digits: compare with its 1-best rescored exactly
     worse = []
     for opts, entries in zip(options, nbest):
