@@ -23,8 +23,10 @@ output is the serial output whatever the number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import signal
 import threading
 import warnings
 from itertools import islice
@@ -72,6 +74,21 @@ def _worker_environment() -> dict:
     return environment
 
 
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while local workers are started, so they inherit it: Ctrl-C reaches every process of the
+    terminal's group, and only this one should act on it (stop the cluster, report "interrupted"), not each
+    worker with its own traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class ParallelMap:
     """``work(state, item)`` over items, in order: here, on ``workers`` local processes, or on ``scheduler``.
 
@@ -96,7 +113,7 @@ class ParallelMap:
         if scheduler is None:
             # no memory limit: the memory-mapped model counts in each worker's resident size
             with (dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environment()}),
-                  warnings.catch_warnings()):
+                  warnings.catch_warnings(), _sigint_ignored()):
                 # the scheduler's (dashboard-less) HTTP server moves off a busy port 8787 by itself
                 warnings.filterwarnings("ignore", message="Port 8787 is already in use")
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,

@@ -84,14 +84,16 @@ def test_a_killed_translation_resumes_to_the_uninterrupted_output(fuzz, kill_inp
     assert sorted(p.name for p in outputs["text"].parent.iterdir()) == sorted(p.name for p in outputs.values())
 
 
-def test_ctrl_c_is_one_line_and_exit_130(fuzz, kill_input, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_is_one_line_and_exit_130(fuzz, kill_input, tmp_path, workers):
     source, _ = kill_input
     outputs = translate_outputs(tmp_path / "out")
-    process = start(translate_args(fuzz["model"] / "moses.ini", source, outputs))
+    process = start([*translate_args(fuzz["model"] / "moses.ini", source, outputs), "--workers", workers],
+                    start_new_session=True)
     journal = outputs["text"].parent / f".{outputs['text'].name}.pbmt-journal"
     assert wait_for(journaled(journal, 1), process)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    os.killpg(process.pid, signal.SIGINT)  # as the terminal sends it: to every process of the group
+    _, err = process.communicate(timeout=120)
     assert process.returncode == 130 and err.strip() == "pbmt translate: interrupted", err
 
 
