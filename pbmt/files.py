@@ -207,9 +207,11 @@ class Outputs:
         self._stack = contextlib.ExitStack()
         self._pending: list[tuple[str, Path, int | None]] = []  # (temporary, target, mode to keep)
 
-    def open(self, path: str | os.PathLike, mode: str = "w", temporary: Path | None = None) -> IO:
+    def open(self, path: str | os.PathLike, mode: str = "w", temporary: Path | None = None,
+             compress: bool = True) -> IO:
         """A handle writing ``path`` (see the class docstring); ``temporary``: a given partial file to append to
-        (resumed output), renamed to ``path`` by ``commit``."""
+        (resumed output), renamed to ``path`` by ``commit``; ``compress=False``: the bytes written to a ``.gz``
+        path are gzip data already (concatenated gzip members, say)."""
         if str(path) == "-":
             handle = sys.stdout if "b" not in mode else sys.stdout.buffer
             self._stack.callback(handle.flush)
@@ -239,7 +241,7 @@ class Outputs:
             self._pending.append((tmp, target, keep))
             self._stack.enter_context(raw)
         handle = raw
-        if target.suffix == ".gz":
+        if target.suffix == ".gz" and compress:
             handle = self._stack.enter_context(gzip.GzipFile(target.name, "wb", _GZIP_LEVEL, handle, mtime=0))
         if "b" not in mode:
             handle = self._stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8", newline="\n"))
@@ -293,14 +295,15 @@ def _open_or_fail(path: Path, mode: str) -> IO[bytes]:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike, mode: str = "w", compress: bool = True) -> Iterator[IO]:
     """Write one output (``Outputs`` with a single file): ``path`` is replaced only when the body succeeds.
 
     ``mode`` is ``"w"`` (UTF-8 text) or ``"wb"`` (bytes); ``.gz`` paths are
-    compressed. If the body raises, ``path`` is left as it was.
+    compressed unless ``compress`` is False (gzip data written as it is).
+    If the body raises, ``path`` is left as it was.
     """
     with Outputs() as outputs:
-        yield outputs.open(path, mode)
+        yield outputs.open(path, mode, compress=compress)
 
 
 class Journal:

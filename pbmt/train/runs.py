@@ -64,8 +64,24 @@ def group_starts(keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(new)
 
 
+def lower_bound(path: str | os.PathLike, dtype: np.dtype, prefix: bytes) -> int:
+    """The first record of the run ``path`` whose key does not start below
+    ``prefix`` (bytes), by binary search with one-record reads."""
+    lo, hi = 0, run_length(path, dtype)
+    with open(path, "rb") as handle:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            handle.seek(mid * dtype.itemsize)
+            key = np.frombuffer(handle.read(dtype.itemsize), dtype=dtype)["key"][0]
+            if key[: len(prefix)].ljust(len(prefix), b"\0") < prefix:
+                lo = mid + 1
+            else:
+                hi = mid
+    return lo
+
+
 def merge_runs(paths: Sequence[str | os.PathLike], dtype: np.dtype, group_bytes: int,
-               block_rows: int = 1 << 18) -> Iterator[np.ndarray]:
+               block_rows: int = 1 << 18, ranges: Sequence[tuple[int, int]] | None = None) -> Iterator[np.ndarray]:
     """The records of the runs ``paths`` in key order (stable across runs in
     their given order), in blocks that each hold whole groups.
 
@@ -73,11 +89,14 @@ def merge_runs(paths: Sequence[str | os.PathLike], dtype: np.dtype, group_bytes:
     runs (at least ``MIN_READ`` from each); the least last-group among the
     runs that have more to come bounds the block, and every record of a lower
     group is merged and yielded. A group larger than a read is read again
-    with twice the rows until it fits.
+    with twice the rows until it fits. ``ranges``: merge only records
+    ``start .. stop - 1`` of each run.
     """
     paths = [Path(p) for p in paths]
-    lengths = [run_length(p, dtype) for p in paths]
-    position = [0] * len(paths)
+    if ranges is None:
+        ranges = [(0, run_length(p, dtype)) for p in paths]
+    position = [start for start, _ in ranges]
+    lengths = [stop for _, stop in ranges]
     growth = 1
     while True:
         active = [r for r in range(len(paths)) if position[r] < lengths[r]]

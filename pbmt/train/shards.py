@@ -34,6 +34,7 @@ character below the space (checked; such a pair of words is an error).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from functools import partial
@@ -53,7 +54,7 @@ from pbmt.train._shard_kernels import phrase_pair_keys
 from pbmt.train.corpus import Alignment, Corpus
 from pbmt.train.extract import _SET_RANK, MAX_SUPPORTED_LENGTH
 from pbmt.train.filter import prune_rows
-from pbmt.train.runs import group_starts, key_bytes, merge_runs, write_run
+from pbmt.train.runs import group_starts, key_bytes, lower_bound, merge_runs, write_run
 from pbmt.train.score import (
     REORDERING_SMOOTHING,
     WordTranslation,
@@ -68,6 +69,8 @@ from pbmt.vocab import Vocab
 
 #: Sentence pairs per shard: about 0.5 GB at the peak of a shard of Bible-like text.
 DEFAULT_SHARD_SENTENCES = 20_000
+#: Source tokens per merge partition (each partition is one gzip member of the tables).
+DEFAULT_PARTITION_TOKENS = 500_000
 #: Records read in a merge round, shared out among the runs.
 DEFAULT_BLOCK_ROWS = 1 << 17
 _TERMINATOR = "|||"
@@ -267,19 +270,46 @@ def merge_targets(folder: Path, n_shards: int, slots: int, block_rows: int = DEF
 
 @dataclass(frozen=True)
 class _Scorer:
-    """What scoring a block of merged pair records needs besides the block."""
+    """What scoring a block of merged pair records needs besides the block,
+    saved in the scratch folder by ``_Scorer.save`` for the workers."""
 
     slots: int
     src: WordRanks
     tgt: WordRanks
     target_keys: np.ndarray
     target_count: np.ndarray
-    lexicon: WordTranslation
-    lex_keys: np.ndarray
-    lex_values: np.ndarray
+    lexicon: dict
     min_count: int
     prune_limit: int | None
     smoothing: float
+
+    @staticmethod
+    def save(folder: Path, src: WordRanks, tgt: WordRanks, lexicon: WordTranslation, n_tgt: int,
+             min_count: int, prune_limit: int | None, suffixes: tuple[str, str]) -> None:
+        keys, values = build_table((lexicon.src + 1).astype(np.int64), (lexicon.tgt + 1).astype(np.int32), n_tgt + 1)
+        with atomic_write(folder / "scoring.npz", "wb") as out:
+            np.savez(out, lex_keys=keys, lex_values=values, p_tgt_given_src=lexicon.p_tgt_given_src,
+                     p_src_given_tgt=lexicon.p_src_given_tgt, src_rank=src.rank, tgt_rank=tgt.rank,
+                     src_word_id=src.word_id, tgt_word_id=tgt.word_id)
+        with atomic_write(folder / "scoring.json") as out:
+            json.dump({"src_words": src.words, "tgt_words": tgt.words, "src_terminator": src.terminator,
+                       "tgt_terminator": tgt.terminator, "min_count": min_count, "prune_limit": prune_limit,
+                       "suffixes": suffixes}, out)
+
+    @classmethod
+    def load(cls, folder: Path, slots: int) -> "_Scorer":
+        arrays = np.load(folder / "scoring.npz")
+        settings = json.loads((folder / "scoring.json").read_text("utf-8"))
+        sides = [WordRanks(arrays[f"{side}_rank"], settings[f"{side}_words"], arrays[f"{side}_word_id"],
+                           settings[f"{side}_terminator"]) for side in ("src", "tgt")]
+        empty = os.path.getsize(folder / "targets.count") == 0
+        return cls(
+            slots, *sides,
+            np.zeros(0, f"S{4 * slots}") if empty else np.memmap(folder / "targets.keys", f"S{4 * slots}", "r"),
+            np.zeros(0, np.int64) if empty else np.memmap(folder / "targets.count", "<i8", "r"),
+            {name: arrays[name] for name in ("lex_keys", "lex_values", "p_tgt_given_src", "p_src_given_tgt")},
+            settings["min_count"], settings["prune_limit"], REORDERING_SMOOTHING,
+        )
 
 
 def _phrases(key_matrix: np.ndarray, ranks: WordRanks) -> tuple[np.ndarray, np.ndarray]:
@@ -323,8 +353,8 @@ def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[st
     lex = lexical_weights(
         (scorer.src.word_id[src_rank] + 1).ravel(), np.arange(n, dtype=np.int64) * slots, src_len,
         (scorer.tgt.word_id[tgt_rank] + 1).ravel(), np.arange(n, dtype=np.int64) * slots, tgt_len,
-        direct, inverse, scorer.lex_keys, scorer.lex_values, len(scorer.tgt.rank) + 1,
-        scorer.lexicon.p_tgt_given_src, scorer.lexicon.p_src_given_tgt,
+        direct, inverse, scorer.lexicon["lex_keys"], scorer.lexicon["lex_values"], len(scorer.tgt.rank) + 1,
+        scorer.lexicon["p_tgt_given_src"], scorer.lexicon["p_src_given_tgt"],
     )
     features = np.column_stack([count / count_e, lex[:, 0], count / count_f, lex[:, 1]])
     rows = np.arange(n)
@@ -341,14 +371,73 @@ def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[st
     return list(table), list(reordering), n
 
 
+def partition_bounds(src_rank: np.ndarray, n_ranks: int, partition_tokens: int) -> list[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` of first-word ranks of the source phrases, each
+    range one partition of the merge, of about ``partition_tokens`` source
+    tokens by the words' frequencies (``src_rank``: the rank of every source
+    token). A function of the corpus only, so the table files' bytes do not
+    depend on the shards or the workers."""
+    n_parts = max(1, -(-len(src_rank) // partition_tokens))
+    cumulative = np.cumsum(np.bincount(src_rank, minlength=n_ranks + 1))
+    cuts = np.searchsorted(cumulative, np.arange(1, n_parts) * (cumulative[-1] / n_parts), side="right")
+    edges = [0] + sorted({int(c) for c in cuts if 0 < c <= n_ranks}) + [n_ranks + 1]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+class _Worker:
+    """A worker's state: the shard inputs, and the scorer once the shards are done."""
+
+    def __init__(self, folder: Path):
+        self.inputs = ShardInputs.load(folder)
+        self._scorer: _Scorer | None = None
+
+    def scorer(self) -> _Scorer:
+        if self._scorer is None:
+            self._scorer = _Scorer.load(self.inputs.folder, self.inputs.slots)
+        return self._scorer
+
+
+def _part_paths(folder: Path, index: int) -> tuple[Path, Path]:
+    table, reordering = json.loads((folder / "scoring.json").read_text("utf-8"))["suffixes"]
+    return folder / f"part-{index:06d}.pt{table}", folder / f"part-{index:06d}.rt{reordering}"
+
+
+def score_partition(worker: _Worker, partition: tuple[int, int, int, int, int]) -> tuple[int, int]:
+    """Merge, score and write (in the scratch folder, gzip if the tables are) the pairs whose
+    source phrase's first word has a rank in ``[lo, hi)``, for ``partition =
+    (index, lo, hi, n_shards, block_rows)``; returns (pairs, lines written)."""
+    index, lo, hi, n_shards, block_rows = partition
+    scorer = worker.scorer()
+    dtype = pair_dtype(scorer.slots)
+    runs = [_run_paths(worker.inputs.folder, i)[0] for i in range(n_shards)]
+    ranges = [(lower_bound(run, dtype, int(lo).to_bytes(4, "big")), lower_bound(run, dtype, int(hi).to_bytes(4, "big")))
+              for run in runs]
+    extracted = written = 0
+    table_path, reordering_path = _part_paths(worker.inputs.folder, index)
+    with atomic_write(table_path, "wb") as table_out, atomic_write(reordering_path, "wb") as reordering_out:
+        for block in merge_runs(runs, dtype, 4 * scorer.slots, block_rows, ranges):
+            table_lines, reordering_lines, n = _score_block(block, scorer)
+            write_lines(table_out, table_lines)
+            write_lines(reordering_out, reordering_lines)
+            extracted += n
+            written += len(table_lines)
+    return extracted, written
+
+
+def _task(worker: _Worker, task: tuple[str, tuple]):
+    kind, argument = task
+    return extract_shard(worker.inputs, argument) if kind == "extract" else score_partition(worker, argument)
+
+
 @dataclass(frozen=True)
 class ShardedCounts:
     """Phrase pairs ``extracted`` (distinct), ``written`` after pruning, and
-    the ``shards`` they were extracted in."""
+    the ``shards`` and merge ``partitions`` they went through."""
 
     extracted: int
     written: int
     shards: int
+    partitions: int
 
 
 def build_tables(
@@ -365,19 +454,23 @@ def build_tables(
     workers: int = 1,
     scheduler: str | None = None,
     block_rows: int = DEFAULT_BLOCK_ROWS,
+    partition_tokens: int = DEFAULT_PARTITION_TOKENS,
     progress: bool = False,
     log: Callable[[str], None] = lambda message: None,
 ) -> tuple[ShardedCounts, WordTranslation]:
     """Write the phrase table and the msd-bidirectional-fe reordering table of
-    the aligned corpus, as ``pbmt.train.score`` writes them, extracting in
-    shards of ``shard_sentences`` sentence pairs whose runs go to the folder
-    ``scratch`` (emptied first, removed at the end; on a cluster it must be
-    a folder every worker reads and writes). Returns the counts and the word
+    the aligned corpus, with the lines ``pbmt.train.score`` writes, extracting
+    in shards of ``shard_sentences`` sentence pairs whose runs go to the
+    folder ``scratch`` (emptied first, removed at the end; on a cluster it
+    must be a folder every worker reads and writes), and merging in
+    partitions of about ``partition_tokens`` source tokens, each written as
+    one gzip member of the tables. Returns the counts and the word
     translation tables.
 
     ``min_count``/``prune_limit``: as ``pbmt.train.pipeline.train_tables``;
-    ``workers``/``scheduler``: where the shards run (``pbmt.parallel``);
-    ``block_rows``: records read in a merge round (``pbmt.train.runs.merge_runs``).
+    ``workers``/``scheduler``: where shards and partitions run
+    (``pbmt.parallel``); ``block_rows``: records read in a merge round
+    (``pbmt.train.runs.merge_runs``).
     """
     if not 1 <= max_length <= MAX_SUPPORTED_LENGTH:
         raise PbmtError(f"max phrase length must be 1 to {MAX_SUPPORTED_LENGTH}, not {max_length}")
@@ -393,38 +486,34 @@ def build_tables(
     slots = max_length + 1
     bounds = list(range(0, len(src), shard_sentences)) + [len(src)]
     shards = [(i, lo, hi) for i, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:]))]
+    partitions = [(i, lo, hi, len(shards), block_rows) for i, (lo, hi) in enumerate(
+        partition_bounds(src_ranks.rank[src.ids], len(src_ranks.words), partition_tokens))]
     log(f"extracting phrase pairs in {len(shards)} shards of up to {shard_sentences:,} sentence pairs")
     word_keys, word_count = [], []
-    with ParallelMap(partial(ShardInputs.load, scratch), extract_shard, workers, scheduler) as pool, \
-            tqdm(total=len(src), desc="extract", unit="pair", disable=not progress) as bar:
-        for (_, lo, hi), counts in zip(shards, pool.map(shards, chunksize=1)):
-            word_keys.append(counts.word_pairs)
-            word_count.append(counts.word_pair_count)
-            bar.update(hi - lo)
-    keys, inverse = np.unique(np.concatenate(word_keys), return_inverse=True)
-    lexicon = word_translation_from_counts(src, tgt, keys, np.bincount(inverse, weights=np.concatenate(word_count)))
-    del word_keys, word_count, keys, inverse
-    n_targets = merge_targets(scratch, len(shards), slots, block_rows)
-    log(f"scoring the phrase pairs of {n_targets:,} target phrases")
-    lex_keys, lex_values = build_table((lexicon.src + 1).astype(np.int64), (lexicon.tgt + 1).astype(np.int32),
-                                       len(tgt.vocab) + 1)
-    scorer = _Scorer(
-        slots, src_ranks, tgt_ranks,
-        np.memmap(scratch / "targets.keys", dtype=f"S{4 * slots}", mode="r") if n_targets else np.zeros(0, "S1"),
-        np.memmap(scratch / "targets.count", dtype="<i8", mode="r") if n_targets else np.zeros(0, np.int64),
-        lexicon, lex_keys, lex_values, min_count, prune_limit, REORDERING_SMOOTHING,
-    )
-    extracted = written = 0
-    runs = [_run_paths(scratch, i)[0] for i in range(len(shards))]
-    with atomic_write(phrase_table, "wb") as table_out, atomic_write(reordering_table, "wb") as reordering_out, \
-            tqdm(desc="score", unit="pair", disable=not progress) as bar:
-        for block in merge_runs(runs, pair_dtype(slots), 4 * slots, block_rows):
-            table_lines, reordering_lines, n = _score_block(block, scorer)
-            write_lines(table_out, table_lines)
-            write_lines(reordering_out, reordering_lines)
-            extracted += n
-            written += len(table_lines)
-            bar.update(n)
-    del scorer
+    with ParallelMap(partial(_Worker, scratch), _task, workers, scheduler) as pool:
+        with tqdm(total=len(src), desc="extract", unit="pair", disable=not progress) as bar:
+            for (_, lo, hi), counts in zip(shards, pool.map((("extract", s) for s in shards), chunksize=1)):
+                word_keys.append(counts.word_pairs)
+                word_count.append(counts.word_pair_count)
+                bar.update(hi - lo)
+        keys, inverse = np.unique(np.concatenate(word_keys), return_inverse=True)
+        lexicon = word_translation_from_counts(src, tgt, keys,
+                                               np.bincount(inverse, weights=np.concatenate(word_count)))
+        del word_keys, word_count, keys, inverse
+        n_targets = merge_targets(scratch, len(shards), slots, block_rows)
+        _Scorer.save(scratch, src_ranks, tgt_ranks, lexicon, len(tgt.vocab), min_count, prune_limit,
+                     tuple(".gz" if p.suffix == ".gz" else "" for p in (phrase_table, reordering_table)))
+        log(f"scoring the phrase pairs of {n_targets:,} target phrases in {len(partitions)} partitions")
+        extracted = written = 0
+        with tqdm(total=len(partitions), desc="score", unit="part", disable=not progress) as bar:
+            for n, kept in pool.map((("score", p) for p in partitions), chunksize=1):
+                extracted += n
+                written += kept
+                bar.update(1)
+    for k, out in enumerate((phrase_table, reordering_table)):
+        with atomic_write(out, "wb", compress=False) as joined:
+            for index, *_ in partitions:
+                with open(_part_paths(scratch, index)[k], "rb") as part:
+                    shutil.copyfileobj(part, joined, 1 << 20)
     shutil.rmtree(scratch)
-    return ShardedCounts(extracted, written, len(shards)), lexicon
+    return ShardedCounts(extracted, written, len(shards), len(partitions)), lexicon

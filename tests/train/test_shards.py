@@ -33,6 +33,7 @@ def _in_memory(tmp_path, src, tgt, alignment, max_length=7, min_count=1, prune_l
 
 
 def _sharded(tmp_path, src, tgt, alignment, name, **options):
+    """The tables' text, counts and lexicon."""
     paths = tmp_path / f"{name}-pt.gz", tmp_path / f"{name}-rt.gz"
     counts, lexicon = build_tables(src, tgt, alignment, *paths, tmp_path / f"{name}-scratch", **options)
     assert not (tmp_path / f"{name}-scratch").exists()
@@ -55,8 +56,10 @@ def test_tiny_shards_and_blocks_give_the_in_memory_tables(bible_subset, tmp_path
     assert counts.shards == 1 and one == expected
     # 7 verses a shard: 43 runs; 64-record merge rounds: many rounds, and the
     # largest source phrases' groups need the reads to grow
-    tiny, counts, tiny_lexicon = _sharded(tmp_path, *bible_subset, "tiny", shard_sentences=7, block_rows=64)
-    assert counts.shards == 43 and tiny == expected
+    # and partitions of the merge of ~500 tokens: 13 gzip members
+    tiny, counts, tiny_lexicon = _sharded(tmp_path, *bible_subset, "tiny", shard_sentences=7, block_rows=64,
+                                          partition_tokens=500)
+    assert counts.shards == 43 and counts.partitions > 5 and tiny == expected
     assert counts.extracted == counts.written == expected[0].count(b"\n")
     reference = word_translation(*bible_subset)
     for ours in (lexicon, tiny_lexicon):
@@ -71,10 +74,12 @@ def test_pruned_tables_equal_the_in_memory_ones(bible_subset, tmp_path):
     assert tables == expected and counts.written < counts.extracted
 
 
-def test_two_workers_give_the_serial_tables(bible_subset, tmp_path):
-    serial, _, _ = _sharded(tmp_path, *bible_subset, "serial", shard_sentences=40)
-    parallel, counts, _ = _sharded(tmp_path, *bible_subset, "parallel", shard_sentences=40, workers=2)
-    assert counts.shards == 8 and parallel == serial
+def test_two_workers_give_the_serial_files(bible_subset, tmp_path):
+    _sharded(tmp_path, *bible_subset, "serial", shard_sentences=300, partition_tokens=1000)
+    _, counts, _ = _sharded(tmp_path, *bible_subset, "parallel", shard_sentences=40, partition_tokens=1000, workers=2)
+    assert counts.shards == 8 and counts.partitions > 3
+    for table in ("pt", "rt"):  # byte for byte, gzip members included
+        assert (tmp_path / f"parallel-{table}.gz").read_bytes() == (tmp_path / f"serial-{table}.gz").read_bytes()
 
 
 @pytest.mark.parametrize("max_length", [1, 3, 8])
