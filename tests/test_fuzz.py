@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reliability import (check, fuzz, model_copy, optimize_args, read_outputs, run,  # noqa: F401 - a fixture
+from reliability import (SHARED, check, fuzz, model_copy, optimize_args, read_outputs, run,  # noqa: F401 - a fixture
                          translate_args, translate_outputs)
 
 BAD_NUMBERS = ["nan", "inf", "-inf", "1e999", "x", "\u0663", "1_0", "0x10", "--1", "1.2.3", "\u00b2"]
@@ -333,3 +333,93 @@ def test_a_bad_option_is_a_usage_error_naming_it(fuzz, tmp_path, option, value):
     assert result.code in (1, 2) and "Traceback" not in result.err, result.err
     assert len(result.err.strip().splitlines()) == 1 and option in result.err, result.err
     assert not (tmp_path / "out.txt").exists()
+
+
+STACKED_CASES = 60
+
+
+@pytest.mark.parametrize("k", range(STACKED_CASES))
+def test_several_mutations_at_once_are_an_error_naming_a_file_or_change_nothing(fuzz, tmp_path, k):
+    """Two or three mutations drawn at random over the model's files: combinations nobody wrote down."""
+    rng = random.Random(f"stacked/{k}")
+    replaced: dict[str, bytes] = {}
+    for _ in range(rng.randint(2, 3)):
+        name = rng.choice(sorted(TEXT_MUTATIONS))
+        mutation = rng.choice(TEXT_MUTATIONS[name])
+        data = replaced.get(name, (fuzz["model"] / name).read_bytes())
+        try:
+            replaced[name] = mutate(rng, name, data, mutation)
+        except (gzip.BadGzipFile, EOFError, UnicodeDecodeError, IndexError, ValueError):
+            continue  # an earlier mutation left nothing this one can apply to (a broken gzip stream, no number)
+    ini = model_copy(fuzz["model"], tmp_path / "model", replaced)
+    outputs = {key: tmp_path / "out" / path.name for key, path in translate_outputs(tmp_path).items()}
+    result = run(translate_args(ini, fuzz["input"], outputs))
+    check(result, fuzz["translations"], read_outputs(outputs), [*replaced, "moses.ini"])
+
+
+@pytest.fixture(scope="session")
+def other_runs(fuzz, tmp_path_factory):
+    """A Costmargin run of three passes and a SampleRank run of one epoch, each with its resumption's moses.ini."""
+    folder = tmp_path_factory.mktemp("other-runs")
+    runs = {}
+    for name, extra, more in (("costmargin", ["--algorithm", "costmargin", "--passes", "2", "--sgd-passes", "2"],
+                               ["--passes", "3"]),
+                              ("samplerank", ["--algorithm", "samplerank", "--epochs", "1", "--samples-per-sentence",
+                                              "5", "--burn-in-per-sentence", "5", "--no-dev-bleu"],
+                               ["--epochs", "2"])):
+        argv = ["tune", "-q", "-f", fuzz["model"] / "moses.ini", "--src", fuzz["input"], "--refs", fuzz["refs"]]
+        assert run([*argv, *extra, "--out", folder / name]).code == 0
+        shutil.copytree(folder / name, folder / f"{name}-resumed")
+        resume = [*argv, *extra, *more, "--resume"]
+        assert run([*resume, "--out", folder / f"{name}-resumed"]).code == 0
+        runs[name] = (folder / name, resume, (folder / f"{name}-resumed" / "moses.ini").read_text())
+    return runs
+
+
+@pytest.mark.parametrize("algorithm, checkpoint", [("costmargin", "checkpoint.npz"), ("samplerank", "samplerank.npz")])
+@pytest.mark.parametrize("mutation", CHECKPOINT_MUTATIONS[:4])
+def test_other_tuners_report_a_corrupt_checkpoint_in_one_line(other_runs, tmp_path, algorithm, checkpoint, mutation):
+    folder, resume, resumed = other_runs[algorithm]
+    rng = random.Random(f"{algorithm}/{mutation}")
+    shutil.copytree(folder, tmp_path / "run")
+    path = tmp_path / "run" / checkpoint
+    data = path.read_bytes()
+    path.write_bytes({"truncate": data[:rng.randrange(len(data))], "flip": flip_byte(rng, data), "empty": b"",
+                      "garbage": bytes(rng.randrange(256) for _ in range(300))}[mutation])
+    result = run([*resume, "--out", tmp_path / "run"])
+    check(result, {"ini": resumed}, read_outputs({"ini": tmp_path / "run" / "moses.ini"}), [str(path)])
+
+
+TRAIN_MUTATIONS = {"src": [bom, crlf, invalid_utf8, delete_line], "alignment": [bad_number, duplicate_line, bom]}
+
+
+@pytest.fixture(scope="session")
+def train_corpus(tmp_path_factory, bible):
+    """60 training sentence pairs with their given alignment, and the model clean text trains from them."""
+    folder = tmp_path_factory.mktemp("train-fuzz")
+    for name, source in (("train.es", "train.tok.es"), ("train.en", "train.tok.en"), ("align", "train.align.gdfa")):
+        lines = (SHARED / source).read_text().splitlines()[:60]
+        (folder / name).write_text("\n".join(lines) + "\n")
+    assert run(train_args(folder, folder / "clean")).code == 0
+    return folder, {name: (folder / "clean" / name).read_bytes() for name in TRAINED}
+
+
+TRAINED = ("phrase-table.gz", "reordering-table.gz", "lm.arpa.gz")
+
+
+def train_args(folder, out, src=None, alignment=None):
+    return ["train", "-q", "--src", src or folder / "train.es", "--tgt", folder / "train.en", "--alignment",
+            alignment or folder / "align", "--discount-fallback", "--out", out]
+
+
+@pytest.mark.parametrize("side, mutation", [(side, m.__name__) for side, ms in TRAIN_MUTATIONS.items() for m in ms])
+def test_a_mutated_training_corpus_is_an_error_naming_it_or_changes_nothing(train_corpus, tmp_path, side, mutation):
+    folder, clean = train_corpus
+    rng = random.Random(f"train/{side}/{mutation}")
+    original = folder / ("train.es" if side == "src" else "align")
+    mutated = tmp_path / original.name
+    mutated.write_bytes(mutate(rng, original.name, original.read_bytes(), globals()[mutation]))
+    result = run(train_args(folder, tmp_path / "model", **{side: mutated}))
+    produced = {name: (tmp_path / "model" / name).read_bytes() for name in TRAINED
+                if (tmp_path / "model" / name).exists()}
+    check(result, clean, produced, [str(mutated)])
