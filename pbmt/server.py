@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import signal
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -147,17 +147,24 @@ class Dispatcher:
             self.waiting -= 1
         loop = asyncio.get_running_loop()
         self.running += 1
-        future = self.pool.submit(fn, *args)
+        try:
+            future = self.pool.submit(fn, *args)
+        except (RuntimeError, BrokenProcessPool):  # shut down, or a worker died
+            self._finished(None)
+            raise HTTPException(503, "the server is stopping or lost a decoding worker") from None
         # the slot frees when the worker is done, even if the caller stopped waiting
-        future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._finished))
+        future.add_done_callback(lambda done: loop.call_soon_threadsafe(self._finished, done))
         try:
             return await asyncio.wrap_future(future)
         except BrokenProcessPool:
             raise HTTPException(503, "a decoding worker died; restart the server") from None
 
-    def _finished(self) -> None:
+    def _finished(self, future: Future | None) -> None:
         self.running -= 1
-        self.completed += 1
+        if future is not None and future.cancelled():  # its client left before a worker took it
+            self.dropped += 1
+        elif future is not None:
+            self.completed += 1
         self.slots.release()
 
 

@@ -85,6 +85,11 @@ def test_explain_command(tiny_model_dir, tmp_path, capsys):
     assert "BEST DERIVATION" in out and "SEARCH" in out
     assert (tmp_path / "p.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "  "]) == 1
+    assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "c a e b d", "--stack", "1",
+                 "--distortion-limit", "0"]) == 0
+    search = capsys.readouterr().out.split("SEARCH")[1]
+    expanded = [int(line.split()[2]) for line in search.splitlines()[2:8]]
+    assert expanded == [1, 1, 1, 1, 1, 0]  # one hypothesis kept per stack, the last one complete
 
 
 @pytest.mark.parametrize("stack_size, beam", [(200, 1e-5), (3, 0.0), (20, 0.2)])

@@ -32,9 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
+    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
+                        "or a moses.ini whose [weight] section to use")
+    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
+    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, "
+                        "else 6)")
+    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
     add_search_arguments(parser)
-    for name in ("weights", "stack", "beam_threshold", "distortion_limit", "ttable_limit"):
-        parser.set_defaults(**{name: None})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
     tokens = Translator(model, tokenized=args.tokenized).tokens(sentence)
     if not tokens:
         raise PbmtError("the sentence is empty")
-    e = explain(model, tokens, n_best=args.n_best)
+    try:
+        e = explain(model, tokens, n_best=args.n_best)
+    except ValueError as err:
+        raise PbmtError(str(err)) from None
     sys.stdout.write(render_text(e, model, args.options_per_span))
     if args.html:
         with atomic_write(args.html) as handle:

@@ -22,9 +22,9 @@ from pbmt.tune.nbest import read_nbest  # noqa: E402
 
 from conftest import TINY_SOURCES  # noqa: E402
 
-# decoding this with SLOW_SEARCH takes about a second on the tiny model (no beam, a huge stack, any jump),
+# decoding this with SLOW_SEARCH takes seconds on the tiny model (no beam, a huge stack, any jump),
 # long enough to find the job running and act while it runs
-SLOW_SENTENCE = "a b c d e a b c d e a b c d"
+SLOW_SENTENCE = "a b c d e a b c d e a b c d e a"
 SLOW_SEARCH = {"stack_size": 10000, "beam_threshold": 0.0, "distortion_limit": -1}
 READY_SECONDS = 240  # a generous bound for a busy machine: loading, spawning workers, loading numba caches
 
@@ -170,7 +170,7 @@ def test_docs_and_page_are_served_without_outside_links(server):
 
 @pytest.fixture(scope="module")
 def one_worker(tiny_model_dir):
-    s = Server(tiny_model_dir, "--workers", "1")
+    s = Server(tiny_model_dir, "--workers", "1", "--shutdown-timeout", "300")
     yield s
     s.stop()
 
