@@ -226,7 +226,8 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
     return {
         "source": e.source,
         "settings": {"stack_size": e.settings.stack_size, "beam_threshold": e.settings.beam_threshold,
-                     "distortion_limit": e.settings.distortion_limit, "reordering": e.settings.reordering},
+                     "distortion_limit": e.settings.distortion_limit, "reordering": e.settings.reordering,
+                     "search": e.settings.search, "pop_limit": e.settings.pop_limit},
         "features": [{"label": label, "weight": float(weight)}
                      for label, weight in zip(column_labels(layout.names, layout.sizes, layout.types), w)],
         "translation": target_text(best, o, model),

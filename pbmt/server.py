@@ -27,7 +27,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import Body, FastAPI, Request
@@ -196,6 +196,11 @@ class SearchOverrides(BaseModel):
     beam_threshold: float | None = Field(None, ge=0, le=1, description="keep hypotheses within this probability "
                                          "ratio of a stack's best (0: no threshold)")
     distortion_limit: int | None = Field(None, ge=-1, le=100, description="longest jump; -1: unlimited")
+    search: Literal["cube", "stack"] | None = Field(None, description="cube pruning (each stack filled by its "
+                                                    "pop_limit best hypothesis-option pairs) or stack decoding "
+                                                    "(every kept hypothesis extended by every option)")
+    pop_limit: int | None = Field(None, ge=0, le=100000, description="cube pruning: hypotheses created per stack "
+                                  "(0: no limit)")
 
 
 class Common(BaseModel):
@@ -364,7 +369,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
                 "labels": column_labels(layout.names, layout.sizes, layout.types),
                 "weights": [float(w) for w in model.weights],
                 "settings": {"stack_size": s.stack_size, "beam_threshold": s.beam_threshold,
-                             "distortion_limit": s.distortion_limit, "reordering": s.reordering},
+                             "distortion_limit": s.distortion_limit, "reordering": s.reordering,
+                             "search": s.search, "pop_limit": s.pop_limit},
                 "limits": {"max_words": settings.max_words, "max_sentences": settings.max_sentences},
                 "samples": list(settings.samples)}
 

@@ -92,14 +92,16 @@ def test_explain_command(tiny_model_dir, tmp_path, capsys):
     assert expanded == [1, 1, 1, 1, 1, 0]  # one hypothesis kept per stack, the last one complete
 
 
+@pytest.mark.parametrize("algorithm", ["cube", "stack"])
 @pytest.mark.parametrize("stack_size, beam", [(200, 1e-5), (3, 0.0), (20, 0.2)])
-def test_replayed_pruning_matches_the_decoders_counts(tiny, stack_size, beam):
+def test_replayed_pruning_matches_the_decoders_counts(tiny, stack_size, beam, algorithm):
     """hypothesis_table re-derives each stack's fate from the graph; the kernel counted it independently."""
     import dataclasses
 
     from pbmt.explain import EXPANDED, RECOMBINED, explanation_data, hypothesis_table
 
-    settings = dataclasses.replace(tiny.settings, stack_size=stack_size, beam_threshold=beam, distortion_limit=-1)
+    settings = dataclasses.replace(tiny.settings, stack_size=stack_size, beam_threshold=beam, distortion_limit=-1,
+                                   search=algorithm, pop_limit=50)
     e = explain(tiny, "c a e b d a b".split(), n_best=8, settings=settings)
     table, g = hypothesis_table(e), e.graph
     representative = table.representative == np.arange(len(g.parent))

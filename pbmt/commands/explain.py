@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.explain import explain, render_dot, render_html, render_text
 from pbmt.files import atomic_write
@@ -32,14 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
-    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
-                        "or a moses.ini whose [weight] section to use")
-    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
-    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
-    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, "
-                        "else 6)")
-    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
-    add_search_arguments(parser)
+    add_model_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

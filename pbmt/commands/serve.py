@@ -31,10 +31,9 @@ import socket
 import sys
 from pathlib import Path
 
-from pbmt.commands.translate import DEFAULT_MODEL, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.files import read_lines
-from pbmt.model.model import REORDERING_MODES
 
 DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
 
@@ -54,14 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sentences the page offers to pick from (the first 30 lines)")
     parser.add_argument("--shutdown-timeout", type=float, default=10.0, help="seconds requests in flight get "
                         "to finish after SIGTERM")
-    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
-                        "or a moses.ini whose [weight] section to use")
-    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
-    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
-    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, "
-                        "else 6)")
-    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
-    parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space (see pbmt translate --help)")
+    add_model_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no start-up message or request log")
 
 

@@ -60,19 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--distinct", action="store_true", help="n-best entries with distinct target strings")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="write the 1-best word alignment (source-target pairs) of every sentence to FILE")
-    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
-                        "or a moses.ini whose [weight] section to use")
     parser.add_argument("--tokenized", action="store_true",
                         help="input is already tokenised (and lowercased) as the model expects; output is not detokenised")
-    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
-    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
-    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
-    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
-    parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space: 'distortion' (any order "
-                        "within the distortion limit, Moses) or 'mon-swap' (monotone, or a block swapped with its "
-                        "right neighbour: Tillmann & Zhang's block orientation model; ignores the distortion "
-                        "limit); default: pbmt.toml's [search] reordering, else distortion")
-    add_search_arguments(parser)
+    add_model_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -93,6 +83,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-resume", action="store_true", help="start afresh even when a killed run with the "
                         "same input, model and settings left a partial output beside -o (by default it is resumed)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``load_model`` reads besides ``-f``: weights, pruning, reordering space and search algorithm."""
+    parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
+                        "or a moses.ini whose [weight] section to use")
+    parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
+    parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
+    parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
+    parser.add_argument("--reordering", choices=REORDERING_MODES, help="search space: 'distortion' (any order "
+                        "within the distortion limit, Moses) or 'mon-swap' (monotone, or a block swapped with its "
+                        "right neighbour: Tillmann & Zhang's block orientation model; ignores the distortion "
+                        "limit); default: pbmt.toml's [search] reordering, else distortion")
+    add_search_arguments(parser)
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:

@@ -58,10 +58,11 @@ function buildControls() {
     });
     box.append(el("label", { title: label }, label, slider, out));
   });
-  for (const [id, key] of [["distortion", "distortion_limit"], ["stack-size", "stack_size"]]) {
+  for (const id of ["distortion", "stack-size", "pop-limit"]) {
     $(id).addEventListener("input", () => { $(id + "-value").textContent = $(id).value; explainSoon(); });
   }
   $("beam").addEventListener("change", explainSoon);
+  $("algorithm").addEventListener("change", () => { $("pop-limit").disabled = $("algorithm").value !== "cube"; explainSoon(); });
   resetControls();
 }
 
@@ -77,6 +78,11 @@ function resetControls() {
   $("stack-size").max = Math.max(400, m.settings.stack_size);
   $("stack-size").value = m.settings.stack_size;
   $("stack-size-value").textContent = m.settings.stack_size;
+  $("algorithm").value = m.settings.search;
+  $("pop-limit").max = Math.max(5000, m.settings.pop_limit);
+  $("pop-limit").value = m.settings.pop_limit;
+  $("pop-limit-value").textContent = m.settings.pop_limit;
+  $("pop-limit").disabled = m.settings.search !== "cube";
   const beam = $("beam");
   if (![...beam.options].some((o) => Number(o.value) === m.settings.beam_threshold)) {
     beam.append(el("option", { value: m.settings.beam_threshold }, String(m.settings.beam_threshold)));
@@ -111,7 +117,8 @@ async function explainNow() {
     sentence, tokenized: $("tokenized").checked, n_best: 10, hypotheses_per_stack: 50,
     weights: weightsByFeature(),
     search: { distortion_limit: Number($("distortion").value), stack_size: Number($("stack-size").value),
-              beam_threshold: Number($("beam").value) },
+              beam_threshold: Number($("beam").value), search: $("algorithm").value,
+              pop_limit: Number($("pop-limit").value) },
   };
   setStatus("Decoding…");
   let answer;

@@ -231,7 +231,7 @@ def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path)
         by_name, k = {}, 0
         for name, size in zip(model["features"], model["sizes"]):
             by_name[name], k = weights[k:k + size], k + size
-        search = {key: model["settings"][key] for key in ("stack_size", "beam_threshold", "distortion_limit")}
+        search = {key: value for key, value in model["settings"].items() if key != "reordering"}
         answer = server.post("/explain", {"sentence": sentence, "tokenized": True, "n_best": 10,
                                           "hypotheses_per_stack": 50, "weights": by_name, "search": search})
         assert answer.status_code == 200, answer.text
