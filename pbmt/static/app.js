@@ -129,7 +129,13 @@ async function explainNow() {
     if (err.name !== "AbortError") setStatus("The server did not answer: " + err.message, true);
     return;
   }
-  const data = await answer.json();
+  let data;
+  try {
+    data = await answer.json();
+  } catch (err) {
+    if (seq === state.seq) setStatus(`The server answered ${answer.status} ${answer.statusText}`, true);
+    return;
+  }
   if (seq !== state.seq) return;
   if (!answer.ok) { setStatus(data.error || answer.statusText, true); return; }
   state.data = data;
