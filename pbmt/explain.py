@@ -379,7 +379,7 @@ def _labelled(values: list[float], labels: list[str]) -> str:
 
 
 def _graph_nodes(e: Explanation) -> list[int]:
-    """Hypotheses on the n-best paths, their recombined rivals, back to the start."""
+    """Hypotheses on the n-best paths, the 20 recombined rivals closest to their class's best, back to the start."""
     g = e.graph
     keep: set[int] = set()
     finals = np.flatnonzero(g.klass == g.final_class)
@@ -388,7 +388,10 @@ def _graph_nodes(e: Explanation) -> list[int]:
             keep.add(int(h))
             h = g.parent[h]
     rivals = {int(m) for m in np.flatnonzero(np.isin(g.klass, g.klass[list(keep)])) if m not in keep}
-    for h in sorted(rivals)[:50]:
+    class_best = np.full(g.klass.max() + 1, -np.inf)
+    np.maximum.at(class_best, g.klass, g.score)
+    # the closest rivals only: a picture a reader can take in
+    for h in sorted(rivals, key=lambda m: class_best[g.klass[m]] - g.score[m])[:20]:
         while h > 0 and h not in keep:
             keep.add(int(h))
             h = g.parent[h]
