@@ -21,7 +21,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.options import TranslationOptions
-from pbmt.search.output import nbest_entry, target_text, word_alignment
+from pbmt.search.output import nbest_entries, target_text, word_alignment
 from pbmt.model.lm import LMCache
 from pbmt.train.corpus import text_tokenizer
 from pbmt.tune.nbest import NBestEntry
@@ -73,7 +73,7 @@ class Translator:
         found = decode(model, options, n_best=max(1, self.n_best), distinct=self.distinct)
         if not found:
             return Translation("", (), ())
-        nbest = tuple(nbest_entry(sentence_id, s, options, model) for s in found) if self.n_best else ()
+        nbest = nbest_entries(sentence_id, found, options, model) if self.n_best else ()
         return self._translation(found[0].derivation, options, nbest)
 
     def translate_document(self, lines: Sequence[str], rng: np.random.Generator,

@@ -79,3 +79,16 @@ def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reorder
     p, state = score_word(lm, state, EOS)
     if lm_col >= 0:
         out[lm_col] += (lm_total + p) * np.log(10.0)
+
+
+@njit(cache=True)
+def score_dense_paths(path_offsets, path_options, opt_start, opt_end, local, tgt_offsets, tgt_words, reordering,
+                      lm, begin_state, lm_col, dist_col, lr_col, out):
+    """``score_dense`` of many derivations of one sentence: derivation ``i`` uses the options
+    ``path_options[path_offsets[i]:path_offsets[i + 1]]`` in target order; its features go to ``out[i]``
+    (float64[k, n_features], zeroed first)."""
+    for i in range(path_offsets.shape[0] - 1):
+        chosen = path_options[path_offsets[i]:path_offsets[i + 1]]
+        out[i] = 0.0
+        score_dense(opt_start[chosen], opt_end[chosen], chosen, local, tgt_offsets, tgt_words, reordering,
+                    lm, begin_state, lm_col, dist_col, lr_col, out[i])

@@ -115,7 +115,7 @@ def score_derivation(derivation: Derivation, options: TranslationOptions, model:
     out = np.zeros(model.layout.size)
     score_dense(derivation.src_start, derivation.src_end, derivation.option, options.local, options.tgt_offsets,
                 options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
-                *_columns(model), out)
+                *feature_columns(model), out)
     return out
 
 
@@ -175,7 +175,8 @@ def model_score(derivation: Derivation, options: TranslationOptions, model: Tran
     return score
 
 
-def _columns(model: TranslationModel) -> tuple[int, int, int]:
+def feature_columns(model: TranslationModel) -> tuple[int, int, int]:
+    """First columns of LM0, Distortion0 and LexicalReordering0 in the model's layout (-1: absent)."""
     def first(type_):
         columns = model.layout.columns_of_type(type_)
         return columns.start if columns is not None else -1

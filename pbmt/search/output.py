@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from pbmt.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
-from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search._scoring_kernels import score_dense_paths
+from pbmt.search.derivation import Derivation, feature_columns
 from pbmt.search.options import TranslationOptions
 from pbmt.tune.nbest import NBestEntry
 
@@ -38,16 +41,31 @@ def word_alignment(derivation: Derivation, options: TranslationOptions, model: T
                   for s, t in option_links(options, model, o))
 
 
-def nbest_entry(sentence: int, scored: ScoredDerivation, options: TranslationOptions,
-                model: TranslationModel) -> NBestEntry:
-    """The Moses n-best entry of a derivation: features from ``score_derivation``."""
-    d = scored.derivation
-    features = model.layout.as_dict(score_derivation(d, options, model))
-    bounds = d.target_boundaries(options)
-    segmentation = tuple((int(s), int(e), int(bounds[b]), int(bounds[b + 1]))
-                         for b, (s, e) in enumerate(zip(d.src_start, d.src_end)))
-    return NBestEntry(sentence, target_text(d, options, model), features, scored.score, segmentation,
-                      tuple(word_alignment(d, options, model)))
+def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
+                  model: TranslationModel) -> tuple[NBestEntry, ...]:
+    """The Moses n-best entries of a sentence's derivations: features from ``score_derivation``'s kernel, run
+    once over all of them; each option's word links computed once."""
+    if not found:
+        return ()
+    lengths = np.array([len(s.derivation) for s in found])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
+    features = np.zeros((len(found), model.layout.size))
+    score_dense_paths(offsets, chosen, options.start, options.end, options.local, options.tgt_offsets,
+                      options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
+                      *feature_columns(model), features)
+    links = {int(o): option_links(options, model, int(o)) for o in np.unique(chosen)}
+    words = model.vocab.words
+    entries = []
+    for scored, row in zip(found, features):
+        d = scored.derivation
+        bounds = d.target_boundaries(options)
+        segmentation = tuple((int(s), int(e), int(bounds[b]), int(bounds[b + 1]))
+                             for b, (s, e) in enumerate(zip(d.src_start, d.src_end)))
+        alignment = tuple(sorted((s, int(bounds[b]) + t) for b, o in enumerate(d.option) for s, t in links[int(o)]))
+        entries.append(NBestEntry(sentence, " ".join(words(d.target_words(options))), model.layout.as_dict(row),
+                                  scored.score, segmentation, alignment))
+    return tuple(entries)
 
 
 def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model: TranslationModel) -> Derivation:

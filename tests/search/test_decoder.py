@@ -9,6 +9,7 @@ from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
+from pbmt.search.output import derivation_from_entry, nbest_entries, word_alignment
 
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
 # both searches; cube pruning with no pop limit explores every extension the stack search does
@@ -104,3 +105,18 @@ def test_derivation_views():
     assert hash(d) == hash(Derivation([2, 0, 4], [4, 2, 5], [7, 3, 9])) and d == Derivation([2, 0, 4], [4, 2, 5], [7, 3, 9])
     assert d != Derivation([2, 0, 4], [4, 2, 5], [7, 3, 8])
     assert d.covers(5) and not d.covers(6) and not Derivation([0, 1], [2, 3], [0, 0]).covers(3)
+
+
+def test_nbest_entries_carry_the_features_of_score_derivation(tiny):
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=5, distortion_limit=2))
+    options = TranslationOptions.build(model, model.vocab.ids("e d c b a".split()))
+    found = decode(model, options, n_best=15)
+    entries = nbest_entries(7, found, options, model)
+    assert len(entries) == len(found) > 1
+    for scored, entry in zip(found, entries):
+        d = scored.derivation
+        assert entry.sentence == 7 and entry.total == scored.score
+        assert entry.features == model.layout.as_dict(score_derivation(d, options, model))
+        assert entry.text == " ".join(model.vocab.words(d.target_words(options)))
+        assert tuple(entry.alignment) == tuple(word_alignment(d, options, model))
+        assert derivation_from_entry(entry, options, model) == d
