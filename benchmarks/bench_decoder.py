@@ -135,6 +135,11 @@ def main() -> None:
             results["startup"] = startup(args.data, work)
             print(f"pbmt start-up: cold numba compile + one sentence {results['startup']['cold']:.1f} s, "
                   f"cached {results['startup']['cached']:.1f} s")
+        one = work / "one.es"
+        one.write_text(lines[0] + "\n", encoding="utf-8")
+        for decoder in decoders:  # untimed: fills the file system's and pbmt's caches
+            command, cwd = commands(decoder, "cube", 1, 1, work / "warm.out", work / "warm.nbest", ini)
+            run(command, one, work / "warm.out", cwd=cwd)
         print(f"{len(lines)} dev sentences, {words} source words; load average before: {os.getloadavg()[0]:.2f}")
         header = f"{'search':<6} {'n-best':>6} {'thr':>3}  {'decoder':<7} {'wall s':>7} {'words/s':>8} " \
                  f"{'peak MB':>8} {'BLEU':>6}  {'ratio':>6}  score >= Moses2"
