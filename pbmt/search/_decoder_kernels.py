@@ -477,34 +477,6 @@ def _queue_pop(heap, size, c_total):
     return top, size
 
 
-@njit(cache=True, inline="always")
-def _seen_slot(seen, key):
-    mask = seen.shape[0] - 1
-    slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(24)) & mask
-    while seen[slot] >= 0 and seen[slot] != key:
-        slot = (slot + 1) & mask
-    return slot
-
-
-@njit(cache=True, inline="always")
-def _first_sight(seen, count, key):
-    """Insert ``key`` (>= 0) into the open-addressing set ``seen`` holding ``count`` keys.
-
-    Returns (True if it was not there, the set, grown when half full, its new count)."""
-    slot = _seen_slot(seen, key)
-    if seen[slot] == key:
-        return False, seen, count
-    seen[slot] = key
-    count += 1
-    if 2 * count > seen.shape[0]:
-        old = seen
-        seen = np.full(2 * old.shape[0], -1, dtype=np.int64)
-        for k in old:
-            if k >= 0:
-                seen[_seen_slot(seen, k)] = k
-    return True, seen, count
-
-
 @njit(cache=True)
 def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
                 future, tr, distortion_limit, stack_size, log_beam, mon_swap, pop_limit):
@@ -515,8 +487,10 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
     limit). Each stack is filled from edges: a group of kept hypotheses of an earlier stack with the same
     coverage and last block end (best first) times the options of one span they may translate next (best
     estimate first). A queue holds scored cells (hypothesis i, option j) of every edge into the stack,
-    starting with each edge's (0, 0); each pop adds its hypothesis to the stack and queues the cells
-    (i + 1, j) and (i, j + 1) not queued before. Stats column 1 counts the hypotheses kept for extension.
+    starting with each edge's (0, 0); each pop adds its hypothesis to the stack and queues the cell to its
+    right, (i, j + 1), and on the first column the one below, (i + 1, 0): every cell has one predecessor, so
+    none is queued twice and no set of queued cells is needed (with no pop limit, every cell is reached).
+    Stats column 1 counts the hypotheses kept for extension.
     """
     pool = _new_pool(n, tr.begin_state, future)
     n_hyp = 1
@@ -553,15 +527,12 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
     c_state = np.empty(256, dtype=np.int64)
     c_total = np.empty(256)
     heap = np.empty(256, dtype=np.int64)
-    seen = np.full(1024, -1, dtype=np.int64)
 
     for s in range(n + 1):
         if s > 0:
             # fill stack s: seed the queue with every edge's best cell, then pop
             n_cand = 0
             size = 0
-            seen[:] = -1
-            n_seen = 0
             pops = 0
             seed = edge_head[s]
             while seed >= 0 or (size > 0 and pops < pop_limit):
@@ -586,19 +557,21 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
                                e_fut[ce], key_option)
                         classes = _place(pool, n_hyp, s, s == n, classes, stack_head, stats)
                         n_hyp += 1
-                    n_next = 2  # its neighbours (i + 1, j) and (i, j + 1)
+                    n_next = 2  # its successors in the grid (see below)
                 lo = group_lo[e_group[ce]]
                 rows = group_lo[e_group[ce] + 1] - lo
                 span = e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1
                 cols = span_offsets[span + 1] - span_offsets[span]
                 for q in range(n_next):
-                    i, j = ci, cj
-                    if n_next == 2:
-                        i, j = (ci + 1, cj) if q == 0 else (ci, cj + 1)
+                    if n_next == 1:
+                        i, j = ci, cj
+                    elif q == 0:
+                        i, j = ci, cj + 1
+                    elif cj == 0:
+                        i, j = ci + 1, cj
+                    else:
+                        continue  # (i + 1, j) is queued by (i + 1, j - 1)
                     if i >= rows or j >= cols:
-                        continue
-                    new, seen, n_seen = _first_sight(seen, n_seen, (ce << 42) | (i << 21) | j)
-                    if not new:
                         continue
                     h = members[lo + i]
                     o = order[span_offsets[span] + j]
