@@ -438,42 +438,45 @@ def _groups(kept, cov, prev_end):
 
 
 @njit(cache=True, inline="always")
-def _cell_before(c_total, a, b):
-    """Queue order of candidate cells: higher total first, then the earlier one."""
-    return c_total[a] > c_total[b] or (c_total[a] == c_total[b] and a < b)
-
-
-@njit(cache=True, inline="always")
-def _queue_push(heap, size, c_total, c):
-    if size == heap.shape[0]:
-        heap = grow1(heap, 2 * size)
-    heap[size] = c
+def _queue_push(keys, cells, size, key, c):
+    """Push cell ``c`` with priority ``key`` on the max-heap (``keys``, ``cells``) of ``size`` entries; ties
+    go to the earlier cell. Returns the arrays (grown when full) and the new size."""
+    if size == keys.shape[0]:
+        keys, cells = grow1(keys, 2 * size), grow1(cells, 2 * size)
     i = size
     while i > 0:
         up = (i - 1) >> 1
-        if not _cell_before(c_total, heap[i], heap[up]):
+        if keys[up] > key or (keys[up] == key and cells[up] < c):
             break
-        heap[i], heap[up] = heap[up], heap[i]
+        keys[i] = keys[up]
+        cells[i] = cells[up]
         i = up
-    return heap, size + 1
+    keys[i] = key
+    cells[i] = c
+    return keys, cells, size + 1
 
 
 @njit(cache=True, inline="always")
-def _queue_pop(heap, size, c_total):
-    top = heap[0]
+def _queue_pop(keys, cells, size):
+    """Remove the top of the max-heap; returns (its cell, the new size)."""
+    top = cells[0]
     size -= 1
-    heap[0] = heap[size]
+    key, c = keys[size], cells[size]
     i = 0
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _cell_before(c_total, heap[child + 1], heap[child]):
+        if child + 1 < size and (keys[child + 1] > keys[child] or (keys[child + 1] == keys[child]
+                                                                     and cells[child + 1] < cells[child])):
             child += 1
-        if not _cell_before(c_total, heap[child], heap[i]):
+        if key > keys[child] or (key == keys[child] and c < cells[child]):
             break
-        heap[i], heap[child] = heap[child], heap[i]
+        keys[i] = keys[child]
+        cells[i] = cells[child]
         i = child
+    keys[i] = key
+    cells[i] = c
     return top, size
 
 
@@ -526,6 +529,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
     c_score = np.empty(256)
     c_state = np.empty(256, dtype=np.int64)
     c_total = np.empty(256)
+    heap_keys = np.empty(256)
     heap = np.empty(256, dtype=np.int64)
 
     for s in range(n + 1):
@@ -541,7 +545,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
                     seed = e_next[seed]
                     n_next = 1  # the cell itself
                 else:
-                    c, size = _queue_pop(heap, size, c_total)
+                    c, size = _queue_pop(heap_keys, heap, size)
                     pops += 1
                     ce, ci, cj = c_edge[c], c_i[c], c_j[c]
                     if c_total[c] < stack_best[s] + log_beam:
@@ -586,7 +590,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
                     c_score[n_cand] = score[h] + local_score[o] + step
                     c_state[n_cand] = new_state
                     c_total[n_cand] = c_score[n_cand] + e_fut[ce]
-                    heap, size = _queue_push(heap, size, c_total, n_cand)
+                    heap_keys, heap, size = _queue_push(heap_keys, heap, size, c_total[n_cand], n_cand)
                     n_cand += 1
         if s == n:
             break
