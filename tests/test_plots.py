@@ -111,7 +111,7 @@ def test_trace_figure_draws_score_and_bleu_per_sentence(tmp_path):
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1.5\t20\t21\t5\t5\t1\t1\tLM0= 1\n", 2, "iteration '1.5' is not an integer"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n2\t20\t21\t5\t5\t1\t1\tLM1= 1\n", 3,
      "other features than line 2"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= x\n", 2, "LM0 is not a number"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= x\n", 2, "LM0 is not a finite number"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n2\t20\t21\t5\t5\t1\t1\tLM0= 1\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n", None,
      "do not increase"),
 ])

@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import math
 import sys
 import time
 from functools import partial
@@ -149,13 +148,9 @@ def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
             raise UsageError(f"--weights: {shown!r} is neither a moses.ini nor weights 'Name= v ...'")
         return MosesConfig.read(path).weights
     try:
-        weights = parse_features(text, "--weights")
+        return parse_features(text, "--weights")
     except PbmtError as err:
         raise UsageError(f"--weights: {err.reason}") from None
-    for name, values in weights.items():
-        if not all(math.isfinite(v) for v in values):
-            raise UsageError(f"--weights: {name} has a weight that is not a finite number")
-    return weights
 
 
 def _translate(translator: Translator, item: tuple[int, str]):

@@ -89,8 +89,8 @@ class SearchSettings:
         if folder:
             check_keys(folder, "search", search, ("reordering",))
             if search.get("reordering", d.reordering) not in REORDERING_MODES:
-                raise PbmtError(f"{folder / FILE}: [search] reordering must be one of "
-                                f"{', '.join(REORDERING_MODES)}, got {search['reordering']!r}")
+                raise PbmtError(f"{folder / FILE}: [search] unknown reordering mode {search['reordering']!r}; "
+                                f"known: {', '.join(REORDERING_MODES)}")
         try:
             return cls._from_config(config, d, search)
         except UsageError as err:

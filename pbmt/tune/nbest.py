@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from pbmt.errors import FormatError
-from pbmt.files import parse_float, parse_int, read_lines
+from pbmt.files import parse_finite, parse_int, read_lines
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,9 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
         raise FormatError(path, number, f"sentence id {fields[0]!r} is not a non-negative integer") from None
     features = parse_features(fields[2], path, number)
     try:
-        total = parse_float(fields[3])
+        total = parse_finite(fields[3])
     except ValueError:
-        raise FormatError(path, number, f"total score {fields[3]!r} is not a number") from None
+        raise FormatError(path, number, f"total score {fields[3]!r} is not a finite number") from None
     segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
     alignment = _parse_pairs(fields[5], path, number) if len(fields) > 5 and fields[5] else ()
     return NBestEntry(sentence, fields[1], features, total, segmentation, alignment)
@@ -100,9 +100,9 @@ def parse_features(text: str, path: str | Path = "<features>", number: int | Non
             raise FormatError(path, number, f"feature value {token!r} before any feature name")
         else:
             try:
-                features[current].append(parse_float(token))
+                features[current].append(parse_finite(token))
             except ValueError:
-                raise FormatError(path, number, f"feature value {token!r} of {current} is not a number") from None
+                raise FormatError(path, number, f"feature value {token!r} of {current} is not a finite number") from None
     return {k: tuple(v) for k, v in features.items()}
 
 

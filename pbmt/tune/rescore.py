@@ -41,7 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, parse_float, read_lines
+from pbmt.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.loop import make_optimizer
@@ -219,7 +219,7 @@ class RescoringModel:
                 raise FormatError(path, number, f"expected [weight], [rescore] or 'Name= values', got {text!r}")
             name, values = text.split("=", 1)
             try:
-                weights[name.strip()] = tuple(parse_float(v) for v in values.split())
+                weights[name.strip()] = tuple(parse_finite(v) for v in values.split())
             except ValueError:
                 raise FormatError(path, number, f"weights of {name.strip()} are not numbers: {values.strip()!r}")
         if json_start is None or not weights:
