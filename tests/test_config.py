@@ -71,6 +71,15 @@ def test_shared_moses_ini(bible):
         ("[feature]\nWordPenalty oops\n", 2, "expected key=value"),
         ("[feature]\nWordPenalty\nWordPenalty name=WordPenalty0\n", 3, "a second feature"),
         ("[feature]\nWordPenalty\n[weight]\n", None, "no weights for WordPenalty0"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= nan\n", 4, "must be finite"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= 1e999\n", 4, "must be finite"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= \u0663\n", 4, "not all numbers"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= 1\nWordPenalty0= 2\n", 5, "a second weight line"),
+        ("[feature]\nWordPenalty\n[weight]\nWordPenalty0= 1\n[weight]\n", 5, "a second [weight] section"),
+        ("[stack]\n10\n[feature]\nWordPenalty\n[weight]\nWordPenalty0= 1\n[stack]\n20\n", 7,
+         "a second [stack] section"),
+        ("[feature]\nKENLM path=a path=b order=3\n", 2, "path= is given twice"),
+        ("[feature]\nPhraseDictionaryMemory num-features=0 path=pt\n", 2, "not a positive integer"),
     ],
 )
 def test_errors_name_the_line(tmp_path, text, line, reason):
@@ -78,3 +87,17 @@ def test_errors_name_the_line(tmp_path, text, line, reason):
     with pytest.raises(FormatError) as err:
         MosesConfig.read(path)
     assert err.value.line == line and reason in str(err.value) and str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("section, value, reason", [
+    ("stack", "0", "at least 1"), ("stack", "\u0663", "not a valid int"), ("beam-threshold", "2", "in [0, 1]"),
+    ("beam-threshold", "nan", "finite number"), ("ttable-limit", "0", "at least 1"),
+    ("distortion-limit", "-2", "at least -1"), ("max-phrase-length", "0", "at least 1"),
+])
+def test_search_settings_out_of_range_name_the_ini(tmp_path, section, value, reason):
+    from pbmt.model.model import SearchSettings
+
+    path = _ini(tmp_path, f"[{section}]\n{value}\n" + GOOD.split("\n", 3)[3])
+    with pytest.raises(FormatError) as err:
+        SearchSettings.from_config(MosesConfig.read(path))
+    assert str(path) in str(err.value) and reason in str(err.value)

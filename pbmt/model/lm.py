@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import open_text
+from pbmt.files import open_text, parse_float
 from pbmt.model import cache
 from pbmt.model._hashtable import table_capacity
 from pbmt.model._lm_kernels import (
@@ -344,11 +344,13 @@ class _Section:
         """``tokens`` (of lines ``rows``, default all) as float32; each must be a finite number of at most
         ``most`` (a log10 probability: 0), or FormatError names its line."""
         try:
+            if b"_" in b"".join(tokens):  # numpy, as Python, reads '1_0' as 10
+                raise ValueError("digit-group underscore")
             values = np.array(tokens, dtype=np.float64)
         except ValueError:
             for i, token in enumerate(tokens):
                 try:
-                    float(token)
+                    parse_float(token.decode("utf-8", "replace"))
                 except ValueError:
                     row = i if rows is None else int(rows[i])
                     raise self.error(row, f"the {what} {_show(token)} is not a number") from None

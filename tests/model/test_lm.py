@@ -285,6 +285,11 @@ def test_gzip_and_crlf_files_read_like_plain(tmp_path):
         ("ngram 3=2", "ngram three=2", 4, "expected 'ngram N=count'"),
         ("\\2-grams:", "\\two-grams:", 13, "expected the section header '\\2-grams:'"),
         ("-1.0\t<s>\t-0.5", "-1.0\t<S>\t-0.5", 6, "the 1-grams lack <s>"),
+        ("-0.3\ta b", "0.3\ta b", 15, "log10 probability '0.3' is not a finite number of at most 0"),
+        ("-0.3\ta b", "nan\ta b", 15, "log10 probability 'nan' is not a finite number"),
+        ("-0.3\ta b", "-inf\ta b", 15, "log10 probability '-inf' is not a finite number"),
+        ("b a\t0", "b a\t1e999", 16, "backoff '1e999' is not a finite number"),
+        ("b a\t0", "b a\t1_0", 16, "backoff '1_0' is not a number"),
     ],
 )
 def test_malformed_arpa_names_file_and_line(tmp_path, old, new, line, message):
@@ -295,6 +300,15 @@ def test_malformed_arpa_names_file_and_line(tmp_path, old, new, line, message):
     assert caught.value.path == str(path)
     assert caught.value.line == line, str(caught.value)
     assert message in caught.value.reason
+
+
+def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path):
+    vocab = Vocab()
+    plain = NgramLM.load(write(tmp_path / "plain.arpa", TINY), vocab)
+    marked = tmp_path / "bom.arpa"
+    marked.write_bytes(b"\xef\xbb\xbf" + TINY.encode())
+    sentence = vocab.ids("a b c b a".split())
+    np.testing.assert_array_equal(NgramLM.load(marked, vocab).score_tokens(sentence), plain.score_tokens(sentence))
 
 
 def test_kenlm_binary_file_is_refused_with_advice(tmp_path):
