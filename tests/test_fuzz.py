@@ -13,7 +13,6 @@ import gzip
 import random
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
