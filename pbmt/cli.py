@@ -26,6 +26,8 @@ VERBS = {
     "explain": "Show how one sentence is translated: options, future costs, derivation, search.",
     "sample": "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions).",
     "eval": "Score a translation against references with BLEU.",
+    "tokenize": "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing).",
+    "detokenize": "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser).",
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
     "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
     "optimize": "Optimise feature weights on an n-best list, without decoding.",

@@ -1,10 +1,13 @@
 """Translating text: preprocessing, decoding, n-best entries, postprocessing.
 
 ``Translator`` is what ``pbmt translate`` runs, in one process or in each
-worker process: it turns a line of plain text (tokenised and lowercased as the
-model's ``pbmt.toml`` says, unless the text is already tokenised) into a
-``Translation``; ``translate_document`` translates the lines of a document
-jointly, with the sampler and global features.
+worker process: it turns a line of plain text into a ``Translation``: the
+line is tokenised and truecased (or lowercased) as the model's ``pbmt.toml``
+says, unless it is already in the model's token form; the output is
+detruecased (a capital at the start) and detokenised. A source word the
+phrase table does not know passes through in its original form (casing
+included), not in the model's casing. ``translate_document`` translates the
+lines of a document jointly, with the sampler and global features.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ from typing import Sequence
 
 import numpy as np
 
+from pbmt.errors import FormatError
 from pbmt.features.base import GlobalFeature
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.options import TranslationOptions
-from pbmt.search.output import nbest_entries, target_text, word_alignment
+from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
-from pbmt.train.corpus import text_tokenizer
+from pbmt.text import tokenizer, tokens
 from pbmt.tune.nbest import NBestEntry
 
 
@@ -41,7 +45,8 @@ class Translator:
 
     ``n_best``: n-best entries per sentence (0: none); ``distinct``: n-best
     entries with distinct target strings; ``tokenized``: input is already in
-    the model's token form (skip tokenising, lowercasing and detokenising).
+    the model's token form (skip tokenising, casing, detruecasing and
+    detokenising). N-best entries are in the model's token form.
     """
 
     def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False):
@@ -50,31 +55,24 @@ class Translator:
         self.distinct = distinct
         self.tokenized = tokenized
 
-    @cached_property
-    def _tokenizer(self):
-        prep = self.model.preprocessing
-        if self.tokenized:
-            return text_tokenizer(prep.source_language, False, False)
-        return text_tokenizer(prep.source_language, prep.tokenize, prep.lowercase)
-
-    @cached_property
-    def _detokenizer(self):
-        from sacremoses import MosesDetokenizer
-        return MosesDetokenizer(self.model.preprocessing.target_language)
+    def split(self, line: str) -> list[str]:
+        """The tokens of a line of input in their original casing."""
+        return tokens(line) if self.tokenized else self.model.preprocessing.source_form.split(line)
 
     def tokens(self, line: str) -> list[str]:
         """The model's tokens of a line of input."""
-        return self._tokenizer(line)
+        return tokens(line) if self.tokenized else self.model.preprocessing.source_form.tokens(line)
 
     def translate(self, sentence_id: int, line: str) -> Translation:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
         model = self.model
-        options = self.options(line)
+        words = self.split(line)
+        options = self.options(words)
         found = decode(model, options, n_best=max(1, self.n_best), distinct=self.distinct)
         if not found:
             return Translation("", (), ())
         nbest = nbest_entries(sentence_id, found, options, model) if self.n_best else ()
-        return self._translation(found[0].derivation, options, nbest)
+        return self._translation(found[0].derivation, options, words, nbest)
 
     def translate_document(self, lines: Sequence[str], rng: np.random.Generator,
                            global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
@@ -85,22 +83,63 @@ class Translator:
         Returns one ``Translation`` per line (no n-best entries) and the
         document's model score (dense and global features, natural log).
         """
-        options = [self.options(line) for line in lines]
+        words = [self.split(line) for line in lines]
+        options = [self.options(w) for w in words]
         result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
                                  temperatures, lm_cache=self._lm_cache)
-        return [self._translation(d, o, ()) for d, o in zip(result.derivations, options)], result.score
+        return ([self._translation(d, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
+                result.score)
 
-    def options(self, line: str) -> TranslationOptions:
-        """The translation options of a line of input."""
-        return TranslationOptions.build(self.model, self.model.vocab.ids(self.tokens(line)))
+    def options(self, words: list[str]) -> TranslationOptions:
+        """The translation options of a line of input whose tokens (``split``) are ``words``."""
+        cased = words if self.tokenized else self.model.preprocessing.source_form.case(words)
+        return TranslationOptions.build(self.model, self.model.vocab.ids(cased))
 
     @cached_property
     def _lm_cache(self) -> LMCache:
         return LMCache.new()
 
-    def _translation(self, best: Derivation, options: TranslationOptions, nbest: tuple) -> Translation:
-        model = self.model
-        text = target_text(best, options, model)
-        if model.preprocessing.tokenize and not self.tokenized:
-            text = self._detokenizer.detokenize(text.split())
-        return Translation(text, nbest, tuple(word_alignment(best, options, model)))
+    def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
+        """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
+        words as they are in ``source``, then, unless ``tokenized``, detruecased and detokenised."""
+        words = self.model.vocab.words(derivation.target_words(options))
+        bounds = derivation.target_boundaries(options)
+        for block, option in enumerate(derivation.option):
+            if options.candidate[option] < 0:
+                words[bounds[block]] = source[options.start[option]]
+        return " ".join(words) if self.tokenized else self.model.preprocessing.target_form.text(words)
+
+    def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
+                     nbest: tuple) -> Translation:
+        return Translation(self.output(best, options, source), nbest,
+                           tuple(word_alignment(best, options, self.model)))
+
+
+def check_token_form(path, lines: Sequence[Sequence[str]], model: TranslationModel, language: str,
+                     share: float = 0.5) -> None:
+    """Raise FormatError naming ``path`` and its first such line when at least ``share`` of ``lines`` (the
+    tokens of each line of ``path``, as they would reach the model) hold a token that is clearly not in the
+    model's form: unknown to the model while its lowercased or capitalised form is known (text cased unlike
+    the model's), or split further by Moses's tokeniser for ``language`` (untokenised punctuation)."""
+    vocab = model.vocab
+    split = tokenizer(language)
+    flagged: list[tuple[int, str]] = []
+    for number, words in enumerate(lines, 1):
+        for word in words:
+            if word in vocab:
+                continue
+            for variant in (word.lower(), word[:1].upper() + word[1:]):
+                if variant != word and variant in vocab:
+                    flagged.append((number, f"{word!r} is known to the model only as {variant!r}"))
+                    break
+            else:
+                pieces = split(word)
+                if len(pieces) > 1:
+                    flagged.append((number, f"{word!r} is {' '.join(pieces)!r} in the model's tokens"))
+            if flagged and flagged[-1][0] == number:
+                break
+    if lines and len(flagged) >= share * len(lines):
+        number, what = flagged[0]
+        raise FormatError(path, number, f"{what}; {len(flagged)} of {len(lines)} lines are not in the model's "
+                          "token form (give plain text without --tokenized, or make the token form with "
+                          "pbmt tokenize)")

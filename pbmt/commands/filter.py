@@ -4,8 +4,8 @@ Writes to --out a moses.ini whose phrase and reordering tables keep only the
 pairs whose source phrase occurs in some input sentence; the LM stays where it
 is (the new ini points to it by its absolute path) and pbmt.toml is copied.
 Translating the input with the filtered model gives the same output, and
-loading it is much faster. The input is tokenised and lowercased as the
-model's pbmt.toml says, unless --tokenized.
+loading it is much faster. The input is tokenised and truecased (or
+lowercased) as the model's pbmt.toml says, unless --tokenized.
 
 Example: pbmt filter -f model/moses.ini -i test.es --out model.test
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from pbmt.files import read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.train.filter import filter_model
-from pbmt.train.corpus import text_tokenizer
+from pbmt.text import tokens
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-i", "--input", required=True, help="source text, one sentence a line ('-': standard input)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the filtered model")
     parser.add_argument("--tokenized", action="store_true",
-                        help="the input is already tokenised (and lowercased) as the model expects")
+                        help="the input is already in the model's token form (tokenised, truecased or lowercased)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """Filter and report what each table kept; returns 0."""
     start = time.perf_counter()
     prep = Preprocessing.read(args.config.parent)
-    split = text_tokenizer(prep.source_language, prep.tokenize and not args.tokenized,
-                           prep.lowercase and not args.tokenized)
+    split = tokens if args.tokenized else prep.source_form.tokens
     sentences = [split(line) for _, line in read_lines(args.input)]
     counts = filter_model(args.config, sentences, args.out)
     if not args.quiet:

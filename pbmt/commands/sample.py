@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +41,10 @@ from pbmt.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
 from pbmt.parallel import ParallelMap
 from pbmt.plots import MISSING, TRACE_COLUMNS
-from pbmt.search.options import TranslationOptions
 from pbmt.search.output import target_text
 from pbmt.model.lm import LMCache
 from pbmt.search.sampler import DECISIONS, anneal, sample_decode
-from pbmt.train.corpus import text_tokenizer
+from pbmt.text import tokens
 from pbmt.translation import Translator
 
 
@@ -98,28 +97,19 @@ class _SentenceSampler:
         self.translator = Translator(self.model, tokenized=args.tokenized)
         self.lm_cache = LMCache.new()
         self.temperature = anneal(args.iterations, *args.anneal) if args.anneal else args.temperature
-        preprocessing = self.model.preprocessing
-        self.reference_tokens = text_tokenizer(preprocessing.target_language,
-                                               preprocessing.tokenize and not args.tokenized,
-                                               preprocessing.lowercase and not args.tokenized)
-
-    @cached_property
-    def _detokenizer(self):
-        from sacremoses import MosesDetokenizer
-        return MosesDetokenizer(self.model.preprocessing.target_language)
+        self.reference_tokens = tokens if args.tokenized else self.model.preprocessing.target_form.tokens
 
     def sample(self, item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
         """The translation of line ``index`` and, with --trace, its trace lines (``TRACE_COLUMNS``)."""
         index, line, reference = item
         args, model = self.args, self.model
-        options = TranslationOptions.build(model, model.vocab.ids(self.translator.tokens(line)))
+        words = self.translator.split(line)
+        options = self.translator.options(words)
         trace = [] if args.trace else None
         found = sample_decode(model, options, np.random.default_rng([args.seed, index]), args.iterations,
                               args.burn_in, self.temperature, args.init, args.decision, lm_cache=self.lm_cache,
                               trace=trace, trace_every=args.trace_every)
-        text = target_text(found.derivation, options, model)
-        if model.preprocessing.tokenize and not args.tokenized:
-            text = self._detokenizer.detokenize(text.split())
+        text = self.translator.output(found.derivation, options, words)
         return text, self._trace_lines(index, options, reference, trace or [])
 
     def _trace_lines(self, index, options, reference, trace) -> list[str]:

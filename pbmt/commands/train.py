@@ -3,21 +3,23 @@
 Writes to --out a model folder that pbmt translate and Moses load: moses.ini
 (train-model.perl's default, untuned weights; relative paths), pbmt.toml (the
 preprocessing), phrase-table.gz, reordering-table.gz (msd-bidirectional-fe)
-and lm.arpa.gz. The steps: prepare the corpus (optionally tokenise with
-sacremoses and lowercase; pairs with an empty side are dropped, as Moses's
-clean-corpus-n.perl does), align (eflomal both ways, grow-diag-final-and),
-extract and score phrase pairs, estimate a Kneser-Ney LM of the target side,
-induce target word classes (word-classes.txt, for sparse features), write
-the configuration. Intermediate files and the steps' stamps go to
---work-dir. Each step reports its time; a step whose inputs and options are
-unchanged since it last ran is skipped, so an interrupted or repeated run
-resumes where it stopped.
+and lm.arpa.gz, and truecase-model.source.gz and truecase-model.target.gz
+when truecased. The steps: prepare the corpus (optionally tokenise with
+sacremoses; then truecase, the default for cased text, or lowercase; pairs
+with an empty side are dropped, as Moses's clean-corpus-n.perl does), align
+(eflomal both ways, grow-diag-final-and), extract and score phrase pairs,
+estimate a Kneser-Ney LM of the target side, induce target word classes
+(word-classes.txt, for sparse features), write the configuration.
+Intermediate files and the steps' stamps go to --work-dir. Each step reports
+its time; a step whose inputs and options are unchanged since it last ran is
+skipped, so an interrupted or repeated run resumes where it stopped.
 
 eflomal seeds itself from the operating system: for a reproducible model give
 the alignment (--alignment, or --alignment-fwd/--alignment-rev to symmetrise).
 
 Examples:
-  pbmt train --src train.es --tgt train.en --out model --tokenize --lowercase
+  pbmt train --src train.es --tgt train.en --out model --tokenize
+  pbmt train --src train.es --tgt train.en --out model --tokenize --casing lowercase
   pbmt train --src train.tok.es --tgt train.tok.en --out model --alignment train.align.gdfa --lm-order 5
 """
 
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 from pbmt.errors import PbmtError
+from pbmt.text import CASINGS
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
@@ -47,7 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tgt-lang", help="target language (default: the --tgt file's suffix if it is a two-letter "
                         f"language code, else {LANGUAGE_DEFAULTS[1]})")
     parser.add_argument("--tokenize", action="store_true", help="tokenise with sacremoses (Moses's tokeniser)")
-    parser.add_argument("--lowercase", action="store_true", help="lowercase the text")
+    parser.add_argument("--casing", choices=("auto",) + CASINGS, default="auto",
+                        help="truecase: learn Moses's truecaser on each side (kept in the model folder; translate "
+                        "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
+                        "none: keep the text's casing; auto: truecase if the text has capitals, else none")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="symmetrised word alignment (i-j per line of the texts, tokenised positions) to use "
                         "instead of aligning")
@@ -106,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
         src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
         tgt_lang=language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]),
-        tokenize=args.tokenize, lowercase=args.lowercase,
+        tokenize=args.tokenize, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,

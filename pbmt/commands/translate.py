@@ -3,11 +3,15 @@
 Reads one sentence a line from --input (default: standard input) and writes
 one translation a line. The model is a moses.ini (default: the embedded
 Spanish-English model in the repository's data/model/). Plain text is
-tokenised and lowercased as the model's pbmt.toml says, and the output
-detokenised; --tokenized takes and gives the model's own tokens.
+tokenised and truecased (or lowercased) as the model's pbmt.toml says; the
+output gets a capital at the start (truecased models) and is detokenised.
+Words the model does not know (names, numbers) pass through as written, and
+numbers and punctuation are copied at no unknown-word penalty. --tokenized
+takes and gives the model's own tokens (pbmt tokenize / pbmt detokenize).
 
 Examples:
-  echo "en el principio creó dios los cielos y la tierra ." | pbmt translate --tokenized
+  echo "En el principio creó Dios los cielos y la tierra." | pbmt translate
+  echo "En el principio creó Dios los cielos y la tierra ." | pbmt translate --tokenized
   pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest 100 --workers 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
   pbmt translate -f model/moses.ini -i test.es --documents test.keys \
@@ -60,7 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="write the 1-best word alignment (source-target pairs) of every sentence to FILE")
     parser.add_argument("--tokenized", action="store_true",
-                        help="input is already tokenised (and lowercased) as the model expects; output is not detokenised")
+                        help="input is in the model's token form already (tokenised and cased as pbmt tokenize "
+                        "writes it); output stays in that form (pbmt detokenize makes text of it)")
     add_model_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "

@@ -4,8 +4,13 @@ Each iteration decodes the dev set to an n-best list with the current
 weights, adds it to the pool of all candidates so far, and optimises the
 weights on the pool; it stops when the pool gains nothing new, when the
 weights stop moving (by less than 1e-5), or after --iterations. The dev
-source and references must be in the model's token form (tokenised and
-lowercased as the model was trained, like dev.tok.es / dev.tok.en).
+source and references are plain text (dev.es / dev.en), made into the
+model's token form as its pbmt.toml says (what pbmt tokenize writes);
+--tokenized takes them in that form already (dev.tok.es / dev.tok.en for a
+lowercased model). A dev set given in token form (or to a model without
+preprocessing) of which half the lines or more are clearly not in the
+model's form (words the model knows only in another casing, untokenised
+punctuation) is an error naming its first such line.
 
 MERT L1-normalises the tuned weights (as Moses does) and keeps
 UnknownWordPenalty0 fixed (Moses never tunes it). Two guards against its
@@ -57,10 +62,11 @@ weights), dev-bleu.png, checkpoint.npz. --resume continues an interrupted run
 run gives.
 
 Examples:
-  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out tuned --workers 2
-  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out cm --algorithm costmargin \
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out tuned --workers 2
+  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --tokenized --out tuned --workers 2
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out cm --algorithm costmargin \
       --reordering mon-swap --workers 2
-  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --out sr --algorithm samplerank \
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out sr --algorithm samplerank \
       --documents dev.keys --global-features lexical-consistency,repetition
 """
 
@@ -81,8 +87,9 @@ from pbmt.documents import LEVELS, Documents
 from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
 from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import atomic_write, parse_finite, read_lines
-from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
+from pbmt.model.model import REORDERING_MODES, Preprocessing, SearchSettings, TranslationModel
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.translation import check_token_form
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.run_state import guard_inputs, tuning_inputs
 from pbmt.tune.loop import (CHECKPOINT, OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
@@ -163,8 +170,13 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini (start weights)")
-    parser.add_argument("--src", type=Path, required=True, help="dev source, one tokenised sentence a line")
-    parser.add_argument("--refs", type=Path, required=True, help="dev references, one tokenised sentence a line")
+    parser.add_argument("--src", type=Path, required=True, help="dev source, one sentence a line: plain text, "
+                        "tokenised and truecased (or lowercased) as the model's pbmt.toml says")
+    parser.add_argument("--refs", type=Path, required=True, help="dev references, one sentence a line, plain text "
+                        "(made into the model's target token form likewise)")
+    parser.add_argument("--tokenized", action="store_true", help="--src and --refs are in the model's token form "
+                        "already (as pbmt tokenize writes them, e.g. dev.tok.es / dev.tok.en for a lowercased "
+                        "model)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
     parser.add_argument("--nbest", type=int, help="n-best entries decoded per sentence (default: 100; "
                         "costmargin and perceptron: 1, the paper's relevant-set growth)")
@@ -270,8 +282,7 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
         raise UsageError("--oracle-beam must be at least 1, --passes at least 2, --sgd-passes at least 1")
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
                                     args.nbest or 1, oracle_beam=args.oracle_beam, seed=args.seed)
-    sources, _ = read_dev(args.src, args.refs, args.sentences)
-    references = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
+    sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     weights, passes = block_training(args.config, sources, references, options, args.out, settings, args.workers,
@@ -293,13 +304,13 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
         raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
                                   args.nbest or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
-    sources, references = read_dev(args.src, args.refs, args.sentences)
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, settings)
+    sources, references = dev_set(args, model)
     with DevDecoder(args.config, sources, options.n_best, args.workers, model=model, quiet=args.quiet,
                     scheduler=args.scheduler, settings=settings) as decoder:
-        result = relevant_set_tune(decoder, references, model.config, model.layout, options, args.out,
+        result = relevant_set_tune(decoder, References(references), model.config, model.layout, options, args.out,
                                    resume=args.resume, quiet=args.quiet)
     model.write_settings(args.out)
     if not args.quiet:
@@ -321,19 +332,19 @@ def run_samplerank(args: argparse.Namespace) -> int:
             or args.samplerank_temperature <= 0 or args.samplerank_step <= 0):
         raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
                         "--samplerank-temperature and --samplerank-step must be positive")
-    sources, dev_references = read_dev(args.src, args.refs, args.sentences)
+    model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
+    sources, refs = dev_set(args, model)
+    dev_references = References(refs)
     documents = None
     if args.documents is not None:
         documents = Documents.read(args.documents, args.document_level, args.sentences)
         if documents.n_lines != len(sources):
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.src} has {len(sources)} "
                             "sentences" + (f" (within the first {args.sentences})" if args.sentences else ""))
-    refs = [line for number, line in read_lines(args.refs) if args.sentences is None or number <= args.sentences]
     guard_inputs(args.out, args.out / SAMPLERANK_CHECKPOINT,
                  tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
                                word_classes=args.word_classes), args.resume)
     started = time.perf_counter()
-    model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     ids, references = encode_dev(model.vocab, sources, refs)
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
@@ -401,8 +412,11 @@ def with_sparse_features(model: TranslationModel, features: str, classes: Path |
     return replace(model, sparse=SparseModel.new(WordClasses.read(path)))
 
 
-def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], References]:
-    """The dev source lines (the first ``limit``) and their compiled references.
+def read_dev(src: Path, refs: Path, limit: int | None,
+             preprocessing: Preprocessing | None = None) -> tuple[list[str], list[str]]:
+    """The dev source lines (the first ``limit``) and their references, in the model's token form (tokens
+    joined by spaces): plain text is tokenised and cased as ``preprocessing`` (the model's) says, source and
+    target side; None: the files are in the token form already.
 
     An empty source line raises FormatError; so does a line count that differs
     between the two files.
@@ -415,12 +429,32 @@ def read_dev(src: Path, refs: Path, limit: int | None) -> tuple[list[str], Refer
             raise FormatError(src, number, "empty source sentence (its translation is empty whatever the "
                               "weights): remove it, with its reference, from the dev set")
         sources.append(line)
-    references = References.read(refs, limit)
-    if references.n_sentences != len(sources):
-        raise PbmtError(f"{src} has {len(sources)} sentences but {refs} has {references.n_sentences}"
+    references = [line for number, line in read_lines(refs) if limit is None or number <= limit]
+    if len(references) != len(sources):
+        raise PbmtError(f"{src} has {len(sources)} sentences but {refs} has {len(references)}"
                         + (f" (within the first {limit})" if limit is not None else ""))
     if not sources:
         raise PbmtError(f"{src}: no dev sentences")
+    if preprocessing is not None:
+        source, target = preprocessing.source_form, preprocessing.target_form
+        sources = [" ".join(source.tokens(line)) for line in sources]
+        references = [" ".join(target.tokens(line)) for line in references]
+    return sources, references
+
+
+def _preprocessing(args: argparse.Namespace) -> Preprocessing | None:
+    return None if args.tokenized else Preprocessing.read(args.config.parent)
+
+
+def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str], list[str]]:
+    """``read_dev`` of ``--src``/``--refs`` (plain text made into ``model``'s token form unless
+    ``--tokenized``). Text that did not go through the model's own preprocessing (``--tokenized``, or a model
+    without one) is checked to be in the model's token form (``pbmt.translation.check_token_form``)."""
+    sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
+    prep = model.preprocessing
+    if args.tokenized or (not prep.tokenize and prep.casing == "none"):
+        check_token_form(args.src, [line.split() for line in sources], model, prep.source_language)
+        check_token_form(args.refs, [line.split() for line in references], model, prep.target_language)
     return sources, references
 
 
@@ -443,16 +477,16 @@ def run(args: argparse.Namespace) -> int:
     if args.algorithm in RELEVANT_SET_ALGORITHMS:
         return run_relevant_set(args, search)
     optimizer = optimizer_from_args(args)
-    sources, references = read_dev(args.src, args.refs, args.sentences)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
+    sources, references = dev_set(args, model)
     n_best = args.nbest or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
                             output=args.keep)
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     with DevDecoder(args.config, sources, n_best, args.workers, model=model, quiet=args.quiet,
                     scheduler=args.scheduler, settings=search) as decoder:
-        result = tune(decoder, references, model.config, model.layout, optimizer, args.out, settings,
+        result = tune(decoder, References(references), model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet)
     model.write_settings(args.out)
     if not args.quiet:

@@ -4,27 +4,30 @@
 the vocabulary, the phrase table pruned under the current weights, the
 language model, the reordering scores of every phrase pair, the feature layout
 and weights, and the search settings. Preprocessing of plain text (tokenise,
-lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini file.
+truecase or lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini file.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, replace
+import shutil
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import parse_int
+from pbmt.files import atomic_write, open_binary, parse_int
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
+from pbmt.text import TextForm
 from pbmt.vocab import Vocab
 
 UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
@@ -124,22 +127,75 @@ def _search_algorithm(config: MosesConfig, default: str) -> str:
 
 @dataclass(frozen=True)
 class Preprocessing:
-    """How plain text is turned into the model's tokens, from ``pbmt.toml``."""
+    """How plain text is turned into the model's tokens and back, from the ``[preprocess]`` table of
+    ``pbmt.toml``.
+
+    ``tokenize``: Moses's tokeniser; casing: ``truecase`` (Moses's truecaser, whose model files for each side
+    are ``source_truecaser`` and ``target_truecaser``, named relative to the model folder in ``pbmt.toml`` and
+    held here as absolute paths), or ``lowercase``, or neither (the text's own casing).
+    """
 
     tokenize: bool = False
     lowercase: bool = False
+    truecase: bool = False
     source_language: str = "es"
     target_language: str = "en"
+    source_truecaser: Path | None = None
+    target_truecaser: Path | None = None
 
     @classmethod
     def read(cls, folder: Path) -> "Preprocessing":
-        table = read_tables(folder).get("preprocess", {})
+        """The ``[preprocess]`` table of ``folder/pbmt.toml`` (defaults without one); an unknown key, both
+        casings, or a truecaser model file named but missing is an error naming the file."""
+        table = dict(read_tables(folder).get("preprocess", {}))
         check_keys(folder, "preprocess", table, cls.__dataclass_fields__)
+        where = Path(folder) / FILE
         for key, value in table.items():
-            if type(value) is not type(getattr(cls, key)):
-                raise PbmtError(f"{Path(folder) / FILE}: [preprocess] {key} must be a "
-                                f"{type(getattr(cls, key)).__name__}, got {value!r}")
+            expected = str if key.endswith("_truecaser") else type(getattr(cls, key))
+            if type(value) is not expected:
+                raise PbmtError(f"{where}: [preprocess] {key} must be a {expected.__name__}, got {value!r}")
+        if table.get("lowercase") and table.get("truecase"):
+            raise PbmtError(f"{where}: [preprocess] sets both lowercase and truecase; choose one")
+        names = [table.get(key) for key in ("source_truecaser", "target_truecaser")]
+        if table.get("truecase") and not all(names):
+            raise PbmtError(f"{where}: [preprocess] truecase = true needs source_truecaser and target_truecaser "
+                            "(the truecaser model files, relative to the model folder)")
+        for key, name in zip(("source_truecaser", "target_truecaser"), names):
+            if name:
+                path = (Path(folder) / name).resolve()
+                if not path.is_file():
+                    raise PbmtError(f"{where}: [preprocess] {key} = {name!r}: {path} does not exist")
+                table[key] = path
         return cls(**table)
+
+    @property
+    def casing(self) -> str:
+        """``truecase``, ``lowercase`` or ``none`` (``pbmt.text.CASINGS``)."""
+        return "truecase" if self.truecase else "lowercase" if self.lowercase else "none"
+
+    @cached_property
+    def source_form(self) -> TextForm:
+        """How source text becomes the model's tokens (one object, so its truecaser is read once)."""
+        return TextForm(self.source_language, self.tokenize, self.casing, self.source_truecaser)
+
+    @cached_property
+    def target_form(self) -> TextForm:
+        """How target text becomes the model's tokens (references) and the model's tokens become text."""
+        return TextForm(self.target_language, self.tokenize, self.casing, self.target_truecaser)
+
+    def table(self, folder: str | os.PathLike) -> dict:
+        """The ``[preprocess]`` table of a ``pbmt.toml`` in ``folder``: the truecaser model files are copied
+        there (under their own names) when they are elsewhere, so the folder stands alone."""
+        table = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.endswith("_truecaser")}
+        for key in ("source_truecaser", "target_truecaser"):
+            path = getattr(self, key)
+            if path is not None:
+                target = Path(folder) / path.name
+                if not target.exists() or not target.samefile(path):
+                    with open_binary(path) as source, atomic_write(target, "wb") as out:
+                        shutil.copyfileobj(source, out)
+                table[key] = path.name
+        return table
 
 
 @dataclass(frozen=True)
@@ -204,18 +260,19 @@ class TranslationModel:
                    cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent))
         return stub.with_weights(stub.weights)
 
-    def toml_tables(self) -> dict[str, dict]:
-        """The ``[preprocess]`` and ``[search]`` tables of ``pbmt.toml`` (``pbmt.model.pbmt_toml``) that give a
-        model folder this model's preprocessing and reordering mode."""
-        return {"preprocess": vars(self.preprocessing), "search": {"reordering": self.settings.reordering}}
+    def toml_tables(self, folder: str | os.PathLike) -> dict[str, dict]:
+        """The ``[preprocess]`` and ``[search]`` tables of ``pbmt.toml`` (``pbmt.model.pbmt_toml``) that give the
+        model folder ``folder`` this model's preprocessing (its truecaser files copied there) and reordering
+        mode."""
+        return {"preprocess": self.preprocessing.table(folder), "search": {"reordering": self.settings.reordering}}
 
     def write_settings(self, folder: str | os.PathLike) -> None:
         """Write what a ``moses.ini`` in ``folder`` cannot say: ``pbmt.toml`` with this model's preprocessing,
         reordering mode and sparse features, and the sparse features' class and weights files."""
         if self.sparse is not None:
-            self.sparse.write(folder, self.toml_tables())
+            self.sparse.write(folder, self.toml_tables(folder))
         else:
-            write_tables(folder, self.toml_tables())
+            write_tables(folder, self.toml_tables(folder))
 
     def with_weights(self, weights: np.ndarray) -> "TranslationModel":
         """The model under new weights (``float64[layout.size]``): the table is pruned again, as Moses does."""
@@ -241,10 +298,16 @@ class TranslationModel:
             config=self.config.with_weights(layout.as_dict(weights)),
         )
 
-    def unknown_word_local(self, n_words: int = 1) -> np.ndarray:
-        """Option-local features of an unknown word passed through: ``float64[layout.size]``."""
+    def unknown_word_local(self, n_words: int = 1, letterless: bool = False) -> np.ndarray:
+        """Option-local features of an unknown word passed through: ``float64[layout.size]``.
+
+        ``letterless``: the word has no letter (a number, punctuation), so copying it is its translation and
+        it takes no unknown-word penalty. Every derivation of a sentence passes its unknown words through
+        alike, so the penalty never changes which translation wins; it shows in model scores (n-best totals,
+        ``pbmt explain``), which then stop charging -100 per copied number.
+        """
         local = np.zeros((1, self.layout.size))
-        _set_column(self.layout, local, "UnknownWordPenalty", UNKNOWN_WORD_SCORE * n_words)
+        _set_column(self.layout, local, "UnknownWordPenalty", 0.0 if letterless else UNKNOWN_WORD_SCORE * n_words)
         _set_column(self.layout, local, "WordPenalty", -n_words)
         _set_column(self.layout, local, "PhrasePenalty", 1.0)
         return local[0]

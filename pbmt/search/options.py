@@ -3,7 +3,9 @@
 For every source span up to the maximum phrase length: the phrase table's
 candidates (pruned under the model's weights), their option-local feature
 values and scores, and the future-cost table. A source word the table does not
-know gets one option that passes it through with the unknown-word penalty.
+know gets one option that passes it through with the unknown-word penalty
+(Moses's -100), except a token without letters (a number, punctuation), which
+copying translates: it passes through at no penalty.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ class TranslationOptions:
 
         local = np.empty((len(candidate), model.layout.size))
         local[~is_unknown] = model.cand_local[known]
-        local[is_unknown] = model.unknown_word_local()
+        letterless = np.array([not any(c.isalpha() for c in w) for w in model.vocab.words(unknown_words)], bool)
+        local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
+                                     model.unknown_word_local())
         reordering = np.zeros((len(candidate), model.reordering.shape[1]))
         reordering[~is_unknown] = model.reordering[known]
         lm_inside = np.empty(len(candidate))

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 from array import array
-from functools import partial
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
+from pbmt.text import tokens
 from pbmt.vocab import Vocab
 
 
@@ -101,26 +100,6 @@ class Alignment:
         """The points of sentence ``s`` as ``(source, target)`` pairs, in file order."""
         lo, hi = self.offsets[s], self.offsets[s + 1]
         return list(zip(self.src[lo:hi].tolist(), self.tgt[lo:hi].tolist()))
-
-
-def tokens(line: str) -> list[str]:
-    """The tokens of a line: split at spaces and tabs, empty tokens dropped."""
-    return [t for t in line.replace("\t", " ").split(" ") if t]
-
-
-def text_tokenizer(language: str, tokenize: bool, lowercase: bool) -> Callable[[str], list[str]]:
-    """A function from a line of text to its tokens: sacremoses's Moses
-    tokeniser for ``language`` without escaping when ``tokenize`` (else split
-    at spaces and tabs), then lowercased when ``lowercase``."""
-    if tokenize:
-        from sacremoses import MosesTokenizer
-
-        split = partial(MosesTokenizer(language).tokenize, escape=False)
-    else:
-        split = tokens
-    if lowercase:
-        return lambda line: [t.lower() for t in split(line)]
-    return split
 
 
 def corpus_from_lines(lines: list[list[str]], vocab: Vocab | None = None) -> Corpus:

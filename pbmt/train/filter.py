@@ -20,7 +20,7 @@ import numpy as np
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write, read_lines
-from pbmt.model.model import SearchSettings
+from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
 
@@ -122,4 +122,5 @@ def filter_model(
         for name in sparse_files(ini.parent):  # the class and weights files its [sparse] table names
             with atomic_write(out / name) as handle:
                 handle.write((ini.parent / name).read_text(encoding="utf-8"))
+        Preprocessing.read(ini.parent).table(out)  # copies the truecaser files its [preprocess] table names
     return counts

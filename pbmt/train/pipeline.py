@@ -4,10 +4,11 @@ folder that ``pbmt translate`` and Moses load.
 The steps, each a function below, run in order by ``StepRunner``:
 
 1. ``prepare_corpus``: optional tokenisation (sacremoses, as the shared
-   ``*.tok.*`` files were made) and lowercasing; sentence pairs with an empty
-   side are dropped, as Moses's ``clean-corpus-n.perl`` drops them (no length
-   limit is applied: long sentences stay), and given alignments lose the same
-   lines.
+   ``*.tok.*`` files were made), then truecasing (a Moses truecaser learnt on
+   each side, written to the model folder; the default for cased text) or
+   lowercasing; sentence pairs with an empty side are dropped, as Moses's
+   ``clean-corpus-n.perl`` drops them (no length limit is applied: long
+   sentences stay), and given alignments lose the same lines.
 2. ``align_corpus``: eflomal in both directions, or given directed
    alignments, symmetrised with grow-diag-final-and. Skipped when a
    symmetrised alignment is given.
@@ -23,7 +24,9 @@ The steps, each a function below, run in order by ``StepRunner``:
    (untuned) weights, and ``pbmt.toml`` with the preprocessing.
 
 The model folder holds ``moses.ini``, ``pbmt.toml``, ``phrase-table.gz``,
-``reordering-table.gz`` and ``lm.arpa.gz``, referred to by relative paths.
+``reordering-table.gz``, ``lm.arpa.gz`` and, when truecased, the truecaser
+models ``truecase-model.source.gz`` and ``truecase-model.target.gz``, referred to
+by relative paths.
 Intermediate files (the prepared corpus, alignments, ``lex.e2f.gz``,
 ``lex.f2e.gz``) and the steps' stamps go to a work folder.
 
@@ -54,12 +57,12 @@ from pbmt.files import atomic_write, open_binary, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
+from pbmt.text import CASINGS, Truecaser, tokenizer, tokens
 from pbmt.train.corpus import (
     alignment_from_points,
     corpus_from_lines,
     read_alignment,
     read_corpus,
-    text_tokenizer,
     write_alignment,
 )
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
@@ -71,6 +74,7 @@ from pbmt.train.word_classes import induce_classes
 PHRASE_TABLE = "phrase-table.gz"
 REORDERING_TABLE = "reordering-table.gz"
 LM_FILE = "lm.arpa.gz"
+TRUECASER_FILES = ("truecase-model.source.gz", "truecase-model.target.gz")
 REORDERING_TYPE = "wbe-msd-bidirectional-fe-allff"
 
 #: The weights ``train-model.perl`` writes into a new moses.ini (not tuned).
@@ -107,10 +111,17 @@ def prepare_corpus(
     tgt_tokenizer: Callable[[str], list[str]],
     alignments: dict[Path, Path] | None = None,
     progress: bool = False,
+    casing: str = "none",
+    truecasers: tuple[Path, Path] | None = None,
 ) -> PreparedCorpus:
     """Tokenise the line-parallel texts ``src`` and ``tgt`` (plain or gzip) into
     ``out_src`` and ``out_tgt`` (tokens joined by single spaces), without the
     pairs that have an empty side.
+
+    ``casing`` (``pbmt.text.CASINGS``): ``truecase`` learns a truecaser on
+    each side's tokens, writes it to ``truecasers`` (source, target) and
+    truecases the text with it; ``lowercase`` lowercases; ``none`` keeps the
+    text's casing.
 
     ``alignments`` maps given alignment files (``i-j`` per line of the input
     texts, positions in the tokenised sentences) to where their kept lines go;
@@ -131,6 +142,14 @@ def prepare_corpus(
     sides = []
     for lines, tokenizer, side in ((src_lines, src_tokenizer, "source"), (tgt_lines, tgt_tokenizer, "target")):
         sides.append([tokenizer(line) for line in tqdm(lines, desc=f"{side} text", unit="line", disable=not progress)])
+    if casing == "lowercase":
+        sides = [[[w.lower() for w in s] for s in side] for side in sides]
+    elif casing == "truecase":
+        for k, (side, path) in enumerate(zip(sides, truecasers)):
+            truecaser = Truecaser.train(side)
+            truecaser.write(path)
+            sides[k] = [truecaser.truecase(s) for s in tqdm(side, desc=f"truecasing side {k + 1}", unit="line",
+                                                             disable=not progress)]
     src_tokens, tgt_tokens = sides
     keep = [s for s, (f, e) in enumerate(zip(src_tokens, tgt_tokens)) if f and e]
     for tokenized, out in ((src_tokens, out_src), (tgt_tokens, out_tgt)):
@@ -290,7 +309,13 @@ def default_config(lm_order: int) -> MosesConfig:
 
 def write_preprocessing(path: Path, preprocessing: Preprocessing) -> None:
     """Write ``pbmt.toml`` with the ``[preprocess]`` table ``Preprocessing.read`` reads."""
-    write_tables(path.parent, {"preprocess": vars(preprocessing)})
+    write_tables(path.parent, {"preprocess": preprocessing.table(path.parent)})
+
+
+def detect_casing(paths: Iterable[Path]) -> str:
+    """``truecase`` when a text has an uppercase letter, else ``none`` (text that is lowercase already)."""
+    cased = any(any(c.isupper() for c in line) for path in paths for _, line in read_lines(path))
+    return "truecase" if cased else "none"
 
 
 # --- resumable steps ----------------------------------------------------------
@@ -419,6 +444,8 @@ class TrainSettings:
     to use instead of estimating one of ``lm_order``. ``word_classes``: how
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
+    ``casing``: one of ``pbmt.text.CASINGS``, or ``auto``: ``truecase`` for
+    cased text, ``none`` for text without capitals.
     """
 
     src: Path
@@ -428,7 +455,7 @@ class TrainSettings:
     src_lang: str = "es"
     tgt_lang: str = "en"
     tokenize: bool = False
-    lowercase: bool = False
+    casing: str = "auto"
     alignment: Path | None = None
     alignment_fwd: Path | None = None
     alignment_rev: Path | None = None
@@ -468,22 +495,29 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
     else:
         given = {}
 
+    casing = detect_casing((s.src, s.tgt)) if s.casing == "auto" else s.casing
+    if casing not in CASINGS:
+        raise PbmtError(f"unknown casing {s.casing!r}; known: auto, {', '.join(CASINGS)}")
+    truecasers = tuple(out / name for name in TRUECASER_FILES) if casing == "truecase" else ()
+
     def corpus() -> str:
         prepared = prepare_corpus(
             s.src, s.tgt, corpus_src, corpus_tgt,
-            text_tokenizer(s.src_lang, s.tokenize, s.lowercase),
-            text_tokenizer(s.tgt_lang, s.tokenize, s.lowercase),
-            given, progress,
+            tokenizer(s.src_lang) if s.tokenize else tokens,
+            tokenizer(s.tgt_lang) if s.tokenize else tokens,
+            given, progress, casing, truecasers or None,
         )
         summary = f"{prepared.n_pairs:,} sentence pairs"
         if prepared.dropped:
             lines = ", ".join(map(str, prepared.dropped[:5])) + (", ..." if len(prepared.dropped) > 5 else "")
             summary += f"; dropped {len(prepared.dropped):,} with an empty side (lines {lines})"
-        return summary
+        return summary + (f"; {casing}d" if casing != "none" else "")
 
-    preprocessing = Preprocessing(s.tokenize, s.lowercase, s.src_lang, s.tgt_lang)
-    steps = [Step("corpus", (s.src, s.tgt, *given), (corpus_src, corpus_tgt, *given.values()),
-                  {"preprocess": vars(preprocessing)}, corpus)]
+    preprocessing = Preprocessing(s.tokenize, casing == "lowercase", casing == "truecase", s.src_lang, s.tgt_lang,
+                                  *(truecasers or (None, None)))
+    preprocess = {"tokenize": s.tokenize, "casing": casing, "languages": [s.src_lang, s.tgt_lang]}
+    steps = [Step("corpus", (s.src, s.tgt, *given), (corpus_src, corpus_tgt, *given.values(), *truecasers),
+                  {"preprocess": preprocess}, corpus)]
     if s.alignment is None:
         directed = (fwd, rev)
         steps.append(Step(
@@ -530,8 +564,8 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         write_preprocessing(out / "pbmt.toml", preprocessing)
         return "moses.ini (default weights) and pbmt.toml"
 
-    steps.append(Step("config", (), (out / "moses.ini", out / "pbmt.toml"),
-                      {"lm_order": lm_order, "preprocess": vars(preprocessing)}, config))
+    steps.append(Step("config", truecasers, (out / "moses.ini", out / "pbmt.toml"),
+                      {"lm_order": lm_order, "preprocess": preprocess}, config))
     return steps
 
 

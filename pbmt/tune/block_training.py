@@ -317,7 +317,7 @@ def _write_model(model: TranslationModel, weights: SparseWeights, folder: Path) 
     folder.mkdir(exist_ok=True)
     sparse = SparseModel.of_blocks(BlockWeights(weights.names, weights.values))
     tuned_config(model.config, model.layout, model.weights).write(folder / "moses.ini")
-    sparse.write(folder, model.toml_tables())
+    sparse.write(folder, model.toml_tables(folder))
     return sparse
 
 

@@ -6,6 +6,7 @@ filtered model translates its input as the full one does."""
 import gzip
 
 import pytest
+from sacremoses import MosesTokenizer, MosesTruecaser
 
 from pbmt.cli import main
 from pbmt.config import MosesConfig
@@ -30,7 +31,7 @@ def corpus_slice(bible, tmp_path_factory):
 
 def train_args(data, out, *extra):
     return ["train", "--src", str(data / "train.es"), "--tgt", str(data / "train.en"), "--out", str(out),
-            "--tokenize", "--lowercase", *extra]
+            "--tokenize", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def model(corpus_slice, tmp_path_factory):
     return out
 
 
-def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible):
+def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible, corpus_slice, tmp_path):
     ours, moses = MosesConfig.read(model / "moses.ini"), MosesConfig.read(bible / "model" / "moses.ini")
     assert ours.weights == moses.weights  # train-model.perl's defaults
     assert ours.settings["distortion-limit"] == moses.settings["distortion-limit"] == ("6",)
@@ -50,14 +51,37 @@ def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible
             k: v for k, v in theirs.args.items() if k != "path"}
     assert [f.args["path"] for f in ours.features if "path" in f.args] == [
         "phrase-table.gz", "reordering-table.gz", "lm.arpa.gz"]  # relative to the model folder
-    # sacremoses + lowercasing reproduces the shared tokenised text
-    assert lines(model / "work" / "corpus.src") == lines(bible / "train.tok.es")[:N]
-    assert lines(model / "work" / "corpus.tgt") == lines(bible / "train.tok.en")[:N]
+    # cased text is truecased by default: sacremoses's truecaser, trained on the tokenised text and applied as
+    # truecase.perl does (use_known); lowercased, it is the shared tokenised text
+    for side, lang, name in (("src", "es", "source"), ("tgt", "en", "target")):
+        tokenised = [MosesTokenizer(lang).tokenize(line, escape=False)
+                     for line in lines(corpus_slice / f"train.{lang}")]
+        truecaser = MosesTruecaser()
+        truecaser.train(tokenised)
+        truecased = lines(model / "work" / f"corpus.{side}")
+        assert truecased == [truecaser.truecase(" ".join(t), return_str=True, use_known=True) for t in tokenised]
+        assert [line.lower() for line in truecased] == lines(bible / f"train.tok.{lang}")[:N]
+        # the model file is Moses's format, which sacremoses (and truecase.perl) read
+        plain = tmp_path / f"truecase-model.{name}"
+        plain.write_bytes(gzip.decompress((model / f"truecase-model.{name}.gz").read_bytes()))
+        assert MosesTruecaser(load_from=str(plain)).model["best"] == truecaser.model["best"]
     classes = WordClasses.read(model / "word-classes.txt")  # the target side's classes, for sparse features
     assert len(classes.names) == 50 and set(classes.words) == {w for line in lines(model / "work" / "corpus.tgt")
                                                                 for w in line.split()}
     assert (model / "pbmt.toml").read_text() == (
-        '[preprocess]\ntokenize = true\nlowercase = true\nsource_language = "es"\ntarget_language = "en"\n')
+        '[preprocess]\ntokenize = true\nlowercase = false\ntruecase = true\nsource_language = "es"\n'
+        'target_language = "en"\nsource_truecaser = "truecase-model.source.gz"\n'
+        'target_truecaser = "truecase-model.target.gz"\n')
+
+
+def test_lowercased_model_keeps_the_shared_token_form(corpus_slice, bible, tmp_path):
+    out = tmp_path / "model"
+    assert main(train_args(corpus_slice, out, "--casing", "lowercase", "--alignment",
+                           str(corpus_slice / "train.align.gdfa"), "--word-classes", "0", "-q")) == 0
+    assert lines(out / "work" / "corpus.src") == lines(bible / "train.tok.es")[:N]
+    assert lines(out / "work" / "corpus.tgt") == lines(bible / "train.tok.en")[:N]
+    assert "lowercase = true\ntruecase = false" in (out / "pbmt.toml").read_text()
+    assert not (out / "truecase-model.source.gz").exists()
 
 
 def test_trained_model_translates_plain_text(model, corpus_slice, tmp_path):
@@ -65,7 +89,7 @@ def test_trained_model_translates_plain_text(model, corpus_slice, tmp_path):
     src.write_text("\n".join(lines(corpus_slice / "train.es")[:3]) + "\n", encoding="utf-8")
     assert main(["translate", "-q", "-f", str(model / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out")]) == 0
     out = lines(tmp_path / "out")
-    assert len(out) == 3 and out[0].startswith("in the beginning god created the heaven")  # detokenised
+    assert len(out) == 3 and out[0].startswith("In the beginning God created the heaven")  # detokenised
 
 
 def test_second_run_skips_every_step_and_a_changed_source_reruns_its_dependents(corpus_slice, tmp_path, capsys):
@@ -94,7 +118,7 @@ def test_second_run_skips_every_step_and_a_changed_source_reruns_its_dependents(
     assert "2 of 5 steps run" in log
     assert "[3/5] lm: up to date" in log and "[4/5] classes: up to date" in log and "[5/5] config: up to date" in log
     assert (out / "phrase-table.gz").read_bytes() != table
-    assert any("amén" in line.split(" ||| ")[0].split() for line in lines(out / "phrase-table.gz"))
+    assert any("amén" in line.split(" ||| ")[0].lower().split() for line in lines(out / "phrase-table.gz"))
 
     # an option changes the tables only
     assert main(args + ["--prune", "2"]) == 0
@@ -162,7 +186,7 @@ def test_pairs_with_an_empty_side_are_dropped_with_their_alignment_lines(corpus_
         (tmp_path / name).write_text("\n".join(text) + "\n", encoding="utf-8")
     out = tmp_path / "model"
     assert main(["train", "--src", str(tmp_path / "s.es"), "--tgt", str(tmp_path / "s.en"), "--out", str(out),
-                 "--tokenize", "--lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
+                 "--tokenize", "--casing", "lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
     assert "18 sentence pairs; dropped 2 with an empty side (lines 3, 7)" in capsys.readouterr().err
     kept = [s for s in range(20) if s not in (2, 6)]
     assert lines(out / "work" / "alignment.gdfa") == [gdfa[s] for s in kept]

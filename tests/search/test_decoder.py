@@ -89,6 +89,18 @@ def test_unknown_word_passes_through_with_penalty(tiny):
     assert features["UnknownWordPenalty0"] == (-100.0,)
 
 
+def test_unknown_numbers_and_punctuation_are_copied_without_penalty(tiny):
+    words = "a 12 zzz 3,5 b ¡".split()
+    options = TranslationOptions.build(tiny, tiny.vocab.ids(words))
+    found = decode(tiny, options, n_best=5)
+    for entry in found:
+        target = tiny.vocab.words(entry.derivation.target_words(options))
+        assert {"12", "zzz", "3,5", "¡"} <= set(target)
+        features = score_derivation(entry.derivation, options, tiny)
+        assert tiny.layout.as_dict(features)["UnknownWordPenalty0"] == (-100.0,)  # zzz only
+        assert features @ tiny.weights == pytest.approx(entry.score, abs=1e-9)
+
+
 @pytest.mark.parametrize("settings", [dict(search="stack"), dict(search="cube", pop_limit=4)])
 def test_pruned_search_scores_equal_rescoring(tiny, settings):
     options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a".split()))

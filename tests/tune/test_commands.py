@@ -139,9 +139,48 @@ def test_a_tuned_folder_keeps_the_models_sparse_features(tiny_model_dir, tiny_de
     model = TranslationModel.load(model_dir / "moses.ini")
     sparse = SparseModel.new(WordClasses(("the", "lord", "said", "unto"), [0, 1, 1, 0], ("k0", "k1")))
     sparse = sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size))
-    sparse.write(model_dir, model.toml_tables())
+    sparse.write(model_dir, model.toml_tables(model_dir))
     out = tmp_path / "tuned"
     assert main(tune_args(model_dir, tiny_dev, out, "--iterations", "1")) == 0
     tuned = TranslationModel.load(out / "moses.ini")
     assert tuned.sparse is not None and tuned.sparse.names() == sparse.names()
     np.testing.assert_array_equal(tuned.sparse.weights, sparse.weights)
+
+
+def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
+    """The embedded (truecased) model tuned on 4 plain dev verses and on what pbmt tokenize makes of them:
+    the same pool, hence the same log and weights."""
+    model = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
+    with gzip.open(Path(__file__).resolve().parents[2] / "data" / "bible" / "dev.es.gz", "rt") as es, \
+            gzip.open(Path(__file__).resolve().parents[2] / "data" / "bible" / "dev.en.gz", "rt") as en:
+        (tmp_path / "dev.es").write_text("".join(itertools.islice(es, 4)), encoding="utf-8")
+        (tmp_path / "dev.en").write_text("".join(itertools.islice(en, 4)), encoding="utf-8")
+    for side, lang in (("source", "es"), ("target", "en")):
+        assert main(["tokenize", "-f", str(model), "--side", side, "-i", str(tmp_path / f"dev.{lang}"),
+                     "-o", str(tmp_path / f"dev.tok.{lang}")]) == 0
+    assert (tmp_path / "dev.tok.en").read_text().startswith("now after the death of Moses the servant of the LORD")
+    common = ["-q", "-f", str(model), "--nbest", "10", "--iterations", "2", "--restarts", "2"]
+    assert main(["tune", *common, "--src", str(tmp_path / "dev.es"), "--refs", str(tmp_path / "dev.en"),
+                 "--out", str(tmp_path / "plain")]) == 0
+    assert main(["tune", *common, "--src", str(tmp_path / "dev.tok.es"), "--refs", str(tmp_path / "dev.tok.en"),
+                 "--tokenized", "--out", str(tmp_path / "tok")]) == 0
+    logs = [[line.split("\t")[:5] + line.split("\t")[7:]  # without the times
+             for line in (tmp_path / run / "log.tsv").read_text().splitlines()] for run in ("plain", "tok")]
+    assert logs[0] == logs[1] and len(logs[0]) == 3
+    assert checkpoint_weights(tmp_path / "plain").tobytes() == checkpoint_weights(tmp_path / "tok").tobytes()
+    # the tuned folder stands alone: its pbmt.toml names truecaser files copied beside it
+    assert gzip.decompress((tmp_path / "plain" / "truecase-model.source.gz").read_bytes()) == gzip.decompress(
+        (model.parent / "truecase-model.source.gz").read_bytes())
+    assert main(["tokenize", "-f", str(tmp_path / "plain" / "moses.ini"), "-i", str(tmp_path / "dev.es"),
+                 "-o", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again").read_text() == (tmp_path / "dev.tok.es").read_text()
+
+
+def test_a_dev_set_not_in_the_model_form_is_an_error(bible, tmp_path, capsys):
+    """The shared model is lowercased and tokenised with no pbmt.toml: plain dev text is not its form."""
+    argv = ["tune", "-q", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(tmp_path), "--sentences", "8"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"{bible / 'dev.es'}:1: " in err and "is known to the model only as" in err
+    assert "8 of 8 lines are not in the model's token form" in err

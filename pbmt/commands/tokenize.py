@@ -1,0 +1,63 @@
+"""Turn plain text into a model's token form: the preprocessing pbmt translate and pbmt tune apply.
+
+With -f (default: the embedded model), the model's pbmt.toml says how: Moses's
+tokeniser (sacremoses, no escaping: quotes stay quotes), then its truecaser or
+lowercasing; --side target gives the form of its references. With --language
+L, Moses's tokeniser for L alone (--lowercase to lowercase too). Reads
+--input (default: standard input), writes one line of space-separated tokens
+per input line. pbmt detokenize goes back.
+
+Examples:
+  pbmt tokenize -f model/moses.ini -i dev.es -o dev.tok.es
+  pbmt tokenize -f model/moses.ini --side target -i dev.en -o dev.tok.en
+  echo '"Hola," dijo.' | pbmt tokenize --language es
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pbmt.commands.translate import DEFAULT_MODEL, _write
+from pbmt.errors import PbmtError
+from pbmt.files import read_lines
+from pbmt.model.model import Preprocessing
+from pbmt.text import TextForm
+
+SIDES = ("source", "target")
+
+
+def add_form_arguments(parser: argparse.ArgumentParser, side: str) -> None:
+    """The options that choose a text form (shared with ``pbmt detokenize``)."""
+    parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL,
+                        help="the model (moses.ini) whose pbmt.toml says the form")
+    parser.add_argument("--side", choices=SIDES, default=side, help="the model's source or target language")
+    parser.add_argument("--language", metavar="L", help="Moses's tokeniser for language L (e.g. es, en) instead "
+                        "of a model's preprocessing")
+    parser.add_argument("--lowercase", action="store_true", help="with --language: lowercase as well")
+    parser.add_argument("-i", "--input", default="-", help="text, one sentence a line ('-': standard input)")
+    parser.add_argument("-o", "--output", default="-", help="where the lines go ('-': standard output)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt tokenize``."""
+    add_form_arguments(parser, "source")
+
+
+def text_form(args: argparse.Namespace) -> TextForm:
+    """The form ``add_form_arguments``'s options choose."""
+    if args.language is not None:
+        return TextForm(args.language, True, "lowercase" if args.lowercase else "none")
+    if args.lowercase:
+        raise PbmtError("--lowercase goes with --language; a model's pbmt.toml says its own casing")
+    if not args.config.is_file():
+        raise PbmtError(f"{args.config}: no such model configuration")
+    preprocessing = Preprocessing.read(args.config.parent)
+    return preprocessing.source_form if args.side == "source" else preprocessing.target_form
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tokenise; returns 0."""
+    form = text_form(args)
+    _write(args.output, (" ".join(form.tokens(line)) for _, line in read_lines(args.input)))
+    return 0

@@ -1,0 +1,99 @@
+"""``pbmt.text`` against sacremoses (Moses's tokeniser, truecaser and detokeniser ported) on the shared Bible
+texts, and the ``pbmt tokenize`` / ``pbmt detokenize`` verbs."""
+
+import gzip
+
+import pytest
+from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesTokenizer, MosesTruecaser
+
+from pbmt.cli import main
+from pbmt.errors import FormatError
+from pbmt.files import read_lines
+from pbmt.text import TextForm, Truecaser, detruecase
+
+N = 400
+
+
+def lines(path, n=None):
+    found = [line for _, line in read_lines(path)]
+    return found[:n] if n else found
+
+
+@pytest.fixture(scope="module")
+def truecasers(bible, tmp_path_factory):
+    """A truecaser of each language learnt by pbmt on the first N training lines and written to a file, with
+    sacremoses's own, learnt on the same tokens."""
+    folder = tmp_path_factory.mktemp("truecasers")
+    found = {}
+    for lang in ("es", "en"):
+        tokenised = [MosesTokenizer(lang).tokenize(line, escape=False) for line in lines(bible / f"train.{lang}", N)]
+        Truecaser.train(tokenised).write(folder / f"truecase.{lang}.gz")
+        theirs = MosesTruecaser()
+        theirs.train(tokenised)
+        found[lang] = (folder / f"truecase.{lang}.gz", theirs)
+    return found
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_detokenize_of_tokenize_restores_the_lines_sacremoses_restores(bible, lang):
+    tokenizer, detokenizer = MosesTokenizer(lang), MosesDetokenizer(lang)
+    texts = lines(bible / f"test.{lang}")
+    restorable = [x for x in texts if detokenizer.detokenize(tokenizer.tokenize(x, escape=False)) == x]
+    assert len(restorable) > 0.9 * len(texts)
+    form = TextForm(lang, tokenize=True)
+    assert [form.text(form.tokens(x)) for x in restorable] == restorable
+    # quotes stay quotes (no &quot; / &apos; escapes, which a model never sees)
+    assert form.tokens('"Dijo: \'no\'"') == ['"', "Dijo", ":", "'", "no", "'", '"']
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_truecasing_agrees_with_sacremoses_as_truecase_perl(bible, truecasers, lang):
+    path, theirs = truecasers[lang]
+    form = TextForm(lang, tokenize=True, casing="truecase", truecaser=path)
+    for x in lines(bible / f"dev.{lang}", 200):
+        words = MosesTokenizer(lang).tokenize(x, escape=False)
+        assert form.tokens(x) == theirs.truecase(" ".join(words), use_known=True)
+    # sacremoses reads the model file pbmt writes (Moses's format)
+    plain = path.with_suffix("")
+    plain.write_bytes(gzip.decompress(path.read_bytes()))
+    assert MosesTruecaser(load_from=str(plain)).model["best"] == theirs.model["best"]
+
+
+def test_detruecase_capitalises_like_moses_at_the_start_and_after_a_full_stop(bible):
+    checked = 0
+    for line in lines(bible / "test.tok.en"):
+        words = line.split()
+        if not words or not words[0][:1].isalpha() or {":", "?", "!"} & set(words):
+            continue  # Moses also capitalises after these; pbmt does not (see pbmt.text)
+        assert detruecase(words) == MosesDetruecaser().detruecase(line)
+        checked += 1
+    assert checked > 100
+    assert detruecase(['"', "and", "he", "said", ":", "who", "?", "the", "lord", ".", "amen"]) == [
+        '"', "And", "he", "said", ":", "who", "?", "the", "lord", ".", "Amen"]
+
+
+def test_a_malformed_truecaser_model_names_its_line(tmp_path):
+    bad = tmp_path / "truecase.en"
+    bad.write_text("The (3/4) the (1)\nLord (2/2) lord\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"truecase.en:2: expected 'word \(count/total\)"):
+        Truecaser.read(bad)
+
+
+def test_tokenize_and_detokenize_verbs_with_a_language(tmp_path, capsys, monkeypatch):
+    text = tmp_path / "in.es"
+    text.write_text('"Hola, mundo," dijo Pablo.\n¿Qué?\n', encoding="utf-8")
+    assert main(["tokenize", "--language", "es", "-i", str(text), "-o", str(tmp_path / "tok")]) == 0
+    assert lines(tmp_path / "tok") == ['" Hola , mundo , " dijo Pablo .', "¿ Qué ?"]
+    assert main(["tokenize", "--language", "es", "--lowercase", "-i", str(text)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == '" hola , mundo , " dijo pablo .'
+    assert main(["detokenize", "--language", "es", "-i", str(tmp_path / "tok")]) == 0
+    assert capsys.readouterr().out.splitlines() == lines(text)
+
+
+def test_tokenize_verb_errors(tmp_path, capsys):
+    assert main(["tokenize", "--language", "es", "-i", str(tmp_path / "missing.es")]) == 1
+    assert "missing.es" in capsys.readouterr().err
+    assert main(["tokenize", "-f", str(tmp_path / "moses.ini"), "-i", "-"]) == 1
+    assert f"{tmp_path / 'moses.ini'}: no such model configuration" in capsys.readouterr().err
+    assert main(["tokenize", "--lowercase", "-i", "-"]) == 1
+    assert "--lowercase goes with --language" in capsys.readouterr().err
