@@ -20,7 +20,7 @@ difference (the cost of casing), and the tokenised lowercased BLEU the
 project reported before (the output tokenised with sacremoses and lowercased,
 against ``test.tok.en``, ``tokenize='none'``).
 
-    python benchmarks/bench_casing.py [--data DIR] [--work DIR] [--workers N] [--json FILE]
+    python benchmarks/bench_casing.py [--data DIR] [--work DIR] [--workers N] [--reuse] [--json FILE]
 """
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="decoding processes")
     parser.add_argument("--train-embedded", action="store_true", help="train the truecased embedded-recipe "
                         "model too, instead of using data/model")
+    parser.add_argument("--reuse", action="store_true", help="score the translations already in --work instead of "
+                        "translating again")
     parser.add_argument("--json", type=Path, help="also write the table as JSON")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -87,8 +89,9 @@ def main() -> None:
     rows = {}
     for name, ini in models.items():
         output = args.work / (name.replace(", ", "-") + ".test.en")
-        pbmt("translate", "-q", "-f", str(ini), "-i", str(args.data / "test.es"), "-o", str(output),
-             "--workers", str(args.workers))
+        if not (args.reuse and output.exists()):
+            pbmt("translate", "-q", "-f", str(ini), "-i", str(args.data / "test.es"), "-o", str(output),
+                 "--workers", str(args.workers))
         rows[name] = scores(output, args.data)
     print(f"test: {args.data / 'test.es'} (1,006 verses), untuned weights; load average {load:.2f} at the start")
     print(f"| model | cased 13a BLEU | case-insensitive 13a BLEU | casing cost | tokenised lowercased BLEU |")

@@ -17,8 +17,7 @@ from __future__ import annotations
 import argparse
 
 from pbmt.commands.tokenize import add_form_arguments, text_form
-from pbmt.commands.translate import _write
-from pbmt.files import read_lines
+from pbmt.files import Outputs, read_lines
 from pbmt.text import tokens
 
 
@@ -30,5 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Detokenise; returns 0."""
     form = text_form(args)
-    _write(args.output, (form.text(tokens(line)) for _, line in read_lines(args.input)))
+    lines = [form.text(tokens(line)) for _, line in read_lines(args.input)]
+    with Outputs() as outputs:
+        outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     return 0

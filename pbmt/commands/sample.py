@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-i", "--input", default="-", help="source text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
     parser.add_argument("--tokenized", action="store_true",
-                        help="input is already tokenised (and lowercased) as the model expects; output is not detokenised")
+                        help="input is in the model's token form already (as pbmt tokenize writes it); output stays "
+                        "in that form")
     parser.add_argument("--iterations", type=int, default=10000, help="sampler steps per sentence")
     parser.add_argument("--burn-in", type=int, default=1000,
                         help="steps before samples are counted (max-derivation, max-translation)")

@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pbmt.commands.translate import DEFAULT_MODEL, _write
+from pbmt.commands.translate import DEFAULT_MODEL
 from pbmt.errors import PbmtError
-from pbmt.files import read_lines
+from pbmt.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.text import TextForm
 
@@ -59,5 +59,7 @@ def text_form(args: argparse.Namespace) -> TextForm:
 def run(args: argparse.Namespace) -> int:
     """Tokenise; returns 0."""
     form = text_form(args)
-    _write(args.output, (" ".join(form.tokens(line)) for _, line in read_lines(args.input)))
+    lines = [" ".join(form.tokens(line)) for _, line in read_lines(args.input)]
+    with Outputs() as outputs:
+        outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     return 0
