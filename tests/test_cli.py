@@ -83,6 +83,7 @@ def verbs(fuzz, tmp_path_factory):
     (folder / "train.gdfa").write_text("\n".join((SHARED / "train.align.gdfa").read_text().splitlines()[:60]) + "\n")
     tune = ["tune", "-f", ini, "--src", src, "--refs", refs, "--out", "{out}/run", "--iterations", "2",
             "--restarts", "2", "--random-directions", "2"]
+    assert run([s.replace("{out}", str(folder)) for s in map(str, tune)] + ["-q"]).code == 0
     return {
         "translate": ["translate", "--tokenized", "-f", ini, "-i", src, "-o", "{out}/out.txt", "--n-best",
                       "{out}/nbest.txt", "3"],
@@ -99,6 +100,7 @@ def verbs(fuzz, tmp_path_factory):
         "filter": ["filter", "--tokenized", "-f", ini, "-i", src, "--out", "{out}/filtered"],
         "train": ["train", "--src", folder / "train.es", "--tgt", folder / "train.en", "--alignment",
                   folder / "train.gdfa", "--discount-fallback", "--out", "{out}/model"],
+        "plot": ["plot", "tuning", folder / "run" / "log.tsv", "--pool", "-o", "{out}/tuning.png"],
         "tune mert": tune,
         "tune pro --keep last": [*tune, "--algorithm", "pro", "--keep", "last"],
         "tune costmargin": [*tune[:-6], "--algorithm", "costmargin", "--passes", "3", "--sgd-passes", "2"],
@@ -109,13 +111,13 @@ def verbs(fuzz, tmp_path_factory):
 
 
 # files that hold seconds (and figures drawn from them)
-TIMED = {"log.tsv", "dev-bleu.png", "training-bleu.png", "checkpoint.npz", "samplerank.npz", "classes.json",
+TIMED = {"log.tsv", "dev-bleu.png", "tuning.png", "training-bleu.png", "checkpoint.npz", "samplerank.npz", "classes.json",
          "config.json", "corpus.json", "lm.json", "tables.json", "alignment.json"}
 UNQUIET = {"eval", "explain"}  # print their result, nothing else
 
 
 @pytest.mark.parametrize("verb", ["translate", "explain", "sample", "eval", "lm", "optimize", "rescore", "filter",
-                                  "train", "tune mert", "tune pro --keep last", "tune costmargin",
+                                  "train", "plot", "tune mert", "tune pro --keep last", "tune costmargin",
                                   "tune perceptron", "tune samplerank"])
 def test_every_verb_gives_the_same_files_with_and_without_quiet(verbs, tmp_path, verb):
     results = {}
@@ -123,7 +125,7 @@ def test_every_verb_gives_the_same_files_with_and_without_quiet(verbs, tmp_path,
         out = tmp_path / ("quiet" if quiet else "loud")
         out.mkdir()
         argv = [str(a).replace("{out}", str(out)) for a in verbs[verb]]
-        results[quiet] = run(argv[:1] + (["-q"] if quiet and argv[0] not in UNQUIET else []) + argv[1:])
+        results[quiet] = run(argv + (["-q"] if quiet and argv[0] not in UNQUIET else []))
         assert results[quiet].code == 0, results[quiet].err
         assert "Traceback" not in results[quiet].err
     assert results[True].out == results[False].out
