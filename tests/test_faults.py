@@ -33,7 +33,7 @@ def start(argv: list, **kwargs) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
-def wait_for(condition, process: subprocess.Popen, timeout: float = 120.0) -> bool:
+def wait_for(condition, process: subprocess.Popen, timeout: float = 900.0) -> bool:
     """Poll ``condition()`` until true; False if the process ended first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
