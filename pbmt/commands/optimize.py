@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
+from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args, token_lines
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
@@ -41,9 +41,12 @@ from pbmt.tune.pool import Pool, References, read_pool
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nbest", type=Path, required=True, help="n-best list in Moses's format (plain or gzip)")
-    parser.add_argument("--refs", type=Path, required=True, help="references, one tokenised sentence a line")
+    parser.add_argument("--refs", type=Path, required=True, help="references, one sentence a line: plain text, "
+                        "made into the target token form of the --config model (its pbmt.toml), or in that form "
+                        "already (--tokenized, or without --config)")
     parser.add_argument("--config", type=Path, help="moses.ini with the starting weights; the output is then "
                         "this moses.ini with the tuned weights")
+    parser.add_argument("--tokenized", action="store_true", help="--refs are in the model's token form already")
     parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
                         "moses.ini) go ('-': standard output; with --config a file is required)")
     add_optimizer_arguments(parser)
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     optimizer = optimizer_from_args(args)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
-    references = References.read(args.refs)
+    references = References(token_lines(args.refs, args.config, "target", args.tokenized))
     pool = read_pool(args.nbest, references, dedup=args.dedup)
     initial = np.zeros(pool.layout.size)
     if config is not None:

@@ -26,6 +26,7 @@ docs/rescoring.md.
 Examples:
   pbmt rescore --nbest dev.nbest.gz --refs dev.tok.en --src dev.tok.es --lm lm5.arpa.gz --train --out weights
   pbmt rescore --nbest test.nbest.gz --src test.tok.es --weights weights > test.out
+  pbmt rescore -f model/moses.ini --nbest dev.nbest.gz --refs dev.en --src dev.es --train --out weights
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pbmt.commands.tune import token_lines
 from pbmt.errors import PbmtError, UsageError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.listnet import NORMALISATIONS
 from pbmt.tune.loop import OPTIMIZERS
@@ -52,9 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--train", action="store_true", help="learn weights (needs --refs and --out)")
     mode.add_argument("--weights", type=Path, help="weights file of an earlier --train: rescore with it")
-    parser.add_argument("--refs", type=Path, help="references, one tokenised sentence a line (with --weights: "
-                        "report BLEU before and after)")
-    parser.add_argument("--src", type=Path, help="source sentences, one tokenised line each (length ratio feature)")
+    parser.add_argument("--refs", type=Path, help="references, one sentence a line (with --weights: report BLEU "
+                        "before and after); plain text with -f, made into the model's target token form")
+    parser.add_argument("--src", type=Path, help="source sentences, one a line (length ratio feature); plain text "
+                        "with -f, made into the model's source token form")
+    parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of the n-best lists, whose "
+                        "pbmt.toml makes plain --refs and --src into its token form; without it, or with "
+                        "--tokenized, they are taken as they are")
+    parser.add_argument("--tokenized", action="store_true", help="--refs and --src are in the model's token form "
+                        "already")
     parser.add_argument("--lm", type=Path, action="append", default=[], help="an ARPA LM (plain or gzip) whose "
                         "natural-log score is a feature; repeatable")
     parser.add_argument("--feature", action="append", default=[], metavar="KIND[:ARG]",
@@ -89,13 +97,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.restarts < 0 or args.random_directions < 0:
         raise UsageError("--restarts and --random-directions must not be negative")
-    sources = [line for _, line in read_lines(args.src)] if args.src is not None else None
+    sources = token_lines(args.src, args.config, "source", args.tokenized) if args.src is not None else None
     started = time.perf_counter()
     lists = read_lists(args.nbest, sources)
     if args.train:
         specs = name_features(_requests(args), lists.layout.names)
         lists = with_features(lists, specs)
-        references = References.read(args.refs)
+        references = References(token_lines(args.refs, args.config, "target", args.tokenized))
         model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
                       **_params(args))
         model.write(args.out)
@@ -114,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     with atomic_write(args.output) as handle:
         handle.write("".join(line + "\n" for line in lines))
     if args.refs is not None and not args.quiet:
-        references = References.read(args.refs)
+        references = References(token_lines(args.refs, args.config, "target", args.tokenized))
         filled = best >= 0
         first = lists.offsets[:-1][filled]
         stats = references.stats([lists.texts[i] for i in first], np.flatnonzero(filled))

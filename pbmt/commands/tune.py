@@ -442,6 +442,18 @@ def read_dev(src: Path, refs: Path, limit: int | None,
     return sources, references
 
 
+def token_lines(path: Path, config: Path | None, side: str, tokenized: bool) -> list[str]:
+    """The lines of ``path`` in the token form of the model ``config`` names (a moses.ini; its ``pbmt.toml``
+    says how, ``side`` "source" or "target"), tokens joined by spaces; as they are when ``tokenized`` or
+    without a model."""
+    lines = [line for _, line in read_lines(path)]
+    if config is None or tokenized:
+        return lines
+    preprocessing = Preprocessing.read(config.parent)
+    form = preprocessing.source_form if side == "source" else preprocessing.target_form
+    return [" ".join(form.tokens(line)) for line in lines]
+
+
 def _preprocessing(args: argparse.Namespace) -> Preprocessing | None:
     return None if args.tokenized else Preprocessing.read(args.config.parent)
 

@@ -149,7 +149,7 @@ def test_a_tuned_folder_keeps_the_models_sparse_features(tiny_model_dir, tiny_de
 
 def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
     """The embedded (truecased) model tuned on 4 plain dev verses and on what pbmt tokenize makes of them:
-    the same pool, hence the same log and weights."""
+    the same pool, hence the same log and weights; likewise pbmt optimize and pbmt rescore on an n-best list."""
     model = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
     with gzip.open(Path(__file__).resolve().parents[2] / "data" / "bible" / "dev.es.gz", "rt") as es, \
             gzip.open(Path(__file__).resolve().parents[2] / "data" / "bible" / "dev.en.gz", "rt") as en:
@@ -174,6 +174,17 @@ def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
     assert main(["tokenize", "-f", str(tmp_path / "plain" / "moses.ini"), "-i", str(tmp_path / "dev.es"),
                  "-o", str(tmp_path / "again")]) == 0
     assert (tmp_path / "again").read_text() == (tmp_path / "dev.tok.es").read_text()
+    # pbmt optimize and pbmt rescore take the plain references too
+    assert main(["translate", "-q", "-f", str(model), "-i", str(tmp_path / "dev.es"), "-o", str(tmp_path / "out"),
+                 "--n-best", str(tmp_path / "nbest"), "10"]) == 0
+    for refs, extra in (("dev.en", []), ("dev.tok.en", ["--tokenized"])):
+        assert main(["optimize", "-q", "--nbest", str(tmp_path / "nbest"), "--refs", str(tmp_path / refs),
+                     "--config", str(model), "--restarts", "2", "-o", str(tmp_path / f"{refs}.ini"), *extra]) == 0
+        assert main(["rescore", "-q", "-f", str(model), "--nbest", str(tmp_path / "nbest"), "--refs",
+                     str(tmp_path / refs), "--src", str(tmp_path / refs.replace(".en", ".es")), "--train",
+                     "--algorithm", "mert", "--out", str(tmp_path / f"{refs}.weights"), *extra]) == 0
+    assert (tmp_path / "dev.en.ini").read_text() == (tmp_path / "dev.tok.en.ini").read_text()
+    assert (tmp_path / "dev.en.weights").read_text() == (tmp_path / "dev.tok.en.weights").read_text()
 
 
 def test_a_dev_set_not_in_the_model_form_is_an_error(bible, tmp_path, capsys):
