@@ -22,10 +22,10 @@ from pbmt.tune.nbest import read_nbest  # noqa: E402
 
 from conftest import TINY_SOURCES  # noqa: E402
 
-# decoding this with SLOW_SEARCH takes seconds on the tiny model (no beam, a huge stack, any jump),
+# decoding this with SLOW_SEARCH takes seconds on the tiny model (stack decoding: no beam, a huge stack, any jump),
 # long enough to find the job running and act while it runs
 SLOW_SENTENCE = "a b c d e a b c d e a b c d e a"
-SLOW_SEARCH = {"stack_size": 10000, "beam_threshold": 0.0, "distortion_limit": -1}
+SLOW_SEARCH = {"search": "stack", "stack_size": 10000, "beam_threshold": 0.0, "distortion_limit": -1}
 READY_SECONDS = 240  # a generous bound for a busy machine: loading, spawning workers, loading numba caches
 
 
