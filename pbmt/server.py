@@ -22,6 +22,8 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -71,8 +73,17 @@ def _load_worker(model_args: argparse.Namespace) -> None:
     from pbmt.commands.translate import load_model
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     _worker["model"] = load_model(model_args)
     _worker["weighted"] = OrderedDict()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the server is gone: a server killed outright (SIGKILL) cannot stop its pool, and
+    the pool's queue does not tell the workers."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _model(weights: tuple[float, ...] | None, search: dict | None) -> TranslationModel:

@@ -71,8 +71,12 @@ class Server:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +201,30 @@ def test_a_client_that_leaves_leaves_no_work_behind(one_worker):
     assert answers[0].status_code == 200
     assert after["dropped"] - before["dropped"] == len(TINY_SOURCES)
     assert after["completed"] - before["completed"] == 1  # only the slow sentence was decoded
+
+
+def test_workers_end_when_the_server_is_killed_outright(tiny_model_dir):
+    server = Server(tiny_model_dir, "--workers", "1")
+    workers = server.health()["worker_pids"]
+    server.process.kill()
+    server.process.wait()
+    deadline = time.monotonic() + 60
+    while workers and time.monotonic() < deadline:
+        workers = [pid for pid in workers if _alive(pid)]
+        time.sleep(0.2)
+    assert workers == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead, only not yet reaped
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:  # gone meanwhile, or no /proc: os.kill said it was there
+        return Path("/proc").is_dir() is False
 
 
 def test_sigterm_mid_request_exits_cleanly(one_worker):
