@@ -139,6 +139,26 @@ def alignment_from_points(sentences: list[list[tuple[int, int]]]) -> Alignment:
     return Alignment(src=flat[:, 0].copy(), tgt=flat[:, 1].copy(), offsets=offsets)
 
 
+def alignment_points(path: str | os.PathLike, number: int, line: str, n_src: int | None = None,
+                     n_tgt: int | None = None) -> list[tuple[int, int]]:
+    """The ``(source, target)`` points of line ``number`` of the alignment file
+    ``path``; FormatError for a malformed point or, when the sentence
+    lengths are given, a point outside the sentence pair."""
+    points = []
+    for token in tokens(line):
+        i, dash, j = token.partition("-")
+        if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
+            raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
+        points.append((int(i), int(j)))
+    if n_src is not None:
+        bad = [(i, j) for i, j in points if i >= n_src or j >= n_tgt]
+        if bad:
+            i, j = bad[0]
+            raise FormatError(path, number, f"point {i}-{j} outside the sentence pair ({n_src} source, {n_tgt} "
+                              "target words)")
+    return points
+
+
 def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corpus | None = None) -> Alignment:
     """Read an ``i-j`` alignment file (plain or gzip).
 
@@ -147,25 +167,12 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
     point out of range raises FormatError naming the line.
     """
     flat, lengths = array("i"), array("q")
-    src_len = src.lengths if src is not None else None
-    tgt_len = tgt.lengths if tgt is not None else None
+    src_len = src.lengths.tolist() if src is not None else None
+    tgt_len = tgt.lengths.tolist() if tgt is not None else None
     for number, line in read_lines(path):
-        points = []
-        for token in tokens(line):
-            i, dash, j = token.partition("-")
-            if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
-                raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
-            points.append((int(i), int(j)))
         s = len(lengths)
-        if src_len is not None and s < len(src_len):
-            bad = [(i, j) for i, j in points if i >= src_len[s] or j >= tgt_len[s]]
-            if bad:
-                i, j = bad[0]
-                raise FormatError(
-                    path,
-                    number,
-                    f"point {i}-{j} outside the sentence pair ({src_len[s]} source, {tgt_len[s]} target words)",
-                )
+        known = src_len is not None and s < len(src_len)
+        points = alignment_points(path, number, line, src_len[s] if known else None, tgt_len[s] if known else None)
         lengths.append(len(points))
         for point in points:
             flat.extend(point)

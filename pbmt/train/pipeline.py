@@ -47,20 +47,20 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from itertools import zip_longest
 from typing import Callable, Iterable
 
 from tqdm import tqdm
 
 from pbmt.config import Feature, MosesConfig
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, open_binary, read_lines
+from pbmt.files import Outputs, atomic_write, open_binary, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
 from pbmt.text import CASINGS, Truecaser, tokenizer, tokens
 from pbmt.train.corpus import (
-    alignment_from_points,
-    corpus_from_lines,
+    alignment_points,
     read_alignment,
     read_corpus,
     write_alignment,
@@ -129,39 +129,64 @@ def prepare_corpus(
     texts differ in length (naming both files and the first unmatched line),
     FormatError for a bad alignment line.
     """
-    src_lines = [line for _, line in read_lines(src)]
-    tgt_lines = [line for _, line in read_lines(tgt)]
-    if len(src_lines) != len(tgt_lines):
-        (longer, n_long), (shorter, n_short) = sorted(
-            ((src, len(src_lines)), (tgt, len(tgt_lines))), key=lambda item: -item[1]
-        )
-        raise PbmtError(
-            f"{longer} has {n_long} lines but {shorter} has {n_short}: "
-            f"line {n_short + 1} of {longer} has no counterpart"
-        )
-    sides = []
-    for lines, tokenizer, side in ((src_lines, src_tokenizer, "source"), (tgt_lines, tgt_tokenizer, "target")):
-        sides.append([tokenizer(line) for line in tqdm(lines, desc=f"{side} text", unit="line", disable=not progress)])
+    cased = [_casing(casing, path, tokenize, out, progress)
+             for path, tokenize, out in zip((src, tgt), (src_tokenizer, tgt_tokenizer), truecasers or (None, None))]
+    given = list((alignments or {}).items())
+    readers = [read_lines(src), read_lines(tgt)] + [read_lines(path) for path, _ in given]
+    dropped: list[int] = []
+    kept = 0
+    with Outputs() as outputs:
+        out_src_handle, out_tgt_handle = outputs.open(out_src), outputs.open(out_tgt)
+        alignment_handles = [outputs.open(out) for _, out in given]
+        for lines in tqdm(zip_longest(*readers), desc="corpus", unit="pair", disable=not progress):
+            if lines[0] is None or lines[1] is None:
+                _unmatched(src, tgt, given, lines, readers)
+            (number, src_line), (_, tgt_line) = lines[0], lines[1]
+            f, e = cased[0](src_line), cased[1](tgt_line)
+            for (path, _), handle, line in zip(given, alignment_handles, lines[2:]):
+                if line is None:
+                    raise FormatError(path, None, f"{number - 1} lines, but the texts have more")
+                points = alignment_points(path, line[0], line[1], len(f), len(e))
+                if f and e:
+                    handle.write(" ".join(f"{i}-{j}" for i, j in points) + "\n")
+            if f and e:
+                out_src_handle.write(" ".join(f) + "\n")
+                out_tgt_handle.write(" ".join(e) + "\n")
+                kept += 1
+            else:
+                dropped.append(number)
+    return PreparedCorpus(kept, tuple(dropped))
+
+
+def _unmatched(src: Path, tgt: Path, given: list, lines: tuple, readers: list) -> None:
+    """Raise the error for inputs of different lengths: a PbmtError naming
+    both texts and the first unmatched line, or a FormatError for an
+    alignment file longer than the texts. ``lines`` is the first tuple of
+    (number, text) lines, None where an input had none left."""
+    if lines[0] is None and lines[1] is None:
+        k = next(k for k, line in enumerate(lines[2:]) if line is not None)
+        number = lines[2 + k][0]
+        n_lines = number + sum(1 for _ in readers[2 + k])
+        raise FormatError(given[k][0], None, f"{n_lines} lines, but the texts have {number - 1}")
+    longer, shorter, reader, number = (src, tgt, readers[0], lines[0][0]) if lines[1] is None else (
+        tgt, src, readers[1], lines[1][0])
+    n_long = number + sum(1 for _ in reader)
+    raise PbmtError(f"{longer} has {n_long} lines but {shorter} has {number - 1}: "
+                    f"line {number} of {longer} has no counterpart")
+
+
+def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], truecaser: Path | None,
+            progress: bool) -> Callable[[str], list[str]]:
+    """A line's tokens in the casing asked for; ``truecase`` first learns the
+    truecaser on ``text`` (one pass) and writes it to ``truecaser``."""
     if casing == "lowercase":
-        sides = [[[w.lower() for w in s] for s in side] for side in sides]
-    elif casing == "truecase":
-        for k, (side, path) in enumerate(zip(sides, truecasers)):
-            truecaser = Truecaser.train(side)
-            truecaser.write(path)
-            sides[k] = [truecaser.truecase(s) for s in tqdm(side, desc=f"truecasing side {k + 1}", unit="line",
-                                                             disable=not progress)]
-    src_tokens, tgt_tokens = sides
-    keep = [s for s, (f, e) in enumerate(zip(src_tokens, tgt_tokens)) if f and e]
-    for tokenized, out in ((src_tokens, out_src), (tgt_tokens, out_tgt)):
-        with atomic_write(out) as handle:
-            handle.writelines(" ".join(tokenized[s]) + "\n" for s in keep)
-    if alignments:
-        src_all, tgt_all = corpus_from_lines(src_tokens), corpus_from_lines(tgt_tokens)
-        for given, out in alignments.items():
-            alignment = read_alignment(given, src_all, tgt_all)
-            write_alignment(out, alignment_from_points([alignment.points(s) for s in keep]))
-    kept = set(keep)
-    return PreparedCorpus(len(keep), tuple(s + 1 for s in range(len(src_lines)) if s not in kept))
+        return lambda line: [w.lower() for w in tokenize(line)]
+    if casing == "truecase":
+        lines = tqdm(read_lines(text), desc=f"truecaser of {text.name}", unit="line", disable=not progress)
+        model = Truecaser.train(tokenize(line) for _, line in lines)
+        model.write(truecaser)
+        return lambda line: model.truecase(tokenize(line))
+    return tokenize
 
 
 def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflomal: bool, quiet: bool = True) -> int:

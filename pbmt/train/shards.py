@@ -70,7 +70,7 @@ from pbmt.vocab import Vocab
 #: Sentence pairs per shard: about 0.5 GB at the peak of a shard of Bible-like text.
 DEFAULT_SHARD_SENTENCES = 20_000
 #: Source tokens per merge partition (each partition is one gzip member of the tables).
-DEFAULT_PARTITION_TOKENS = 500_000
+DEFAULT_PARTITION_TOKENS = 200_000
 #: Records read in a merge round, shared out among the runs.
 DEFAULT_BLOCK_ROWS = 1 << 17
 _TERMINATOR = "|||"
