@@ -1,161 +1,211 @@
-"""Claim: pbmt trains Moses's translation model (grow-diag-final-and, phrase
-extraction, scoring, msd-bidirectional-fe reordering) on the full Bible
-training split in well under the 10 minutes allowed (2x Moses's ~5 min on
-2 cores), with peak memory under 4 GB.
+"""Claims: training grows linearly with the corpus and its memory does not.
+``pbmt train``'s steps on 28k (the Bible), 250k and 1M sentence pairs
+(synthetic beyond the Bible, ``benchmarks/synthetic_corpus.py``): a million
+pairs trains on a 24 GB machine with peak memory under 6 GB, the time from
+250k to 1M pairs is within 1.3x of linear, and extraction and scoring on 2
+local workers are at least 1.7x as fast as serial.
 
-Data: ``train.tok.es``/``train.tok.en`` (28,169 verse pairs, 0.7 M / 0.83 M
-tokens) and ``train.align.fwd``/``.rev`` of the shared Bible corpus. Stages,
-each timed (wall clock) in this one process after a warm-up on a tiny corpus
-(so numba kernels are loaded from their cache, not compiled):
+Each step runs in its own process (``--step``), timed by the wall clock, its
+peak memory its peak resident set (``getrusage``, ``ru_maxrss``): the
+pipeline's functions as ``pbmt train`` calls them, on the corpus with its
+word alignment given (28k: the shared grow-diag-final-and file; synthetic:
+the generator's):
 
-- read: the two corpora and the two directed alignments;
-- symmetrize: grow-diag-final-and;
-- extract: phrase pairs up to 7 words with counts, alignment choice and
-  orientation counts (3,183,114 distinct pairs);
-- lexicon: the word translation tables (lex.e2f, lex.f2e);
-- score: φ(f|e), lex(f|e), φ(e|f), lex(e|f) and the reordering probabilities;
-- reordering: the reordering probabilities alone (part of score; the
-  orientation counting is part of extract);
-- write: phrase-table.gz, reordering-table.gz, lex.e2f, lex.f2e;
-- align (only with --align): eflomal in both directions on the same corpus,
-  with the share of the shared fwd/rev links it reproduces (eflomal has no
-  seed, so this varies a little); the stages above use the shared files.
+- corpus: reading the texts and the alignment, writing the prepared corpus;
+- tables: phrase extraction in shards, merge, scoring, both tables and the
+  word translation tables written (``--shard-size``, serial);
+- lm: the 3-gram Kneser-Ney LM of the target side;
+- classes: 50 target word classes (exchange algorithm);
+- align (``--align``): eflomal in both directions with grow-diag-final-and.
 
-Peak memory is the process's peak resident set (Linux VmHWM), reset before
-each stage through /proc/self/clear_refs where the kernel allows it (else it
-is the peak so far).
+The speed-up (``--only-speedup`` runs just this part, a few minutes):
+extraction and scoring (``pbmt.train.shards.build_tables``) of the Bible
+corpus in shards of ``--speedup-shard-size``, serial then on 2 local workers,
+side by side in one process; the outputs are compared byte for byte.
+Timings are wall clock; on a shared machine give the load average with them
+(printed).
 
-    python benchmarks/bench_train.py [--data DIR] [--out DIR] [--align] [--json FILE]
+    python benchmarks/bench_train.py --pairs 28k,250k,1M [--corpora DIR] [--align] [--json FILE]
+    python benchmarks/bench_train.py --only-speedup [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pbmt.files import atomic_write
-from pbmt.train.corpus import alignment_from_points, corpus_from_lines, read_alignment, read_corpus
-from pbmt.train.extract import extract_phrase_pairs
-from pbmt.train.score import (
-    reordering_probabilities,
-    score_phrase_pairs,
-    word_translation,
-    write_phrase_table,
-    write_reordering_table,
-    write_word_translation,
-)
-from pbmt.train.symmetrize import symmetrize
+from synthetic_corpus import DATA, generate, parse_count  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
+from pbmt.files import atomic_write  # noqa: E402
+
+STEPS = ("corpus", "tables", "lm", "classes")
+BIBLE_PAIRS = 28_169
 
 
-def _peak_rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
-            handle.write("5")
-        return True
-    except OSError:
-        return False
+def corpus_files(pairs: int, corpora: Path, seed: int) -> tuple[Path, Path, Path]:
+    """(source, target, alignment) of a corpus of ``pairs`` pairs: the Bible
+    at its size, else synthetic (made once into ``corpora``)."""
+    if pairs == BIBLE_PAIRS:
+        return DATA / "train.tok.es", DATA / "train.tok.en", DATA / "train.align.gdfa"
+    folder = corpora / f"synthetic-{pairs}-seed{seed}"
+    files = folder / "corpus.es", folder / "corpus.en", folder / "corpus.gdfa"
+    if not all(f.exists() for f in files):
+        print(f"generating {pairs:,} synthetic pairs into {folder}", flush=True)
+        generate(pairs, folder, seed)
+    return files
 
 
-def _links(alignment) -> set[tuple[int, int, int]]:
-    sentence = np.repeat(np.arange(len(alignment)), np.diff(alignment.offsets))
-    return set(zip(sentence.tolist(), alignment.src.tolist(), alignment.tgt.tolist()))
+def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size: int) -> str:
+    """Run one step in this process (``--step``); returns its summary."""
+    from pbmt.train.corpus import text_tokenizer
+    from pbmt.train.pipeline import Scale, align_corpus, prepare_corpus, train_lm, train_tables
+    from pbmt.train.word_classes import induce_classes
+
+    c_src, c_tgt, c_gdfa = work / "corpus.src", work / "corpus.tgt", work / "alignment.gdfa"
+    if step == "corpus":
+        split = text_tokenizer("xx", False, False)
+        return f"{prepare_corpus(src, tgt, c_src, c_tgt, split, split, {gdfa: c_gdfa}).n_pairs:,} pairs"
+    if step == "tables":
+        counts = train_tables(c_src, c_tgt, c_gdfa, work / "phrase-table.gz", work / "reordering-table.gz",
+                              work / "lex.e2f.gz", work / "lex.f2e.gz", scale=Scale(shard_size),
+                              scratch=work / "shards")
+        return f"{counts.extracted} phrase pairs"
+    if step == "lm":
+        return "n-grams " + " ".join(map(str, train_lm(c_tgt, work / "lm.arpa.gz", 3)))
+    if step == "classes":
+        induced = induce_classes(c_tgt, 50)
+        return f"{len(induced.classes.words)} words in 50 classes"
+    if step == "align":
+        return f"{align_corpus(c_src, c_tgt, work / 'fwd', work / 'rev', work / 'gdfa', True)} points"
+    raise ValueError(step)
 
 
-def _warm_up(out: Path) -> None:
-    src = corpus_from_lines([["a", "b", "c"], ["b", "a"]])
-    tgt = corpus_from_lines([["x", "y"], ["y", "x", "z"]])
-    fwd = alignment_from_points([[(0, 0), (1, 1)], [(1, 0), (0, 1)]])
-    rev = alignment_from_points([[(0, 0), (2, 1)], [(1, 0), (0, 2)]])
-    gdfa = symmetrize(fwd, rev, src.lengths, tgt.lengths)
-    table = score_phrase_pairs(extract_phrase_pairs(src, tgt, gdfa), word_translation(src, tgt, gdfa))
-    write_phrase_table(out / "warm-up.gz", table)
+def measure_step(step: str, files: tuple[Path, Path, Path], work: Path, shard_size: int) -> dict:
+    """Run ``--step`` in a child process; its time, peak memory and summary."""
+    command = [sys.executable, __file__, "--step", step, "--files", *map(str, files), "--work", str(work),
+               "--shard-size", str(shard_size)]
+    load = _load()
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"step {step} failed:\n{done.stderr}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"step": step, "seconds": seconds, "peak_rss_mb": result["peak_rss_mb"], "summary": result["summary"],
+            "load_before": load}
+
+
+def speedup(shard_size: int, work: Path) -> dict:
+    """Extraction and scoring of the Bible serial and on 2 local workers."""
+    from pbmt.train.corpus import Alignment, Corpus, read_alignment, read_corpus
+    from pbmt.train.shards import build_tables
+
+    src, tgt = read_corpus(DATA / "train.tok.es"), read_corpus(DATA / "train.tok.en")
+    alignment = read_alignment(DATA / "train.align.gdfa", src, tgt)
+    # warm-up on 50 pairs: numba kernels loaded from their cache before timing
+    n = 50
+    build_tables(Corpus(src.ids[: src.offsets[n]], src.offsets[: n + 1], src.vocab),
+                 Corpus(tgt.ids[: tgt.offsets[n]], tgt.offsets[: n + 1], tgt.vocab),
+                 Alignment(alignment.src[: alignment.offsets[n]], alignment.tgt[: alignment.offsets[n]],
+                           alignment.offsets[: n + 1]),
+                 work / "warm-pt.gz", work / "warm-rt.gz", work / "warm")
+    rows = {}
+    for workers in (1, 2):
+        load = _load()
+        start = time.perf_counter()
+        counts, _ = build_tables(src, tgt, alignment, work / f"pt{workers}.gz", work / f"rt{workers}.gz",
+                                 work / f"scratch{workers}", shard_sentences=shard_size, workers=workers)
+        rows[workers] = {"seconds": time.perf_counter() - start, "load_before": load, "load_after": _load(),
+                         "shards": counts.shards, "partitions": counts.partitions}
+        print(f"{workers} worker(s): {rows[workers]['seconds']:7.1f} s  ({counts.shards} shards, "
+              f"{counts.partitions} partitions; load average {load} before, {rows[workers]['load_after']} after)",
+              flush=True)
+    same = all((work / f"{t}1.gz").read_bytes() == (work / f"{t}2.gz").read_bytes() for t in ("pt", "rt"))
+    ratio = rows[1]["seconds"] / rows[2]["seconds"]
+    print(f"speed-up with 2 workers: {ratio:.2f}x (goal >= 1.7x); outputs identical: {same}")
+    return {"serial": rows[1], "two_workers": rows[2], "speedup": ratio, "identical": same,
+            "shard_size": shard_size}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="folder of the shared Bible data")
-    parser.add_argument("--out", type=Path, help="folder for the written tables (default: a temporary one)")
-    parser.add_argument("--align", action="store_true", help="also time eflomal word alignment")
+    parser.add_argument("--pairs", default="28k,250k,1M", help="corpus sizes (28k: the Bible itself)")
+    parser.add_argument("--corpora", type=Path, default=Path(tempfile.gettempdir()) / "pbmt-bench-corpora",
+                        help="folder for the synthetic corpora (made once, kept)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the synthetic corpora")
+    parser.add_argument("--shard-size", type=int, default=20_000, help="sentence pairs per extraction shard")
+    parser.add_argument("--steps", default=",".join(STEPS), help="steps to measure, of " + ",".join(STEPS + ("align",)))
+    parser.add_argument("--align", action="store_true", help="also measure eflomal alignment")
+    parser.add_argument("--no-speedup", action="store_true", help="skip the 2-worker speed-up part")
+    parser.add_argument("--only-speedup", action="store_true", help="only the 2-worker speed-up part")
+    parser.add_argument("--speedup-shard-size", type=int, default=4000, help="shard size of the speed-up part")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    # one step in a child process
+    parser.add_argument("--step", help=argparse.SUPPRESS)
+    parser.add_argument("--files", nargs=3, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
+    if args.step:
+        summary = run_step(args.step, *args.files, args.work, args.shard_size)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"peak_rss_mb": peak, "summary": summary}))
+        return
+
+    result: dict = {"load_average_start": _load()}
+    print(f"load average at the start: {result['load_average_start']}")
     with tempfile.TemporaryDirectory() as tmp:
-        out = args.out or Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        _warm_up(out)
-        rows = []
-        resettable = True
-
-        def stage(name, fn):
-            nonlocal resettable
-            resettable = _reset_peak() and resettable
-            start = time.perf_counter()
-            result = fn()
-            rows.append({"stage": name, "seconds": time.perf_counter() - start, "peak_rss_mb": _peak_rss_mb()})
-            print(f"{name:<12} {rows[-1]['seconds']:8.1f} s {rows[-1]['peak_rss_mb']:9.0f} MB", flush=True)
-            return result
-
-        def read():
-            src = read_corpus(args.data / "train.tok.es")
-            tgt = read_corpus(args.data / "train.tok.en")
-            fwd = read_alignment(args.data / "train.align.fwd", src, tgt)
-            rev = read_alignment(args.data / "train.align.rev", src, tgt)
-            return src, tgt, fwd, rev
-
-        print(f"{'stage':<12} {'time':>10} {'peak RSS':>12}")
-        src, tgt, fwd, rev = stage("read", read)
-        gdfa = stage("symmetrize", lambda: symmetrize(fwd, rev, src.lengths, tgt.lengths))
-        pairs = stage("extract", lambda: extract_phrase_pairs(src, tgt, gdfa, max_length=7))
-        lexicon = stage("lexicon", lambda: word_translation(src, tgt, gdfa))
-        table = stage("score", lambda: score_phrase_pairs(pairs, lexicon))
-        stage("reordering", lambda: reordering_probabilities(pairs.orientation))
-
-        def write():
-            write_phrase_table(out / "phrase-table.gz", table)
-            write_reordering_table(out / "reordering-table.gz", table)
-            write_word_translation(out / "lex.e2f", out / "lex.f2e", lexicon)
-
-        stage("write", write)
-        agreement = {}
-        if args.align:
-            from pbmt.train.align import eflomal_align
-
-            ours = stage("align", lambda: eflomal_align(src, tgt))
-            for name, mine, shared in zip(("fwd", "rev"), ours, (fwd, rev)):
-                agreement[name] = len(_links(mine) & _links(shared)) / len(_links(shared))
-                print(f"eflomal {name}: {agreement[name]:.1%} of the shared file's links")
-        training = sum(r["seconds"] for r in rows if r["stage"] not in ("read", "reordering", "align"))
-        print(f"{'total':<12} {training:8.1f} s {max(r['peak_rss_mb'] for r in rows):9.0f} MB"
-              f"  (symmetrize to written tables; {len(pairs):,} phrase pairs)")
-        if not resettable:
-            print("note: peak RSS could not be reset between stages; each figure is the peak so far")
-        result = {
-            "stages": rows,
-            "total_seconds": training,
-            "phrase_pairs": len(pairs),
-            "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
-            "peak_reset_per_stage": resettable,
-            "eflomal_link_agreement": agreement,
-        }
-        if args.json:
-            with atomic_write(args.json) as handle:
-                json.dump(result, handle, indent=2)
-                handle.write("\n")
+        if not args.only_speedup:
+            steps = args.steps.split(",") + (["align"] if args.align else [])
+            sizes = []
+            print(f"{'pairs':>9} {'step':<8} {'time':>9} {'peak RSS':>10}  summary")
+            for text in args.pairs.split(","):
+                pairs = parse_count(text)
+                pairs = BIBLE_PAIRS if text.lower() == "28k" else pairs
+                files = corpus_files(pairs, args.corpora, args.seed)
+                work = Path(tmp) / f"work-{pairs}"
+                work.mkdir()
+                rows = []
+                for step in steps:
+                    row = measure_step(step, files, work, args.shard_size)
+                    rows.append(row)
+                    print(f"{pairs:>9,} {step:<8} {row['seconds']:8.1f}s {row['peak_rss_mb']:8.0f}MB  "
+                          f"{row['summary']} (load {row['load_before']})", flush=True)
+                table = work / "phrase-table.gz"
+                size = {"pairs": pairs, "steps": rows, "seconds": sum(r["seconds"] for r in rows),
+                        "peak_rss_mb": max(r["peak_rss_mb"] for r in rows),
+                        "phrase_table_bytes": table.stat().st_size if table.exists() else None}
+                print(f"{pairs:>9,} {'all':<8} {size['seconds']:8.1f}s {size['peak_rss_mb']:8.0f}MB  "
+                      f"phrase-table.gz {size['phrase_table_bytes'] or 0:,} bytes", flush=True)
+                sizes.append(size)
+                for path in sorted(work.iterdir()):
+                    if path.is_file():
+                        path.unlink()
+            for small, large in zip(sizes[:-1], sizes[1:]):
+                growth = (large["seconds"] / small["seconds"]) / (large["pairs"] / small["pairs"])
+                print(f"{small['pairs']:,} -> {large['pairs']:,} pairs: time grew {growth:.2f}x of linear")
+            result["sizes"] = sizes
+        if not args.no_speedup:
+            work = Path(tmp) / "speedup"
+            work.mkdir()
+            result["speedup"] = speedup(args.speedup_shard_size, work)
+    if args.json:
+        with atomic_write(args.json) as handle:
+            json.dump(result, handle, indent=2)
+            handle.write("\n")
 
 
 if __name__ == "__main__":
