@@ -173,7 +173,7 @@ def pair_dtype(slots: int) -> np.dtype:
     """Records of the pair runs: the key (source, target, mask), count(f, e)
     and the orientation counts (monotone, swap, discontinuous to the previous
     phrase, then to the next)."""
-    return np.dtype([("key", f"S{8 * slots + 8}"), ("count", "<i8"), ("orientation", "<i8", (6,))])
+    return np.dtype([("key", f"S{8 * slots + 8}"), ("count", "<i8"), ("orientation", "<u4", (6,))])
 
 
 def target_dtype(slots: int) -> np.dtype:
