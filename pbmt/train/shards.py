@@ -318,12 +318,13 @@ def _phrases(key_matrix: np.ndarray, ranks: WordRanks) -> tuple[np.ndarray, np.n
     return rank, np.argmax(rank == ranks.terminator, axis=1)
 
 
-def _texts(keys: np.ndarray, rank: np.ndarray, length: np.ndarray, ranks: WordRanks) -> list[str]:
-    """The text of every row's phrase, each distinct phrase joined once."""
-    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+def _texts(first: np.ndarray, of_row: np.ndarray, rank: np.ndarray, length: np.ndarray,
+           ranks: WordRanks) -> list[str]:
+    """The text of phrase ``of_row[i]`` for every row ``i``; phrase ``k`` is
+    row ``first[k]`` of ``rank``/``length`` and is joined once."""
     words = ranks.words
     text = [" ".join([words[r] for r in row[:n]]) for row, n in zip(rank[first].tolist(), length[first].tolist())]
-    return [text[i] for i in inverse.tolist()]
+    return [text[i] for i in of_row.tolist()]
 
 
 def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[str], int]:
@@ -346,7 +347,7 @@ def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[st
     tgt_keys = key_bytes(pair_keys[pair_starts], 4 * slots, 8 * slots)
     src_starts, src_group = _groups(src_keys)
     count_f = np.add.reduceat(count, src_starts)[src_group]
-    distinct_tgt, tgt_inverse = np.unique(tgt_keys, return_inverse=True)
+    distinct_tgt, tgt_first, tgt_inverse = np.unique(tgt_keys, return_index=True, return_inverse=True)
     count_e = np.asarray(scorer.target_count[np.searchsorted(scorer.target_keys, distinct_tgt)])[tgt_inverse]
     src_rank, src_len = _phrases(raw[:, : 4 * slots], scorer.src)
     tgt_rank, tgt_len = _phrases(raw[:, 4 * slots : 8 * slots], scorer.tgt)
@@ -362,8 +363,8 @@ def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[st
         rows = np.flatnonzero((count >= scorer.min_count) | (src_len == 1))
     if scorer.prune_limit is not None:
         rows = rows[prune_rows(src_group[rows], features[rows, 2], scorer.prune_limit)]
-    src_text = _texts(src_keys[rows], src_rank[rows], src_len[rows], scorer.src)
-    tgt_text = _texts(tgt_keys[rows], tgt_rank[rows], tgt_len[rows], scorer.tgt)
+    src_text = _texts(src_starts, src_group[rows], src_rank, src_len, scorer.src)
+    tgt_text = _texts(tgt_first, tgt_inverse[rows], tgt_rank, tgt_len, scorer.tgt)
     table = phrase_table_lines(src_text, tgt_text, features[rows], direct[rows], count_e[rows], count_f[rows],
                                count[rows])
     reordering = reordering_table_lines(src_text, tgt_text,
