@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from array import array
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -208,27 +209,27 @@ def _read_stream(
     """Words by id, the token ids of ``<s> sentence </s>`` for every sentence
     concatenated (int64 ``(T,)``), and the position of the ``</s>`` closing the
     sentence of each position (int64 ``(T,)``)."""
-    tokens: list[str] = []
-    lengths: list[int] = []
+    # words become ids as they are read: memory holds 4 bytes a token, not strings
+    vocab = Vocab()
+    token_ids, lengths = array("i"), array("q")
     if isinstance(sentences, (str, os.PathLike)):
         source = str(sentences)
         for _, line in read_lines(sentences):
             sentence = line.split()
-            tokens.extend(sentence)
+            token_ids.extend(map(vocab.add, sentence))
             lengths.append(len(sentence))
     else:
         source = "<sentences>"
         for sentence in sentences:
             if isinstance(sentence, str):
                 raise TypeError("each sentence must be a sequence of tokens, not a string")
-            tokens.extend(sentence)
+            token_ids.extend(map(vocab.add, sentence))
             lengths.append(len(sentence))
     if not lengths:
         raise PbmtError(f"{source}: no sentences to estimate a language model from")
 
-    vocab = Vocab()
-    ids = vocab.ids(tokens).astype(np.int64)
-    del tokens
+    ids = np.frombuffer(token_ids, dtype=np.int32).astype(np.int64)
+    del token_ids
     words = tuple(vocab.words(range(len(vocab))))
     bad_word = np.array(
         [i < len(SPECIAL_WORDS) or not w or len(w.split()) != 1 for i, w in enumerate(words)]
