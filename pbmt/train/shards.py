@@ -481,6 +481,7 @@ def build_tables(
         raise PbmtError(f"extract: {len(src)} source but {len(tgt)} target sentences")
     alignment.check(src.lengths, tgt.lengths, "extract")
     src_ranks, tgt_ranks = WordRanks.of(src.vocab, "source"), WordRanks.of(tgt.vocab, "target")
+    scratch = Path(scratch).resolve()  # workers may run elsewhere: the shared folder by its full path
     if scratch.exists():
         shutil.rmtree(scratch)
     ShardInputs.save(scratch, src, tgt, alignment, src_ranks, tgt_ranks, max_length)
