@@ -81,14 +81,13 @@ def corpus_files(pairs: int, corpora: Path, seed: int) -> tuple[Path, Path, Path
 
 def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size: int) -> str:
     """Run one step in this process (``--step``); returns its summary."""
-    from pbmt.train.corpus import text_tokenizer
+    from pbmt.text import tokens
     from pbmt.train.pipeline import Scale, align_corpus, prepare_corpus, train_lm, train_tables
     from pbmt.train.word_classes import induce_classes
 
     c_src, c_tgt, c_gdfa = work / "corpus.src", work / "corpus.tgt", work / "alignment.gdfa"
     if step == "corpus":
-        split = text_tokenizer("xx", False, False)
-        return f"{prepare_corpus(src, tgt, c_src, c_tgt, split, split, {gdfa: c_gdfa}).n_pairs:,} pairs"
+        return f"{prepare_corpus(src, tgt, c_src, c_tgt, tokens, tokens, {gdfa: c_gdfa}).n_pairs:,} pairs"
     if step == "tables":
         counts = train_tables(c_src, c_tgt, c_gdfa, work / "phrase-table.gz", work / "reordering-table.gz",
                               work / "lex.e2f.gz", work / "lex.f2e.gz", scale=Scale(shard_size),
