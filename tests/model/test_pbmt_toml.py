@@ -56,3 +56,32 @@ def test_tuning_with_mon_swap_writes_a_folder_that_translates_mon_swap(tiny_mode
                  "--reordering", "mon-swap", "--sgd-passes", "2"]) == 0
     assert SearchSettings.from_config(MosesConfig.read(out / "moses.ini")).reordering == "mon-swap"
     assert "[reordering]" not in (out / "moses.ini").read_text()
+
+
+@pytest.mark.parametrize("table,message", [
+    ('truecase = true\nlowercase = true\n', r"sets both lowercase and truecase"),
+    ('truecase = true\nsource_truecaser = "tc.source"\n', r"truecase = true needs source_truecaser and target_truecaser"),
+    ('truecase = true\nsource_truecaser = "tc.source"\ntarget_truecaser = "missing"\n',
+     r"target_truecaser = 'missing': .*missing does not exist"),
+    ('source_truecaser = 3\n', r"source_truecaser must be a str"),
+])
+def test_bad_preprocess_tables_are_errors_naming_the_file(tmp_path, table, message):
+    (tmp_path / "tc.source").write_text("Dios (3/3)\n", encoding="utf-8")
+    (tmp_path / "pbmt.toml").write_text("[preprocess]\n" + table)
+    with pytest.raises(PbmtError, match=r"pbmt.toml: \[preprocess\] " + message):
+        Preprocessing.read(tmp_path)
+
+
+def test_a_truecased_model_written_elsewhere_takes_its_truecasers_along(tmp_path):
+    model, elsewhere = tmp_path / "model", tmp_path / "tuned"
+    model.mkdir()
+    (model / "tc.source").write_text("Dios (3/3)\n", encoding="utf-8")
+    (model / "tc.target").write_text("God (5/5)\n", encoding="utf-8")
+    write_tables(model, {"preprocess": {"truecase": True, "source_truecaser": "tc.source",
+                                        "target_truecaser": "tc.target"}})
+    preprocessing = Preprocessing.read(model)
+    assert preprocessing.source_form.tokens("DIOS dijo") == ["Dios", "dijo"]
+    write_tables(elsewhere, {"preprocess": preprocessing.table(elsewhere)})
+    again = Preprocessing.read(elsewhere)
+    assert again.source_truecaser == (elsewhere / "tc.source").resolve()
+    assert again.target_form.tokens("GOD said") == ["God", "said"]
