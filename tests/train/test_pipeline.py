@@ -1,5 +1,6 @@
-"""The training pipeline's parts: the resumable step runner, alignment with
-(a stand-in for) eflomal, pruning both tables alike, and ARPA headers."""
+"""The training pipeline's parts: the resumable step runner, the streamed
+corpus step, alignment with (a stand-in for) eflomal, pruning both tables
+alike, and ARPA headers."""
 
 from pathlib import Path
 
@@ -123,3 +124,29 @@ def test_arpa_order_from_the_header(bible, tmp_path):
 ])
 def test_language_from_the_file_suffix(name, given, expected):
     assert language(Path(name), given, "en") == expected
+
+
+def test_prepared_corpus_streams_and_names_unmatched_lines(tmp_path):
+    from pbmt.text import tokens
+    from pbmt.train.pipeline import prepare_corpus
+
+    write(tmp_path / "f", ["a b", "", "c"])
+    write(tmp_path / "e", ["x", "y", "z w"])
+    write(tmp_path / "al", ["0-0 1-0", "", "0-1"])
+    outs = [tmp_path / n for n in ("f.out", "e.out", "al.out")]
+    prepared = prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "al": outs[2]})
+    assert (prepared.n_pairs, prepared.dropped) == (2, (2,))  # the pair with an empty side, 1-based
+    assert [lines(p) for p in outs] == [["a b", "c"], ["x", "z w"], ["0-0 1-0", "0-1"]]
+    write(tmp_path / "short", ["x", "y"])
+    with pytest.raises(PbmtError, match=r"f has 3 lines but .*short has 2: line 3 of .*f has no counterpart"):
+        prepare_corpus(tmp_path / "f", tmp_path / "short", *outs[:2], tokens, tokens)
+    write(tmp_path / "long", ["0-0", "", "0-0", "0-0"])
+    with pytest.raises(FormatError, match=r"long: 4 lines, but the texts have 3"):
+        prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "long": outs[2]})
+    write(tmp_path / "cut", ["0-0"])
+    with pytest.raises(FormatError, match=r"cut: 1 lines, but the texts have more"):
+        prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "cut": outs[2]})
+    write(tmp_path / "bad", ["0-0", "", "0-2"])
+    with pytest.raises(FormatError, match=r"bad:3: point 0-2 outside the sentence pair"):
+        prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "bad": outs[2]})
+    assert lines(outs[2]) == ["0-0 1-0", "0-1"]  # a failed run leaves the outputs as they were
