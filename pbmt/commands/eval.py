@@ -6,10 +6,15 @@ case, tokeniser, smoothing, version) that says how the number was made. The
 default --tokenize 13a is sacrebleu's (mteval-v13a) for detokenised text, and
 gives the same number as ``sacrebleu REF -i HYP``; use --tokenize none for
 text that is already tokenised (each whitespace-separated token is a word).
---sentence prints BLEU+1 (Lin & Och 2004: 1 added to the n-gram counts of
-orders 2-4) for every line instead.
+--tokenize model with -f MODEL scores in that model's target token form
+(tokenised and truecased or lowercased as its pbmt.toml says): the dev BLEU
+pbmt tune reports. --sentence prints BLEU+1 (Lin & Och 2004: 1 added to the
+n-gram counts of orders 2-4) for every line instead.
 
-Example: pbmt eval dev.out dev.tok.en --tokenize none
+Examples:
+  pbmt eval test.out test.en
+  pbmt eval dev.out dev.tok.en --tokenize none
+  pbmt eval dev.out dev.en --tokenize model -f model/moses.ini
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 
 from pbmt import __version__
-from pbmt.errors import PbmtError
+from pbmt.errors import PbmtError, UsageError
 from pbmt.files import read_lines
+from pbmt.model.model import Preprocessing
 from pbmt.metrics.bleu import (
     HYP_LEN,
     REF_LEN,
@@ -42,10 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("references", nargs="+", help="reference translations, line-parallel to the hypothesis")
     parser.add_argument(
         "--tokenize",
-        choices=("13a", "none"),
+        choices=("13a", "none", "model"),
         default="13a",
-        help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split on whitespace only",
+        help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split on whitespace only; "
+        "model: the -f model's target token form (its pbmt.toml), as pbmt tune scores its dev set",
     )
+    parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of --tokenize model")
     parser.add_argument("--lowercase", action="store_true", help="lowercase hypothesis and references first")
     parser.add_argument("--sentence", action="store_true", help="BLEU+1 of every line instead of corpus BLEU")
     parser.add_argument("--json", action="store_true", help="JSON output (one object a line with --sentence)")
@@ -55,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     """Score and print; returns 0."""
     names = [args.hypothesis, *args.references]
     columns = _read_parallel(names)
-    preprocess = _preprocessor(args.tokenize, args.lowercase)
+    preprocess = _preprocessor(args.tokenize, args.lowercase, args.config)
     hypotheses = [preprocess(line) for line in columns[0]]
     references = [[preprocess(line) for line in refs] for refs in zip(*columns[1:])]
     stats = segment_stats(hypotheses, references)
@@ -97,9 +106,19 @@ def _as_json(stats: np.ndarray, smoothing: str, value: float | None, signature: 
     }
 
 
-def _preprocessor(tokenize: str, lowercase: bool):
-    """As sacrebleu prepares a segment: lowercase, strip trailing space, tokenise."""
-    if tokenize == "13a":
+def _preprocessor(tokenize: str, lowercase: bool, config: Path | None = None):
+    """As sacrebleu prepares a segment: lowercase, strip trailing space, tokenise (``model``: into the target
+    token form of the model ``config``)."""
+    if (tokenize == "model") != (config is not None):
+        raise UsageError("--tokenize model and -f go together")
+    if tokenize == "model":
+        if not config.is_file():
+            raise PbmtError(f"{config}: no such model configuration")
+        form = Preprocessing.read(config.parent).target_form
+
+        def tokenizer(line: str) -> str:
+            return " ".join(form.tokens(line))
+    elif tokenize == "13a":
         from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
         tokenizer = Tokenizer13a()

@@ -3,6 +3,7 @@
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import sacrebleu
@@ -109,3 +110,20 @@ def test_missing_file_and_bad_option(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["eval", hyp, hyp, "--tokenize", "intl"])
     assert exit_info.value.code == 2
+
+
+def test_tokenize_model_scores_in_the_model_token_form(tmp_path, capsys):
+    """--tokenize model -f MODEL equals BLEU on what pbmt tokenize --side target makes of both files."""
+    model = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
+    (tmp_path / "hyp").write_text('And the LORD said, "Go."\nHe went unto Jerusalem.\n', encoding="utf-8")
+    (tmp_path / "ref").write_text('And the LORD spake, "Go!"\nAnd he went to Jerusalem.\n', encoding="utf-8")
+    for name in ("hyp", "ref"):
+        assert main(["tokenize", "-f", str(model), "--side", "target", "-i", str(tmp_path / name),
+                     "-o", str(tmp_path / f"{name}.tok")]) == 0
+    assert main(["eval", str(tmp_path / "hyp.tok"), str(tmp_path / "ref.tok"), "--tokenize", "none"]) == 0
+    expected = capsys.readouterr().out.splitlines()[0]
+    assert main(["eval", str(tmp_path / "hyp"), str(tmp_path / "ref"), "--tokenize", "model", "-f", str(model)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == expected and "tok:model" in out[1]
+    assert main(["eval", str(tmp_path / "hyp"), str(tmp_path / "ref"), "--tokenize", "model"]) == 2
+    assert "--tokenize model and -f go together" in capsys.readouterr().err
