@@ -153,7 +153,7 @@ def main() -> None:
                         command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini)
                         measured = run(command, source, out, cwd=cwd)
                         hyps = out.read_text(encoding="utf-8").splitlines()
-                        measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score
+                        measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score
                         measured["words_per_s"] = words / measured["wall"]
                         if n_best > 1:
                             measured["best"] = best_totals(nbest)
