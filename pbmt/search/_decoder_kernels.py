@@ -238,7 +238,8 @@ def _new_pool(n, begin_state, future):
 def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key_option):
     """Hypothesis g: h extended by option o over [start, end)."""
     cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-    cov[g] = cov[h]
+    for w in range(cov.shape[1]):
+        cov[g, w] = cov[h, w]
     for i in range(start, end):
         cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
     prev_start[g] = start
@@ -268,13 +269,24 @@ def _future_with(cov, h, start, end, n, future):
     return total
 
 
+@njit(cache=True)
+def _class_room(classes, extra, pool):
+    """``classes`` = (c_rep, c_next, table, counts) with room for ``extra`` more classes: arrays and hash
+    table grown, the table at most half full. counts[0] is the number of classes, counts[1] the final one."""
+    c_rep, c_next, table, counts = classes
+    need = counts[0] + extra
+    if need > c_rep.shape[0]:
+        cap = max(2 * c_rep.shape[0], need)
+        c_rep, c_next = grow1(c_rep, cap), grow1(c_next, cap)
+    while 2 * need > table.shape[0]:
+        table = _rehash(table, counts[0], c_rep, pool[0], pool[9], pool[3])
+    return c_rep, c_next, table, counts
+
+
 @njit(cache=True, inline="always")
 def _place(pool, g, t, complete, classes, stack_head, stats):
-    """Put hypothesis g into stack t: into the class with its recombination key, or a new class.
-
-    ``classes`` = (c_rep, c_next, table, counts): counts[0] is the number of classes, counts[1] the final
-    class. Returns ``classes``, grown when needed.
-    """
+    """Put hypothesis g into stack t: into the class with its recombination key, or a new class (room for it
+    made by ``_class_room``)."""
     cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
     c_rep, c_next, table, counts = classes
     stats[t, 2] += 1
@@ -284,11 +296,8 @@ def _place(pool, g, t, complete, classes, stack_head, stats):
         klass[g] = found
         if score[g] > score[c_rep[found]]:
             c_rep[found] = g
-        return classes
+        return
     n_class = counts[0]
-    if n_class == c_rep.shape[0]:
-        c_rep = grow1(c_rep, 2 * n_class)
-        c_next = grow1(c_next, 2 * n_class)
     c_rep[n_class] = g
     c_next[n_class] = stack_head[t]
     stack_head[t] = n_class
@@ -297,9 +306,6 @@ def _place(pool, g, t, complete, classes, stack_head, stats):
         counts[1] = n_class
     table[slot] = n_class
     counts[0] = n_class + 1
-    if 2 * counts[0] > table.shape[0]:
-        table = _rehash(table, counts[0], c_rep, cov, key_a, lm_state)
-    return c_rep, c_next, table, counts
 
 
 @njit(cache=True)
@@ -375,7 +381,8 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
                     if n_hyp == cov.shape[0]:
                         pool = _grow_pool(2 * n_hyp, *pool)
                     _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
-                    classes = _place(pool, n_hyp, t, complete, classes, stack_head, stats)
+                    classes = _class_room(classes, 1, pool)
+                    _place(pool, n_hyp, t, complete, classes, stack_head, stats)
                     n_hyp += 1
     stats[n, 0] = _stack_count(stack_head, classes[1], n)
     return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
@@ -439,10 +446,8 @@ def _groups(kept, cov, prev_end):
 
 @njit(cache=True, inline="always")
 def _queue_push(keys, cells, size, key, c):
-    """Push cell ``c`` with priority ``key`` on the max-heap (``keys``, ``cells``) of ``size`` entries; ties
-    go to the earlier cell. Returns the arrays (grown when full) and the new size."""
-    if size == keys.shape[0]:
-        keys, cells = grow1(keys, 2 * size), grow1(cells, 2 * size)
+    """Push cell ``c`` with priority ``key`` on the max-heap (``keys``, ``cells``, with room) of ``size``
+    entries; ties go to the earlier cell. Returns the new size."""
     i = size
     while i > 0:
         up = (i - 1) >> 1
@@ -453,7 +458,7 @@ def _queue_push(keys, cells, size, key, c):
         i = up
     keys[i] = key
     cells[i] = c
-    return keys, cells, size + 1
+    return size + 1
 
 
 @njit(cache=True, inline="always")
@@ -478,6 +483,70 @@ def _queue_pop(keys, cells, size):
     keys[i] = key
     cells[i] = c
     return top, size
+
+
+@njit(cache=True, _nrt=False)
+def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_lo, members, order, span_offsets,
+                max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit, log_beam, stack_best, stack_head, stats,
+                pool, n_hyp, classes, key_option, queue):
+    """Fill stack s of ``cube_kernel`` from its edges (the list from ``first_edge``); returns the new number
+    of hypotheses. Allocates nothing (no reference counting in the hot loop): the caller makes room in the
+    pool, the classes and the queue (``queue``: the cells' edge, row, column, score, LM state, total, and
+    the heap's keys and cells) for everything the stack can add."""
+    c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap = queue
+    # fill stack s: seed the queue with every edge's best cell, then pop
+    n_cand = 0
+    size = 0
+    pops = 0
+    seed = first_edge
+    while seed >= 0 or (size > 0 and pops < pop_limit):
+        if seed >= 0:
+            ce, ci, cj = seed, 0, 0
+            seed = e_next[seed]
+            n_next = 1  # the cell itself
+        else:
+            c, size = _queue_pop(heap_keys, heap, size)
+            pops += 1
+            ce, ci, cj = c_edge[c], c_i[c], c_j[c]
+            if c_total[c] < stack_best[s] + log_beam:
+                stats[s, 4] += 1
+            else:
+                if c_total[c] > stack_best[s]:
+                    stack_best[s] = c_total[c]
+                h = members[group_lo[e_group[ce]] + ci]
+                o = order[span_offsets[e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1] + cj]
+                _write(pool, n_hyp, h, o, e_start[ce], e_end[ce], c_score[c], c_state[c], s == n,
+                       e_fut[ce], key_option)
+                _place(pool, n_hyp, s, s == n, classes, stack_head, stats)
+                n_hyp += 1
+            n_next = 2  # its successors in the grid (see below)
+        lo = group_lo[e_group[ce]]
+        rows = group_lo[e_group[ce] + 1] - lo
+        span = e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1
+        cols = span_offsets[span + 1] - span_offsets[span]
+        for q in range(n_next):
+            if n_next == 1:
+                i, j = ci, cj
+            elif q == 0:
+                i, j = ci, cj + 1
+            elif cj == 0:
+                i, j = ci + 1, cj
+            else:
+                continue  # (i + 1, j) is queued by (i + 1, j - 1)
+            if i >= rows or j >= cols:
+                continue
+            h = members[lo + i]
+            o = order[span_offsets[span] + j]
+            cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+            step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
+                                              prev_end[h], option[h], o, e_start[ce], e_end[ce], s == n)
+            c_edge[n_cand], c_i[n_cand], c_j[n_cand] = ce, i, j
+            c_score[n_cand] = score[h] + local_score[o] + step
+            c_state[n_cand] = new_state
+            c_total[n_cand] = c_score[n_cand] + e_fut[ce]
+            size = _queue_push(heap_keys, heap, size, c_total[n_cand], n_cand)
+            n_cand += 1
+    return n_hyp
 
 
 @njit(cache=True)
@@ -534,64 +603,29 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
 
     for s in range(n + 1):
         if s > 0:
-            # fill stack s: seed the queue with every edge's best cell, then pop
-            n_cand = 0
-            size = 0
-            pops = 0
-            seed = edge_head[s]
-            while seed >= 0 or (size > 0 and pops < pop_limit):
-                if seed >= 0:
-                    ce, ci, cj = seed, 0, 0
-                    seed = e_next[seed]
-                    n_next = 1  # the cell itself
-                else:
-                    c, size = _queue_pop(heap_keys, heap, size)
-                    pops += 1
-                    ce, ci, cj = c_edge[c], c_i[c], c_j[c]
-                    if c_total[c] < stack_best[s] + log_beam:
-                        stats[s, 4] += 1
-                    else:
-                        if c_total[c] > stack_best[s]:
-                            stack_best[s] = c_total[c]
-                        if n_hyp == pool[0].shape[0]:
-                            pool = _grow_pool(2 * n_hyp, *pool)
-                        h = members[group_lo[e_group[ce]] + ci]
-                        o = order[span_offsets[e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1] + cj]
-                        _write(pool, n_hyp, h, o, e_start[ce], e_end[ce], c_score[c], c_state[c], s == n,
-                               e_fut[ce], key_option)
-                        classes = _place(pool, n_hyp, s, s == n, classes, stack_head, stats)
-                        n_hyp += 1
-                    n_next = 2  # its successors in the grid (see below)
-                lo = group_lo[e_group[ce]]
-                rows = group_lo[e_group[ce] + 1] - lo
-                span = e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1
-                cols = span_offsets[span + 1] - span_offsets[span]
-                for q in range(n_next):
-                    if n_next == 1:
-                        i, j = ci, cj
-                    elif q == 0:
-                        i, j = ci, cj + 1
-                    elif cj == 0:
-                        i, j = ci + 1, cj
-                    else:
-                        continue  # (i + 1, j) is queued by (i + 1, j - 1)
-                    if i >= rows or j >= cols:
-                        continue
-                    h = members[lo + i]
-                    o = order[span_offsets[span] + j]
-                    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-                    step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
-                                                      prev_end[h], option[h], o, e_start[ce], e_end[ce], s == n)
-                    if n_cand == c_edge.shape[0]:
-                        c_edge, c_i, c_j = grow1(c_edge, 2 * n_cand), grow1(c_i, 2 * n_cand), grow1(c_j, 2 * n_cand)
-                        c_score, c_state = grow1(c_score, 2 * n_cand), grow1(c_state, 2 * n_cand)
-                        c_total = grow1(c_total, 2 * n_cand)
-                    c_edge[n_cand], c_i[n_cand], c_j[n_cand] = ce, i, j
-                    c_score[n_cand] = score[h] + local_score[o] + step
-                    c_state[n_cand] = new_state
-                    c_total[n_cand] = c_score[n_cand] + e_fut[ce]
-                    heap_keys, heap, size = _queue_push(heap_keys, heap, size, c_total[n_cand], n_cand)
-                    n_cand += 1
+            # room for what filling stack s can add: at most min(pop limit, cells) hypotheses and classes, and
+            # the seeds plus two successors per pop as queued cells
+            cells = 0
+            seeds = 0
+            e = edge_head[s]
+            while e >= 0:
+                span = e_start[e] * max_length + e_end[e] - e_start[e] - 1
+                cells += (group_lo[e_group[e] + 1] - group_lo[e_group[e]]) * (span_offsets[span + 1] - span_offsets[span])
+                seeds += 1
+                e = e_next[e]
+            most = min(pop_limit, cells)
+            if n_hyp + most > pool[0].shape[0]:
+                pool = _grow_pool(max(2 * pool[0].shape[0], n_hyp + most), *pool)
+            classes = _class_room(classes, most, pool)
+            room = min(cells, seeds + 2 * most)
+            if room > c_edge.shape[0]:
+                c_edge, c_i, c_j = np.empty(room, np.int64), np.empty(room, np.int64), np.empty(room, np.int64)
+                c_score, c_state, c_total = np.empty(room), np.empty(room, np.int64), np.empty(room)
+                heap_keys, heap = np.empty(room), np.empty(room, np.int64)
+            n_hyp = _fill_stack(s, n, edge_head[s], e_next, e_group, e_start, e_end, e_fut, group_lo, members, order,
+                                span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit,
+                                log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option,
+                                (c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap))
         if s == n:
             break
         # prune stack s, group what is kept, and create the edges out of it
