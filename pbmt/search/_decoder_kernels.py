@@ -325,6 +325,35 @@ def _stack_count(stack_head, c_next, s):
     return count
 
 
+@njit(cache=True, _nrt=False)
+def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, log_beam,
+            stack_best, stack_head, stats, pool, n_hyp, classes, key_option):
+    """``stack_kernel``'s extensions of hypothesis h of stack s by every option of ``spans`` (int32[k, 2]);
+    returns the new number of hypotheses. Allocates nothing (no reference counting in the hot loop): the
+    caller makes room in the pool and the classes for every extension."""
+    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+    for k in range(spans.shape[0]):
+        start, end = spans[k, 0], spans[k, 1]
+        t = s + end - start
+        complete = t == n
+        fut_g = 0.0 if complete else _future_with(cov, h, start, end, n, future)
+        for o in range(span_offsets[start * max_length + end - start - 1],
+                       span_offsets[start * max_length + end - start]):
+            step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
+                                              prev_end[h], option[h], o, start, end, complete)
+            new_score = score[h] + local_score[o] + step
+            total = new_score + fut_g
+            if total < stack_best[t] + log_beam:
+                stats[t, 4] += 1
+                continue
+            if total > stack_best[t]:
+                stack_best[t] = total
+            _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
+            _place(pool, n_hyp, t, complete, classes, stack_head, stats)
+            n_hyp += 1
+    return n_hyp
+
+
 @njit(cache=True)
 def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
                  tr, distortion_limit, stack_size, log_beam, mon_swap):
@@ -361,29 +390,15 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
         for h in _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats):
             n_spans = reachable_spans(pool[0], h, n, pool[2][h], max_length, distortion_limit, mon_swap,
                                       span_offsets, spans)
+            most = 0  # room for every extension of h
             for k in range(n_spans):
-                start, end = spans[k, 0], spans[k, 1]
-                t = s + end - start
-                complete = t == n
-                fut_g = 0.0 if complete else _future_with(pool[0], h, start, end, n, future)
-                for o in range(span_offsets[start * max_length + end - start - 1],
-                               span_offsets[start * max_length + end - start]):
-                    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-                    step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
-                                                      prev_end[h], option[h], o, start, end, complete)
-                    new_score = score[h] + local_score[o] + step
-                    total = new_score + fut_g
-                    if total < stack_best[t] + log_beam:
-                        stats[t, 4] += 1
-                        continue
-                    if total > stack_best[t]:
-                        stack_best[t] = total
-                    if n_hyp == cov.shape[0]:
-                        pool = _grow_pool(2 * n_hyp, *pool)
-                    _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
-                    classes = _class_room(classes, 1, pool)
-                    _place(pool, n_hyp, t, complete, classes, stack_head, stats)
-                    n_hyp += 1
+                span = spans[k, 0] * max_length + spans[k, 1] - spans[k, 0] - 1
+                most += span_offsets[span + 1] - span_offsets[span]
+            if n_hyp + most > pool[0].shape[0]:
+                pool = _grow_pool(max(2 * pool[0].shape[0], n_hyp + most), *pool)
+            classes = _class_room(classes, most, pool)
+            n_hyp = _extend(s, n, h, spans[:n_spans], future, span_offsets, max_length, local_score, tgt_offsets,
+                            tgt_words, tr, log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option)
     stats[n, 0] = _stack_count(stack_head, classes[1], n)
     return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
 
