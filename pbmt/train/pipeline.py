@@ -47,7 +47,6 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from itertools import zip_longest
 from typing import Callable, Iterable
 
 from tqdm import tqdm
@@ -132,20 +131,17 @@ def prepare_corpus(
     cased = [_casing(casing, path, tokenize, out, progress)
              for path, tokenize, out in zip((src, tgt), (src_tokenizer, tgt_tokenizer), truecasers or (None, None))]
     given = list((alignments or {}).items())
+    _check_lengths(src, tgt, given)
     readers = [read_lines(src), read_lines(tgt)] + [read_lines(path) for path, _ in given]
     dropped: list[int] = []
     kept = 0
     with Outputs() as outputs:
         out_src_handle, out_tgt_handle = outputs.open(out_src), outputs.open(out_tgt)
         alignment_handles = [outputs.open(out) for _, out in given]
-        for lines in tqdm(zip_longest(*readers), desc="corpus", unit="pair", disable=not progress):
-            if lines[0] is None or lines[1] is None:
-                _unmatched(src, tgt, given, lines, readers)
+        for lines in tqdm(zip(*readers), desc="corpus", unit="pair", disable=not progress):
             (number, src_line), (_, tgt_line) = lines[0], lines[1]
             f, e = cased[0](src_line), cased[1](tgt_line)
             for (path, _), handle, line in zip(given, alignment_handles, lines[2:]):
-                if line is None:
-                    raise FormatError(path, None, f"{number - 1} lines, but the texts have more")
                 points = alignment_points(path, line[0], line[1], len(f), len(e))
                 if f and e:
                     handle.write(" ".join(f"{i}-{j}" for i, j in points) + "\n")
@@ -158,21 +154,19 @@ def prepare_corpus(
     return PreparedCorpus(kept, tuple(dropped))
 
 
-def _unmatched(src: Path, tgt: Path, given: list, lines: tuple, readers: list) -> None:
-    """Raise the error for inputs of different lengths: a PbmtError naming
-    both texts and the first unmatched line, or a FormatError for an
-    alignment file longer than the texts. ``lines`` is the first tuple of
-    (number, text) lines, None where an input had none left."""
-    if lines[0] is None and lines[1] is None:
-        k = next(k for k, line in enumerate(lines[2:]) if line is not None)
-        number = lines[2 + k][0]
-        n_lines = number + sum(1 for _ in readers[2 + k])
-        raise FormatError(given[k][0], None, f"{n_lines} lines, but the texts have {number - 1}")
-    longer, shorter, reader, number = (src, tgt, readers[0], lines[0][0]) if lines[1] is None else (
-        tgt, src, readers[1], lines[1][0])
-    n_long = number + sum(1 for _ in reader)
-    raise PbmtError(f"{longer} has {n_long} lines but {shorter} has {number - 1}: "
-                    f"line {number} of {longer} has no counterpart")
+def _check_lengths(src: Path, tgt: Path, given: list) -> None:
+    """Raise, before anything is read in step, when the inputs differ in length: a PbmtError naming both texts
+    and the first unmatched line, or a FormatError naming an alignment file of another length. Counted first,
+    so that a line missing from one text is reported as such, not as the first alignment line it shifts."""
+    n_src, n_tgt = (sum(1 for _ in read_lines(path)) for path in (src, tgt))
+    if n_src != n_tgt:
+        (longer, n_long), (shorter, n_short) = sorted(((src, n_src), (tgt, n_tgt)), key=lambda x: -x[1])
+        raise PbmtError(f"{longer} has {n_long} lines but {shorter} has {n_short}: "
+                        f"line {n_short + 1} of {longer} has no counterpart")
+    for path, _ in given:
+        n_lines = sum(1 for _ in read_lines(path))
+        if n_lines != n_src:
+            raise FormatError(path, None, f"{n_lines} lines, but the texts have {n_src}")
 
 
 def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], truecaser: Path | None,

@@ -144,7 +144,7 @@ def test_prepared_corpus_streams_and_names_unmatched_lines(tmp_path):
     with pytest.raises(FormatError, match=r"long: 4 lines, but the texts have 3"):
         prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "long": outs[2]})
     write(tmp_path / "cut", ["0-0"])
-    with pytest.raises(FormatError, match=r"cut: 1 lines, but the texts have more"):
+    with pytest.raises(FormatError, match=r"cut: 1 lines, but the texts have 3"):
         prepare_corpus(tmp_path / "f", tmp_path / "e", *outs[:2], tokens, tokens, {tmp_path / "cut": outs[2]})
     write(tmp_path / "bad", ["0-0", "", "0-2"])
     with pytest.raises(FormatError, match=r"bad:3: point 0-2 outside the sentence pair"):
