@@ -234,6 +234,20 @@ def _new_pool(n, begin_state, future):
     return pool
 
 
+@njit(cache=True)
+def _new_search(n, tr, future, max_length):
+    """What both searches start from: the pool with the empty hypothesis in stack 0 (``_new_pool``), the
+    classes (``_new_classes``), each stack's first class and best total, the stats, and room for the spans a
+    hypothesis may translate next (``reachable_spans``)."""
+    pool = _new_pool(n, tr.begin_state, future)
+    stack_head = np.full(n + 1, -1, dtype=np.int32)
+    stack_best = np.full(n + 1, -np.inf)
+    stack_head[0] = 0
+    stack_best[0] = pool[7][0]
+    return (pool, _new_classes(), stack_head, stack_best, np.zeros((n + 1, 5), dtype=np.int64),
+            np.empty((n * max_length + 1, 2), dtype=np.int32))
+
+
 @njit(cache=True, inline="always")
 def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key_option):
     """Hypothesis g: h extended by option o over [start, end)."""
@@ -375,15 +389,8 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
     hypotheses expanded after pruning, the hypotheses added to it, those of them recombined into an existing
     class, and the extensions rejected by the beam threshold before entering it (see STAT_NAMES).
     """
-    pool = _new_pool(n, tr.begin_state, future)
+    pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
     n_hyp = 1
-    classes = _new_classes()
-    stack_head = np.full(n + 1, -1, dtype=np.int32)
-    stack_best = np.full(n + 1, -np.inf)
-    stack_head[0] = 0
-    stack_best[0] = pool[7][0]
-    stats = np.zeros((n + 1, 5), dtype=np.int64)
-    spans = np.empty((n * max_length + 1, 2), dtype=np.int32)
     key_option = tr.has_lr or tr.has_sparse
     for s in range(n):
         cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
@@ -579,15 +586,8 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
     none is queued twice and no set of queued cells is needed (with no pop limit, every cell is reached).
     Stats column 1 counts the hypotheses kept for extension.
     """
-    pool = _new_pool(n, tr.begin_state, future)
+    pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
     n_hyp = 1
-    classes = _new_classes()
-    stack_head = np.full(n + 1, -1, dtype=np.int32)
-    stack_best = np.full(n + 1, -np.inf)
-    stack_head[0] = 0
-    stack_best[0] = pool[7][0]
-    stats = np.zeros((n + 1, 5), dtype=np.int64)
-    spans = np.empty((n * max_length + 1, 2), dtype=np.int32)
     key_option = tr.has_lr or tr.has_sparse
     order = _options_by_estimate(span_offsets, estimate)
     if pop_limit <= 0:
