@@ -16,7 +16,10 @@ as its suffix. Every complete derivation in the graph is reached exactly once.
 import numpy as np
 from numba import njit
 
-from pbmt.search._array_kernels import grow1
+from pbmt.search._array_kernels import grow1, grow2
+
+# Columns of a candidate's integer fields (``k_best_paths``'s ``entry``).
+HYP, CLASS, RANK, SKIP, SUFFIX, SUFFIX_LEN = range(6)
 
 
 @njit(cache=True)
@@ -69,18 +72,18 @@ def _member(members, offsets, c, rank, skip):
 
 
 @njit(cache=True, inline="always")
-def _before(total, tick, a, b):
-    """Heap order: higher total first, then the earlier push."""
-    return total[a] > total[b] or (total[a] == total[b] and tick[a] < tick[b])
+def _before(total, a, b):
+    """Heap order: higher total first, then the earlier candidate (candidates are numbered as pushed)."""
+    return total[a] > total[b] or (total[a] == total[b] and a < b)
 
 
 @njit(cache=True)
-def _heap_push(heap, size, total, tick, e):
+def _heap_push(heap, size, total, e):
     heap[size] = e
     i = size
     while i > 0:
         up = (i - 1) >> 1
-        if not _before(total, tick, heap[i], heap[up]):
+        if not _before(total, heap[i], heap[up]):
             break
         heap[i], heap[up] = heap[up], heap[i]
         i = up
@@ -88,7 +91,7 @@ def _heap_push(heap, size, total, tick, e):
 
 
 @njit(cache=True)
-def _heap_pop(heap, size, total, tick):
+def _heap_pop(heap, size, total):
     top = heap[0]
     size -= 1
     heap[0] = heap[size]
@@ -98,13 +101,25 @@ def _heap_pop(heap, size, total, tick):
         if left >= size:
             break
         child = left
-        if left + 1 < size and _before(total, tick, heap[left + 1], heap[left]):
+        if left + 1 < size and _before(total, heap[left + 1], heap[left]):
             child = left + 1
-        if not _before(total, tick, heap[child], heap[i]):
+        if not _before(total, heap[child], heap[i]):
             break
         heap[i], heap[child] = heap[child], heap[i]
         i = child
     return top, size
+
+
+@njit(cache=True, inline="always")
+def _push_candidate(heap, size, total, entry, e, score, hyp, c, rank, skip, suffix, suffix_len):
+    """Store candidate ``e`` (member ``rank`` of class ``c`` leaving out ``skip``, then a suffix) and push it.
+
+    Returns the new heap size.
+    """
+    total[e] = score
+    entry[e, HYP], entry[e, CLASS], entry[e, RANK], entry[e, SKIP] = hyp, c, rank, skip
+    entry[e, SUFFIX], entry[e, SUFFIX_LEN] = suffix, suffix_len
+    return _heap_push(heap, size, total, e)
 
 
 @njit(cache=True)
@@ -158,14 +173,8 @@ def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, dis
     members, offsets = _class_members(score, klass, n_class)
     cap = 64
     e_total = np.empty(cap)
-    e_tick = np.empty(cap, dtype=np.int64)
-    e_hyp = np.empty(cap, dtype=np.int32)
-    e_class = np.empty(cap, dtype=np.int32)
-    e_rank = np.empty(cap, dtype=np.int32)
-    e_skip = np.empty(cap, dtype=np.int32)
-    e_suffix = np.empty(cap, dtype=np.int64)  # start in suffix_pool
-    e_suffix_len = np.empty(cap, dtype=np.int32)
-    heap = np.empty(cap, dtype=np.int32)
+    entry = np.empty((cap, 6), dtype=np.int64)  # columns HYP ... SUFFIX_LEN; SUFFIX starts in suffix_pool
+    heap = np.empty(cap, dtype=np.int64)
     n_entry = 0
     size = 0
     suffix_pool = np.empty(256, dtype=np.int32)
@@ -178,14 +187,12 @@ def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, dis
     produced = 0
 
     best = members[offsets[final_class]]
-    e_total[0], e_tick[0], e_hyp[0], e_class[0], e_rank[0], e_skip[0] = score[best], 0, best, final_class, 0, -1
-    e_suffix[0], e_suffix_len[0] = 0, 0
+    size = _push_candidate(heap, size, e_total, entry, 0, score[best], best, final_class, 0, -1, 0, 0)
     n_entry = 1
-    size = _heap_push(heap, size, e_total, e_tick, 0)
     while size > 0 and produced < n_best:
-        e, size = _heap_pop(heap, size, e_total, e_tick)
-        total, h, c, rank, skip = e_total[e], e_hyp[e], e_class[e], e_rank[e], e_skip[e]
-        s_lo, s_len = e_suffix[e], e_suffix_len[e]
+        e, size = _heap_pop(heap, size, e_total)
+        total, h, c, rank, skip = e_total[e], entry[e, HYP], entry[e, CLASS], entry[e, RANK], entry[e, SKIP]
+        s_lo, s_len = entry[e, SUFFIX], entry[e, SUFFIX_LEN]
         # candidates this entry implies: its class's next member, then each prefix hypothesis's best alternative
         depth = 0
         x = h
@@ -198,15 +205,11 @@ def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, dis
         needed = n_entry + depth + 1
         if needed > e_total.shape[0]:
             cap = 2 * needed
-            e_total, e_tick, e_hyp = grow1(e_total, cap), grow1(e_tick, cap), grow1(e_hyp, cap)
-            e_class, e_rank, e_skip = grow1(e_class, cap), grow1(e_rank, cap), grow1(e_skip, cap)
-            e_suffix, e_suffix_len, heap = grow1(e_suffix, cap), grow1(e_suffix_len, cap), grow1(heap, cap)
+            e_total, entry, heap = grow1(e_total, cap), grow2(entry, cap), grow1(heap, cap)
         nxt = _member(members, offsets, c, rank + 1, skip)
         if nxt >= 0:
-            e_total[n_entry], e_tick[n_entry], e_hyp[n_entry] = total - score[h] + score[nxt], n_entry, nxt
-            e_class[n_entry], e_rank[n_entry], e_skip[n_entry] = c, rank + 1, skip
-            e_suffix[n_entry], e_suffix_len[n_entry] = s_lo, s_len
-            size = _heap_push(heap, size, e_total, e_tick, n_entry)
+            size = _push_candidate(heap, size, e_total, entry, n_entry, total - score[h] + score[nxt], nxt, c,
+                                   rank + 1, skip, s_lo, s_len)
             n_entry += 1
         for k in range(1, depth):
             x = chain[k]
@@ -221,10 +224,8 @@ def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, dis
                 suffix_pool[n_suffix + i] = option[chain[k - 1 - i]]
             for i in range(s_len):
                 suffix_pool[n_suffix + k + i] = suffix_pool[s_lo + i]
-            e_total[n_entry], e_tick[n_entry], e_hyp[n_entry] = total - score[x] + score[alt], n_entry, alt
-            e_class[n_entry], e_rank[n_entry], e_skip[n_entry] = klass[x], 0, x
-            e_suffix[n_entry], e_suffix_len[n_entry] = n_suffix, length
-            size = _heap_push(heap, size, e_total, e_tick, n_entry)
+            size = _push_candidate(heap, size, e_total, entry, n_entry, total - score[x] + score[alt], alt,
+                                   klass[x], 0, x, n_suffix, length)
             n_entry += 1
             n_suffix += length
         # the path itself
