@@ -43,7 +43,7 @@ import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, read_lines
-from pbmt.tune.nbest import parse_features
+from pbmt.nbest import parse_features
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

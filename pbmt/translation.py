@@ -28,7 +28,7 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
 from pbmt.text import tokenizer, tokens
-from pbmt.tune.nbest import NBestEntry
+from pbmt.nbest import NBestEntry
 
 
 @dataclass(frozen=True)

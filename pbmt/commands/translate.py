@@ -49,7 +49,7 @@ from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings
 from pbmt.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.translation import Translator
-from pbmt.tune.nbest import parse_features
+from pbmt.nbest import parse_features
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
 

@@ -25,6 +25,8 @@ import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature, Hypothesis, SentenceFeature
+from pbmt.files import atomic_write, read_lines
+from pbmt.nbest import parse_features
 from pbmt.vocab import Vocab
 
 
@@ -157,9 +159,6 @@ def read_weights(path: str | Path, features: Sequence[GlobalFeature]) -> np.ndar
     features (dense weights, say) are skipped. Raises FormatError (file,
     line, what) for a malformed line or a wrong number of values.
     """
-    from pbmt.files import read_lines
-    from pbmt.tune.nbest import parse_features
-
     sizes = {f.names[0]: f.size for f in features}
     found: dict[str, tuple[float, ...]] = {}
     for number, raw in read_lines(path):
@@ -176,8 +175,6 @@ def read_weights(path: str | Path, features: Sequence[GlobalFeature]) -> np.ndar
 
 def write_weights(path: str | Path, features: Sequence[GlobalFeature], weights: np.ndarray) -> None:
     """Write ``weights`` (``float64[sum of sizes]``) of ``features`` as ``read_weights`` reads them, atomically."""
-    from pbmt.files import atomic_write
-
     lines, at = ["# global feature weights (pbmt/features): Name= values"], 0
     for f in features:
         lines.append(f"{f.names[0]}= " + " ".join(repr(float(v)) for v in weights[at:at + f.size]))

@@ -12,7 +12,7 @@ from pbmt.search.decoder import ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
 from pbmt.search.derivation import Derivation, feature_columns
 from pbmt.search.options import TranslationOptions
-from pbmt.tune.nbest import NBestEntry
+from pbmt.nbest import NBestEntry
 
 
 def target_text(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> str:

@@ -68,7 +68,7 @@ from pbmt.parallel import ParallelMap
 from pbmt.run_state import reading_checkpoint
 from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
-from pbmt.tune.nbest import NBestEntry
+from pbmt.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries
 
 # algorithm name -> "module:class" of its optimiser

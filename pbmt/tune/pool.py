@@ -32,7 +32,7 @@ from pbmt.errors import FormatError, PbmtError
 from pbmt.files import read_lines
 from pbmt.metrics.bleu import N_STATS, bleu, encode_segments, reference_sets, segment_stats_ids
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.nbest import NBestEntry, parse_line
+from pbmt.nbest import NBestEntry, parse_line
 from pbmt.vocab import Vocab
 
 DEDUP = ("derivation", "string")

@@ -45,7 +45,7 @@ from pbmt.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.loop import make_optimizer
-from pbmt.tune.nbest import parse_line
+from pbmt.nbest import parse_line
 from pbmt.tune.pool import Pool, References, argmax_by_sentence
 from pbmt.features import FeatureSpec
 from pbmt.tune.rescoring_features import NBestLists, compute_features

@@ -4,7 +4,7 @@ import sacrebleu
 
 from pbmt.cli import main
 from pbmt.plots import read_trace
-from pbmt.tune.nbest import read_nbest
+from pbmt.nbest import read_nbest
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
 

@@ -18,7 +18,7 @@ import pytest
 httpx = pytest.importorskip("httpx")
 
 from pbmt.cli import main  # noqa: E402
-from pbmt.tune.nbest import read_nbest  # noqa: E402
+from pbmt.nbest import read_nbest  # noqa: E402
 
 from conftest import TINY_SOURCES  # noqa: E402
 

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from pbmt.cli import main
-from pbmt.tune.nbest import read_nbest
+from pbmt.nbest import read_nbest
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
 

@@ -11,7 +11,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry
-from pbmt.tune.nbest import read_nbest
+from pbmt.nbest import read_nbest
 
 N_SENTENCES = 40
 

@@ -9,7 +9,7 @@ from pbmt.metrics.bleu import corpus_bleu, segment_stats
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.loop import CHECKPOINT, LoopSettings, tune
 from pbmt.tune.mert import Mert
-from pbmt.tune.nbest import NBestEntry
+from pbmt.nbest import NBestEntry
 from pbmt.tune.pool import References
 
 WORDS = "the lord said unto moses and house of israel go".split()

@@ -8,7 +8,7 @@ import sacrebleu
 from pbmt.errors import FormatError, PbmtError
 from pbmt.metrics.bleu import segment_stats
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.nbest import NBestEntry
+from pbmt.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries, read_pool
 
 LAYOUT = FeatureLayout(("LM0", "TM0"), ("KENLM", "PhraseDictionaryMemory"), (1, 2))

@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from pbmt.errors import FormatError
-from pbmt.tune.nbest import NBestEntry, parse_line, read_nbest, write_nbest
+from pbmt.nbest import NBestEntry, parse_line, read_nbest, write_nbest
 
 
 def test_reads_moses_nbest_with_segmentation_and_alignment(bible):
