@@ -2,7 +2,7 @@
 
 A block b = (S, T) is a source phrase and its target phrase; in a block
 sequence each block also has an orientation relative to its predecessor
-(R, L or N, ``pbmt.search.derivation.Orientation``). Five kinds of binary
+(R, L or N, as ``pbmt.search.derivation.Orientation`` computes it). Five kinds of binary
 features fire on a block (a sequence's feature vector F(z) sums them, so a
 feature may count more than once):
 
@@ -25,29 +25,29 @@ whitespace are written as ``%XX`` (UTF-8 bytes), which makes every name
 unambiguous (``escape_word``). Names are built from the words themselves,
 so they mean the same in every model and vocabulary.
 
-The first three kinds are option-local: their weighted sum joins an
-option's ``local_score`` (``BlockWeights.local_scores``, used by
-``TranslationOptions.build``); orientation and boundary bigrams look at the
-predecessor and reach the decoder as transition scores
-(``BlockWeights.transition_arrays``). ``FeatureIndex`` numbers names as they
-are first seen, so a feature vector is a pair of arrays (ids int64, counts
-float64), never a dense vector.
+The first three kinds are option-local: ``BlockScores`` computes their
+weighted sum once per phrase-table candidate when the weights are set (in
+numba, from the names compiled to id-keyed tables, ``_block_kernels``), and
+the searches add it to each option's ``local_score``. Orientation and
+boundary bigrams look at the predecessor: ``BlockScores`` also holds each
+candidate's three orientation weights and scores bigrams of word ids, which
+the searches read as transition scores. ``FeatureIndex`` numbers names as
+they are first seen, so a feature vector is a pair of arrays (ids int64,
+counts float64), never a dense vector.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 from urllib.parse import unquote
 
 import numpy as np
 
-from pbmt.vocab import Vocab
-
-if TYPE_CHECKING:
-    from pbmt.search.derivation import Derivation
-    from pbmt.search.options import TranslationOptions
+from pbmt.model._block_kernels import BlockTables, bigram_scores, pair_scores
+from pbmt.model._hashtable import build_table
+from pbmt.vocab import BOS, EOS, Vocab
 
 KINDS = ("block", "word", "length", "orient", "bigram")
 ORIENT_LETTERS = "RLN"  # msd order of the decoder's transition scores: monotone = R, swap = L, discontinuous = N
@@ -132,13 +132,6 @@ def sequence_names(blocks: Sequence[Block]) -> Counter:
     return names
 
 
-def derivation_blocks(derivation: "Derivation", options: "TranslationOptions", vocab: Vocab) -> list[Block]:
-    """The blocks of a derivation over ``options``, in target order."""
-    words = vocab.words(options.sentence)
-    return [Block(int(a), int(b), tuple(words[a:b]), tuple(vocab.words(options.target(o))))
-            for a, b, o in zip(derivation.src_start, derivation.src_end, derivation.option)]
-
-
 class FeatureIndex:
     """Names of binary features to ids 0, 1, ... in the order first seen."""
 
@@ -167,9 +160,9 @@ class FeatureIndex:
 
 
 class BlockWeights:
-    """Weights of named block features (the ``block`` family), ready to score a sentence's options.
+    """Weights of named block features (the ``block`` family).
 
-    names, values: the features (float64[k]); zero weights are dropped.
+    names, values: the features (float64[k]); zero weights are dropped. ``weight``: name -> weight.
     """
 
     def __init__(self, names: Sequence[str], values: np.ndarray):
@@ -177,52 +170,124 @@ class BlockWeights:
         if len(names) != len(values):
             raise ValueError(f"{len(names)} names but {len(values)} weights")
         self.weight = {n: float(v) for n, v in zip(names, values) if v != 0.0}
-        self.bigrams: dict[str, dict[str, float]] = defaultdict(dict)
-        for name, value in self.weight.items():
-            if name.startswith("bi:"):
-                left, right = name[3:].split("|")
-                self.bigrams[unquote(left)][unquote(right)] = value
 
     def __len__(self) -> int:
         return len(self.weight)
 
     def score(self, blocks: Sequence[Block]) -> float:
-        """The weighted block features of a block sequence, from scratch (natural log)."""
+        """The weighted block features of a block sequence, from scratch (natural log): the reference the
+        searches' scores (``BlockScores``) are tested against."""
         return sum(self.weight.get(name, 0.0) * count for name, count in sequence_names(blocks).items())
 
-    def local_scores(self, options: "TranslationOptions", vocab: Vocab) -> np.ndarray:
-        """Weighted option-local features (block, word pairs, length) of every option: float64[n_opt]."""
-        source = vocab.words(options.sentence)
-        weight = self.weight
-        return np.array([sum(weight.get(name, 0.0) for name in local_names(
-            source[options.start[o]:options.end[o]], vocab.words(options.target(o)))) for o in range(len(options))],
-            dtype=np.float64)
+    def tables(self, vocab: Vocab) -> BlockTables:
+        """The weights as id-keyed tables (``_block_kernels``). The names' words join ``vocab``, so a word
+        first seen in the input later (an unknown word passed through) gets the id the tables know."""
+        trie: dict[tuple[int, ...], int] = {(): 0}
+        parents, last_words = [-1], [0]
 
-    def transition_arrays(self, options: "TranslationOptions", vocab: Vocab
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The orientation and bigram weights of a sentence's options, as the decoder's transition scores:
-        (orient float64[n_opt, 3] in R, L, N order, right_key int32[n_opt], left_key int32[n_opt],
-        pair float64[n_right + 1, n_left + 1]); keys number the distinct last and first target words, the last
-        row is the sentence start and the last column the end (``pbmt.search.decoder.TransitionScores``)."""
-        n = len(options)
-        source = vocab.words(options.sentence)
-        orient = np.zeros((n, 3))
-        firsts: dict[str, int] = {}
-        lasts: dict[str, int] = {}
-        left_key = np.zeros(n, np.int32)
-        right_key = np.zeros(n, np.int32)
-        for o in range(n):
-            src = source[options.start[o]:options.end[o]]
-            tgt = vocab.words(options.target(o))
-            for k, letter in enumerate(ORIENT_LETTERS):
-                orient[o, k] = self.weight.get(orient_name(letter, src, tgt), 0.0)
-            left_key[o] = firsts.setdefault(tgt[0], len(firsts))
-            right_key[o] = lasts.setdefault(tgt[-1], len(lasts))
-        pair = np.zeros((len(lasts) + 1, len(firsts) + 1))
-        for last, r in list(lasts.items()) + [(BOS_WORD, len(lasts))]:
-            following = self.bigrams.get(last)
-            if not following:
-                continue
-            for first, l in list(firsts.items()) + [(EOS_WORD, len(firsts))]:
-                pair[r, l] = following.get(first, 0.0)
-        return orient, right_key, left_key, pair
+        def node(phrase: str) -> int:
+            ids = tuple(vocab.add(unquote(w)) for w in phrase.split("_"))
+            for k in range(1, len(ids) + 1):
+                if ids[:k] not in trie:
+                    trie[ids[:k]] = len(parents)
+                    parents.append(trie[ids[:k - 1]])
+                    last_words.append(ids[k - 1])
+            return trie[ids]
+
+        blocks: dict[tuple[int, int], int] = {}
+        block_weight: list[float] = []
+        orient: list[list[float]] = []
+        kinds: dict[str, tuple[list, list, list]] = {k: ([], [], []) for k in ("len", "w", "bi")}
+
+        def block_row(key: str) -> int:
+            source, target = key.split("|")
+            pair = (node(source), node(target))
+            if pair not in blocks:
+                blocks[pair] = len(block_weight)
+                block_weight.append(0.0)
+                orient.append([0.0, 0.0, 0.0])
+            return blocks[pair]
+
+        for name, value in self.weight.items():
+            kind, rest = name.split(":", 1)
+            if kind == "blk":
+                block_weight[block_row(rest)] += value
+            elif kind == "ori":
+                orient[block_row(rest[2:])][ORIENT_LETTERS.index(rest[0])] += value
+            else:
+                left, right = rest.split("|")
+                a, b, w = kinds[kind]
+                if kind == "len":
+                    a.append(node(left))
+                    b.append(int(right))
+                else:
+                    a.append(vocab.add(unquote(left)))
+                    b.append(vocab.add(unquote(right)))
+                w.append(value)
+
+        def table(parent: list, word: list, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+            return build_table(np.array(parent, np.int64), np.array(word, np.int32), n_words)
+
+        n_vocab, n_nodes = len(vocab), len(parents)
+        max_length = max(kinds["len"][1], default=0) + 1
+        pairs = list(blocks)
+        return BlockTables(
+            n_vocab, *table(parents, last_words, n_vocab), n_nodes,
+            *table([p[0] for p in pairs], [p[1] for p in pairs], n_nodes), np.array(block_weight, np.float64),
+            np.array(orient, np.float64).reshape(-1, 3), max_length,
+            *table(*kinds["len"][:2], max_length), np.array(kinds["len"][2], np.float64),
+            *table(*kinds["w"][:2], n_vocab), np.array(kinds["w"][2], np.float64),
+            *table(*kinds["bi"][:2], n_vocab), np.array(kinds["bi"][2], np.float64))
+
+
+@dataclass(frozen=True)
+class BlockScores:
+    """The block family under its weights, over the candidates of a phrase table.
+
+    ``local``: ``float64[n_cand]``, each candidate's weighted option-local features (block identity, word
+    pairs, length; natural log); ``orient``: ``float64[n_cand, 3]``, the weight of its orientation x block
+    feature in msd order (R, L, N). Computed once when the weights are set, in numba; the searches take
+    their options' rows and score target-word bigrams with ``bigrams``.
+    """
+
+    tables: BlockTables
+    local: np.ndarray
+    orient: np.ndarray
+
+    @classmethod
+    def of(cls, weights: BlockWeights, src_offsets: np.ndarray, src_words: np.ndarray, cand_offsets: np.ndarray,
+           tgt_offsets: np.ndarray, tgt_words: np.ndarray, vocab: Vocab) -> "BlockScores":
+        """Scores of a phrase table's candidates: source phrase ``p`` (CSR ``src_offsets``/``src_words``) has
+        candidates ``cand_offsets[p] .. cand_offsets[p + 1] - 1``, whose targets are the CSR
+        ``tgt_offsets``/``tgt_words`` (word ids of ``vocab``)."""
+        tables = weights.tables(vocab)
+        pair_source = np.repeat(np.arange(len(cand_offsets) - 1, dtype=np.int64), np.diff(cand_offsets))
+        local, orient = _pair_scores(tables, pair_source, src_offsets, src_words, tgt_offsets, tgt_words)
+        return cls(tables, local, orient)
+
+    def options(self, candidate: np.ndarray, unknown_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(local ``float64[n_opt]``, orient ``float64[n_opt, 3]``) of a sentence's options: candidate
+        ``candidate[o]``, or, where it is -1, the next of ``unknown_words`` passed through as itself."""
+        candidate = np.asarray(candidate, np.int64)
+        unknown = candidate < 0
+        local, orient = self.local[candidate], self.orient[candidate]
+        if unknown.any():
+            words = np.asarray(unknown_words, np.int32)
+            offsets = np.arange(len(words) + 1, dtype=np.int64)
+            local[unknown], orient[unknown] = _pair_scores(self.tables, np.arange(len(words), dtype=np.int64),
+                                                           offsets, words, offsets, words)
+        return local, orient
+
+    def bigrams(self, lasts: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+        """``float64[len(lasts) + 1, len(firsts) + 1]``: the weight of the boundary bigram (last target word of a
+        block, first of the next), word ids; the last row is the sentence start, the last column its end."""
+        out = np.zeros((len(lasts) + 1, len(firsts) + 1))
+        bigram_scores(self.tables, np.asarray(lasts, np.int32), np.asarray(firsts, np.int32), BOS, EOS, out)
+        return out
+
+
+def _pair_scores(tables: BlockTables, pair_source, src_offsets, src_words, tgt_offsets, tgt_words):
+    local, orient = np.zeros(len(pair_source)), np.zeros((len(pair_source), 3))
+    pair_scores(tables, pair_source, np.asarray(src_offsets, np.int64), np.asarray(src_words, np.int32),
+                np.asarray(tgt_offsets, np.int64), np.asarray(tgt_words, np.int32), local, orient)
+    return local, orient

@@ -21,6 +21,7 @@ import numpy as np
 from pbmt.config import MosesConfig
 from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import atomic_write, open_binary, parse_int
+from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
@@ -311,6 +312,17 @@ class TranslationModel:
         _set_column(self.layout, local, "WordPenalty", -n_words)
         _set_column(self.layout, local, "PhrasePenalty", 1.0)
         return local[0]
+
+    @cached_property
+    def block_scores(self) -> BlockScores | None:
+        """The block family's option-local scores and orientation weights of every candidate of the pruned
+        table (``pbmt.model.block_features``), computed once per model (its weights), or None without the
+        family."""
+        if self.sparse is None or self.sparse.blocks is None:
+            return None
+        p = self.phrases
+        return BlockScores.of(self.sparse.blocks, p.src_offsets, p.src_words, p.cand_offsets, p.tgt_offsets,
+                              p.tgt_words, self.vocab)
 
     @property
     def lm_weight_ln(self) -> float:

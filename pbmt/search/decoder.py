@@ -75,14 +75,18 @@ def sparse_transitions(model: TranslationModel, options: TranslationOptions) -> 
     The boundary pair table alone already has the sentence start as its last
     row and the end as its last column; it is then a view of the model's
     sparse weights. With the block family, keys number the sentence's distinct
-    last and first target words, and the boundary weights join by the words'
-    classes.
+    last and first target words (its orientation weights and bigram weights come
+    from ``model.block_scores``), and the boundary weights join by the words' classes.
     """
     left, right, pair, bos, eos, has_boundary = boundary_arrays(model, options)
-    blocks = model.sparse.blocks
+    blocks = model.block_scores
     if blocks is None:
         return TransitionScores(np.zeros((len(options), 3)), right, left, pair)
-    orient, word_right, word_left, word_pair = blocks.transition_arrays(options, model.vocab)
+    _, orient = blocks.options(options.candidate, options.sentence[options.start[options.candidate < 0]])
+    lasts, word_right = np.unique(options.tgt_words[options.tgt_offsets[1:] - 1], return_inverse=True)
+    firsts, word_left = np.unique(options.tgt_words[options.tgt_offsets[:-1]], return_inverse=True)
+    word_pair = blocks.bigrams(lasts, firsts)
+    word_right, word_left = word_right.astype(np.int32), word_left.astype(np.int32)
     if has_boundary:
         row_class = np.full(word_pair.shape[0], bos)
         row_class[word_right] = right

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from pbmt.model.model import TranslationModel
-from pbmt.model.block_features import derivation_blocks
+from pbmt.model.block_features import Block
 from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
+from pbmt.vocab import Vocab
 
 if TYPE_CHECKING:
     from pbmt.features.base import GlobalFeature
@@ -173,6 +174,13 @@ def model_score(derivation: Derivation, options: TranslationOptions, model: Tran
         if model.sparse.blocks is not None:
             score += model.sparse.blocks.score(derivation_blocks(derivation, options, model.vocab))
     return score
+
+
+def derivation_blocks(derivation: Derivation, options: TranslationOptions, vocab: Vocab) -> list[Block]:
+    """The blocks of a derivation over ``options``, in target order, with their words (``vocab``)."""
+    words = vocab.words(options.sentence)
+    return [Block(int(a), int(b), tuple(words[a:b]), tuple(vocab.words(options.target(o))))
+            for a, b, o in zip(derivation.src_start, derivation.src_end, derivation.option)]
 
 
 def feature_columns(model: TranslationModel) -> tuple[int, int, int]:

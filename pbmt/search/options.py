@@ -69,7 +69,7 @@ class TranslationOptions:
     @classmethod
     def build(cls, model: TranslationModel, sentence: np.ndarray) -> "TranslationOptions":
         """Options of ``sentence`` (``int32[n]`` ids in ``model.vocab``); with the model's block features
-        (``pbmt.model.sparse``), ``local_score`` includes their option-local part."""
+        (``pbmt.model.block_features``), ``local_score`` includes their option-local part."""
         sentence = np.asarray(sentence, dtype=np.int32)
         n = len(sentence)
         width = max(1, min(model.settings.max_phrase_length, n))
@@ -121,8 +121,8 @@ class TranslationOptions:
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
                       reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)))
-        if model.sparse is not None and model.sparse.blocks is not None:
-            local_score = local_score + model.sparse.blocks.local_scores(options, model.vocab)
+        if model.block_scores is not None:
+            local_score = local_score + model.block_scores.options(candidate, unknown_words)[0]
         return replace(options, local_score=local_score,
                        future=_future(n, opt_start, opt_end, local_score, lm_inside, model))
 

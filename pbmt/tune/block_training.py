@@ -48,13 +48,13 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
-from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, derivation_blocks, sequence_names
+from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import WEIGHTS_FILE, SparseModel, SparseWeights
 from pbmt.parallel import ParallelMap
 from pbmt.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import score_derivation
+from pbmt.search.derivation import derivation_blocks, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
 from pbmt.run_state import reading_checkpoint

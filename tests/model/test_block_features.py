@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from pbmt.errors import FormatError
-from pbmt.model.block_features import (Block, BlockWeights, FeatureIndex, escape_word, is_block_name, local_names,
-                                       sequence_names)
+from pbmt.model.block_features import (Block, BlockScores, BlockWeights, FeatureIndex, escape_word, is_block_name,
+                                       local_names, orient_name, sequence_names)
 from pbmt.model.sparse import SparseModel, SparseWeights
+from pbmt.vocab import Vocab
 
 
 def test_names_of_figure_1_like_sequence():
@@ -50,7 +51,7 @@ def test_weights_file_round_trip_through_the_sparse_weights_file(tmp_path):
     model.write(tmp_path)
     back = SparseModel.read(tmp_path)
     assert back.boundary is None and back.blocks.weight == model.blocks.weight and len(back.blocks) == 4
-    assert back.blocks.bigrams["<s>"] == {"x": 0.25}
+    assert back.blocks.weight["bi:<s>|x"] == 0.25
     assert '[sparse]\nfamilies = ["block"]' in (tmp_path / "pbmt.toml").read_text()
 
 
@@ -65,3 +66,40 @@ def test_bad_lines_of_the_weights_file_name_the_file_and_line(tmp_path, line, me
     path.write_text(f"# comment\nblk:a|x 0.5\n{line}\n")
     with pytest.raises(FormatError, match=f"sparse-weights.txt:3: .*{message}"):
         SparseWeights.read(path)
+
+
+def test_block_scores_of_candidates_equal_the_names_they_fire():
+    """The compiled per-candidate scores (numba, id-keyed) against the string names, word by word: a table of
+    three source phrases, a word first seen as an unknown input word after the weights were compiled, and
+    the bigram table's sentence start and end."""
+    vocab = Vocab()
+    table = [(("a",), [("x",), ("x", "y", "x")]), (("a", "b"), [("x", "y")]), (("b", "a", "b"), [("y",)])]
+    rng = np.random.default_rng(3)
+    names = sorted({n for source, targets in table for target in targets for n in local_names(source, target)}
+                   | {orient_name(k, s, t) for s, ts in table for t in ts for k in "RLN"}
+                   | {"blk:q|q", "w:q|x", "len:q|1", "ori:L:q|q", "bi:<s>|x", "bi:x|</s>", "bi:y|q", "w:zz|x"})
+    weights = BlockWeights(names, rng.normal(size=len(names)))
+    src_offsets, src_words = [0], []
+    cand_offsets, tgt_offsets, tgt_words, pairs = [0], [0], [], []
+    for source, targets in table:
+        src_words += vocab.ids(source).tolist()
+        src_offsets.append(len(src_words))
+        for target in targets:
+            tgt_words += vocab.ids(target).tolist()
+            tgt_offsets.append(len(tgt_words))
+            pairs.append((source, target))
+        cand_offsets.append(len(pairs))
+    scores = BlockScores.of(weights, np.array(src_offsets), np.array(src_words), np.array(cand_offsets),
+                            np.array(tgt_offsets), np.array(tgt_words), vocab)
+    expected = [sum(weights.weight.get(n, 0.0) for n in local_names(s, t)) for s, t in pairs]
+    np.testing.assert_allclose(scores.local, expected, atol=1e-12)
+    np.testing.assert_allclose(scores.orient, [[weights.weight.get(orient_name(k, s, t), 0.0) for k in "RLN"]
+                                               for s, t in pairs], atol=1e-12)
+    unknown = vocab.add("q")  # an input word the table lacks, passed through as itself
+    local, orient = scores.options(np.array([2, -1, 0]), np.array([unknown]))
+    assert local[1] == pytest.approx(sum(weights.weight.get(n, 0.0) for n in local_names(("q",), ("q",))))
+    assert orient[1].tolist() == [0.0, weights.weight["ori:L:q|q"], 0.0] and local[0] == scores.local[2]
+    x, y = vocab.get("x"), vocab.get("y")
+    pair = scores.bigrams(np.array([x, y]), np.array([x, unknown]))
+    assert pair[2, 0] == weights.weight["bi:<s>|x"] and pair[0, 2] == weights.weight["bi:x|</s>"]
+    assert pair[1, 1] == weights.weight["bi:y|q"] and pair[0, 0] == pair[1, 0] == 0.0

@@ -10,10 +10,11 @@ from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import reference_sets, segment_stats_ids, sentence_bleu_plus1
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import Derivation, Orientation, model_score, score_derivation, sparse_features
+from pbmt.search.derivation import (Derivation, Orientation, derivation_blocks, model_score, score_derivation,
+                                    sparse_features)
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
-from pbmt.model.block_features import BlockWeights, derivation_blocks, sequence_names
+from pbmt.model.block_features import BlockWeights, sequence_names
 from pbmt.model.sparse import SparseModel, WordClasses
 
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
