@@ -10,6 +10,7 @@ both optional fields; it reads lists with or without them, from any decoder.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
@@ -35,17 +36,13 @@ class NBestEntry:
 
     def to_line(self) -> str:
         """The entry in Moses's format (without newline)."""
-        features = " ".join(f"{name}= " + " ".join(_number(v) for v in values)
-                            for name, values in self.features.items())
-        fields = [str(self.sentence), self.text, features, _number(self.total)]
+        features = " ".join([f"{name}= " + " ".join([f"{v:.6g}" for v in values])
+                             for name, values in self.features.items()])
+        fields = [str(self.sentence), self.text, features, f"{self.total:.6g}"]
         if self.segmentation or self.alignment:
-            fields.append(" ".join(_span(a, b) + "=" + _span(c, d) for a, b, c, d in self.segmentation))
-            fields.append(" ".join(f"{s}-{t}" for s, t in self.alignment))
+            fields.append(" ".join([f"{_span(a, b)}={_span(c, d)}" for a, b, c, d in self.segmentation]))
+            fields.append(("%d-%d " * len(self.alignment) % tuple(chain.from_iterable(self.alignment)))[:-1])
         return " ||| ".join(fields)
-
-
-def _number(value: float) -> str:
-    return format(value, ".6g")
 
 
 def _span(start: int, end: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 import numpy as np
 
@@ -63,6 +64,12 @@ class FeatureLayout:
         """Number of dense columns."""
         return sum(self.sizes)
 
+    @cached_property
+    def slices(self) -> tuple[tuple[str, slice], ...]:
+        """(name, column range) of every feature, in order."""
+        bounds = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
+        return tuple((n, slice(bounds[i], bounds[i + 1])) for i, n in enumerate(self.names))
+
     def columns(self, name: str) -> slice:
         """Column range of feature ``name``."""
         start = 0
@@ -87,4 +94,5 @@ class FeatureLayout:
 
     def as_dict(self, vector: np.ndarray) -> dict[str, tuple[float, ...]]:
         """A dense vector split by feature name."""
-        return {n: tuple(float(v) for v in vector[self.columns(n)]) for n in self.names}
+        values = np.asarray(vector, dtype=np.float64).tolist()
+        return {n: tuple(values[columns]) for n, columns in self.slices}

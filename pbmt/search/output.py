@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pbmt import csr
 from pbmt.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
@@ -54,18 +55,52 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     score_dense_paths(offsets, chosen, options.start, options.end, options.local, options.tgt_offsets,
                       options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
                       *feature_columns(model), features)
-    links = {int(o): option_links(options, model, int(o)) for o in np.unique(chosen)}
-    words = model.vocab.words
+    n = len(found)
+    blocks = _block_positions(chosen, offsets, options)
+    seg_offsets = offsets.tolist()
+    segmentation = list(zip(*(column.tolist() for column in blocks)))
+    align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options, model)
+    texts = {o: " ".join(model.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
+    paths = chosen.tolist()
     entries = []
-    for scored, row in zip(found, features):
-        d = scored.derivation
-        bounds = d.target_boundaries(options)
-        segmentation = tuple((int(s), int(e), int(bounds[b]), int(bounds[b + 1]))
-                             for b, (s, e) in enumerate(zip(d.src_start, d.src_end)))
-        alignment = tuple(sorted((s, int(bounds[b]) + t) for b, o in enumerate(d.option) for s, t in links[int(o)]))
-        entries.append(NBestEntry(sentence, " ".join(words(d.target_words(options))), model.layout.as_dict(row),
-                                  scored.score, segmentation, alignment))
+    for i in range(n):
+        lo, hi = seg_offsets[i], seg_offsets[i + 1]
+        text = " ".join([texts[o] for o in paths[lo:hi] if texts[o]])
+        entries.append(NBestEntry(sentence, text, model.layout.as_dict(features[i]), found[i].score,
+                                  tuple(segmentation[lo:hi]), tuple(alignment[align_offsets[i]:align_offsets[i + 1]])))
     return tuple(entries)
+
+
+def _block_positions(chosen: np.ndarray, offsets: np.ndarray, options: TranslationOptions
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(src_start, src_end, tgt_start, tgt_end) of every block of paths ``chosen`` split at ``offsets``
+    (``int64[k + 1]``); target positions count within each path. Four ``int64[len(chosen)]``."""
+    length = np.diff(options.tgt_offsets)[chosen]
+    before = np.cumsum(length) - length  # target words before each block, over all paths
+    path_start = np.append(before, before[-1] + length[-1] if len(chosen) else 0)[offsets[:-1]]
+    tgt_start = before - np.repeat(path_start, np.diff(offsets))
+    return (options.start[chosen].astype(np.int64), options.end[chosen].astype(np.int64), tgt_start,
+            tgt_start + length)
+
+
+def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: TranslationOptions,
+                      model: TranslationModel) -> tuple[list[int], list[tuple[int, int]]]:
+    """Every path's (source, target) word links, sorted, as one list with per-path offsets (``option_links``
+    for all blocks at once: the phrase pairs' internal alignments, an unknown word linked to itself)."""
+    src_start, _, tgt_start, _ = blocks
+    path = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    candidate = options.candidate[chosen]
+    known = np.flatnonzero(candidate >= 0)
+    unknown = np.flatnonzero(candidate < 0)
+    link_offsets, links = csr.take(model.phrases.align_offsets, model.phrases.align, candidate[known])
+    count = np.diff(link_offsets)
+    src = np.concatenate([links[:, 0] + np.repeat(src_start[known], count), src_start[unknown]])
+    tgt = np.concatenate([links[:, 1] + np.repeat(tgt_start[known], count), tgt_start[unknown]])
+    owner = np.concatenate([np.repeat(path[known], count), path[unknown]])
+    order = np.lexsort((tgt, src, owner))
+    per_path = np.zeros(len(offsets), dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=len(offsets) - 1), out=per_path[1:])
+    return per_path.tolist(), list(zip(src[order].tolist(), tgt[order].tolist()))
 
 
 def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model: TranslationModel) -> Derivation:
