@@ -13,6 +13,11 @@ range; like lmplz, this is an error unless --discount-fallback is given, which
 uses fixed discounts (default 0.5 1 1.5, for adjusted counts 1, 2, 3+) for the
 orders where the estimate fails.
 
+The counts go to sorted files on disk, as lmplz's do: -S/--memory bounds the
+counts held in memory at a time (the vocabulary comes on top); the model does
+not depend on it. The files are in a temporary folder beside the output,
+removed at the end.
+
 Example: pbmt lm --order 5 train.tok.en lm5.arpa.gz
 """
 
@@ -23,7 +28,7 @@ import sys
 import time
 import warnings
 
-from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, memory_size, write_lm
 
 
 class _FallbackAction(argparse.Action):
@@ -50,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="when an order's closed-form discounts fail, use these (D1 D2 D3+; "
         f"no value: {' '.join(map(str, DEFAULT_FALLBACK))}) instead of stopping with an error",
     )
+    parser.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
+                        help="memory for the counts, as lmplz's -S: a number with a suffix b, K, M, G, T or %% "
+                        "(of the physical memory); no suffix: K")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -63,13 +71,12 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = estimate_kn(args.text, args.order, args.discount_fallback)
+        counts = write_lm(args.text, args.order, args.output, args.discount_fallback, args.memory,
+                          progress=not args.quiet)
     for warning in caught:
         print(f"pbmt lm: warning: {warning.message}", file=sys.stderr)
-    estimated = time.perf_counter()
-    say(f"{len(model.words)} word types; estimated in {estimated - start:.1f} s")
-    for k, (ngrams, discounts) in enumerate(zip(model.ngrams, model.discounts), 1):
-        say(f"  {k}-grams: {len(ngrams):>10}   discounts {' '.join(f'{d:.4f}' for d in discounts)}")
-    write_arpa(model, args.output)
-    say(f"wrote {args.output} in {time.perf_counter() - estimated:.1f} s")
+    say(f"{counts.words} word types")
+    for k, (n, discounts) in enumerate(zip(counts.ngrams, counts.discounts), 1):
+        say(f"  {k}-grams: {n:>10}   discounts {' '.join(f'{d:.4f}' for d in discounts)}")
+    say(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
     return 0

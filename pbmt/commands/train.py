@@ -30,8 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-from pbmt.errors import PbmtError
+from pbmt.errors import UsageError
 from pbmt.text import CASINGS
+from pbmt.train.extract import MAX_SUPPORTED_LENGTH
+from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
@@ -78,6 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scale.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SENTENCES, metavar="N",
                        help="extract phrase pairs in shards of N sentence pairs whose counts go to sorted runs on "
                        "disk (work folder), merged to score: peak memory follows N, not the corpus")
+    scale.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
+                       help="memory for the LM's counts (the rest go to sorted files in the work folder), as "
+                       "lmplz's -S and pbmt lm's: a number with a suffix b, K, M, G, T or %% (of the physical "
+                       "memory); no suffix: K")
     scale.add_argument("--workers", type=int, default=1, help="extract the shards on this many local processes "
                        "(a dask cluster)")
     scale.add_argument("--scheduler", metavar="ADDR", help="extract the shards on an existing dask cluster, e.g. "
@@ -97,17 +103,15 @@ def language(path: Path, given: str | None, default: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
     if args.word_classes < 0:
-        raise PbmtError(f"--word-classes must not be negative, not {args.word_classes}")
-    if args.min_count < 1:
-        raise PbmtError(f"--min-count must be at least 1, not {args.min_count}")
-    if args.prune is not None and args.prune < 1:
-        raise PbmtError(f"--prune must be at least 1, not {args.prune}")
-    if args.shard_size < 1:
-        raise PbmtError(f"--shard-size must be at least 1, not {args.shard_size}")
-    if args.workers < 1:
-        raise PbmtError(f"--workers must be at least 1, not {args.workers}")
+        raise UsageError(f"--word-classes must not be negative, not {args.word_classes}")
+    for option, value in (("--min-count", args.min_count), ("--prune", args.prune), ("--lm-order", args.lm_order),
+                          ("--shard-size", args.shard_size), ("--workers", args.workers)):
+        if value is not None and value < 1:
+            raise UsageError(f"{option} must be at least 1, not {value}")
+    if not 1 <= args.max_phrase_length <= MAX_SUPPORTED_LENGTH:
+        raise UsageError(f"--max-phrase-length must be 1 to {MAX_SUPPORTED_LENGTH}, not {args.max_phrase_length}")
     if args.lm is not None and args.lm_order != 3:
-        raise PbmtError("--lm-order applies to an estimated LM; --lm takes the given file's order")
+        raise UsageError("--lm-order applies to an estimated LM; --lm takes the given file's order")
     settings = TrainSettings(
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
         src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
@@ -116,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
-        word_classes=args.word_classes, scale=Scale(args.shard_size, args.workers, args.scheduler),
+        word_classes=args.word_classes, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
     )
 
     def say(message: str) -> None:

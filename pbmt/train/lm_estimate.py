@@ -35,30 +35,85 @@ command line's ``--discount-fallback``) mirrors lmplz's ``--discount_fallback``:
 every order whose closed-form estimate fails uses the given discounts instead,
 with a warning.
 
-Counting works on integer arrays: an n-gram of order k is identified by the
-id of its first k-1 words and its last word, so one ``np.unique`` over int64
-keys per order finds the n-grams of a whole corpus and the id of the n-gram
-starting at every token position.
+How it runs in bounded memory (lmplz's design, Heafield et al. 2013): the
+text is read once, a buffer of sentences at a time, into sorted runs on disk
+(``pbmt.train.runs``) of its N-grams with counts and of its sentence prefixes
+(the n-grams starting with ``<s>``, whose adjusted count is their raw count);
+a k-way merge sums them into the N-gram level, a file of distinct N-grams in
+lexicographic order of their word ids. Each lower level k is the merge of the
+suffixes of level k + 1's n-grams (each one distinct word before it: the
+continuation count) with the prefix runs of order k. Discounts are one pass
+over each level; probabilities a second one, in blocks of whole contexts
+(S(h), N_j(h) and gamma(h) within the block), taking the lower order's
+probability by binary search in the level below, already written to disk.
+``memory`` bounds the buffers of all these passes (the vocabulary, one entry
+per word type, comes on top); the result does not depend on it.
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
 import os
+import re
+import shutil
+import tempfile
 import warnings
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, output_target, read_lines
+from pbmt.train.runs import group_starts, key_bytes, merge_runs, run_length, write_run
 from pbmt.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
 
 #: lmplz's ``--discount_fallback`` default: discounts for adjusted counts 1, 2, 3+.
 DEFAULT_FALLBACK = (0.5, 1.0, 1.5)
 
+#: The in-memory buffer of the estimation when none is given (``--memory``), bytes.
+DEFAULT_MEMORY = 1 << 30
+
+#: Fewest rows a buffer holds, whatever the budget: a run per sentence at worst.
+_MIN_ROWS = 64
+
 _WRITE_CHUNK = 1 << 16  # ARPA lines formatted at a time
+
+#: A word id in a key: big-endian, so that bytewise key order is id order.
+_ID = np.dtype(">u4")
+
+_SIZE = re.compile(r"(\d+(?:\.\d*)?)([bkmgtp%]?)", re.IGNORECASE)
+
+
+def parse_memory(text: str) -> int:
+    """Bytes of a memory size written as lmplz's ``-S`` (and Unix ``sort -S``)
+    takes it: a number with a suffix ``b`` (bytes), ``K``, ``M``, ``G``, ``T``
+    (powers of 1024) or ``%`` (of the physical memory); no suffix means K.
+    ValueError for anything else or a size under 1 KiB."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"memory size {text!r} is not a number with a suffix b, K, M, G, T or % (e.g. 2G, 80%)")
+    number, suffix = float(match.group(1)), match.group(2).lower()
+    if suffix == "%":
+        size = number / 100 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    else:
+        size = number * 1024 ** "bkmgtp".index(suffix or "k")
+    if size < 1024:
+        raise ValueError(f"memory size {text!r} is under 1K")
+    return int(size)
+
+
+def memory_size(text: str) -> int:
+    """``parse_memory`` as an argparse ``type``: a bad size is a usage error."""
+    try:
+        return parse_memory(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -68,8 +123,10 @@ class ArpaModel:
     ``words[i]`` is the word with id ``i`` (ids 0, 1, 2 = ``<unk>``, ``<s>``,
     ``</s>``, as in ``pbmt.vocab``). For order k = 1..N (index k - 1):
 
-    * ``ngrams[k-1]``: int32 ``(n_k, k)`` word ids. Order 1 lists every word
-      id in id order; higher orders are sorted lexicographically by id.
+    * ``ngrams[k-1]``: integer ``(n_k, k)`` word ids (int32 from
+      ``estimate_kn``; big-endian uint32 memory-mapped while ``write_lm``
+      writes). Order 1 lists every word id in id order; higher orders are
+      sorted lexicographically by id.
     * ``log10_prob[k-1]``: float64 ``(n_k,)``, log10 p(last word | the others).
     * ``log10_backoff[k-1]`` (k < N only, so N - 1 arrays): float64 ``(n_k,)``,
       log10 of the backoff weight of the n-gram as a context (0 if it is none).
@@ -89,35 +146,34 @@ class ArpaModel:
         return len(self.ngrams)
 
 
+
 @dataclass(frozen=True)
-class _Level:
-    """The n-grams of one order k, each with its raw count.
+class LmCounts:
+    """What ``write_lm`` wrote: the number of word types (``<unk>``, ``<s>``,
+    ``</s>`` included), of n-grams of each order 1..N, and the discounts
+    (float64 ``(N, 3)``, as ``ArpaModel.discounts``)."""
 
-    ``context``: index of the n-gram's first k - 1 words at order k - 1 (0, the
-    empty context, at order 1); ``lower``: index of its last k - 1 words at
-    order k - 1 (unused at order 1); ``first``/``last``: first and last word id.
-    """
-
-    context: np.ndarray
-    lower: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-    count: np.ndarray
+    words: int
+    ngrams: tuple[int, ...]
+    discounts: np.ndarray
 
 
 def estimate_kn(
     sentences: str | os.PathLike | Iterable[Sequence[str]],
     order: int,
     discount_fallback: tuple[float, float, float] | None = None,
+    memory: int = DEFAULT_MEMORY,
 ) -> ArpaModel:
-    """Estimate an interpolated modified Kneser-Ney model, as ``lmplz -o order``.
+    """Estimate an interpolated modified Kneser-Ney model, as ``lmplz -o order``,
+    and return it in memory (``write_lm`` writes a model as large as the disk).
 
     ``sentences`` is a tokenised text file (one sentence a line, tokens
     separated by white space, plain or ``.gz``) or an iterable of token
     sequences. ``<s>``/``</s>`` are added around each sentence; the words
     ``<unk>``, ``<s>`` and ``</s>`` must not occur in the text (FormatError
     naming the line, as lmplz refuses them too). Probabilities and backoffs are
-    log10 (see ``ArpaModel``).
+    log10 (see ``ArpaModel``). ``memory``: bytes of buffers, as in ``write_lm``;
+    the model does not depend on it.
 
     ``discount_fallback``: ``None`` raises PbmtError when an order's
     closed-form discounts cannot be computed or fall outside [0, j] (tiny or
@@ -125,42 +181,42 @@ def estimate_kn(
     fallback is ``DEFAULT_FALLBACK``) are used instead for such orders, with a
     ``UserWarning``.
     """
-    if order < 1:
-        raise PbmtError(f"the n-gram order must be at least 1, got {order}")
-    if discount_fallback is not None:
-        discount_fallback = _check_fallback(discount_fallback)
-    words, stream, sentence_end = _read_stream(sentences)
-    levels = _count_ngrams(stream, sentence_end, len(words), order)
-    del stream, sentence_end
-    adjusted = _adjusted_counts(levels)
-    discounts = np.empty((order, 3))
-    for k, a in enumerate(adjusted, 1):
-        discounts[k - 1] = _discounts(k, a, discount_fallback)
+    with _scratch(None) as folder:
+        model = _estimate(sentences, order, discount_fallback, memory, folder)
+        return ArpaModel(
+            words=model.words,
+            ngrams=tuple(np.array(g, dtype=np.int32) for g in model.ngrams),
+            log10_prob=tuple(np.array(p) for p in model.log10_prob),
+            log10_backoff=tuple(np.array(b) for b in model.log10_backoff),
+            discounts=model.discounts,
+        )
 
-    ngrams = [levels[0].last[:, None].astype(np.int32)]
-    log10_prob, log10_backoff = [], []
-    lower_prob = None
-    for k, (level, a, d) in enumerate(zip(levels, adjusted, discounts), 1):
-        n_contexts = 1 if k == 1 else len(levels[k - 2].count)
-        weight, gamma = _interpolation_weights(level.context, a, d, n_contexts)
-        prob = (a - np.concatenate(([0.0], d))[np.minimum(a, 3)]) * weight[level.context]
-        if k == 1:
-            # the uniform distribution is over the words that can be predicted: all but <s>
-            prob += gamma[0] / (len(words) - 1)
-        else:
-            prob += gamma[level.context] * lower_prob[level.lower]
-            log10_backoff.append(np.log10(gamma, out=np.zeros_like(gamma), where=weight > 0))
-            ngrams.append(np.column_stack([ngrams[-1][level.context], level.last.astype(np.int32)]))
-        lower_prob = prob
-        log10_prob.append(np.log10(prob))
-    log10_prob[0][BOS] = 0.0
-    return ArpaModel(
-        words=words,
-        ngrams=tuple(ngrams),
-        log10_prob=tuple(log10_prob),
-        log10_backoff=tuple(log10_backoff),
-        discounts=discounts,
-    )
+
+def write_lm(
+    sentences: str | os.PathLike | Iterable[Sequence[str]],
+    order: int,
+    path: str | os.PathLike,
+    discount_fallback: tuple[float, float, float] | None = None,
+    memory: int = DEFAULT_MEMORY,
+    work: str | os.PathLike | None = None,
+    progress: bool = False,
+) -> LmCounts:
+    """Estimate as ``estimate_kn`` does and write the model as ARPA to ``path``
+    (``write_arpa``), holding at most about ``memory`` bytes of counts at a
+    time (plus the vocabulary). The counts go to a temporary folder in
+    ``work`` (default: beside ``path``, or the system's temporary folder when
+    ``path`` is no regular file), removed at the end."""
+    if work is not None:
+        os.makedirs(work, exist_ok=True)
+    else:
+        target, regular = output_target(path)
+        work = target.parent if regular else None  # standard output, a pipe: the system's temporary folder
+        if work is not None and not work.is_dir():
+            raise PbmtError(f"{path}: cannot write: no folder {work}")
+    with _scratch(work) as folder:
+        model = _estimate(sentences, order, discount_fallback, memory, folder, progress)
+        write_arpa(model, path)
+        return LmCounts(len(model.words), tuple(len(g) for g in model.ngrams), model.discounts)
 
 
 def write_arpa(model: ArpaModel, path: str | os.PathLike) -> None:
@@ -203,116 +259,297 @@ def _check_fallback(discounts: Sequence[float]) -> tuple[float, float, float]:
     return (float(discounts[0]), float(discounts[1]), float(discounts[2]))
 
 
-def _read_stream(
-    sentences: str | os.PathLike | Iterable[Sequence[str]],
-) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """Words by id, the token ids of ``<s> sentence </s>`` for every sentence
-    concatenated (int64 ``(T,)``), and the position of the ``</s>`` closing the
-    sentence of each position (int64 ``(T,)``)."""
-    # words become ids as they are read: memory holds 4 bytes a token, not strings
+
+@contextmanager
+def _scratch(parent: str | os.PathLike | None) -> Iterator[Path]:
+    """A new temporary folder in ``parent`` (None: the system's), removed at the end."""
+    folder = Path(tempfile.mkdtemp(prefix=".pbmt-lm-", dir=parent))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _record(k: int) -> np.dtype:
+    """A counted k-gram: its word ids as a big-endian key, and a count."""
+    return np.dtype([("key", f"S{4 * k}"), ("count", "<i8")])
+
+
+def _ids(keys: np.ndarray, k: int) -> np.ndarray:
+    """Word ids (int64 ``(n, k)``) of k-gram keys."""
+    return np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype=_ID).reshape(-1, k).astype(np.int64)
+
+
+def _counted(ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Records of the distinct rows of ``ids`` (``(n, k)`` word ids) in key
+    order, each with the sum of its rows' ``counts``."""
+    k = ids.shape[1]
+    order = np.lexsort(ids.T[::-1])
+    keys = np.ascontiguousarray(ids[order], dtype=_ID).view(f"S{4 * k}").ravel()
+    starts = group_starts(keys)
+    out = np.empty(len(starts), dtype=_record(k))
+    out["key"] = keys[starts]
+    if len(starts):
+        out["count"] = np.add.reduceat(counts[order], starts)
+    return out
+
+
+def _load(path: Path, dtype: np.dtype | str, shape: tuple[int, ...] = ()) -> np.ndarray:
+    """The file ``path`` memory-mapped as an array of ``dtype`` rows of ``shape``."""
+    dtype = np.dtype(dtype)
+    size = os.path.getsize(path)
+    if size == 0:
+        return np.zeros((0, *shape), dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r").reshape(-1, *shape)
+
+
+class _Runs:
+    """Buffers of sentences turned into runs: every ``order``-gram, and the
+    sentence prefixes of orders 1 .. order - 1, counted, one run per buffer."""
+
+    def __init__(self, folder: Path, order: int):
+        self.folder, self.order = folder, order
+        self.paths: dict[int, list[Path]] = {k: [] for k in range(1, order + 1)}
+
+    def add(self, ids: np.ndarray, lengths: np.ndarray) -> None:
+        """Count the sentences of ``ids`` (int32 tokens, concatenated) of ``lengths`` words."""
+        padded = lengths + 2
+        ends = np.cumsum(padded) - 1
+        starts = ends - padded + 1
+        stream = np.empty(int(ends[-1]) + 1, dtype=np.int64)
+        inner = np.ones(len(stream), dtype=bool)
+        inner[starts] = inner[ends] = False
+        stream[inner] = ids
+        stream[starts] = BOS
+        stream[ends] = EOS
+        n = self.order
+        sentence_end = np.repeat(ends, padded)
+        positions = np.flatnonzero(np.arange(len(stream)) + n - 1 <= sentence_end)
+        del sentence_end
+        self._write(n, np.column_stack([stream[positions + j] for j in range(n)]))
+        for k in range(1, n):
+            prefix = starts[padded >= k]
+            self._write(k, np.column_stack([stream[prefix + j] for j in range(k)]))
+
+    def _write(self, k: int, ids: np.ndarray) -> None:
+        path = self.folder / f"count{k}.{len(self.paths[k])}"
+        write_run(path, _counted(ids, np.ones(len(ids), dtype=np.int64)))
+        self.paths[k].append(path)
+
+
+def _read(sentences, runs: _Runs, chunk_tokens: int, progress: bool) -> tuple[str, ...]:
+    """Read the text into ``runs``, ``chunk_tokens`` tokens a buffer; the words by id.
+
+    Words become ids as they are read, and a buffer's ids are checked for
+    the special words and (from token lists) empty or spaced tokens, naming
+    the first such line.
+    """
     vocab = Vocab()
+    bad_word = [True] * len(SPECIAL_WORDS)
     token_ids, lengths = array("i"), array("q")
+    first_line = 1
     if isinstance(sentences, (str, os.PathLike)):
         source = str(sentences)
-        for _, line in read_lines(sentences):
-            sentence = line.split()
-            token_ids.extend(map(vocab.add, sentence))
-            lengths.append(len(sentence))
+        numbered = read_lines(sentences)
+        first = next(numbered, None)  # a missing file fails here, before the progress bar starts
+        lines = (line.split() for _, line in itertools.chain([first] if first else [], numbered))
     else:
         source = "<sentences>"
-        for sentence in sentences:
-            if isinstance(sentence, str):
-                raise TypeError("each sentence must be a sequence of tokens, not a string")
-            token_ids.extend(map(vocab.add, sentence))
-            lengths.append(len(sentence))
-    if not lengths:
+        lines = iter(sentences)
+
+    def flush() -> None:
+        nonlocal first_line, token_ids, lengths
+        words = vocab.words(range(len(bad_word), len(vocab)))
+        bad_word.extend(not w or len(w.split()) != 1 for w in words)
+        ids = np.frombuffer(token_ids, dtype=np.int32)
+        bad = np.flatnonzero(np.array(bad_word)[ids])
+        if bad.size:
+            line = first_line + int(np.searchsorted(np.cumsum(lengths), bad[0], side="right"))
+            word = vocab.word(int(ids[bad[0]]))
+            if word in SPECIAL_WORDS:
+                why = "sentence boundaries are added automatically and <unk> is never seen"
+                raise FormatError(source, line, f"the special word {word} is not allowed in the text ({why})")
+            raise FormatError(source, line, f"token {word!r} is empty or contains white space")
+        runs.add(ids, np.array(lengths, dtype=np.int64))
+        first_line += len(lengths)
+        token_ids, lengths = array("i"), array("q")
+
+    for sentence in tqdm(lines, desc="lm: counting", unit=" lines", disable=not progress, leave=False):
+        if isinstance(sentence, str):
+            raise TypeError("each sentence must be a sequence of tokens, not a string")
+        token_ids.extend(map(vocab.add, sentence))
+        lengths.append(len(sentence))
+        if len(token_ids) >= chunk_tokens:
+            flush()
+    if lengths:
+        flush()
+    if first_line == 1:
         raise PbmtError(f"{source}: no sentences to estimate a language model from")
-
-    ids = np.frombuffer(token_ids, dtype=np.int32).astype(np.int64)
-    del token_ids
-    words = tuple(vocab.words(range(len(vocab))))
-    bad_word = np.array(
-        [i < len(SPECIAL_WORDS) or not w or len(w.split()) != 1 for i, w in enumerate(words)]
-    )
-    bad = np.flatnonzero(bad_word[ids])
-    if bad.size:
-        line = int(np.searchsorted(np.cumsum(lengths), bad[0], side="right")) + 1
-        word = words[ids[bad[0]]]
-        if word in SPECIAL_WORDS:
-            why = "sentence boundaries are added automatically and <unk> is never seen"
-            raise FormatError(source, line, f"the special word {word} is not allowed in the text ({why})")
-        raise FormatError(source, line, f"token {word!r} is empty or contains white space")
-
-    lengths_arr = np.array(lengths, dtype=np.int64) + 2
-    ends = np.cumsum(lengths_arr) - 1
-    starts = ends - lengths_arr + 1
-    stream = np.empty(int(ends[-1]) + 1, dtype=np.int64)
-    inner = np.ones(len(stream), dtype=bool)
-    inner[starts] = inner[ends] = False
-    stream[inner] = ids
-    stream[starts] = BOS
-    stream[ends] = EOS
-    return words, stream, np.repeat(ends, lengths_arr)
+    return tuple(vocab.words(range(len(vocab))))
 
 
-def _count_ngrams(stream: np.ndarray, sentence_end: np.ndarray, n_words: int, order: int) -> list[_Level]:
-    """The n-grams of orders 1..order inside the sentences of ``stream``.
+def _merge(paths: list[Path], k: int, out: Path, rows: int) -> None:
+    """Merge the runs ``paths`` of k-gram records into one, summing the counts of equal keys."""
+    if len(paths) == 1:
+        os.replace(paths[0], out)
+        return
+    dtype = _record(k)
+    with open(out, "wb") as handle:
+        for block in merge_runs(paths, dtype, 4 * k, rows):
+            starts = group_starts(block["key"])
+            summed = np.empty(len(starts), dtype=dtype)
+            summed["key"] = block["key"][starts]
+            summed["count"] = np.add.reduceat(block["count"], starts)
+            handle.write(summed.tobytes())
+    for path in paths:
+        os.remove(path)
 
-    At order k every n-gram is the key ``id(first k-1 words) * n_words + last
-    word``; ``at[p]`` is the id of the k-gram starting at position ``p`` (-1
-    where it would cross the end of the sentence).
+
+def _levels(runs: _Runs, folder: Path, rows: int, progress: bool) -> list[Path]:
+    """Files of the n-grams of each order 1..N with their adjusted counts, in key order.
+
+    The top order's are its raw counts. Below, an n-gram's adjusted count is
+    the number of distinct words before it, one for each n-gram of the level
+    above that ends in it, or, for the n-grams starting with ``<s>`` (which
+    nothing precedes), their raw count: the prefix runs.
     """
-    words = np.arange(n_words, dtype=np.int64)
-    levels = [
-        _Level(
-            context=np.zeros(n_words, dtype=np.int64),
-            lower=np.zeros(0, dtype=np.int64),
-            first=words,
-            last=words,
-            count=np.bincount(stream, minlength=n_words),
-        )
-    ]
-    at = stream
-    positions = np.arange(len(stream))
-    for k in range(2, order + 1):
-        positions = positions[positions + k - 1 <= sentence_end[positions]]
-        keys = at[positions] * n_words + stream[positions + k - 1]
-        unique, first_seen, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        context = unique // n_words
-        levels.append(
-            _Level(
-                context=context,
-                lower=at[positions[first_seen] + 1],
-                first=levels[-1].first[context],
-                last=unique % n_words,
-                count=np.bincount(inverse, minlength=len(unique)),
-            )
-        )
-        at = np.full(len(stream), -1, dtype=np.int64)
-        at[positions] = inverse
-    return levels
+    n = runs.order
+    levels = {n: folder / f"level{n}"}
+    _merge(runs.paths[n], n, levels[n], rows)
+    for k in tqdm(range(n - 1, 0, -1), desc="lm: merging", unit=" orders", disable=not progress, leave=False):
+        above = _record(k + 1)
+        paths = list(runs.paths[k])
+        total = run_length(levels[k + 1], above)
+        with open(levels[k + 1], "rb") as handle:
+            for start in range(0, total, rows):
+                block = np.fromfile(handle, dtype=above, count=rows)
+                suffixes = _ids(block["key"], k + 1)[:, 1:]
+                path = folder / f"count{k}.{len(paths)}"
+                write_run(path, _counted(suffixes, np.ones(len(block), dtype=np.int64)))
+                paths.append(path)
+        levels[k] = folder / f"level{k}"
+        _merge(paths, k, levels[k], rows)
+    return [levels[k] for k in range(1, n + 1)]
 
 
-def _adjusted_counts(levels: list[_Level]) -> list[np.ndarray]:
-    """Kneser-Ney adjusted counts of every n-gram (int64, one array per order)."""
-    adjusted = []
-    for k, level in enumerate(levels, 1):
-        if k == len(levels):
-            a = level.count.copy()
+def _estimate(sentences, order: int, discount_fallback, memory: int, folder: Path,
+              progress: bool = False) -> ArpaModel:
+    """The model, its arrays memory-mapped from files in ``folder``."""
+    if order < 1:
+        raise PbmtError(f"the n-gram order must be at least 1, got {order}")
+    if discount_fallback is not None:
+        discount_fallback = _check_fallback(discount_fallback)
+    # bytes per buffered token while counting, per record in a merge or a probability pass
+    chunk_tokens = max(_MIN_ROWS, memory // (64 + 24 * order))
+    rows = max(_MIN_ROWS, memory // (96 + 16 * order))
+    runs = _Runs(folder, order)
+    words = _read(sentences, runs, chunk_tokens, progress)
+    levels = _levels(runs, folder, rows, progress)
+    n_words = len(words)
+
+    # unigrams: every word, <unk> and <s> with adjusted count 0
+    unigrams = _load(levels[0], _record(1))
+    adjusted = np.zeros(n_words, dtype=np.int64)
+    adjusted[_ids(unigrams["key"], 1)[:, 0]] = unigrams["count"]
+    adjusted[BOS] = 0
+    del unigrams
+
+    discounts = np.empty((order, 3))
+    for k in range(1, order + 1):
+        if k == 1:
+            t = np.bincount(np.minimum(adjusted, 5), minlength=6)[1:5]
         else:
-            a = np.bincount(levels[k].lower, minlength=len(level.count))
-            starts_sentence = level.first == BOS
-            a[starts_sentence] = level.count[starts_sentence]
-        adjusted.append(a)
-    adjusted[0][BOS] = 0
-    return adjusted
+            t = np.zeros(4, dtype=np.int64)
+            for block in _blocks(levels[k - 1], _record(k), rows):
+                t += np.bincount(np.minimum(block["count"], 5), minlength=6)[1:5]
+        discounts[k - 1] = _discounts(k, t.astype(np.float64), discount_fallback)
+
+    # unigram probabilities: one context, interpolated with the uniform distribution over all words but <s>
+    d = discounts[0]
+    total = float(adjusted.sum())
+    n_by_class = np.bincount(np.minimum(adjusted, 3), minlength=4)
+    weight = 1.0 / total
+    gamma = (n_by_class[1] * d[0] + n_by_class[2] * d[1] + n_by_class[3] * d[2]) * weight
+    prob = (adjusted - np.concatenate(([0.0], d))[np.minimum(adjusted, 3)]) * weight
+    prob += gamma / (n_words - 1)
+    lower_prob = prob
+    log10_prob = [np.log10(prob)]
+    log10_prob[0][BOS] = 0.0
+    log10_backoff = []
+    ngrams = [np.arange(n_words, dtype=np.int32)[:, None]]
+    del adjusted
+
+    for k in tqdm(range(2, order + 1), desc="lm: probabilities", unit=" orders", disable=not progress, leave=False):
+        keys_path, prob_path, log_path = (folder / f"{name}{k}" for name in ("keys", "prob", "log10prob"))
+        contexts_path = folder / f"contexts{k - 1}"
+        lower_keys = None if k == 2 else _load(folder / f"keys{k - 1}", f"S{4 * (k - 1)}")
+        with open(keys_path, "wb") as keys_out, open(prob_path, "wb") as prob_out, \
+                open(log_path, "wb") as log_out, open(contexts_path, "wb") as contexts_out:
+            for block in merge_runs([levels[k - 1]], _record(k), 4 * (k - 1), rows):
+                keys, a = block["key"], block["count"]
+                context_starts = group_starts(key_bytes(keys, 0, 4 * (k - 1)))
+                context = np.repeat(np.arange(len(context_starts)), np.diff(np.append(context_starts, len(a))))
+                weight, gamma = _interpolation_weights(context, a, discounts[k - 1])
+                if k == 2:
+                    lower = lower_prob[_ids(keys, 2)[:, 1]]
+                else:
+                    lower = lower_prob[np.searchsorted(lower_keys, key_bytes(keys, 4, 4 * k))]
+                prob = (a - np.concatenate(([0.0], discounts[k - 1]))[np.minimum(a, 3)]) * weight[context]
+                prob += gamma[context] * lower
+                keys_out.write(np.ascontiguousarray(keys).tobytes())
+                log_out.write(np.log10(prob).tobytes())
+                if k < order:
+                    prob_out.write(prob.tobytes())
+                contexts = np.empty(len(context_starts), dtype=[("key", f"S{4 * (k - 1)}"), ("gamma", "<f8")])
+                contexts["key"] = key_bytes(keys, 0, 4 * (k - 1))[context_starts]
+                contexts["gamma"] = gamma
+                contexts_out.write(contexts.tobytes())
+        log10_backoff.append(_backoffs(folder, k - 1, n_words, rows))
+        ngrams.append(_load(keys_path, _ID, (k,)))
+        log10_prob.append(_load(log_path, np.float64))
+        lower_prob = _load(prob_path, np.float64)
+    return ArpaModel(
+        words=words,
+        ngrams=tuple(ngrams),
+        log10_prob=tuple(log10_prob),
+        log10_backoff=tuple(log10_backoff),
+        discounts=discounts,
+    )
+
+
+def _blocks(path: Path, dtype: np.dtype, rows: int) -> Iterator[np.ndarray]:
+    """The records of the file ``path``, ``rows`` at a time."""
+    with open(path, "rb") as handle:
+        for _ in range(0, run_length(path, dtype), rows):
+            yield np.fromfile(handle, dtype=dtype, count=rows)
+
+
+def _backoffs(folder: Path, k: int, n_words: int, rows: int) -> np.ndarray:
+    """log10 backoff of every k-gram: log10 gamma of the contexts (``contexts{k}``,
+    from the level above), 0 for the n-grams that are no context."""
+    dtype = np.dtype([("key", f"S{4 * k}"), ("gamma", "<f8")])
+    if k == 1:
+        backoff = np.zeros(n_words)
+        for block in _blocks(folder / "contexts1", dtype, rows):
+            backoff[_ids(block["key"], 1)[:, 0]] = np.log10(block["gamma"])
+        return backoff
+    keys = _load(folder / f"keys{k}", f"S{4 * k}")
+    if len(keys) == 0:
+        return np.zeros(0)
+    path = folder / f"log10backoff{k}"
+    backoff = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(len(keys),))
+    for block in _blocks(folder / f"contexts{k}", dtype, rows):
+        backoff[np.searchsorted(keys, block["key"])] = np.log10(block["gamma"])
+    backoff.flush()
+    del backoff
+    return np.load(path, mmap_mode="r")
 
 
 def _discounts(
-    k: int, adjusted: np.ndarray, fallback: tuple[float, float, float] | None
+    k: int, t: np.ndarray, fallback: tuple[float, float, float] | None
 ) -> tuple[float, float, float]:
-    """Closed-form discounts D_1, D_2, D_3+ of order ``k`` from its adjusted counts."""
-    t = np.bincount(adjusted, minlength=5)[1:5].astype(np.float64)
+    """Closed-form discounts D_1, D_2, D_3+ of order ``k`` from t1..t4, the
+    numbers of its n-grams with adjusted count 1, 2, 3 and 4 (float64 ``(4,)``)."""
     missing = np.flatnonzero(t[:3] == 0)
     if missing.size:
         problem = (
@@ -337,14 +574,16 @@ def _discounts(
     return fallback
 
 
+
+
 def _interpolation_weights(
-    context: np.ndarray, adjusted: np.ndarray, discounts: np.ndarray, n_contexts: int
+    context: np.ndarray, adjusted: np.ndarray, discounts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per context (float64 ``(n_contexts,)``): 1 / S(h), and gamma(h) (0 where S(h) = 0)."""
+    """Per context of a block (float64 ``(n_contexts,)``): 1 / S(h) and gamma(h).
+    ``context``: each n-gram's context, 0 .. n_contexts - 1 (every one has n-grams)."""
+    n_contexts = int(context[-1]) + 1
     total = np.bincount(context, weights=adjusted, minlength=n_contexts)
-    n_by_class = np.bincount(
-        context * 4 + np.minimum(adjusted, 3), minlength=4 * n_contexts
-    ).reshape(n_contexts, 4)
-    seen = total > 0
-    weight = np.divide(1.0, total, out=np.zeros(n_contexts), where=seen)
-    return weight, (n_by_class[:, 1:] @ discounts) * weight
+    n_by_class = np.bincount(context * 4 + np.minimum(adjusted, 3), minlength=4 * n_contexts).reshape(n_contexts, 4)
+    weight = 1.0 / total
+    gamma = (n_by_class[:, 1] * discounts[0] + n_by_class[:, 2] * discounts[1] + n_by_class[:, 3] * discounts[2])
+    return weight, gamma * weight

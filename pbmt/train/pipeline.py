@@ -64,7 +64,7 @@ from pbmt.train.corpus import (
     read_corpus,
     write_alignment,
 )
-from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, DEFAULT_MEMORY, write_lm
 from pbmt.train.score import write_word_translation
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.symmetrize import symmetrize
@@ -212,11 +212,13 @@ class Scale:
     """Where and in what pieces the corpus-sized steps run; the model is the
     same whatever they are. ``shard_sentences``: sentence pairs per
     extraction shard; ``workers``/``scheduler``: run the shards on that many
-    local processes or on a dask cluster (``pbmt.parallel``)."""
+    local processes or on a dask cluster (``pbmt.parallel``); ``memory``:
+    bytes of the LM estimation's buffers (``pbmt.train.lm_estimate``)."""
 
     shard_sentences: int = DEFAULT_SHARD_SENTENCES
     workers: int = 1
     scheduler: str | None = None
+    memory: int = DEFAULT_MEMORY
 
 
 @dataclass(frozen=True)
@@ -270,15 +272,17 @@ def train_tables(
     return TableCounts(counts.extracted, counts.written)
 
 
-def train_lm(text: Path, out: Path, order: int, discount_fallback: bool = False) -> list[int]:
+def train_lm(text: Path, out: Path, order: int, discount_fallback: bool = False, memory: int = DEFAULT_MEMORY,
+             work: Path | None = None, progress: bool = False) -> list[int]:
     """Estimate an interpolated modified Kneser-Ney LM of ``order`` from the
     tokenised ``text`` (``pbmt.train.lm_estimate``, equal to lmplz) and write
     it as ARPA to ``out``; returns the number of n-grams of each order.
     ``discount_fallback``: lmplz's fallback discounts where the closed-form
-    ones fail (tiny corpora), else such a corpus is an error."""
-    model = estimate_kn(text, order, DEFAULT_FALLBACK if discount_fallback else None)
-    write_arpa(model, out)
-    return [len(g) for g in model.ngrams]
+    ones fail (tiny corpora), else such a corpus is an error. ``memory``:
+    bytes of counts held at a time, the rest on disk in ``work`` (default:
+    beside ``out``)."""
+    fallback = DEFAULT_FALLBACK if discount_fallback else None
+    return list(write_lm(text, order, out, fallback, memory, work, progress).ngrams)
 
 
 def arpa_order(path: Path) -> int:
@@ -566,7 +570,8 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         steps.append(Step(
             "lm", (corpus_tgt,), (out / LM_FILE,), {"order": lm_order, "discount_fallback": s.discount_fallback},
             lambda: "n-grams by order: " + " ".join(
-                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, lm_order, s.discount_fallback)),
+                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, lm_order, s.discount_fallback,
+                                           s.scale.memory, work, progress)),
         ))
 
     if s.word_classes:

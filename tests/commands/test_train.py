@@ -179,6 +179,25 @@ def test_missing_input_is_an_error(corpus_slice, tmp_path, capsys):
     assert f"{tmp_path / 'nope.es'}: no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--shard-size", "0", "--shard-size must be at least 1, not 0"),
+    ("--workers", "0", "--workers must be at least 1, not 0"),
+    ("--min-count", "-2", "--min-count must be at least 1, not -2"),
+    ("--lm-order", "0", "--lm-order must be at least 1, not 0"),
+    ("--max-phrase-length", "9", "--max-phrase-length must be 1 to 8, not 9"),
+    ("--memory", "5X", "memory size '5X' is not a number"),
+])
+def test_bad_option_values_are_usage_errors_of_one_line(corpus_slice, tmp_path, capsys, option, value, message):
+    args = train_args(corpus_slice, tmp_path / "m", option, value)
+    try:
+        code = main(args)
+    except SystemExit as exit_:  # argparse's own type errors
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m" / "moses.ini").exists()
+
+
 def test_pairs_with_an_empty_side_are_dropped_with_their_alignment_lines(corpus_slice, tmp_path, capsys):
     src, tgt, gdfa = (lines(corpus_slice / n)[:20] for n in ("train.es", "train.en", "train.align.gdfa"))
     src[2], tgt[6], gdfa[2], gdfa[6] = "", "  ", "", ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import math
+import os
 from collections import Counter, defaultdict
 
 import kenlm
@@ -13,7 +14,8 @@ import pytest
 
 from pbmt import cli
 from pbmt.errors import FormatError, PbmtError
-from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, write_arpa
+import pbmt.train.lm_estimate
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, parse_memory, write_arpa, write_lm
 
 # log10. The goal is 1e-4; lmplz computes in float32 and prints 8 digits, and
 # we agree to 5e-7, so a tighter bound also catches subtle slips (V vs V - 1).
@@ -138,7 +140,8 @@ def brute_force_kn(sentences, order, fallback=None):
 
 @pytest.fixture(scope="module")
 def lm3(bible):
-    return estimate_kn(bible / "train.tok.en", 3)
+    # 16 MB of buffers: the Bible's counts in about a dozen runs, merged
+    return estimate_kn(bible / "train.tok.en", 3, memory=parse_memory("16M"))
 
 
 def test_order3_equals_lmplz(lm3, bible):
@@ -233,3 +236,38 @@ def test_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["lm", str(text), str(arpa), "--discount-fallback", "0.5", "1"])
     assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["lm", str(text), str(arpa), "--memory", "5X"])
+    assert exit_.value.code == 2 and "memory size '5X'" in capsys.readouterr().err
+
+
+def test_a_tiny_memory_budget_gives_the_same_arpa_bytes(bible, tmp_path, monkeypatch):
+    with open(bible / "train.tok.en", encoding="utf-8") as text:
+        (tmp_path / "text.en").write_text("".join(itertools.islice(text, 600)), encoding="utf-8")
+    write_lm(tmp_path / "text.en", 4, tmp_path / "big.arpa")
+    runs = []
+    real_write_run = pbmt.train.lm_estimate.write_run
+    monkeypatch.setattr(pbmt.train.lm_estimate, "write_run", lambda path, records: (
+        runs.append(len(records)), real_write_run(path, records)))
+    counts = write_lm(tmp_path / "text.en", 4, tmp_path / "small.arpa", memory=parse_memory("16K"))
+    assert len(runs) > 100  # the budget forced many runs and merges
+    assert (tmp_path / "small.arpa").read_bytes() == (tmp_path / "big.arpa").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.arpa", "small.arpa", "text.en"]  # no counts left
+    assert list(counts.ngrams) == [len(v) for v in read_arpa(tmp_path / "big.arpa").values()]
+
+
+@pytest.mark.parametrize("text, size", [("2G", 2 << 30), ("512m", 512 << 20), ("100", 102400), ("1.5K", 1536),
+                                        ("4096b", 4096)])
+def test_memory_sizes_are_spelled_as_lmplz_takes_them(text, size):
+    assert parse_memory(text) == size
+
+
+@pytest.mark.parametrize("text", ["5X", "", "G", "0", "100b", "-1G"])
+def test_bad_memory_sizes(text):
+    with pytest.raises(ValueError, match="memory size"):
+        parse_memory(text)
+
+
+def test_memory_percent_is_of_the_physical_memory():
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert parse_memory("50%") == physical // 2
