@@ -28,3 +28,13 @@ def take(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray) -> tuple[np.nd
     np.cumsum(lengths, out=new_offsets[1:])
     gather = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
     return new_offsets, data[gather]
+
+
+def segment_softmax(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A softmax within each row: ``float64[n]``, summing to 1 over each row of the CSR ``offsets``
+    (``int64[n_rows + 1]``, no row empty) over ``scores`` (``float64[n]``, natural log). ListNet's top-one
+    probability (Cao et al. 2007, Eq. 1) and the n-best posteriors of the consensus feature."""
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    shifted = np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths))
+    return shifted / np.repeat(np.add.reduceat(shifted, starts), lengths)

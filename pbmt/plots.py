@@ -42,10 +42,11 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
+from pbmt.feature_labels import readable
 from pbmt.files import atomic_write, read_lines
 from pbmt.nbest import parse_features
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported where a figure is drawn
     from matplotlib.figure import Figure
 
 LOOP_LOG_COLUMNS = ("iteration", "dev_bleu", "pool_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
@@ -304,8 +305,6 @@ def weights_figure(log: TuningLog, title: str | None = None, initial: dict[str, 
     Weights that never change (not tuned) are left out and listed under the
     axes unless ``all_weights``.
     """
-    from pbmt.feature_labels import readable
-
     if not log.weight_names:
         raise PbmtError(f"{log.path}: this log has no weights (a binary block feature run: its weights are in "
                         "pass<l>/sparse-weights.txt beside the log)")

@@ -40,6 +40,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from pbmt.commands.translate import load_model
 from pbmt.explain import explain, explanation_data
 from pbmt.feature_labels import column_labels
 from pbmt.model.model import TranslationModel
@@ -70,8 +71,6 @@ _worker: dict[str, Any] = {}
 
 def _load_worker(model_args: argparse.Namespace) -> None:
     """A worker's initializer: load the model once (Ctrl-C is the server's to handle, not the workers')."""
-    from pbmt.commands.translate import load_model
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     _worker["model"] = load_model(model_args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbmt.csr import segment_softmax
 from pbmt.features.base import GlobalFeature
 from pbmt.features.registry import register
 from pbmt.vocab import Vocab
@@ -33,8 +34,6 @@ class Consensus(GlobalFeature):
 
     def nbest_values(self, lists) -> np.ndarray:
         """``float64[n_cand, 4]`` for every entry of ``NBestLists``."""
-        from pbmt.tune.listnet import top_one
-
         word_offsets, words = lists.words
         lengths = np.diff(word_offsets)
         n_cand = lists.n_candidates
@@ -45,7 +44,7 @@ class Consensus(GlobalFeature):
         position = np.arange(len(words)) - word_offsets[candidate]
         list_of = lists.sentence[candidate]
         filled = np.append(lists.offsets[:-1][np.diff(lists.offsets) > 0], lists.offsets[-1])
-        posterior = top_one(lists.totals, filled)
+        posterior = segment_softmax(lists.totals, filled)
         keys = words.astype(np.int64)
         n_words = max(len(lists.vocab), 1)
         for n in range(1, CONSENSUS_ORDERS + 1):

@@ -11,6 +11,7 @@ import numpy as np
 from pbmt.errors import PbmtError
 from pbmt.features.base import Candidates, GlobalFeature, Hypothesis
 from pbmt.features.registry import register
+from pbmt.search.output import option_links
 from pbmt.vocab import Vocab
 
 DEFAULT_MIN_CHARS = 4
@@ -146,8 +147,6 @@ class LexicalConsistency(GlobalFeature):
     def _tokens_of(self, state: "_State", j: int, candidates: Candidates,
                    chosen: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
         """(source word, translation) of the counted source tokens of options ``chosen`` of sentence ``j``."""
-        from pbmt.search.output import option_links
-
         options = candidates.options
         cached = state.option_tokens.get(j)
         if cached is None or cached[0] is not options:

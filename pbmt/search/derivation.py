@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -21,9 +20,6 @@ from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
 from pbmt.vocab import Vocab
-
-if TYPE_CHECKING:
-    from pbmt.features.base import GlobalFeature
 
 
 class Orientation(IntEnum):
@@ -118,23 +114,6 @@ def score_derivation(derivation: Derivation, options: TranslationOptions, model:
                 options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
                 *feature_columns(model), out)
     return out
-
-
-def score_document(derivations: Sequence[Derivation], options: Sequence[TranslationOptions], model: TranslationModel,
-                   global_features: Sequence["GlobalFeature"] = ()) -> np.ndarray:
-    """Dense and global features of a document (or of one sentence: a document of one), from scratch.
-
-    ``float64[layout.size + sum of the features' sizes]``: ``score_derivation``
-    summed over the sentences, then the global features' values on the
-    document's hypotheses (``pbmt.features``), natural logs.
-    """
-    from pbmt.features.base import Hypothesis, feature_values
-
-    dense = np.zeros(model.layout.size)
-    for d, o in zip(derivations, options):
-        dense += score_derivation(d, o, model)
-    hypotheses = [Hypothesis.of(d, o, model) for d, o in zip(derivations, options)] if global_features else []
-    return np.concatenate([dense, feature_values(global_features, hypotheses)])
 
 
 def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tuple:

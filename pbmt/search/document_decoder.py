@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.features.base import DocumentScores, GlobalFeature
 from pbmt.model.model import TranslationModel
-from pbmt.search.derivation import Derivation, score_document
+from pbmt.search.derivation import Derivation
+from pbmt.search.hypothesis import DocumentFeature, DocumentScores, score_document
 from pbmt.search.options import TranslationOptions
 from pbmt.model.lm import LMCache
 from pbmt.search.sampler import Sampler, anneal, initial_derivation
@@ -54,7 +54,7 @@ class DocumentSampler:
     """
 
     def __init__(self, model: TranslationModel, options: Sequence[TranslationOptions],
-                 global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
+                 global_features: Sequence[DocumentFeature] = (), global_weights: np.ndarray | None = None,
                  operator_weights=(1.0, 1.0, 1.0), lm_cache: LMCache | None = None):
         self.model = model
         self.global_features = tuple(global_features)
@@ -110,7 +110,7 @@ class DocumentSampler:
 
 
 def decode_document(model: TranslationModel, options: Sequence[TranslationOptions], rng: np.random.Generator,
-                    global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
+                    global_features: Sequence[DocumentFeature] = (), global_weights: np.ndarray | None = None,
                     steps_per_sentence: int = 1000, temperatures: tuple[float, float] = DEFAULT_ANNEAL,
                     lm_cache: LMCache | None = None) -> DocumentResult:
     """Decode a document: stack-decoder 1-best per sentence, then annealing over the whole document.

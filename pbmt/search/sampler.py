@@ -22,10 +22,12 @@ invariant. Members that break the decoder's distortion rules (Moses's, as in
 Every member comes with its feature delta vector (dense features computed in
 numba from what changed, then any global features), which is what SampleRank
 updates with. Global (sentence- or document-level) features are
-``pbmt.features.GlobalFeature`` objects: the stack decoder cannot use them,
-the sampler scores them as extra feature columns after the model's dense
-ones, from their incremental ``delta``. A chain's global values are those of
-its document (``pbmt.features.DocumentScores``): a document of its sentence
+``pbmt.search.hypothesis.DocumentFeature`` objects (``pbmt.features``
+implements them): the decoders cannot use them, the sampler scores them as
+extra feature columns after the model's dense ones, from their incremental
+``delta``, and shows them a neighbourhood as ``NeighbourhoodCandidates``. A
+chain's global values are those of its document
+(``pbmt.search.hypothesis.DocumentScores``): a document of its sentence
 alone, or one shared by the chains of a document's sentences
 (``pbmt.search.document_decoder``).
 """
@@ -34,18 +36,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import IntEnum
 from typing import Sequence
 
 import numpy as np
 
 from pbmt.errors import PbmtError
-from pbmt.features.base import Candidates, DocumentScores, GlobalFeature, Hypothesis
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
+from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.search.decoder import ScoredDerivation, decode
-from pbmt.search.derivation import Derivation, boundary_arrays, score_derivation, score_document, sparse_features
+from pbmt.search.derivation import Derivation, boundary_arrays, score_derivation, sparse_features
+from pbmt.search.hypothesis import DocumentFeature, DocumentScores, Hypothesis, score_document
 from pbmt.search.options import TranslationOptions
 
 SPARSE_COLUMN = "Sparse0"  # the weighted sparse features' column, when the model has sparse features
@@ -90,7 +94,7 @@ class Neighbourhood:
     current: int
     options: TranslationOptions = field(repr=False)
     chain_moves: int = field(repr=False)
-    candidates: Candidates | None = field(default=None, repr=False)
+    candidates: NeighbourhoodCandidates | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.first)
@@ -108,6 +112,53 @@ class Neighbourhood:
     def derivations(self) -> list[Derivation]:
         """Every candidate, in index order."""
         return [self.derivation(c) for c in range(len(self))]
+
+
+class NeighbourhoodCandidates:
+    """The members of a neighbourhood as global features see them (``pbmt.search.hypothesis.Candidates``).
+
+    ``current``: the index of the unchanged member. Member ``c`` is the
+    current derivation with the blocks of options ``removed`` (the same for
+    every member) replaced by the blocks of options ``added(c)``; both cover
+    the same source words.
+    """
+
+    def __init__(self, neighbourhood: Neighbourhood, model: TranslationModel):
+        self.neighbourhood = neighbourhood
+        self.model = model
+        self.options = neighbourhood.options
+        self.current = neighbourhood.current
+        nb = neighbourhood
+        base = nb.base.option
+        kept = set(range(nb.mid_lo, nb.mid_hi))
+        self.removed = np.array([base[b] for b in range(nb.lo, nb.hi) if b not in kept], np.int32)
+        self._hypotheses: dict[int, Hypothesis] = {}
+
+    def __len__(self) -> int:
+        return len(self.neighbourhood)
+
+    def added(self, c: int) -> np.ndarray:
+        """Options (``int32[1 or 2]``) member ``c`` puts in place of ``removed``."""
+        nb = self.neighbourhood
+        if c == nb.current:
+            return self.removed
+        return np.array([nb.first[c]] if nb.second[c] < 0 else [nb.first[c], nb.second[c]], np.int32)
+
+    def hypothesis(self, c: int) -> Hypothesis:
+        """Member ``c`` in full (built once)."""
+        if c not in self._hypotheses:
+            self._hypotheses[c] = Hypothesis.of(self.neighbourhood.derivation(c), self.options, self.model)
+        return self._hypotheses[c]
+
+    @cached_property
+    def _words(self) -> tuple[np.ndarray, np.ndarray]:
+        nb = self.neighbourhood
+        return neighbour_words(nb.base.option, nb.lo, nb.hi, nb.mid_lo, nb.mid_hi, nb.first, nb.second,
+                               self.options.tgt_offsets, self.options.tgt_words)
+
+    def target_words(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every member's target words as CSR: (``int64[len + 1]`` offsets, ``int32`` word ids)."""
+        return self._words
 
 
 class Chain:
@@ -222,7 +273,7 @@ class Sampler:
     """
 
     def __init__(self, model: TranslationModel, options: TranslationOptions,
-                 global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,
+                 global_features: Sequence[DocumentFeature] = (), global_weights: np.ndarray | None = None,
                  distortion_limit: int | None = None, operator_weights=(1.0, 1.0, 1.0),
                  lm_cache: LMCache | None = None):
         if model.sparse is not None and model.sparse.blocks is not None:
@@ -347,7 +398,7 @@ class Sampler:
                            self.options, chain.moves)
         if chain.document is None:
             return nb
-        candidates = Candidates(nb, self.model)
+        candidates = NeighbourhoodCandidates(nb, self.model)
         extra = chain.document.delta(chain.index, candidates)
         extra[current] = 0.0
         return dataclasses.replace(nb, delta=np.hstack([nb.delta, extra]),
@@ -524,7 +575,7 @@ def anneal(iterations: int, start: float, end: float) -> np.ndarray:
 
 def sample_decode(model: TranslationModel, options: TranslationOptions, rng: np.random.Generator,
                   iterations: int = 1000, burn_in: int = 0, temperature=1.0, init: str = "gloss",
-                  decision: str = "best", global_features: Sequence[GlobalFeature] = (),
+                  decision: str = "best", global_features: Sequence[DocumentFeature] = (),
                   global_weights: np.ndarray | None = None, thin: int = 1,
                   lm_cache: LMCache | None = None, trace: list | None = None,
                   trace_every: int = 10) -> ScoredDerivation:

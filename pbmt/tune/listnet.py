@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.csr import take
+from pbmt.csr import segment_softmax, take
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
 
@@ -99,18 +99,6 @@ class FeatureScaling:
         return np.where(self.maximum == self.minimum, 0.0, weights)
 
 
-def top_one(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Top-one probabilities (Eq. 1) within each list: a softmax per CSR segment.
-
-    scores: float64[n_cand]; offsets: int64[n_lists+1], no list empty.
-    Returns float64[n_cand], summing to 1 over each list.
-    """
-    starts = offsets[:-1]
-    lengths = np.diff(offsets)
-    shifted = np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths))
-    return shifted / np.repeat(np.add.reduceat(shifted, starts), lengths)
-
-
 def reference_scores(stats: np.ndarray) -> np.ndarray:
     """float64[n_cand]: BLEU+1 in percent of BLEU statistics int64[n_cand, 10], the reference ranking."""
     return 100.0 * sentence_bleu_plus1(stats)
@@ -123,7 +111,7 @@ def loss_and_gradient(features: np.ndarray, offsets: np.ndarray, target: np.ndar
     features: float64[n_cand, n_features] (already scaled when feature
     normalisation is used); offsets: int64[n_lists+1] over them, none empty;
     target: float64[n_cand], the reference top-one probabilities
-    (``top_one(reference_scores(stats), offsets)``); weights:
+    (``segment_softmax(reference_scores(stats), offsets)``); weights:
     float64[n_features]; score_range: ``r`` of the final-score normalisation
     (None: scores are ``features @ weights`` as they are; a list whose scores
     are all 0 is left unscaled). Returns (loss, float64[n_features]).
@@ -137,7 +125,7 @@ def loss_and_gradient(features: np.ndarray, offsets: np.ndarray, target: np.ndar
         top = np.abs(z[peak])
         scale = np.where(top > 0, score_range / np.where(top > 0, top, 1.0), 1.0)
         scores = z * np.repeat(scale, lengths)
-    probs = top_one(scores, offsets)
+    probs = segment_softmax(scores, offsets)
     starts = offsets[:-1]
     log_sum = np.log(np.add.reduceat(np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths)),
                                      starts)) + np.maximum.reduceat(scores, starts)
@@ -195,7 +183,7 @@ class ListNet:
         self.scaling_ = FeatureScaling.fit(pool.features) if self.normalisation == "features" else None
         features = pool.features if self.scaling_ is None else self.scaling_.transform(pool.features)
         weights = initial if self.scaling_ is None else self.scaling_.scaled_weights(initial)
-        target = top_one(reference_scores(pool.stats), pool.offsets)
+        target = segment_softmax(reference_scores(pool.stats), pool.offsets)
         score_range = self.score_range if self.normalisation == "score" else None
         n_sent = pool.n_sentences
         per_epoch = -(-n_sent // self.batch_size)

@@ -158,9 +158,10 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import sparse_features
 from pbmt.search.document_decoder import DocumentSampler
 from pbmt.model.lm import LMCache
+from pbmt.parallel import ParallelMap
 from pbmt.search.sampler import Neighbourhood, gloss
 from pbmt.run_state import reading_checkpoint
-from pbmt.tune._samplerank_kernels import neighbour_words
+from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
@@ -618,8 +619,6 @@ class SampleRank:
                 state = (model, sources, references, chunk_of, global_features)
                 run = functools.partial(map, functools.partial(work, state))
             else:
-                from pbmt.parallel import ParallelMap
-
                 setup = functools.partial(_chain_state, model.config.path, model.sparse, sources, references,
                                           chunk_of, self.global_features, model.vocab.words(range(len(model.vocab))))
                 pool = stack.enter_context(ParallelMap(setup, work, self.workers, self.scheduler))

@@ -6,7 +6,8 @@ import pytest
 from pbmt.features import build, name_features, parse_requests
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import Derivation, score_derivation, score_document
+from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.hypothesis import score_document
 from pbmt.search.document_decoder import decode_document
 from pbmt.search.options import TranslationOptions
 

@@ -5,7 +5,8 @@ import pytest
 
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.listnet import FeatureScaling, ListNet, loss_and_gradient, reference_scores, top_one
+from pbmt.csr import segment_softmax
+from pbmt.tune.listnet import FeatureScaling, ListNet, loss_and_gradient, reference_scores
 from pbmt.tune.loop import make_optimizer
 from pbmt.tune.pool import Pool
 
@@ -14,7 +15,7 @@ def _lists(rng, n_lists=4, n_features=5):
     lengths = rng.integers(1, 12, size=n_lists)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     features = rng.normal(size=(offsets[-1], n_features)) * rng.uniform(0.5, 3, size=n_features)
-    target = top_one(rng.uniform(0, 60, size=offsets[-1]), offsets)
+    target = segment_softmax(rng.uniform(0, 60, size=offsets[-1]), offsets)
     return features, offsets, target
 
 
@@ -46,7 +47,7 @@ def test_gradient_equals_numerical_gradient(score_range):
 
 def test_top_one_is_a_softmax_per_list():
     scores = np.array([1.0, 2.0, 3.0, 1000.0, 1000.0, -5.0])
-    probs = top_one(scores, np.array([0, 3, 5, 6]))
+    probs = segment_softmax(scores, np.array([0, 3, 5, 6]))
     np.testing.assert_allclose(probs[:3], np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum())
     np.testing.assert_allclose(probs[3:], [0.5, 0.5, 1.0])
 

@@ -1,4 +1,4 @@
-"""Numba kernel of SampleRank: the target words of every member of a sampler neighbourhood."""
+"""Numba kernel of sampler neighbourhoods: the target words of every member, for global features."""
 
 import numpy as np
 from numba import njit
