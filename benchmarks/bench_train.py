@@ -15,7 +15,7 @@ the generator's):
 - corpus: reading the texts and the alignment, writing the prepared corpus;
 - tables: phrase extraction in shards, merge, scoring, both tables and the
   word translation tables written (``--shard-size``, serial);
-- lm: the 3-gram Kneser-Ney LM of the target side;
+- lm: the 3-gram Kneser-Ney LM of the target side (``--memory``, 1G);
 - classes: 50 target word classes (exchange algorithm);
 - align (``--align``): eflomal in both directions with grow-diag-final-and.
 
@@ -79,7 +79,7 @@ def corpus_files(pairs: int, corpora: Path, seed: int) -> tuple[Path, Path, Path
     return files
 
 
-def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size: int) -> str:
+def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size: int, memory: int) -> str:
     """Run one step in this process (``--step``); returns its summary."""
     from pbmt.text import tokens
     from pbmt.train.pipeline import Scale, align_corpus, prepare_corpus, train_lm, train_tables
@@ -94,7 +94,7 @@ def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size
                               scratch=work / "shards")
         return f"{counts.extracted} phrase pairs"
     if step == "lm":
-        return "n-grams " + " ".join(map(str, train_lm(c_tgt, work / "lm.arpa.gz", 3)))
+        return "n-grams " + " ".join(map(str, train_lm(c_tgt, work / "lm.arpa.gz", 3, memory=memory)))
     if step == "classes":
         induced = induce_classes(c_tgt, 50)
         return f"{len(induced.classes.words)} words in 50 classes"
@@ -103,10 +103,10 @@ def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size
     raise ValueError(step)
 
 
-def measure_step(step: str, files: tuple[Path, Path, Path], work: Path, shard_size: int) -> dict:
+def measure_step(step: str, files: tuple[Path, Path, Path], work: Path, shard_size: int, memory: str) -> dict:
     """Run ``--step`` in a child process; its time, peak memory and summary."""
     command = [sys.executable, __file__, "--step", step, "--files", *map(str, files), "--work", str(work),
-               "--shard-size", str(shard_size)]
+               "--shard-size", str(shard_size), "--memory", memory]
     load = _load()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -157,6 +157,7 @@ def main() -> None:
                         help="folder for the synthetic corpora (made once, kept)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the synthetic corpora")
     parser.add_argument("--shard-size", type=int, default=20_000, help="sentence pairs per extraction shard")
+    parser.add_argument("--memory", default="1G", help="the LM step's -S/--memory")
     parser.add_argument("--steps", default=",".join(STEPS), help="steps to measure, of " + ",".join(STEPS + ("align",)))
     parser.add_argument("--align", action="store_true", help="also measure eflomal alignment")
     parser.add_argument("--no-speedup", action="store_true", help="skip the 2-worker speed-up part")
@@ -170,7 +171,9 @@ def main() -> None:
     args = parser.parse_args()
 
     if args.step:
-        summary = run_step(args.step, *args.files, args.work, args.shard_size)
+        from pbmt.train.lm_estimate import parse_memory
+
+        summary = run_step(args.step, *args.files, args.work, args.shard_size, parse_memory(args.memory))
         # eflomal aligns in a child process of its own
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(json.dumps({"peak_rss_mb": max(_peak_rss_mb(), children), "summary": summary}))
@@ -191,7 +194,7 @@ def main() -> None:
                 work.mkdir()
                 rows = []
                 for step in steps:
-                    row = measure_step(step, files, work, args.shard_size)
+                    row = measure_step(step, files, work, args.shard_size, args.memory)
                     rows.append(row)
                     print(f"{pairs:>9,} {step:<8} {row['seconds']:8.1f}s {row['peak_rss_mb']:8.0f}MB  "
                           f"{row['summary']} (load {row['load_before']})", flush=True)

@@ -14,6 +14,7 @@ sentence-boundary tokens). The result is the same on every run.
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 
@@ -34,6 +35,80 @@ class Induced:
     moved: tuple[int, ...]
 
 
+#: Tokens counted at a time; distinct bigrams are merged when they pass ``_MERGE_AT``.
+_CHUNK_TOKENS = 1 << 22
+_MERGE_AT = 1 << 23
+
+
+@dataclass(frozen=True)
+class Bigrams:
+    """The words of a text and its bigram counts (within lines).
+
+    ``words``: the distinct words ranked by frequency, ties by the word;
+    ``counts``: each word's count (int64 ``(n,)``); ``first``, ``second``:
+    the two words' ranks of every distinct bigram (int64 ``(m,)``), sorted by
+    ``(first, second)``; ``pair_counts``: how often each occurs (int64 ``(m,)``).
+    """
+
+    words: tuple[str, ...]
+    counts: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    pair_counts: np.ndarray
+
+
+def _summed(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ``keys``, sorted, with the sums of their ``counts``."""
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    return distinct, np.bincount(inverse, weights=counts, minlength=len(distinct)).astype(np.int64)
+
+
+def count_bigrams(path: str | os.PathLike) -> Bigrams:
+    """Words and bigrams of a tokenised text file, counted on integer arrays a
+    chunk of lines at a time: memory holds the distinct bigrams (16 bytes
+    each) and a chunk, not a Python object per bigram."""
+    index: dict[str, int] = {}
+    unigrams = np.zeros(0, dtype=np.int64)
+    keys, counts = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    held = 0
+    token_ids, lengths = array("q"), array("q")
+
+    def flush() -> None:
+        nonlocal unigrams, token_ids, lengths, held
+        ids = np.frombuffer(token_ids, dtype=np.int64)
+        unigrams = np.bincount(ids, minlength=len(index)) + np.pad(unigrams, (0, len(index) - len(unigrams)))
+        line_end = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
+        follows = np.ones(len(ids), dtype=bool)
+        follows[line_end[line_end < len(ids)]] = False  # a line's first word follows nothing
+        second = np.flatnonzero(follows[1:]) + 1
+        chunk_keys, chunk_counts = np.unique((ids[second - 1] << 32) | ids[second], return_counts=True)
+        keys.append(chunk_keys)
+        counts.append(chunk_counts)
+        held += len(chunk_keys)
+        if held > _MERGE_AT:
+            merged = _summed(np.concatenate(keys), np.concatenate(counts))
+            keys[:], counts[:] = [merged[0]], [merged[1]]
+            held = len(merged[0])
+        token_ids, lengths = array("q"), array("q")
+
+    for _, line in read_lines(path):
+        words = line.split()
+        token_ids.extend(index.setdefault(w, len(index)) for w in words)
+        lengths.append(len(words))
+        if len(token_ids) >= _CHUNK_TOKENS:
+            flush()
+    flush()
+    pair_keys, pair_counts = _summed(np.concatenate(keys), np.concatenate(counts))
+    by_id = list(index)
+    ranked = sorted(range(len(by_id)), key=lambda i: (-unigrams[i], by_id[i]))
+    rank = np.empty(len(ranked), dtype=np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    first, second = rank[pair_keys >> 32], rank[pair_keys & 0xFFFFFFFF]
+    order = np.lexsort((second, first))
+    return Bigrams(tuple(by_id[i] for i in ranked), unigrams[ranked], first[order], second[order],
+                   pair_counts[order])
+
+
 def _csr(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     order = np.lexsort((cols, rows))
     offsets = np.zeros(n + 1, np.int64)
@@ -50,20 +125,14 @@ def induce_classes(path: str | os.PathLike, n_classes: int = 50, max_passes: int
     """
     if n_classes < 1 or max_passes < 0:
         raise ValueError(f"need n_classes >= 1 and max_passes >= 0, got {n_classes} and {max_passes}")
-    unigrams: Counter[str] = Counter()
-    bigrams: Counter[tuple[str, str]] = Counter()
-    for _, line in read_lines(path):
-        words = line.split()
-        unigrams.update(words)
-        bigrams.update(zip(words, words[1:]))
-    if len(unigrams) < n_classes:
-        raise ValueError(f"{path}: {len(unigrams)} distinct words, fewer than the {n_classes} classes asked for")
-    words = sorted(unigrams, key=lambda w: (-unigrams[w], w))
-    index = {w: i for i, w in enumerate(words)}
-    pairs = np.array([(index[a], index[b], c) for (a, b), c in bigrams.items()], np.int64).reshape(-1, 3)
-    n = len(words)
-    succ = _csr(pairs[:, 0], pairs[:, 1], pairs[:, 2], n)
-    pred = _csr(pairs[:, 1], pairs[:, 0], pairs[:, 2], n)
+    bigrams = count_bigrams(path)
+    n = len(bigrams.words)
+    if n < n_classes:
+        raise ValueError(f"{path}: {n} distinct words, fewer than the {n_classes} classes asked for")
+    succ = _csr(bigrams.first, bigrams.second, bigrams.pair_counts, n)
+    pred = _csr(bigrams.second, bigrams.first, bigrams.pair_counts, n)
+    words = bigrams.words
+    del bigrams
     classes = (np.arange(n) % n_classes).astype(np.int32)
     counts = class_counts(classes, n_classes, *succ)
     objectives, moved = [objective(*counts)], []
