@@ -298,9 +298,10 @@ def _class_room(classes, extra, pool):
 
 
 @njit(cache=True, inline="always")
-def _place(pool, g, t, complete, classes, stack_head, stats):
+def _place(pool, g, t, complete, classes, stack_head, stats, keep_arcs):
     """Put hypothesis g into stack t: into the class with its recombination key, or a new class (room for it
-    made by ``_class_room``)."""
+    made by ``_class_room``). Returns whether g stays in the pool: always with ``keep_arcs``, else only as a
+    class's best member (a worse member is an arc only n-best lists and search graphs read)."""
     cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
     c_rep, c_next, table, counts = classes
     stats[t, 2] += 1
@@ -310,7 +311,8 @@ def _place(pool, g, t, complete, classes, stack_head, stats):
         klass[g] = found
         if score[g] > score[c_rep[found]]:
             c_rep[found] = g
-        return
+            return True
+        return keep_arcs
     n_class = counts[0]
     c_rep[n_class] = g
     c_next[n_class] = stack_head[t]
@@ -320,6 +322,7 @@ def _place(pool, g, t, complete, classes, stack_head, stats):
         counts[1] = n_class
     table[slot] = n_class
     counts[0] = n_class + 1
+    return True
 
 
 @njit(cache=True)
@@ -341,7 +344,7 @@ def _stack_count(stack_head, c_next, s):
 
 @njit(cache=True, _nrt=False)
 def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, log_beam,
-            stack_best, stack_head, stats, pool, n_hyp, classes, key_option):
+            stack_best, stack_head, stats, pool, n_hyp, classes, key_option, keep_arcs):
     """``stack_kernel``'s extensions of hypothesis h of stack s by every option of ``spans`` (int32[k, 2]);
     returns the new number of hypotheses. Allocates nothing (no reference counting in the hot loop): the
     caller makes room in the pool and the classes for every extension."""
@@ -363,26 +366,29 @@ def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_o
             if total > stack_best[t]:
                 stack_best[t] = total
             _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
-            _place(pool, n_hyp, t, complete, classes, stack_head, stats)
-            n_hyp += 1
+            if _place(pool, n_hyp, t, complete, classes, stack_head, stats, keep_arcs):
+                n_hyp += 1
     return n_hyp
 
 
 @njit(cache=True)
 def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
-                 tr, distortion_limit, stack_size, log_beam, mon_swap):
+                 tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs):
     """Stack decoding of one sentence of ``n`` > 0 words: every kept hypothesis of a stack is extended by
     every option it may take next.
 
     Options as in ``TranslationOptions``; ``tr``: the weighted transition features (``Transitions``);
     distortion_limit < 0: unlimited; log_beam: natural log of the beam threshold (-inf: no threshold
-    pruning); mon_swap: search the MON/SWAP space instead (the distortion limit is ignored).
+    pruning); mon_swap: search the MON/SWAP space instead (the distortion limit is ignored); keep_arcs: keep
+    every recombined hypothesis as an arc (n-best lists, search graphs), else only each class's best member,
+    which is all the 1-best needs and keeps the pool small.
 
     The hypothesis pool: parallel arrays indexed by hypothesis (coverage bitmap, the last block's source
     span and option, LM state (-1 when complete), parent, accumulated score, future estimate, recombination
     class, recombination key: the last block's end, or its option when lexicalized reordering or sparse
     transitions look at it). Hypotheses with the same key (coverage, LM state, that key) form a class; the
-    best member represents the class in its stack, the others are kept as arcs for n-best extraction; every
+    best member represents the class in its stack, the others are kept as arcs for n-best extraction (with
+    ``keep_arcs``); every
     complete hypothesis is in one final class. Returns (parent int32[h], option int32[h], score float64[h],
     klass int32[h], final_class int, stats int64[n + 1, 5]): final_class -1 if no complete hypothesis
     survived; stats[s] counts, for stack s (s words covered), its classes when it was expanded, the
@@ -405,7 +411,8 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
                 pool = _grow_pool(max(2 * pool[0].shape[0], n_hyp + most), *pool)
             classes = _class_room(classes, most, pool)
             n_hyp = _extend(s, n, h, spans[:n_spans], future, span_offsets, max_length, local_score, tgt_offsets,
-                            tgt_words, tr, log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option)
+                            tgt_words, tr, log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option,
+                            keep_arcs)
     stats[n, 0] = _stack_count(stack_head, classes[1], n)
     return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
 
@@ -510,7 +517,7 @@ def _queue_pop(keys, cells, size):
 @njit(cache=True, _nrt=False)
 def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_lo, members, order, span_offsets,
                 max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit, log_beam, stack_best, stack_head, stats,
-                pool, n_hyp, classes, key_option, queue):
+                pool, n_hyp, classes, key_option, keep_arcs, queue):
     """Fill stack s of ``cube_kernel`` from its edges (the list from ``first_edge``); returns the new number
     of hypotheses. Allocates nothing (no reference counting in the hot loop): the caller makes room in the
     pool, the classes and the queue (``queue``: the cells' edge, row, column, score, LM state, total, and
@@ -539,8 +546,8 @@ def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_
                 o = order[span_offsets[e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1] + cj]
                 _write(pool, n_hyp, h, o, e_start[ce], e_end[ce], c_score[c], c_state[c], s == n,
                        e_fut[ce], key_option)
-                _place(pool, n_hyp, s, s == n, classes, stack_head, stats)
-                n_hyp += 1
+                if _place(pool, n_hyp, s, s == n, classes, stack_head, stats, keep_arcs):
+                    n_hyp += 1
             n_next = 2  # its successors in the grid (see below)
         lo = group_lo[e_group[ce]]
         rows = group_lo[e_group[ce] + 1] - lo
@@ -573,7 +580,7 @@ def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_
 
 @njit(cache=True)
 def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
-                future, tr, distortion_limit, stack_size, log_beam, mon_swap, pop_limit):
+                future, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs, pop_limit):
     """Cube pruning of one sentence of ``n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
 
     Arguments and result as ``stack_kernel``'s, plus ``estimate`` float64[n_opt] (each option's estimated
@@ -640,7 +647,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
             n_hyp = _fill_stack(s, n, edge_head[s], e_next, e_group, e_start, e_end, e_fut, group_lo, members, order,
                                 span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit,
                                 log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option,
-                                (c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap))
+                                keep_arcs, (c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap))
         if s == n:
             break
         # prune stack s, group what is kept, and create the edges out of it

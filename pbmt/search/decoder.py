@@ -111,10 +111,12 @@ def transitions(model: TranslationModel, options: TranslationOptions) -> Transit
                        sparse.left_key, sparse.pair, model.sparse is not None)
 
 
-def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None
-           ) -> SearchGraph:
+def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None,
+           arcs: bool = True) -> SearchGraph:
     """Search a sentence of at least one word by the settings' algorithm (``settings.search``: stack
-    decoding or cube pruning); ``settings`` default to the model's.
+    decoding or cube pruning); ``settings`` default to the model's. ``arcs``: keep every recombined
+    hypothesis (for n-best lists and search graphs); without, the graph holds each recombination class's
+    best member only, enough for the 1-best.
 
     A model with sparse features (``model.sparse``) decodes with them: their
     option-local part is in ``options.local_score`` (``TranslationOptions.build``),
@@ -127,10 +129,10 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     if settings.search == "cube":
         estimate = options.local_score + model.lm_weight_ln * options.lm_inside
         graph = cube_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
-                            options.local_score, estimate, *common, settings.pop_limit)
+                            options.local_score, estimate, *common, arcs, settings.pop_limit)
     else:
         graph = stack_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
-                             options.local_score, *common)
+                             options.local_score, *common, arcs)
     return SearchGraph(*graph)
 
 
@@ -144,7 +146,7 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
         return [ScoredDerivation(empty, model_score(empty, options, model))]
-    graph = search(model, options, settings)
+    graph = search(model, options, settings, arcs=n_best > 1)
     if graph.final_class < 0:
         return []
     return best_paths(options, graph, n_best, distinct)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search.decoder import decode
+from pbmt.search.decoder import best_paths, decode, search
 from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry, nbest_entries, word_alignment
@@ -107,6 +107,20 @@ def test_pruned_search_scores_equal_rescoring(tiny, settings):
     model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=3, distortion_limit=2, **settings))
     for entry in decode(model, options, n_best=20):
         assert score_derivation(entry.derivation, options, model) @ model.weights == pytest.approx(entry.score, abs=1e-9)
+
+
+@pytest.mark.parametrize("settings", [dict(search="stack"), dict(search="cube", pop_limit=4)])
+def test_a_graph_without_arcs_has_the_same_best_derivation(tiny, settings):
+    options = TranslationOptions.build(tiny, tiny.vocab.ids("e d c b a".split()))
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=3, distortion_limit=2, **settings))
+    full, lean = search(model, options, arcs=True), search(model, options, arcs=False)
+    assert len(lean.parent) < len(full.parent)
+    assert np.array_equal(np.unique(lean.klass), np.unique(full.klass))  # every class keeps its best member
+    for graph in (full, lean):
+        assert graph.final_class >= 0
+    [best_full], [best_lean] = best_paths(options, full, 1), best_paths(options, lean, 1)
+    assert best_lean.derivation == best_full.derivation and best_lean.score == best_full.score
+    assert decode(model, options)[0].derivation == best_full.derivation
 
 
 def test_derivation_views():
