@@ -1,142 +1,331 @@
-"""Claim: pbmt's MERT tunes the shared model as well as Moses's MERT does.
+"""Claim: pbmt's tuners, each tuned on all of dev and scored on all of test, against Moses's own MERT.
 
-Setting: the shared Moses model (``model/moses.ini``, untuned train-model.perl
-weights), tuned on the dev set (``dev.tok.es`` / ``dev.tok.en``) with
-``pbmt tune``'s loop: n-best 100, accumulated pools, MERT with 20 random
-restarts plus the previous weights, for --iterations iterations, once per seed.
-Then the test set (``test.tok.es``, Acts) is decoded (1-best) with each run's
-final weights, with the untuned weights and with the weights of Moses's own
-MERT run (``model/README.md``: dev 39.60 after 5 iterations, test 29.82; the
-untuned model scores test 28.92 with Moses), and scored with sacrebleu
-(``tokenize='none'``) against ``test.tok.en``.
+Setting: the shared Moses model (``bible-es-en/model/moses.ini``, untuned
+train-model.perl weights), tuned on the whole dev set (``dev.tok.es`` /
+``dev.tok.en``, 1,031 verses) and scored on the whole test set (Acts,
+``test.tok.es``, 1,006 verses): sacrebleu (``tokenize='none'``) of the 1-best
+under the tuned weights against ``test.tok.en``. One cell per (tuner, seed);
+each tuner runs with every seed of --seeds.
 
-Printed: per seed, dev BLEU of every iteration's decode (iteration 1 decodes
-with the untuned weights), the final weights' test BLEU, and seconds per
-iteration split into decoding and optimising; then the mean and standard
-deviation over seeds. Everything runs on --workers local processes; timings
-are wall clock and noisy when other jobs share the machine.
+Tuners (``--tuners``, comma-separated; default: all):
 
-    python benchmarks/bench_tune.py --algorithm mert [--sentences 1031] [--iterations 5] [--seeds 3]
-        [--nbest 100] [--restarts 20] [--random-directions 10] [--test-sentences 1006] [--workers 2]
-        [--out DIR] [--json FILE]
+- ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
+  iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
+  as mert-moses.pl's --return-best-dev);
+- ``mert-moses-defaults``: pbmt's MERT with the guards off (unbounded
+  line search, no significance test, signs free): Moses's optimiser;
+- ``samplerank``: the paper's rule and settings (Haddow et al., 2011);
+  ``samplerank-expected-gain``: the variant that measured best
+  (expected-gain update, chains started at the decoder's 1-best, temperature
+  0.1, four chains);
+- ``costmargin-1``, ``perceptron-1``, ``costmargin-10``, ``perceptron-10``:
+  Tillmann & Zhang's relevant-set tuners with 1-best or 10-best relevant sets,
+  in the MON/SWAP search space, beside ``mert-mon-swap`` (MERT in that space);
+- ``rescore-mert``, ``rescore-pro``, ``rescore-apro``, ``rescore-listnet``:
+  n-best rescoring (``pbmt rescore``) of the untuned weights' 100-best lists of
+  dev and test, with the 5-gram LM, the length ratio and consensus features;
+- ``moses-mert``: Moses's ``mert-moses.pl`` with Moses 1 as its decoder (cube
+  pruning, 2 threads), 100-best, --iterations iterations, mert's random seed
+  ``1000 * seed`` at every iteration; its last weights are decoded by pbmt on
+  test (``../shared/tools/moses`` must exist, else the cell is skipped).
+
+Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass),
+the kept weights' test BLEU and the cell's wall time; then per tuner the mean ±
+sd over seeds of the best dev BLEU and of test BLEU, the mean wall time and the
+load average (1 minute, sampled every 30 s while its cells ran). Untuned
+weights' test BLEU is scored once beside them.
+
+--json FILE keeps every finished cell; a run given the same FILE skips the
+cells it holds and resumes a cell that was killed (each tuner's own
+checkpoint in --out). --quick: a smoke run (20 dev and test sentences, 2
+iterations, one seed, 10-best).
+
+    python benchmarks/bench_tune.py --json tune.json --out runs [--tuners mert,moses-mert,pro]
+        [--seeds 3] [--iterations 5] [--workers 2] [--sentences N] [--test-sentences N] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
-import tempfile
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import sacrebleu
 
-from pbmt.commands.tune import read_dev
 from pbmt.files import atomic_write
-from pbmt.model.model import TranslationModel
-from pbmt.tune.loop import DevDecoder, LoopSettings, make_optimizer, tune
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
-MOSES = {"untuned test": 28.92, "MERT dev (5 iterations)": 39.60, "MERT test": 29.82}
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
+MOSES = ROOT.parent / "shared" / "tools" / "moses"
+PBMT = [sys.executable, "-m", "pbmt"]
+
+LOOP = {
+    "mert": ["--algorithm", "mert"],
+    "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
+    "pro": ["--algorithm", "pro"],
+    "apro": ["--algorithm", "apro"],
+    "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
+}
+SAMPLERANK = {
+    "samplerank": ["--algorithm", "samplerank"],
+    "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-update", "expected-gain",
+                                 "--samplerank-start", "decoder", "--samplerank-temperature", "0.1", "--chains", "4"],
+}
+RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--nbest", str(n)]
+                for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
+RESCORE = {f"rescore-{algorithm}": algorithm for algorithm in ("mert", "pro", "apro", "listnet")}
+TUNERS = [*LOOP, *SAMPLERANK, *RELEVANT_SET, *RESCORE, "moses-mert"]
 
 
-def moses_mert_weights(model: TranslationModel) -> np.ndarray:
-    """Moses's MERT weights from the model README's code block, in the model's layout."""
-    readme = (DATA / "model" / "README.md").read_text(encoding="utf-8")
-    block = readme.split("test BLEU 29.82")[1].split("```")[1]
-    weights = {}
-    for line in block.strip().splitlines():
-        name, values = line.split("=")
-        weights[name.strip()] = tuple(float(v) for v in values.split())
-    return model.layout.weights(model.config.with_weights(weights))
+class LoadSampler:
+    """The 1-minute load average, sampled every ``period`` seconds in a thread while it runs."""
+
+    def __init__(self, period: float = 30.0):
+        self.samples = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(period,), daemon=True)
+
+    def _run(self, period: float) -> None:
+        while not self._stop.wait(period):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> "LoadSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
 
 
-def score_test(model: TranslationModel, ini: Path, weights: np.ndarray, sources, references, workers) -> float:
-    """sacrebleu BLEU (percent) of the 1-best test translations under ``weights``."""
-    with DevDecoder(ini, sources, 1, workers, model=model if workers == 1 else None, quiet=False) as decoder:
-        hypotheses = [entries[0].text for entries in decoder(weights)]
+def run(command: list, cwd: Path | None = None, log: Path | None = None) -> None:
+    """Run ``command``; its output goes to ``log`` (appended); a failure stops the benchmark naming the log."""
+    with open(log or os.devnull, "a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(map(str, command))}\n")
+        out.flush()
+        done = subprocess.run([str(c) for c in command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode:
+        sys.exit(f"failed ({done.returncode}): {' '.join(map(str, command))}; see {log}")
+
+
+def lines(path: Path, limit: int | None) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()[:limit]
+
+
+def bleu(hypotheses: list[str], references: list[str]) -> float:
     return sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none", force=True).score
 
 
-def optimizer_params(args: argparse.Namespace) -> dict:
-    """Constructor parameters of the benchmarked optimiser."""
-    if args.algorithm == "mert":
-        return {"restarts": args.restarts, "random_directions": args.random_directions,
-                "significance": args.significance, "max_step": args.max_step}
-    return {}
+def read_log(path: Path, column: str) -> list[float]:
+    """A column of a tuning log (log.tsv) as numbers, '-' (not measured) left out."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    index = rows[0].index(column)
+    return [float(row[index]) for row in rows[1:] if row[index] != "-"]
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.ini = args.data / "model" / "moses.ini"
+        self.out = args.out.resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        n, m = args.sentences, args.test_sentences
+        self.dev = self._subset("dev", n)
+        self.test = self._subset("test", m)
+        self.test_refs = lines(self.test[1], None)
+        self.common = ["--workers", str(args.workers)]
+
+    def _subset(self, name: str, limit: int | None) -> tuple[Path, Path]:
+        """The first ``limit`` lines of the tokenised source and reference (the full files without a limit)."""
+        src, ref = self.args.data / f"{name}.tok.es", self.args.data / f"{name}.tok.en"
+        if limit is None:
+            return src, ref
+        pair = []
+        for path in (src, ref):
+            target = self.out / f"{name}.{limit}{path.suffix}"
+            with atomic_write(target) as handle:
+                handle.write("\n".join(lines(path, limit)) + "\n")
+            pair.append(target)
+        return pair[0], pair[1]
+
+    def test_bleu(self, folder: Path, ini: Path, extra: list[str] = ()) -> float:
+        """Test BLEU of the 1-best under ``ini`` (a moses.ini, or the weights of ``extra``'s --weights)."""
+        output = folder / "test.out"
+        run([*PBMT, "translate", "-f", ini, "--tokenized", "-i", self.test[0], "-o", output, "-q", *self.common,
+             *extra], log=folder / "bench.log")
+        return bleu(lines(output, None), self.test_refs)
+
+    def tune_command(self, folder: Path, seed: int, options: list[str]) -> list:
+        resume = ["--resume"] if folder.exists() else []
+        return [*PBMT, "tune", "-f", self.ini, "--src", self.dev[0], "--refs", self.dev[1], "--tokenized", "--out",
+                folder, "--seed", seed, "-q", *self.common, *resume, *options]
+
+    def loop_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        run(self.tune_command(folder, seed, [*LOOP[tuner], "--iterations", self.args.iterations,
+                                             "--nbest", self.args.nbest]), log=self.out / f"{folder.name}.log")
+        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
+
+    def samplerank_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], "--epochs", self.args.epochs]),
+            log=self.out / f"{folder.name}.log")
+        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
+
+    def relevant_set_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        run(self.tune_command(folder, seed, [*RELEVANT_SET[tuner], "--passes", self.args.passes]),
+            log=self.out / f"{folder.name}.log")
+        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
+
+    def nbest(self, name: str, source: Path) -> Path:
+        """The untuned weights' 100-best list of ``source`` (decoded once, shared by every rescoring cell)."""
+        path = self.out / f"{name}.nbest"
+        if not path.exists():
+            partial = self.out / f"{name}.nbest.partial"
+            run([*PBMT, "translate", "-f", self.ini, "--tokenized", "-i", source, "-o", self.out / f"{name}.1best",
+                 "--n-best", partial, self.args.nbest, "-q", *self.common], log=self.out / "nbest.log")
+            partial.rename(path)
+        return path
+
+    def rescore_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        folder.mkdir(parents=True, exist_ok=True)
+        features = ["--lm", self.args.data / "lm5.arpa.gz", "--feature", "consensus"]
+        dev, test = self.nbest("dev", self.dev[0]), self.nbest("test", self.test[0])
+        log = folder / "bench.log"
+        run([*PBMT, "rescore", "--nbest", dev, "--refs", self.dev[1], "--src", self.dev[0], *features, "--train",
+             "--algorithm", RESCORE[tuner], "--seed", seed, "--out", folder / "weights", "-q"], log=log)
+        run([*PBMT, "rescore", "--nbest", test, "--src", self.test[0], "--weights", folder / "weights",
+             "-o", folder / "test.out", "-q"], log=log)
+        run([*PBMT, "rescore", "--nbest", dev, "--src", self.dev[0], "--weights", folder / "weights",
+             "-o", folder / "dev.out", "-q"], log=log)
+        dev_refs = lines(self.dev[1], None)
+        return {"dev_bleu": [bleu(lines(self.out / "dev.1best", None), dev_refs),
+                             bleu(lines(folder / "dev.out", None), dev_refs)],
+                "test_bleu": bleu(lines(folder / "test.out", None), self.test_refs)}
+
+    def moses_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        folder.mkdir(parents=True, exist_ok=True)
+        absolute = folder / "moses-abs.ini"
+        model = self.ini.parent.resolve()
+        text = self.ini.read_text(encoding="utf-8")
+        for name in ("phrase-table.gz", "reordering-table.gz", "../lm3.arpa.gz"):
+            text = text.replace(f"path={name}", f"path={(model / name).resolve()}")
+        absolute.write_text(text, encoding="utf-8")
+        work = folder / "mert-work"
+        resume = ["--continue"] if work.exists() else []
+        run([MOSES / "scripts" / "training" / "mert-moses.pl", self.dev[0].resolve(), self.dev[1].resolve(),
+             MOSES / "bin" / "moses", absolute, "--mertdir", MOSES / "bin", "--decoder-flags",
+             f"-threads {self.args.workers} -search-algorithm 1", "--nbest", self.args.nbest,
+             "--no-filter-phrase-table", "--maximum-iterations", self.args.iterations,
+             "--mertmertargs", f"-r {1000 * seed}", "--working-dir", work, *resume], cwd=folder,
+            log=folder / "bench.log")
+        dev_refs = lines(self.dev[1], None)
+        dev = [bleu(lines(work / f"run{k}.out", None), dev_refs)
+               for k in range(1, self.args.iterations + 1) if (work / f"run{k}.out").exists()]
+        return {"dev_bleu": dev, "test_bleu": self.test_bleu(folder, self.ini, ["--weights", work / "moses.ini"])}
+
+    def cell(self, tuner: str, seed: int) -> dict:
+        folder = self.out / f"{tuner}-seed{seed}"
+        started = time.perf_counter()
+        with LoadSampler() as load:
+            if tuner in LOOP:
+                result = self.loop_cell(tuner, folder, seed)
+            elif tuner in SAMPLERANK:
+                result = self.samplerank_cell(tuner, folder, seed)
+            elif tuner in RELEVANT_SET:
+                result = self.relevant_set_cell(tuner, folder, seed)
+            elif tuner in RESCORE:
+                result = self.rescore_cell(tuner, folder, seed)
+            else:
+                result = self.moses_cell(tuner, folder, seed)
+            if "test_bleu" not in result:
+                result["test_bleu"] = self.test_bleu(folder, folder / "moses.ini")
+        return {**result, "seconds": time.perf_counter() - started, "load": statistics.mean(load.samples)}
+
+
+def summary(cells: dict, tuners: list[str], seeds: int) -> list[str]:
+    rows = [f"{'tuner':<26} {'seeds':>5}  {'best dev BLEU':>15}  {'test BLEU':>15}  {'min/run':>7}  {'load':>4}"]
+    for tuner in tuners:
+        runs = [cells[f"{tuner}/{seed}"] for seed in range(1, seeds + 1) if f"{tuner}/{seed}" in cells]
+        if not runs:
+            rows.append(f"{tuner:<26} {'not run':>5}")
+            continue
+
+        def spread(values):
+            return (f"{statistics.mean(values):6.2f} ± {statistics.stdev(values):4.2f}" if len(values) > 1
+                    else f"{values[0]:6.2f}       ")
+
+        rows.append(f"{tuner:<26} {len(runs):>5}  {spread([max(r['dev_bleu']) for r in runs]):>15}  "
+                    f"{spread([r['test_bleu'] for r in runs]):>15}  "
+                    f"{statistics.mean(r['seconds'] for r in runs) / 60:7.1f}  "
+                    f"{statistics.mean(r['load'] for r in runs):4.1f}")
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algorithm", default="mert")
+    parser.add_argument("--tuners", default=",".join(TUNERS), help="comma-separated, of: " + ", ".join(TUNERS))
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--sentences", type=int, help="tune on the first N dev sentences (default: all)")
-    parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=5, help="MERT, PRO, APRO and Moses's MERT")
+    parser.add_argument("--epochs", type=int, default=5, help="SampleRank")
+    parser.add_argument("--passes", type=int, default=30, help="costmargin and perceptron (the paper's L)")
     parser.add_argument("--nbest", type=int, default=100)
-    parser.add_argument("--restarts", type=int, default=20, help="MERT's random restarts")
-    parser.add_argument("--random-directions", type=int, default=10, help="MERT's random directions per round")
-    parser.add_argument("--significance", type=float, default=0.05,
-                        help="MERT: a random restart must beat the previous weights' climb at this level")
-    parser.add_argument("--max-step", type=lambda v: None if v == "none" else float(v), default=2.0,
-                        help="MERT: reach of a line search in units of the weights' L1 norm ('none': unbounded)")
+    parser.add_argument("--sentences", type=int, help="tune on the first N dev sentences (default: all)")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, help="keep the runs' folders here (default: a temporary folder)")
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("bench_tune.runs"), help="the cells' run folders")
+    parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
+                        "(epochs, passes), one seed, 10-best")
     args = parser.parse_args()
+    if args.quick:
+        args.sentences, args.test_sentences, args.iterations = 20, 20, 2
+        args.epochs, args.passes, args.seeds, args.nbest = 1, 2, 1, 10
+    tuners = args.tuners.split(",")
+    unknown = [t for t in tuners if t not in TUNERS]
+    if unknown:
+        parser.error(f"unknown tuner(s) {', '.join(unknown)}; known: {', '.join(TUNERS)}")
+    if "moses-mert" in tuners and not MOSES.exists():
+        print(f"{MOSES} does not exist: moses-mert skipped", file=sys.stderr)
+        tuners.remove("moses-mert")
+    state = json.loads(args.json.read_text(encoding="utf-8")) if args.json and args.json.exists() else {}
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("tuners", "json", "seeds")}
+    if state.get("settings", settings) != settings:
+        sys.exit(f"{args.json} holds cells of other settings ({state['settings']}): choose another --json")
+    state["settings"] = settings
+    cells = state.setdefault("cells", {})
+    bench = Bench(args)
 
-    ini = args.data / "model" / "moses.ini"
-    model = TranslationModel.load(ini)
-    sources, references = read_dev(args.data / "dev.tok.es", args.data / "dev.tok.en", args.sentences)
-    test_sources = (args.data / "test.tok.es").read_text(encoding="utf-8").splitlines()[:args.test_sentences]
-    test_refs = (args.data / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test_sentences]
-    work = args.out or Path(tempfile.mkdtemp(prefix="bench_tune."))
-    runs = []
-    with DevDecoder(ini, sources, args.nbest, args.workers, model=model if args.workers == 1 else None,
-                    quiet=False) as decoder:
+    def save() -> None:
+        if args.json:
+            with atomic_write(args.json) as handle:
+                json.dump(state, handle, indent=1)
+
+    if "untuned" not in state:
+        folder = bench.out / "untuned"
+        folder.mkdir(parents=True, exist_ok=True)
+        state["untuned"] = {"test_bleu": bench.test_bleu(folder, bench.ini)}
+        save()
+    for tuner in tuners:
         for seed in range(1, args.seeds + 1):
-            folder = work / f"{args.algorithm}-seed{seed}"
-            shutil.rmtree(folder, ignore_errors=True)
-            started = time.perf_counter()
-            optimizer = make_optimizer(args.algorithm, **optimizer_params(args))
-            result = tune(decoder, references, model.config, model.layout, optimizer, folder,
-                          LoopSettings(n_best=args.nbest, max_iterations=args.iterations, seed=seed), quiet=False)
-            runs.append({"seed": seed, "seconds": time.perf_counter() - started, "stop": result.stop_reason,
-                         "dev_bleu": [100 * r.dev_bleu for r in result.iterations],
-                         "pool_bleu": [100 * r.pool_bleu for r in result.iterations],
-                         "decode_seconds": [r.decode_seconds for r in result.iterations],
-                         "optimize_seconds": [r.optimize_seconds for r in result.iterations],
-                         "pool_size": [r.pool_size for r in result.iterations],
-                         "weights": result.weights.tolist()})
-    for run in runs:
-        run["test_bleu"] = score_test(model, ini, np.array(run["weights"]), test_sources, test_refs, args.workers)
-    untuned = score_test(model, ini, model.weights, test_sources, test_refs, args.workers)
-    moses_weights = score_test(model, ini, moses_mert_weights(model), test_sources, test_refs, args.workers)
-
-    print(f"\n{args.algorithm} {optimizer_params(args)}: dev {len(sources)} sentences, {args.nbest}-best, "
-          f"up to {args.iterations} iterations; "
-          f"test {len(test_sources)} sentences; {args.workers} workers")
-    print(f"{'seed':>4}  {'dev BLEU per iteration':<40} {'test':>6}  {'decode s/it':>11}  {'optimise s/it':>13}  stop")
-    for run in runs:
-        dev = " ".join(f"{b:.2f}" for b in run["dev_bleu"])
-        print(f"{run['seed']:>4}  {dev:<40} {run['test_bleu']:6.2f}  {statistics.mean(run['decode_seconds']):11.1f}"
-              f"  {statistics.mean(run['optimize_seconds']):13.1f}  {run['stop']}")
-    tests = [run["test_bleu"] for run in runs]
-    finals = [run["dev_bleu"][-1] for run in runs]
-    spread = statistics.stdev(tests) if len(tests) > 1 else 0.0
-    print(f"mean  last dev {statistics.mean(finals):.2f}, test {statistics.mean(tests):.2f} ± {spread:.2f} (sd)")
-    print(f"test BLEU, pbmt decoding: untuned {untuned:.2f} (Moses {MOSES['untuned test']}), "
-          f"Moses's MERT weights {moses_weights:.2f} (Moses {MOSES['MERT test']}); "
-          f"Moses's MERT dev BLEU after 5 iterations {MOSES['MERT dev (5 iterations)']}")
-    if args.json:
-        with atomic_write(args.json) as handle:
-            json.dump({"runs": runs, "untuned_test": untuned, "moses_weights_test": moses_weights, "moses": MOSES,
-                       "settings": vars(args) | {"data": str(args.data), "out": str(work), "json": str(args.json)}},
-                      handle, indent=1)
+            key = f"{tuner}/{seed}"
+            if key in cells:
+                continue
+            cells[key] = bench.cell(tuner, seed)
+            save()
+            c = cells[key]
+            print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}; test {c['test_bleu']:.2f}; "
+                  f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}", flush=True)
+    print(f"\ndev {args.sentences or 'all'} sentences, test {args.test_sentences or 'all'}; "
+          f"untuned test BLEU {state['untuned']['test_bleu']:.2f}")
+    print("\n".join(summary(cells, tuners, args.seeds)))
 
 
 if __name__ == "__main__":

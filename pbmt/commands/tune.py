@@ -94,6 +94,7 @@ from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.run_state import guard_inputs, tuning_inputs
 from pbmt.tune.loop import (CHECKPOINT, OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
                              tune, tuned_config, weight_line)
+from pbmt.tune.mert import Mert
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
@@ -127,6 +128,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     parser.add_argument("--max-step", type=_max_step, default=2.0,
                         help="MERT: a line search looks at most this many times the weights' L1 norm away from "
                         "them ('none': Och's unbounded search, which can walk to weights that decode word salad)")
+    parser.add_argument("--keep-signs", action=argparse.BooleanOptionalAction, default=Mert().keep_signs,
+                        help="MERT: no weight changes sign (each line search stops where a weight would cross "
+                        "zero); a weight flipped on the pool, e.g. rewarding swaps, decodes word salad")
     parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
                         "(Gamma)")
     parser.add_argument("--pro-keep", type=int, default=50, help="PRO: pairs kept per sentence, those of largest "
@@ -165,7 +169,7 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
     if args.max_step is not None and args.max_step <= 0:
         raise PbmtError("--max-step must be positive (0 or less is no search at all)")
     return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions,
-                          significance=args.significance, max_step=args.max_step)
+                          significance=args.significance, max_step=args.max_step, keep_signs=args.keep_signs)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -70,7 +70,7 @@ def test_a_bounded_line_search_equals_brute_force_inside_its_reach(seed):
     a, b = pool.features @ w, pool.features @ d
     points = crossings(pool, a, b)
     reach = float(np.quantile(np.abs(points), 0.3))  # cuts off most breakpoints
-    gamma, score = line_search(a, b, pool.offsets, pool.stats, reach)
+    gamma, score = line_search(a, b, pool.offsets, pool.stats, -reach, reach)
     assert abs(gamma) < reach
     inner = points[np.abs(points) < reach]
     cuts = np.concatenate([[-reach], inner, [reach]])
@@ -84,7 +84,7 @@ def test_a_half_line_beyond_the_reach_is_clipped_to_its_middle(reach, gamma):
     """Lines 1 - g, 0, -2 + g as below, candidate 2 best: the half-line (2, inf) is cut at ``reach``."""
     stats = np.tile(np.array([10, 10, 5, 3, 2, 1, 10, 9, 8, 7]), (3, 1))
     stats[2, 2:6] += 3
-    found, _ = line_search(np.array([1.0, 0.0, -2.0]), np.array([-1.0, 0.0, 1.0]), np.array([0, 3]), stats, reach)
+    found, _ = line_search(np.array([1.0, 0.0, -2.0]), np.array([-1.0, 0.0, 1.0]), np.array([0, 3]), stats, -reach, reach)
     assert found == gamma
 
 
@@ -93,16 +93,17 @@ def test_every_step_of_a_bounded_climb_stays_within_its_reach(monkeypatch):
 
     steps = []
 
-    def recording(a, b, offsets, stats, reach=np.inf):
-        gamma, score = line_search(a, b, offsets, stats, reach)
-        steps.append((gamma, reach))
+    def recording(a, b, offsets, stats, low=-np.inf, high=np.inf):
+        gamma, score = line_search(a, b, offsets, stats, low, high)
+        assert low == -high  # no sign constraint: the segment is symmetric
+        steps.append((gamma, high))
         return gamma, score
 
     monkeypatch.setattr(mert_module, "line_search", recording)
     rng = np.random.default_rng(8)
     pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
     start = rng.uniform(0.5, 1.0, size=5)
-    mert = Mert(restarts=2, random_directions=3, max_step=0.5).fit(pool, start, np.random.default_rng(0))
+    mert = Mert(restarts=2, random_directions=3, max_step=0.5, keep_signs=False).fit(pool, start, np.random.default_rng(0))
     assert mert.score_ >= pool.bleu(start)
     assert steps and all(abs(gamma) < reach < np.inf for gamma, reach in steps)
     assert steps[0][1] == pytest.approx(0.5 * start.sum())  # the reach is max_step times the L1 norm
@@ -179,7 +180,8 @@ def test_mert_reaches_the_gold_bleu_of_a_linear_pool(seed):
     assert gold == pytest.approx(oracle)
     start = -w_star
     assert pool.bleu(start) < gold - 0.1
-    mert = Mert(restarts=5, random_directions=4).fit(pool, start, np.random.default_rng(seed))
+    # the start is -w*: every sign must flip to reach it
+    mert = Mert(restarts=5, random_directions=4, keep_signs=False).fit(pool, start, np.random.default_rng(seed))
     assert mert.score_ == pytest.approx(gold, abs=1e-12)
     assert pool.bleu(mert.weights_) == pytest.approx(gold, abs=1e-12)
     assert np.abs(mert.weights_).sum() == pytest.approx(1.0)
@@ -242,7 +244,68 @@ def test_a_random_restart_wins_only_when_significantly_better():
 
 def test_a_significantly_better_restart_replaces_a_stuck_climb():
     pool, w_star = gold_pool(np.random.default_rng(1))
-    one_round = {"random_directions": 0, "tolerance": 1.0}  # each climb stops after one round of line searches
+    one_round = {"random_directions": 0, "tolerance": 1.0, "keep_signs": False}  # each climb stops after one round of line searches
     stuck = Mert(restarts=0, **one_round).fit(pool, -w_star, np.random.default_rng(9))
     mert = Mert(restarts=20, **one_round).fit(pool, -w_star, np.random.default_rng(9))
     assert mert.restart_kept_ and mert.score_ > stuck.score_ + 0.05
+
+
+def swap_trap(n_sent=20):
+    """A pool whose optimum lies past a sign flip, and the wider space a decoder would search.
+
+    Features (LM, R), both log-probabilities (<= 0), R summed over swapped
+    phrases. Every sentence has, in the pool, a monotone candidate (LM -10)
+    and a better one with one swap (LM -11, R -1); beyond the pool, a word
+    salad of 50 swaps (LM -60, R -50) that no weights with both signs
+    positive prefer. The salad lies 50 times as far as the swap from the
+    monotone candidate, in the same direction of feature space: whatever
+    weights rank the swap above the monotone one (on the pool, BLEU rises
+    then, and only with a sign flipped) rank the salad above both.
+    """
+    def stats(matches):
+        return [10, 10, matches, max(matches - 2, 0), max(matches - 4, 0), max(matches - 5, 0), 10, 9, 8, 7]
+
+    space = np.array([[-10.0, 0.0], [-11.0, -1.0], [-60.0, -50.0]])
+    space_stats = np.array([stats(6), stats(8), stats(1)], dtype=np.int64)
+    layout = FeatureLayout(("LM0", "R0"), ("", ""), (1, 1))
+
+    def pool_of(rows):
+        features = np.tile(space[rows], (n_sent, 1))
+        return Pool(layout, features, np.tile(space_stats[rows], (n_sent, 1)),
+                    np.arange(0, n_sent * len(rows) + 1, len(rows)), np.arange(n_sent * len(rows), dtype=np.uint64),
+                    ("",) * (n_sent * len(rows)))
+
+    return pool_of([0, 1]), pool_of([0, 1, 2])
+
+
+def test_keeping_signs_stops_the_pool_optimum_that_decodes_word_salad():
+    pool, space = swap_trap()
+    start = np.array([1.0, 1.0])
+    free = Mert(restarts=5, keep_signs=False).fit(pool, start, np.random.default_rng(0))
+    assert np.any(np.sign(free.weights_) != np.sign(start))  # the pool's optimum flips a sign...
+    assert free.score_ > pool.bleu(start) + 0.1
+    assert space.bleu(free.weights_) < pool.bleu(start) - 0.3  # ...and the wider space's 1-best is the salad
+    kept = Mert(restarts=5).fit(pool, start, np.random.default_rng(0))  # the default keeps signs
+    assert np.all(kept.weights_ > 0)
+    assert space.bleu(kept.weights_) == pytest.approx(pool.bleu(start))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_climb_keeping_signs_never_flips_one_and_matches_brute_force_on_its_segment(seed):
+    rng = np.random.default_rng(200 + seed)
+    pool = random_pool(rng, n_sent=20, max_cand=12, n_features=4)
+    start = rng.normal(size=4)
+    mert = Mert(restarts=3, random_directions=3, keep_signs=True, max_step=None).fit(pool, start,
+                                                                                       np.random.default_rng(seed))
+    assert np.all(np.sign(mert.weights_) * np.sign(start) >= 0)
+    assert mert.score_ >= pool.bleu(start)
+    # along one coordinate, the search sees exactly the segment that keeps the other signs: up to that weight's zero
+    a, b = pool.features @ start, pool.features[:, 0]
+    low, high = (-abs(start[0]), np.inf) if start[0] > 0 else (-np.inf, abs(start[0]))
+    gamma, score = line_search(a, b, pool.offsets, pool.stats, low, high)
+    assert low < gamma < high
+    points = crossings(pool, a, b)
+    inner = points[(points > low) & (points < high)]
+    ends = np.r_[max(low, inner.min(initial=0) - 10), inner, min(high, inner.max(initial=0) + 10)]
+    grid = np.concatenate([inner, (ends[1:] + ends[:-1]) / 2])
+    assert brute_bleu(pool, a, b, grid).max() == pytest.approx(score, abs=1e-12)
