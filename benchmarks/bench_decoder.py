@@ -77,7 +77,7 @@ def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nb
     if decoder == "pbmt":
         command = [*PBMT, "translate", "-q", "--tokenized", "-f", str(ini), "--search", search, "-o", str(out)]
         if n_best > 1:
-            command += ["--n-best", str(nbest), str(n_best)]
+            command += ["--n-best", str(nbest), "--n-best-size", str(n_best)]
         if threads > 1:
             command += ["--workers", str(threads)]
         return command, None

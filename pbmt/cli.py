@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import errno
 import os
 import signal
@@ -40,13 +41,45 @@ VERBS = {
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the descriptions' paragraphs and examples as written."""
+    """Shows defaults and keeps the descriptions' paragraphs and examples as written.
+
+    A one-line description (an argument group's) is wrapped; a longer one
+    (a verb's docstring) is kept as written. A default of None (the option is unset, or its help says in words where
+    the value comes from) or False (a flag) is not shown; an action with a
+    ``shown_args`` attribute shows that as its arguments (``--n-best FILE``
+    whose old two-value form is still parsed); deprecated option strings are
+    left out.
+    """
+
+    def _fill_text(self, text, width, indent):
+        if "\n" in text:
+            return super()._fill_text(text, width, indent)
+        return argparse.HelpFormatter._fill_text(self, text, width, indent)
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+    def _format_action_invocation(self, action):
+        hidden = getattr(action, "deprecated_strings", None)  # pbmt.commands.options.deprecated
+        if hidden:
+            action = copy.copy(action)
+            action.option_strings = [s for s in action.option_strings if s not in hidden]
+        return super()._format_action_invocation(action)
+
+    def _format_args(self, action, default_metavar):
+        shown = getattr(action, "shown_args", None)
+        return shown if shown is not None else super()._format_args(action, default_metavar)
 
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt."""
 
     def error(self, message: str):
+        for action in self._actions:  # argparse names an option by all its strings: not by the deprecated ones
+            for old in getattr(action, "deprecated_strings", ()):
+                message = message.replace(f"/{old}", "")
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
@@ -87,8 +120,11 @@ finite_float.__name__, ascii_int.__name__ = "finite float", "int"  # argparse na
 
 def _checked_numbers(parser: argparse.ArgumentParser) -> None:
     """Every float or int option of ``parser`` (and its sub-commands) parsed by ``finite_float``/``ascii_int``,
-    so no verb can forget it; ranges (positive, at least 1, ...) stay each option's own check."""
+    so no verb can forget it; ranges (positive, at least 1, ...) stay each option's own check. Their
+    unnamed arguments show as N (an int) and X (a float)."""
     for action in parser._actions:
+        if action.type in (float, int) and action.metavar is None:
+            action.metavar = "N" if action.type is int else "X"  # short: the help line says what it counts
         if action.type is float:
             action.type = finite_float
         elif action.type is int:

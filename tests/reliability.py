@@ -62,7 +62,7 @@ def build_model(folder: Path, sources: list[str]) -> Path:
         (folder / name).write_bytes(gzip.compress(("\n".join(kept) + "\n").encode(), mtime=0))
     lines = (SHARED / "train.tok.en").read_text().splitlines()[:LM_LINES]
     (work / "lm.txt").write_text("\n".join(lines) + "\n")
-    assert run(["lm", "-q", "-o", "3", work / "lm.txt", folder / "lm.arpa"]).code == 0
+    assert run(["lm", "-q", "-n", "3", work / "lm.txt", folder / "lm.arpa"]).code == 0
     ini = (work / "filtered" / "moses.ini").read_text().splitlines()
     ini = [("KENLM name=LM0 factor=0 path=lm.arpa order=3" if line.startswith("KENLM") else
             " ".join(f"path={Path(t[5:]).name}" if t.startswith("path=") else t for t in line.split()))
@@ -130,9 +130,9 @@ def translate_outputs(folder: Path) -> dict[str, Path]:
 
 def translate_args(ini, source, outputs):
     return ["translate", "-q", "--tokenized", "-f", ini, "-i", source, "-o", outputs["text"],
-            "--n-best", outputs["nbest"], "5", "--alignment", outputs["alignment"]]
+            "--n-best", outputs["nbest"], "--n-best-size", "5", "--alignment", outputs["alignment"]]
 
 
 def optimize_args(nbest, refs, ini, out):
-    return ["optimize", "-q", "--nbest", nbest, "--refs", refs, "--config", ini, "-o", out, "--restarts", "2",
+    return ["optimize", "-q", "--n-best", nbest, "--refs", refs, "-f", ini, "-o", out, "--restarts", "2",
             "--random-directions", "2"]

@@ -99,7 +99,7 @@ def test_ctrl_c_is_one_line_and_exit_130(fuzz, kill_input, tmp_path, workers):
 
 def test_a_killed_tuning_run_resumes_to_the_uninterrupted_weights(fuzz, tmp_path):
     argv = ["tune", "-q", "-f", fuzz["model"] / "moses.ini", "--src", fuzz["input"], "--refs", fuzz["refs"],
-            "--nbest", "10", "--restarts", "2", "--random-directions", "2", "--iterations", "3"]
+            "--n-best-size", "10", "--restarts", "2", "--random-directions", "2", "--iterations", "3"]
     assert run([*argv, "--out", tmp_path / "straight"]).code == 0
     process = start([*argv, "--out", tmp_path / "killed"])
     checkpoint = tmp_path / "killed" / "checkpoint.npz"
@@ -147,7 +147,7 @@ def test_a_killed_sampler_leaves_the_old_output_and_a_rerun_is_identical(fuzz, k
     source, _ = kill_input
     out = tmp_path / "sampled.txt"
     argv = ["sample", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", source, "-o", out,
-            "--iterations", "200", "--seed", "3"]
+            "--steps-per-sentence", "200", "--seed", "3"]
     assert run(argv).code == 0
     clean = out.read_text()
     out.write_text("old\n")

@@ -246,10 +246,10 @@ def test_a_mutated_corpus_is_an_error_naming_it_or_changes_nothing(fuzz, tmp_pat
     files = {"hypothesis": tmp_path / "hyp.txt", "references": tmp_path / "ref.txt"}
     files["hypothesis"].write_text(fuzz["translations"]["text"])
     files["references"].write_bytes(fuzz["refs"].read_bytes())
-    clean = run(["eval", files["hypothesis"], files["references"]])
+    clean = run(["eval", files["references"], "-i", files["hypothesis"]])
     assert clean.code == 0
     files[side].write_bytes(mutate(rng, files[side].name, files[side].read_bytes(), globals()[mutation]))
-    result = run(["eval", files["hypothesis"], files["references"]])
+    result = run(["eval", files["references"], "-i", files["hypothesis"]])
     check(result, {"score": clean.out}, {"score": result.out}, [str(files[side])])
 
 
@@ -268,7 +268,7 @@ def tuned_run(fuzz, tmp_path_factory):
 
 def tune_args(fuzz, out, iterations, *extra):
     return ["tune", "-q", "-f", fuzz["model"] / "moses.ini", "--src", fuzz["input"], "--refs", fuzz["refs"],
-            "--out", out, "--nbest", "10", "--restarts", "2", "--random-directions", "2", "--iterations",
+            "--out", out, "--n-best-size", "10", "--restarts", "2", "--random-directions", "2", "--iterations",
             iterations, *extra]
 
 
@@ -320,14 +320,13 @@ def test_resuming_on_inputs_of_other_content_is_refused(fuzz, tuned_run, tmp_pat
     ("--stack", "0"), ("--stack", "-1"), ("--beam-threshold", "2"), ("--beam-threshold", "nan"),
     ("--beam-threshold", "-0.1"), ("--ttable-limit", "0"), ("--distortion-limit", "-2"),
     ("--weights", "LM0= nan"), ("--weights", "LM0= inf"), ("--weights", "LM0= 1e999"), ("--weights", "x" * 5000),
-    ("--weights", "/nonexistent/moses.ini"), ("--n-best", "\u0663"), ("--workers", "0"), ("--stack", "\u0663"),
+    ("--weights", "/nonexistent/moses.ini"), ("--n-best-size", "\u0663"), ("--workers", "0"), ("--stack", "\u0663"),
     ("--stack", "1_0"), ("--seed", "nan"), ("--anneal", "nan"), ("--steps-per-sentence", "-1"),
 ])
 def test_a_bad_option_is_a_usage_error_naming_it(fuzz, tmp_path, option, value):
     argv = ["translate", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", fuzz["input"],
             "-o", tmp_path / "out.txt"]
-    argv += ([option, tmp_path / "nb.txt", value] if option == "--n-best" else [option, value, "1"]
-             if option == "--anneal" else [option, value])
+    argv += [option, value, "1"] if option == "--anneal" else [option, value]
     result = run(argv)
     assert result.code in (1, 2) and "Traceback" not in result.err, result.err
     assert len(result.err.strip().splitlines()) == 1 and option in result.err, result.err

@@ -118,7 +118,7 @@ def _translate_or_die_once(marker: Path, translator, item: tuple[int, str]):
 
 def test_a_worker_killed_during_a_decode_leaves_the_serial_output(tiny_model_dir, scheduler, tmp_path):
     args = _for_workers(build_parser().parse_args(["translate", "-f", str(tiny_model_dir / "moses.ini"),
-                                                   "--n-best", "-", "5"]))
+                                                   "--n-best", "-", "--n-best-size", "5"]))
     items = list(enumerate(SOURCES * 3))
     serial = [(t.text, [e.to_line() for e in t.nbest]) for t in ParallelMap(partial(_make_translator, args),
                                                                               _translate).map(items)]
@@ -141,7 +141,7 @@ def test_translate_on_a_local_and_a_command_line_cluster_gives_the_serial_files(
     runs = {"serial": [], "local": ["--workers", "2"], "cluster": ["--scheduler", command_line_cluster]}
     for name, extra in runs.items():
         assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
-                     "-o", str(tmp_path / f"{name}.out"), "--n-best", str(tmp_path / f"{name}.nbest"), "7",
+                     "-o", str(tmp_path / f"{name}.out"), "--n-best", str(tmp_path / f"{name}.nbest"), "--n-best-size", "7",
                      *extra]) == 0
     for suffix in ("out", "nbest"):
         serial = (tmp_path / f"serial.{suffix}").read_text()

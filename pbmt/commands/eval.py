@@ -1,20 +1,23 @@
 """Score a translation against one or more references with BLEU.
 
-Prints corpus BLEU in percent as sacrebleu does, with the n-gram precisions,
-brevity penalty and lengths, then a signature line (number of references,
-case, tokeniser, smoothing, version) that says how the number was made. The
-default --tokenize 13a is sacrebleu's (mteval-v13a) for detokenised text, and
-gives the same number as ``sacrebleu REF -i HYP``; use --tokenize none for
-text that is already tokenised (each whitespace-separated token is a word).
---tokenize model with -f MODEL scores in that model's target token form
-(tokenised and truecased or lowercased as its pbmt.toml says): the dev BLEU
-pbmt tune reports. --sentence prints BLEU+1 (Lin & Och 2004: 1 added to the
-n-gram counts of orders 2-4) for every line instead.
+The arguments are sacrebleu's: the references, then the translation with -i
+(or on standard input). Prints corpus BLEU in percent as sacrebleu does, with
+the n-gram precisions, brevity penalty and lengths, then a signature line
+(number of references, case, tokeniser, smoothing, version) that says how the
+number was made. The default --tokenizer 13a is sacrebleu's (mteval-v13a) for
+detokenised text, and gives the same number as ``sacrebleu REF -i HYP``;
+--tokenizer none is for text that is already tokenised (each
+whitespace-separated token is a word); --tokenizer model with -f MODEL scores
+in that model's target token form (tokenised and truecased or lowercased as
+its pbmt.toml says): the dev BLEU pbmt tune reports. --sentence prints BLEU+1
+(Lin & Och 2004: 1 added to the n-gram counts of orders 2-4) for every line
+instead.
 
 Examples:
-  pbmt eval test.out test.en
-  pbmt eval dev.out dev.tok.en --tokenize none
-  pbmt eval dev.out dev.en --tokenize model -f model/moses.ini
+  pbmt eval test.en -i test.out
+  pbmt translate -i test.es | pbmt eval test.en
+  pbmt eval dev.tok.en -i dev.out --tokenizer none
+  pbmt eval dev.en -i dev.out --tokenizer model -f model/moses.ini
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from pbmt import __version__
+from pbmt.commands.options import deprecated
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import read_lines
 from pbmt.model.model import Preprocessing
@@ -41,20 +46,20 @@ from pbmt.metrics.bleu import (
 )
 
 STDIN = "-"
+USAGE = "pbmt eval REF [REF ...] -i HYP (sacrebleu's order)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt eval``."""
-    parser.add_argument("hypothesis", help="translation to score, one segment a line ('-': standard input)")
-    parser.add_argument("references", nargs="+", help="reference translations, line-parallel to the hypothesis")
-    parser.add_argument(
-        "--tokenize",
-        choices=("13a", "none", "model"),
-        default="13a",
-        help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split on whitespace only; "
-        "model: the -f model's target token form (its pbmt.toml), as pbmt tune scores its dev set",
-    )
-    parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of --tokenize model")
+    parser.add_argument("references", nargs="+", metavar="REF", help="reference translations, one segment a line")
+    parser.add_argument("-i", "--input", metavar="HYP", help="the translation to score, line-parallel to the "
+                        "references ('-' or none given: standard input, which must not be a terminal)")
+    tokenizer = parser.add_argument("--tokenizer", choices=("13a", "none", "model"), default="13a",
+                                    help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split "
+                                    "on whitespace only; model: the -f model's target token form (its pbmt.toml), "
+                                    "as pbmt tune scores its dev set")
+    deprecated(parser, "--tokenize", tokenizer)
+    parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of --tokenizer model")
     parser.add_argument("--lowercase", action="store_true", help="lowercase hypothesis and references first")
     parser.add_argument("--sentence", action="store_true", help="BLEU+1 of every line instead of corpus BLEU")
     parser.add_argument("--json", action="store_true", help="JSON output (one object a line with --sentence)")
@@ -62,9 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score and print; returns 0."""
-    names = [args.hypothesis, *args.references]
-    columns = _read_parallel(names)
-    preprocess = _preprocessor(args.tokenize, args.lowercase, args.config)
+    hypothesis = STDIN if args.input is None else args.input
+    if hypothesis == STDIN and sys.stdin.isatty():
+        raise UsageError(f"no translation: give it with -i HYP or on standard input: {USAGE}")
+    if STDIN in args.references:
+        raise UsageError(f"a reference cannot be standard input ('-'): {USAGE}")
+    columns = _read_parallel([hypothesis, *args.references], args.input is None)
+    preprocess = _preprocessor(args.tokenizer, args.lowercase, args.config)
     hypotheses = [preprocess(line) for line in columns[0]]
     references = [[preprocess(line) for line in refs] for refs in zip(*columns[1:])]
     stats = segment_stats(hypotheses, references)
@@ -76,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             f"nrefs:{len(args.references)}",
             f"case:{'lc' if args.lowercase else 'mixed'}",
             "eff:no",
-            f"tok:{args.tokenize}",
+            f"tok:{args.tokenizer}",
             f"smooth:{smooth_name}",
             f"version:pbmt-{__version__}",
         ]
@@ -110,7 +119,7 @@ def _preprocessor(tokenize: str, lowercase: bool, config: Path | None = None):
     """As sacrebleu prepares a segment: lowercase, strip trailing space, tokenise (``model``: into the target
     token form of the model ``config``)."""
     if (tokenize == "model") != (config is not None):
-        raise UsageError("--tokenize model and -f go together")
+        raise UsageError("--tokenizer model and -f go together")
     if tokenize == "model":
         if not config.is_file():
             raise PbmtError(f"{config}: no such model configuration")
@@ -129,12 +138,17 @@ def _preprocessor(tokenize: str, lowercase: bool, config: Path | None = None):
     return lambda line: tokenizer(line.rstrip())
 
 
-def _read_parallel(names: list[str]) -> list[list[str]]:
-    """The lines of each file (or stdin for '-'); all files must have as many lines."""
+def _read_parallel(names: list[str], implicit_stdin: bool = False) -> list[list[str]]:
+    """The lines of each file (or stdin for '-'); all files must have as many lines. ``implicit_stdin``: the
+    first is standard input because no -i was given, so its being empty is a usage error (the old order
+    ``pbmt eval HYP REF`` run from a script)."""
     columns: list[list[str]] = [[] for _ in names]
     readers = [read_lines(name) for name in names]
     for number, row in enumerate(itertools.zip_longest(*readers), 1):
         ended = [_label(name) for name, item in zip(names, row) if item is None]
+        if implicit_stdin and number == 1 and row[0] is None:
+            raise UsageError(f"no translation on standard input and no -i: {USAGE}; the translation is not the "
+                             "first file")
         if ended:
             going = [_label(name) for name, item in zip(names, row) if item is not None]
             raise PbmtError(

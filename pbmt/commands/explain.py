@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.explain import explain, render_dot, render_html, render_text
@@ -28,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentence", help="the source sentence ('-': read one line from standard input)")
     parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
     parser.add_argument("--tokenized", action="store_true", help="the sentence is already in the model's tokens")
-    parser.add_argument("--n-best", type=int, default=10, help="derivations listed from the search graph")
+    size = parser.add_argument("--n-best-size", type=int, default=10, help="derivations listed from the search graph")
+    deprecated(parser, "--n-best", size)
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if not tokens:
         raise PbmtError("the sentence is empty")
     try:
-        e = explain(model, tokens, n_best=args.n_best)
+        e = explain(model, tokens, n_best=args.n_best_size)
     except ValueError as err:
         raise PbmtError(str(err)) from None
     sys.stdout.write(render_text(e, model, args.options_per_span))

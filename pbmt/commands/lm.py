@@ -19,6 +19,8 @@ not depend on it. The files are in a temporary folder beside the output,
 removed at the end.
 
 Example: pbmt lm --order 5 train.tok.en lm5.arpa.gz
+
+(-o, lmplz's flag for the order, is deprecated here: -o is the output file in every pbmt verb.)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import sys
 import time
 import warnings
 
+from pbmt.commands.options import deprecated
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, memory_size, write_lm
 
 
@@ -40,21 +43,21 @@ class _FallbackAction(argparse.Action):
         setattr(namespace, self.dest, tuple(values) or DEFAULT_FALLBACK)
 
 
+def add_discount_fallback(parser) -> None:
+    """``--discount-fallback [D1 D2 D3]`` (shared with ``pbmt train``)."""
+    parser.add_argument("--discount-fallback", nargs="*", type=float, action=_FallbackAction, metavar="D",
+                        default=None, help="when an order's closed-form discounts fail (tiny corpora), use these "
+                        f"(D1 D2 D3+; no value: {' '.join(map(str, DEFAULT_FALLBACK))}, lmplz's) instead of "
+                        "stopping with an error")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt lm``."""
     parser.add_argument("text", help="tokenised text, one sentence a line (plain or .gz)")
     parser.add_argument("output", help="ARPA file to write (.gz: gzip-compressed)")
-    parser.add_argument("-o", "--order", type=int, default=3, help="highest n-gram order")
-    parser.add_argument(
-        "--discount-fallback",
-        nargs="*",
-        type=float,
-        action=_FallbackAction,
-        metavar="D",
-        default=None,
-        help="when an order's closed-form discounts fail, use these (D1 D2 D3+; "
-        f"no value: {' '.join(map(str, DEFAULT_FALLBACK))}) instead of stopping with an error",
-    )
+    order = parser.add_argument("-n", "--order", type=int, default=3, help="highest n-gram order")
+    deprecated(parser, "-o", order)
+    add_discount_fallback(parser)
     parser.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
                         help="memory for the counts, as lmplz's -S: a number with a suffix b, K, M, G, T or %% "
                         "(of the physical memory); no suffix: K")

@@ -17,7 +17,7 @@ whose sentence id has no reference, is an error; so is a sentence without
 entries.
 
 Example:
-  pbmt optimize --nbest dev.nbest.gz --refs dev.tok.en --config moses.ini -o tuned.ini
+  pbmt optimize --n-best dev.nbest.gz --refs dev.en -f model/moses.ini -o tuned.ini
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pbmt.commands.options import deprecated
 from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args, token_lines
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
@@ -40,11 +41,13 @@ from pbmt.tune.pool import Pool, References, read_pool
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nbest", type=Path, required=True, help="n-best list in Moses's format (plain or gzip)")
+    n_best = parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
+                                 help="n-best list in Moses's format (plain or gzip)")
+    deprecated(parser, "--nbest", n_best)
     parser.add_argument("--refs", type=Path, required=True, help="references, one sentence a line: plain text, "
                         "made into the target token form of the --config model (its pbmt.toml), or in that form "
                         "already (--tokenized, or without --config)")
-    parser.add_argument("--config", type=Path, help="moses.ini with the starting weights; the output is then "
+    parser.add_argument("-f", "--config", type=Path, help="moses.ini with the starting weights; the output is then "
                         "this moses.ini with the tuned weights")
     parser.add_argument("--tokenized", action="store_true", help="--refs are in the model's token form already")
     parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
     references = References(token_lines(args.refs, args.config, "target", args.tokenized))
-    pool = read_pool(args.nbest, references, dedup=args.dedup)
+    pool = read_pool(args.n_best, references, dedup=args.dedup)
     initial = np.zeros(pool.layout.size)
     if config is not None:
         pool = _with_config_layout(pool, config, args)
@@ -87,10 +90,10 @@ def _with_config_layout(pool: Pool, config: MosesConfig, args: argparse.Namespac
     expected = {f.name: f for f in config.features}
     for name, size in zip(pool.layout.names, pool.layout.sizes):
         if name not in expected:
-            raise PbmtError(f"{args.nbest}: feature {name} is not in {args.config} "
+            raise PbmtError(f"{args.n_best}: feature {name} is not in {args.config} "
                             f"(its features: {', '.join(expected)})")
         if expected[name].n_scores != size:
-            raise PbmtError(f"{args.nbest}: feature {name} has {size} values but {args.config} gives it "
+            raise PbmtError(f"{args.n_best}: feature {name} has {size} values but {args.config} gives it "
                             f"{expected[name].n_scores} weights")
     layout = FeatureLayout(pool.layout.names, tuple(expected[n].type for n in pool.layout.names), pool.layout.sizes)
     return replace(pool, layout=layout)

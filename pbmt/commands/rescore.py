@@ -24,9 +24,9 @@ normalisation and the dev feature ranges, the rescoring features); see
 docs/rescoring.md.
 
 Examples:
-  pbmt rescore --nbest dev.nbest.gz --refs dev.tok.en --src dev.tok.es --lm lm5.arpa.gz --train --out weights
-  pbmt rescore --nbest test.nbest.gz --src test.tok.es --weights weights > test.out
-  pbmt rescore -f model/moses.ini --nbest dev.nbest.gz --refs dev.en --src dev.es --train --out weights
+  pbmt rescore --n-best dev.nbest.gz --refs dev.tok.en --src dev.tok.es --lm lm5.arpa.gz --train --out weights
+  pbmt rescore --n-best test.nbest.gz --src test.tok.es --weights weights > test.out
+  pbmt rescore -f model/moses.ini --n-best dev.nbest.gz --refs dev.en --src dev.es --train --out weights
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pbmt.commands.options import deprecated
 from pbmt.commands.tune import token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
@@ -50,7 +51,9 @@ from pbmt.features import KINDS, FeatureSpec, name_features
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nbest", type=Path, required=True, help="n-best list in Moses's format (plain or gzip)")
+    n_best = parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
+                                 help="n-best list in Moses's format (plain or gzip)")
+    deprecated(parser, "--nbest", n_best)
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--train", action="store_true", help="learn weights (needs --refs and --out)")
     mode.add_argument("--weights", type=Path, help="weights file of an earlier --train: rescore with it")
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--restarts and --random-directions must not be negative")
     sources = token_lines(args.src, args.config, "source", args.tokenized) if args.src is not None else None
     started = time.perf_counter()
-    lists = read_lists(args.nbest, sources)
+    lists = read_lists(args.n_best, sources)
     if args.train:
         specs = name_features(_requests(args), lists.layout.names)
         lists = with_features(lists, specs)

@@ -4,24 +4,25 @@ Runs one Markov chain per sentence over the derivations the stack decoder
 could produce (the same translation options and distortion limit), moving
 with MERGE-SPLIT, REORDER and RETRANS (Arun et al. 2009). --temperature T
 samples from exp(score / T); 0 is greedy hill-climbing; --anneal T0 T1 lowers
-the temperature geometrically from T0 to T1 over the iterations. The output is
-the best derivation the chain visited (--decision best), or the most frequent
-sample after --burn-in (max-derivation), or the most frequent target string
-(max-translation). Chains start from the gloss (each word's best option,
-monotone) or from the stack decoder's 1-best (--init decoder). Each sentence's
+the temperature geometrically from T0 to T1 over the --steps-per-sentence
+steps. The output is the best derivation the chain visited (--decision best),
+or the most frequent sample after --burn-in-per-sentence steps
+(max-derivation), or the most frequent target string (max-translation).
+Chains start from the gloss (each word's best option, monotone) or from the
+stack decoder's 1-best (--chain-start decoder). Each sentence's
 chain is seeded from --seed and its line number, so the output does not depend
 on --workers. Input and output handling is translate's (--tokenized).
 
 --trace FILE writes each chain's course: its model score (natural log, from
-scratch) at step 0 and after every --trace-every steps, and with --references
-its sentence BLEU+1 (percent, on the model's tokens: the references are
+scratch) at step 0 and after every --trace-every steps, and with --refs its
+sentence BLEU+1 (percent, on the model's tokens: the references are
 tokenised like the input unless --tokenized) -- a table `pbmt plot trace`
 draws. Tracing does not change the output.
 
 Examples:
-  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --iterations 20000 --anneal 1 0.02
-  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --decision max-derivation --burn-in 2000
-  pbmt sample -i data/sample.es --references data/sample.ref.en --trace trace.tsv --anneal 5 0.05
+  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --steps-per-sentence 20000 --anneal 1 0.02
+  pbmt sample -f model/moses.ini -i dev.tok.es --tokenized --decision max-derivation --burn-in-per-sentence 2000
+  pbmt sample -i data/sample.es --refs data/sample.ref.en --trace trace.tsv --anneal 5 0.05
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, add_search_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.files import Outputs, read_lines
@@ -55,37 +57,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenized", action="store_true",
                         help="input is in the model's token form already (as pbmt tokenize writes it); output stays "
                         "in that form")
-    parser.add_argument("--iterations", type=int, default=10000, help="sampler steps per sentence")
-    parser.add_argument("--burn-in", type=int, default=1000,
-                        help="steps before samples are counted (max-derivation, max-translation)")
+    steps = parser.add_argument("--steps-per-sentence", type=int, default=10000, help="sampler steps per sentence")
+    deprecated(parser, "--iterations", steps)
+    burn_in = parser.add_argument("--burn-in-per-sentence", type=int, default=1000, help="steps before samples "
+                                  "are counted (max-derivation, max-translation)")
+    deprecated(parser, "--burn-in", burn_in)
     schedule = parser.add_mutually_exclusive_group()
     schedule.add_argument("--temperature", type=float, default=1.0,
                           help="sample from exp(score / T); 0: greedy hill-climbing")
     schedule.add_argument("--anneal", type=float, nargs=2, metavar=("T0", "T1"),
-                          help="lower the temperature geometrically from T0 to T1 over the iterations")
+                          help="lower the temperature geometrically from T0 to T1 over the steps")
     parser.add_argument("--decision", choices=DECISIONS, default="best",
                         help="best: the best derivation visited; max-derivation / max-translation: the most "
                              "frequent sample / target string after burn-in")
-    parser.add_argument("--init", choices=("gloss", "decoder"), default="gloss",
-                        help="start from the gloss or from the stack decoder's 1-best")
+    start = parser.add_argument("--chain-start", choices=("gloss", "decoder"), default="gloss",
+                                help="start from the gloss or from the stack decoder's 1-best")
+    deprecated(parser, "--init", start)
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
                         "or a moses.ini whose [weight] section to use")
     parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
     parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
-    parser.add_argument("--stack", type=int, help="stack size of --init decoder (default: the ini's, else 200)")
-    parser.add_argument("--beam-threshold", type=float, help="beam threshold of --init decoder (default: the ini's, "
+    parser.add_argument("--stack", type=int, help="stack size of --chain-start decoder (default: the ini's, else 200)")
+    parser.add_argument("--beam-threshold", type=float, help="beam threshold of --chain-start decoder (default: the ini's, "
                         "else 1e-5)")
     add_search_arguments(parser)
     parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="sample on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--trace", type=Path, metavar="FILE", help="write each chain's model score (and BLEU+1 "
-                        "with --references) over the steps to FILE (tab-separated; see pbmt plot trace)")
+                        "with --refs) over the steps to FILE (tab-separated; see pbmt plot trace)")
     parser.add_argument("--trace-every", type=int, default=10, metavar="K", help="--trace: record the chain "
                         "after every K steps")
-    parser.add_argument("--references", type=Path, metavar="FILE", help="--trace: reference translations, "
-                        "one a line, for the sentence BLEU+1 of the traced steps")
+    refs = parser.add_argument("--refs", type=Path, metavar="FILE", help="--trace: reference translations, "
+                               "one a line, for the sentence BLEU+1 of the traced steps")
+    deprecated(parser, "--references", refs)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
@@ -97,7 +103,7 @@ class _SentenceSampler:
         self.model = load_model(args)
         self.translator = Translator(self.model, tokenized=args.tokenized)
         self.lm_cache = LMCache.new()
-        self.temperature = anneal(args.iterations, *args.anneal) if args.anneal else args.temperature
+        self.temperature = anneal(args.steps_per_sentence, *args.anneal) if args.anneal else args.temperature
         self.reference_tokens = tokens if args.tokenized else self.model.preprocessing.target_form.tokens
 
     def sample(self, item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
@@ -107,8 +113,9 @@ class _SentenceSampler:
         words = self.translator.split(line)
         options = self.translator.options(words)
         trace = [] if args.trace else None
-        found = sample_decode(model, options, np.random.default_rng([args.seed, index]), args.iterations,
-                              args.burn_in, self.temperature, args.init, args.decision, lm_cache=self.lm_cache,
+        found = sample_decode(model, options, np.random.default_rng([args.seed, index]),
+                              args.steps_per_sentence, args.burn_in_per_sentence, self.temperature, args.chain_start,
+                              args.decision, lm_cache=self.lm_cache,
                               trace=trace, trace_every=args.trace_every)
         text = self.translator.output(found.derivation, options, words)
         return text, self._trace_lines(index, options, reference, trace or [])
@@ -122,7 +129,7 @@ class _SentenceSampler:
             stats = segment_stats(hypotheses, [[" ".join(self.reference_tokens(reference))]],
                                   np.zeros(len(trace), np.int64))
             bleu = [f"{100 * b:.4f}" for b in sentence_bleu_plus1(stats)]
-        schedule = np.broadcast_to(np.asarray(self.temperature, np.float64), (self.args.iterations,))
+        schedule = np.broadcast_to(np.asarray(self.temperature, np.float64), (self.args.steps_per_sentence,))
         return [f"{index + 1}\t{step}\t{schedule[max(step - 1, 0)]:.6g}\t{score:.6f}\t{b}"
                 for (step, _, score), b in zip(trace, bleu)]
 
@@ -132,27 +139,27 @@ def _work(sampler: _SentenceSampler, item: tuple[int, str, str | None]) -> tuple
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.iterations < 1 or args.burn_in < 0 or args.workers < 1:
-        raise PbmtError("--iterations and --workers must be at least 1 and --burn-in at least 0")
-    if args.decision != "best" and args.burn_in >= args.iterations:
-        raise PbmtError(f"--decision {args.decision} counts samples after --burn-in, "
-                        f"which must be below --iterations ({args.iterations})")
+    if args.steps_per_sentence < 1 or args.burn_in_per_sentence < 0 or args.workers < 1:
+        raise PbmtError("--steps-per-sentence and --workers must be at least 1 and --burn-in-per-sentence at least 0")
+    if args.decision != "best" and args.burn_in_per_sentence >= args.steps_per_sentence:
+        raise PbmtError(f"--decision {args.decision} counts samples after --burn-in-per-sentence, "
+                        f"which must be below --steps-per-sentence ({args.steps_per_sentence})")
     if args.anneal and min(args.anneal) <= 0:
         raise PbmtError("--anneal temperatures must be positive")
     if args.temperature < 0:
         raise PbmtError("--temperature must be at least 0")
     if args.trace_every < 1:
         raise PbmtError("--trace-every must be at least 1")
-    if args.references and not args.trace:
-        raise PbmtError("--references is for --trace's BLEU: give --trace FILE too")
+    if args.refs and not args.trace:
+        raise PbmtError("--refs is for --trace's BLEU: give --trace FILE too")
     started = time.perf_counter()
     sampler = _SentenceSampler(args)  # loads (and caches) the model once, and checks it
     lines = [line for _, line in read_lines(args.input)]
     references = [None] * len(lines)
-    if args.references:
-        references = [line for _, line in read_lines(args.references)]
+    if args.refs:
+        references = [line for _, line in read_lines(args.refs)]
         if len(references) != len(lines):
-            raise PbmtError(f"{args.references} has {len(references)} lines but {args.input} has {len(lines)}")
+            raise PbmtError(f"{args.refs} has {len(references)} lines but {args.input} has {len(lines)}")
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
@@ -168,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
             handle.writelines(f"{line}\n" for _, trace in results for line in trace)
     if not args.quiet:
         seconds = time.perf_counter() - loaded
-        steps = len(lines) * args.iterations
+        steps = len(lines) * args.steps_per_sentence
         print(f"sampled {len(lines)} sentences in {seconds:.1f} s: {steps / max(seconds, 1e-9):,.0f} steps/s "
               f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
     return 0

@@ -4,8 +4,8 @@ Writes to --out a model folder that pbmt translate and Moses load: moses.ini
 (train-model.perl's default, untuned weights; relative paths), pbmt.toml (the
 preprocessing), phrase-table.gz, reordering-table.gz (msd-bidirectional-fe)
 and lm.arpa.gz, and truecase-model.source.gz and truecase-model.target.gz
-when truecased. The steps: prepare the corpus (optionally tokenise with
-sacremoses; then truecase, the default for cased text, or lowercase; pairs
+when truecased. The steps: prepare the corpus (--tokenizer moses: tokenise
+with sacremoses, as the model then does to its input; then truecase, the default for cased text, or lowercase; pairs
 with an empty side are dropped, as Moses's clean-corpus-n.perl does), align
 (eflomal both ways, grow-diag-final-and), extract and score phrase pairs,
 estimate a Kneser-Ney LM of the target side, induce target word classes
@@ -18,8 +18,8 @@ eflomal seeds itself from the operating system: for a reproducible model give
 the alignment (--alignment, or --alignment-fwd/--alignment-rev to symmetrise).
 
 Examples:
-  pbmt train --src train.es --tgt train.en --out model --tokenize
-  pbmt train --src train.es --tgt train.en --out model --tokenize --casing lowercase
+  pbmt train --src train.es --tgt train.en --out model --tokenizer moses
+  pbmt train --src train.es --tgt train.en --out model --tokenizer moses --casing lowercase
   pbmt train --src train.tok.es --tgt train.tok.en --out model --alignment train.align.gdfa --lm-order 5
 """
 
@@ -30,6 +30,8 @@ import sys
 import time
 from pathlib import Path
 
+from pbmt.commands.lm import add_discount_fallback
+from pbmt.commands.options import deprecated
 from pbmt.errors import UsageError
 from pbmt.text import CASINGS
 from pbmt.train.extract import MAX_SUPPORTED_LENGTH
@@ -38,6 +40,7 @@ from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
 LANGUAGE_DEFAULTS = ("es", "en")
+TOKENIZERS = ("moses", "none")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"if it is a two-letter language code, else {LANGUAGE_DEFAULTS[0]})")
     parser.add_argument("--tgt-lang", help="target language (default: the --tgt file's suffix if it is a two-letter "
                         f"language code, else {LANGUAGE_DEFAULTS[1]})")
-    parser.add_argument("--tokenize", action="store_true", help="tokenise with sacremoses (Moses's tokeniser)")
+    tokenizer = parser.add_argument("--tokenizer", choices=TOKENIZERS, default="none", help="moses: tokenise "
+                                    "both sides with sacremoses (Moses's tokeniser), and the model its input likewise; "
+                                    "none: the texts are tokenised already")
+    deprecated(parser, "--tokenize", tokenizer, "--tokenizer moses", action="store_const", const="moses")
     parser.add_argument("--casing", choices=("auto",) + CASINGS, default="auto",
                         help="truecase: learn Moses's truecaser on each side (kept in the model folder; translate "
                         "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
@@ -71,11 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep the K pairs with the highest p(e|f) per source phrase (both tables)")
     parser.add_argument("--lm", type=Path, metavar="FILE", help="an ARPA LM to use instead of estimating one")
     parser.add_argument("--lm-order", type=int, default=3, help="order of the estimated LM")
-    parser.add_argument("--discount-fallback", action="store_true",
-                        help="use lmplz's fallback discounts where the closed-form ones fail (tiny corpora)")
-    parser.add_argument("--word-classes", type=int, default=50, metavar="N", help="induce N target word classes "
-                        "(exchange algorithm) into word-classes.txt, for sparse features (pbmt tune --features "
-                        "boundary); 0: none")
+    add_discount_fallback(parser)
+    classes = parser.add_argument("--word-class-count", type=int, default=50, metavar="N", help="induce N target "
+                                  "word classes (exchange algorithm) into word-classes.txt, for sparse features "
+                                  "(pbmt tune --features boundary); 0: none")
+    deprecated(parser, "--word-classes", classes)
     scale = parser.add_argument_group("large corpora (docs/training-at-scale.md); the model does not depend on these")
     scale.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SENTENCES, metavar="N",
                        help="extract phrase pairs in shards of N sentence pairs whose counts go to sorted runs on "
@@ -102,8 +108,8 @@ def language(path: Path, given: str | None, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
-    if args.word_classes < 0:
-        raise UsageError(f"--word-classes must not be negative, not {args.word_classes}")
+    if args.word_class_count < 0:
+        raise UsageError(f"--word-class-count must not be negative, not {args.word_class_count}")
     for option, value in (("--min-count", args.min_count), ("--prune", args.prune), ("--lm-order", args.lm_order),
                           ("--shard-size", args.shard_size), ("--workers", args.workers)):
         if value is not None and value < 1:
@@ -116,11 +122,11 @@ def run(args: argparse.Namespace) -> int:
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
         src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
         tgt_lang=language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]),
-        tokenize=args.tokenize, casing=args.casing,
+        tokenize=args.tokenizer == "moses", casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
-        word_classes=args.word_classes, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
+        word_classes=args.word_class_count, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
     )
 
     def say(message: str) -> None:

@@ -12,7 +12,7 @@ takes and gives the model's own tokens (pbmt tokenize / pbmt detokenize).
 Examples:
   echo "En el principio creó Dios los cielos y la tierra." | pbmt translate
   echo "En el principio creó Dios los cielos y la tierra ." | pbmt translate --tokenized
-  pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest 100 --workers 2
+  pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest --n-best-size 100 --workers 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
   pbmt translate -f model/moses.ini -i test.es --documents test.keys \
       --global-features lexical-consistency,repetition --global-weights global-weights.txt
@@ -43,7 +43,7 @@ from pbmt.config import MosesConfig
 from pbmt.documents import Documents
 from pbmt.features import registry
 from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import Journal, read_lines
+from pbmt.files import Journal, parse_int, read_lines
 from pbmt.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
@@ -58,8 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
     parser.add_argument("-i", "--input", default="-", help="source text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
-    parser.add_argument("--n-best", nargs=2, metavar=("FILE", "N"), help="also write the N best derivations "
-                        "of every sentence to FILE (Moses format, with segmentation and word alignment)")
+    parser.add_argument("--n-best", nargs="+", action=_NBestFile, metavar="FILE", help="also write the "
+                        "--n-best-size best derivations of every sentence to FILE (Moses format, with segmentation "
+                        "and word alignment)")
+    parser.add_argument("--n-best-size", type=int, default=100, metavar="N", help="entries per sentence in --n-best")
     parser.add_argument("--distinct", action="store_true", help="n-best entries with distinct target strings")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="write the 1-best word alignment (source-target pairs) of every sentence to FILE")
@@ -89,6 +91,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 
+class _NBestFile(argparse.Action):
+    """``--n-best FILE``; the old two-value form ``--n-best FILE N`` still parses, N going to
+    ``--n-best-size``, with a warning (for one release)."""
+
+    shown_args = "FILE"
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if len(values) > 2:
+            parser.error(f"{option_string} takes one FILE (the entries per sentence are --n-best-size N)")
+        if len(values) == 2:
+            print(f"{parser.prog}: warning: {option_string} FILE N is deprecated and goes in the next release; "
+                  "use --n-best FILE --n-best-size N", file=sys.stderr)
+            try:
+                namespace.n_best_size = parse_int(values[1])
+            except ValueError:
+                parser.error(f"{option_string}: N must be a positive integer, got {values[1]!r}")
+        setattr(namespace, self.dest, values[0])
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``load_model`` reads besides ``-f``: weights, pruning, reordering space and search algorithm."""
     parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
@@ -108,8 +129,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """The search algorithm options every decoding verb shares."""
     parser.add_argument("--search", choices=SEARCH_ALGORITHMS, help="search algorithm: 'cube' (cube pruning, "
                         "Moses's -search-algorithm 1: each stack filled by its --pop-limit best (hypothesis, option) "
-                        "pairs) or 'stack' (every kept hypothesis extended by every option; slower, no better "
-                        "here: docs/decoding.md); default: the ini's [search-algorithm], else cube")
+                        "pairs) or 'stack' (every kept hypothesis extended by every option; slower; docs/decoding.md "
+                        "compares them); default: the ini's [search-algorithm], else cube")
     parser.add_argument("--pop-limit", type=int, help="cube pruning: hypotheses created per stack (default: the "
                         "ini's [cube-pruning-pop-limit], else 1000; 0: no limit)")
 
@@ -163,7 +184,7 @@ def _translate(translator: Translator, item: tuple[int, str]):
 
 
 def _make_translator(args: argparse.Namespace) -> Translator:
-    n_best = int(args.n_best[1]) if args.n_best else 0
+    n_best = args.n_best_size if args.n_best else 0
     return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
 
 
@@ -201,8 +222,8 @@ def _translate_document(translator: _DocumentTranslator, item: tuple[int, list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.n_best and (not (args.n_best[1].isascii() and args.n_best[1].isdigit()) or int(args.n_best[1]) < 1):
-        raise PbmtError(f"--n-best: N must be a positive integer, got {args.n_best[1]!r}")
+    if args.n_best_size < 1:
+        raise PbmtError(f"--n-best-size must be at least 1, got {args.n_best_size}")
     if args.workers < 1:
         raise PbmtError("--workers must be at least 1")
     if args.documents is None and (args.global_features or args.global_weights):
@@ -226,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         items = [(d, lines[lo:hi]) for d, (lo, hi) in enumerate(documents.spans())]
     if args.n_best:
         _check_separators(args.input, lines, translator)
-    outputs = [args.output] + ([args.n_best[0]] if args.n_best else []) + ([args.alignment] if args.alignment else [])
+    outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     loaded = time.perf_counter()
     with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume) as journal:
         if journal.done and not args.quiet:

@@ -1,75 +1,32 @@
-"""Tune a model's feature weights on a dev set (MERT: Och's exact line search).
+"""Tune a model's feature weights on a dev set.
 
-Each iteration decodes the dev set to an n-best list with the current
-weights, adds it to the pool of all candidates so far, and optimises the
-weights on the pool; it stops when the pool gains nothing new, when the
-weights stop moving (by less than 1e-5), or after --iterations. The dev
-source and references are plain text (dev.es / dev.en), made into the
-model's token form as its pbmt.toml says (what pbmt tokenize writes);
---tokenized takes them in that form already (dev.tok.es / dev.tok.en for a
-lowercased model). A dev set given in token form (or to a model without
-preprocessing) of which half the lines or more are clearly not in the
-model's form (words the model knows only in another casing, untokenised
-punctuation) is an error naming its first such line.
+The dev source and references (--src, --refs) are plain text, made into the
+model's token form as its pbmt.toml says; --tokenized takes them in that form
+already (a dev set clearly not in the model's form is then an error naming
+its first such line). --algorithm chooses the tuner; the options of each are
+in its group below:
 
-MERT L1-normalises the tuned weights (as Moses does) and keeps
-UnknownWordPenalty0 fixed (Moses never tunes it). Guards against its known
-instability (weights that fit the pool and decode word salad): no weight
-changes sign (--keep-signs; a flipped reordering weight rewarded swaps and
-took dev BLEU from 38.57 to 3.50 on the shared model), a line search looks at
-most --max-step times the weights' L1 norm away, a random restart replaces
-the climb from the previous weights only when it is significantly better on
-the pool (--significance), and moses.ini gets the weights whose decode scored
-the best dev BLEU (--keep).
-PRO (Hopkins & May, 2011: sampled pairs, logistic regression) and APRO
-(Dreyer & Dong, 2015: all pairs, ranking SVM) learn to rank candidate pairs
-by BLEU+1 and interpolate with the previous weights (--interpolation); they
-keep UnknownWordPenalty0 fixed too.
-Costmargin and the perceptron (Tillmann & Zhang; --algorithm costmargin or
-perceptron) decode the dev set --passes times (L = 30), each time adding the
-decoder's 1-best (--nbest N: N-best) to every sentence's relevant set, and
-between decodings retrain the weights from zero on the relevant sets alone
-(--sgd-passes R = 40 passes in random order, --learning-rate eta: 1e-4
-Costmargin, 1e-5 perceptron). The first two passes decode with the seed
-weights w1 = 0.1 (--flat-weight) and w2 = w1 + U[-0.01, 0.01]
-(--perturbation); moses.ini gets the pass's weights with the best averaged
-sentence BLEU+1 on the dev set. Each pass is checkpointed; --resume continues.
-With --features binary, Costmargin instead trains binary block features on a
-training subset (--src/--refs, e.g. --sentences 5000), against the BLEU
-oracle's five best MON/SWAP block sequences, the dense weights fixed; --out
-is then a model folder (moses.ini, pbmt.toml with the block family and
-MON/SWAP, sparse-weights.txt; each pass's weights in OUT/pass<l>/ likewise)
-that `pbmt translate -f OUT/moses.ini` decodes.
-SampleRank (Haddow, Arun & Koehn, 2011; --algorithm samplerank) decodes
-nothing: it samples hypotheses with the Gibbs sampler and updates the weights
-online (--epochs, --batch-size, --samples-per-sentence, --chains,
---gain-scale; --documents KEYS keeps batches inside documents); it writes
-moses.ini (the averaged weights), log.tsv (per epoch: updates, steps,
-seconds, dev BLEU of the stack decoder's 1-best under the weights averaged so
-far, those weights and the chains' mixed weights), dev-bleu.png and
-samplerank.npz. The dev
-BLEU costs one decoding of the dev set per epoch, after tuning (--no-dev-bleu
-skips it). `pbmt plot tuning` and `pbmt plot weights` draw both kinds of log.
---global-features NAME[,NAME] also learns the weights of sentence- and
-document-level features (docs/global-features.md), written to
-global-weights.txt for `pbmt translate --documents ... --global-weights`;
-with --documents every batch is then one whole document (the dev BLEU
-column uses the dense weights alone: the stack decoder cannot use global
-features).
+  mert, pro, apro, listnet  decode the dev set to n-best lists, pool them and
+                            optimise on the pool, until the pool gains nothing
+                            new, the weights stop moving or --iterations
+  costmargin, perceptron    decode --passes times, adding each 1-best to the
+                            sentence's relevant set; retrain on the sets from
+                            zero between decodings (Tillmann & Zhang)
+  samplerank                no decoding: online updates on the Gibbs sampler's
+                            hypotheses (Haddow, Arun & Koehn, 2011)
 
-Writes to --out: moses.ini (tuned), pbmt.toml (the model's preprocessing and
---reordering, so the folder translates as tuned), run<k>.moses.ini, log.tsv (per
-iteration: dev BLEU, pool BLEU, pool size, decode and optimise seconds,
-weights), dev-bleu.png, checkpoint.npz. --resume continues an interrupted run
-(or one that reached its --iterations) to the same weights an uninterrupted
-run gives.
+Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
+preprocessing and --reordering, so the folder translates as tuned), log.tsv
+(a row per iteration, pass or epoch: dev BLEU and weights; pbmt plot draws
+it), dev-bleu.png and a checkpoint from which --resume continues to the
+weights an uninterrupted run gives. docs/tutorial.md tunes with MERT, PRO and
+SampleRank step by step.
 
 Examples:
   pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out tuned --workers 2
-  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --tokenized --out tuned --workers 2
-  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out cm --algorithm costmargin \
-      --reordering mon-swap --workers 2
-  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out sr --algorithm samplerank \
+  pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --tokenized --out tuned
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out cm --algorithm costmargin --reordering mon-swap
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out sr --algorithm samplerank \\
       --documents dev.keys --global-features lexical-consistency,repetition
 """
 
@@ -84,6 +41,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.commands.options import default_of, deprecated
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
@@ -97,16 +55,18 @@ from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.run_state import guard_inputs, tuning_inputs
 from pbmt.tune.loop import (CHECKPOINT, OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
                              tune, tuned_config, weight_line)
-from pbmt.tune.mert import Mert
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
-from pbmt.tune.samplerank import (CLIP, GAIN_SCALE, STARTS, STEP, UPDATES, SampleRank, decoded_bleu, encode_dev,
-                                  n_weights)
+from pbmt.tune.apro import Apro
+from pbmt.tune.mert import Mert
+from pbmt.tune.pro import Pro
+from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, encode_dev, n_weights
 
 
 SAMPLERANK_CHECKPOINT = "samplerank.npz"
+N_BEST_OPTIMIZERS = tuple(sorted(OPTIMIZERS))
 
 
 def _max_step(text: str) -> float | None:
@@ -117,35 +77,44 @@ _max_step.__name__ = "number or 'none'"
 
 
 def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: tuple[str, ...] = ()) -> None:
-    """--algorithm (an optimiser, or one of ``extra_algorithms``) and its parameters (shared with ``pbmt optimize``)."""
-    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS) + list(extra_algorithms), default="mert",
-                        help="the optimiser")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
-    parser.add_argument("--restarts", type=int, default=20, help="MERT: random starting points besides the "
-                        "previous weights")
-    parser.add_argument("--random-directions", type=int, default=10, help="MERT: random directions searched "
-                        "in each round besides the coordinate directions")
-    parser.add_argument("--significance", type=float, default=0.05, help="MERT: the best random restart "
-                        "replaces the climb from the previous weights only if its pool BLEU is better at this "
-                        "level under paired bootstrap resampling (0: whenever it is higher, as Moses)")
-    parser.add_argument("--max-step", type=_max_step, default=2.0,
-                        help="MERT: a line search looks at most this many times the weights' L1 norm away from "
-                        "them ('none': Och's unbounded search, which can walk to weights that decode word salad)")
-    parser.add_argument("--keep-signs", action=argparse.BooleanOptionalAction, default=Mert().keep_signs,
-                        help="MERT: no weight changes sign (each line search stops where a weight would cross "
-                        "zero); a weight flipped on the pool, e.g. rewarding swaps, decodes word salad")
-    parser.add_argument("--pro-samples", type=int, default=5000, help="PRO: candidate pairs drawn per sentence "
-                        "(Gamma)")
-    parser.add_argument("--pro-keep", type=int, default=50, help="PRO: pairs kept per sentence, those of largest "
-                        "BLEU+1 difference (Xi)")
-    parser.add_argument("--pro-min-difference", type=float, default=0.05, help="PRO: least BLEU+1 difference "
-                        "(in [0, 1]) of an accepted pair (alpha's step)")
-    parser.add_argument("--apro-c", type=float, default=1.0, help="APRO: weight of the summed squared hinge "
-                        "losses against 1/2 ||w||^2")
-    parser.add_argument("--interpolation", type=float, default=0.1, help="PRO, APRO: new weights = Psi * "
-                        "learned + (1 - Psi) * previous, with this Psi in [0, 1]")
-    parser.add_argument("--dedup", choices=DEDUP, default="derivation",
+    """--algorithm (an optimiser, or one of ``extra_algorithms``), --seed, and each optimiser's group of
+    parameters, their defaults those of its class (shared with ``pbmt optimize``)."""
+    parser.add_argument("--algorithm", choices=N_BEST_OPTIMIZERS + extra_algorithms, default="mert",
+                        help="the tuner (its options are in its group)")
+    parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
+    parser.add_argument("--dedup", choices=DEDUP, default=LoopSettings.dedup,
                         help="pool candidates are distinct derivations (string + segmentation) or strings")
+    mert = parser.add_argument_group("MERT", "Och's exact line search on the pool; weights L1-normalised and "
+                                     "UnknownWordPenalty0 fixed, as in Moses. Against weights that fit the pool "
+                                     "and decode word salad: --keep-signs, --max-step, --significance and --keep")
+    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
+                      help="random starting points besides the previous weights")
+    mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
+                      help="random directions searched in each round besides the coordinate directions")
+    mert.add_argument("--significance", type=float, default=default_of(Mert, "significance"),
+                      help="the best random restart replaces the climb from the previous weights only if its pool "
+                      "BLEU is better at this level under paired bootstrap resampling (0: whenever it is higher, "
+                      "as Moses)")
+    mert.add_argument("--max-step", type=_max_step, default=default_of(Mert, "max_step"),
+                      help="a line search looks at most this many times the weights' L1 norm away from them "
+                      "('none': Och's unbounded search, which can reach weights that fit the pool and decode "
+                      "word salad)")
+    mert.add_argument("--keep-signs", action=argparse.BooleanOptionalAction, default=default_of(Mert, "keep_signs"),
+                      help="no weight changes sign (each line search stops where a weight would cross zero); a "
+                      "weight flipped on the pool, e.g. one rewarding swaps, can decode word salad")
+    pro = parser.add_argument_group("PRO, APRO", "rank candidate pairs by BLEU+1: PRO (Hopkins & May, 2011) "
+                                    "samples pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all "
+                                    "pairs in a ranking SVM; both interpolate with the previous weights")
+    pro.add_argument("--pro-samples", type=int, default=default_of(Pro, "samples"),
+                     help="PRO: candidate pairs drawn per sentence (Gamma)")
+    pro.add_argument("--pro-keep", type=int, default=default_of(Pro, "keep"),
+                     help="PRO: pairs kept per sentence, those of largest BLEU+1 difference (Xi)")
+    pro.add_argument("--pro-min-difference", type=float, default=default_of(Pro, "min_difference"),
+                     help="PRO: least BLEU+1 difference (in [0, 1]) of an accepted pair (alpha's step)")
+    pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
+                     help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
+    pro.add_argument("--interpolation", type=float, default=default_of(Pro, "interpolation"),
+                     help="new weights = Psi * learned + (1 - Psi) * previous, with this Psi in [0, 1]")
 
 
 def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
@@ -176,109 +145,116 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pbmt tune``: the common ones, then one group per tuner."""
+    parser.usage = "%(prog)s -f CONFIG --src SRC --refs REFS --out OUT [--algorithm NAME] [options]"
     parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini (start weights)")
-    parser.add_argument("--src", type=Path, required=True, help="dev source, one sentence a line: plain text, "
-                        "tokenised and truecased (or lowercased) as the model's pbmt.toml says")
-    parser.add_argument("--refs", type=Path, required=True, help="dev references, one sentence a line, plain text "
-                        "(made into the model's target token form likewise)")
+    parser.add_argument("--src", type=Path, required=True, help="dev source, one sentence a line")
+    parser.add_argument("--refs", type=Path, required=True, help="dev references, one sentence a line")
     parser.add_argument("--tokenized", action="store_true", help="--src and --refs are in the model's token form "
-                        "already (as pbmt tokenize writes them, e.g. dev.tok.es / dev.tok.en for a lowercased "
-                        "model)")
+                        "already (as pbmt tokenize writes them)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
-    parser.add_argument("--nbest", type=int, help="n-best entries decoded per sentence (default: 100; "
-                        "costmargin and perceptron: 1, the paper's relevant-set growth)")
-    parser.add_argument("--iterations", type=int, default=25, help="at most this many decode-optimise iterations")
-    parser.add_argument("--keep", choices=OUTPUTS, default="best-dev", help="which weights moses.ini gets: those "
-                        "whose decode had the highest dev BLEU, or the optimiser's last (mert-moses.pl's default)")
-    parser.add_argument("--sentences", type=int, help="tune on the first K dev sentences only")
+    parser.add_argument("--sentences", type=int, metavar="K", help="tune on the first K dev sentences only")
+    parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
-    parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    parser.add_argument("--reordering", choices=REORDERING_MODES, help="decoding search space (default: the "
-                        "model's pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block orientation model)")
-    add_search_arguments(parser)
-    add_optimizer_arguments(parser, extra_algorithms=("samplerank",) + RELEVANT_SET_ALGORITHMS)
-    add_samplerank_arguments(parser)
-    add_relevant_set_arguments(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")
-
-
-def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
-    """The parameters of --algorithm samplerank."""
-    parser.add_argument("--epochs", type=int, default=5, help="SampleRank: passes over the dev set")
-    parser.add_argument("--batch-size", type=int, default=10, help="SampleRank: sentences per batch (the gain is "
-                        "the batch's BLEU)")
-    parser.add_argument("--samples-per-sentence", type=int, default=100, help="SampleRank: sampling steps per "
-                        "batch sentence, each a possible update")
-    parser.add_argument("--burn-in-per-sentence", type=int, default=100, help="SampleRank: steps per batch "
-                        "sentence before updates start")
-    parser.add_argument("--samplerank-c", type=float, default=CLIP, help="SampleRank: the clip C of an update "
-                        "(the paper's 0.01 drives the shared model's LM and TM weights down and loses 6.5 BLEU on "
-                        "held-out sentences; see pbmt/tune/samplerank.py)")
-    parser.add_argument("--gain-scale", type=float, default=GAIN_SCALE, help="SampleRank: nats of model score "
-                        "per unit of batch BLEU (in [0, 1]) when choosing the oracle and in the update's margin "
-                        "(see pbmt/tune/samplerank.py)")
-    parser.add_argument("--samplerank-update", choices=UPDATES, default="sample-oracle", help="SampleRank: the "
-                        "update rule: the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step "
-                        "on the oracle (hope) and the neighbour violating its margin most (fear); or expected-gain, "
-                        "a gradient step on the neighbourhood's expected batch BLEU after every sample. The paper's rule "
-                        "lowered test BLEU on the shared model; expected-gain with --samplerank-start decoder "
-                        "--samplerank-temperature 0.1 raised it on every seed (docs/tutorial.md, section 5; "
-                        "pbmt/tune/samplerank.py)")
-    parser.add_argument("--samplerank-step", type=float, default=STEP, help="SampleRank --samplerank-update "
-                        "expected-gain: the step size, in weight units per nat-scaled covariance of batch BLEU and "
-                        "a feature")
-    parser.add_argument("--samplerank-temperature", type=float, default=1.0, help="SampleRank: samples are drawn "
-                        "with probability proportional to exp(model score / T) (the paper's 1; e.g. 0.1 keeps the "
-                        "chains near the model's best)")
-    parser.add_argument("--samplerank-start", choices=STARTS, default="gloss", help="SampleRank: where each "
-                        "batch's chains start: the gloss (the paper's) or the stack decoder's 1-best under the "
-                        "current weights")
-    parser.add_argument("--chains", type=int, default=1, help="SampleRank: chains on shards of the dev set, "
-                        "mixed after each epoch (run on --workers processes)")
-    parser.add_argument("--documents", type=Path, metavar="KEYS", help="SampleRank: a keys file (one 'BOOK "
-                        "CHAPTER:VERSE' per dev line, like dev.keys); batches then never cross a document "
-                        "boundary (documents longer than --batch-size are cut into runs of consecutive lines)")
-    parser.add_argument("--document-level", choices=LEVELS, default="chapter", help="SampleRank: what a "
-                        "document is in --documents")
-    parser.add_argument("--global-features", metavar="NAME[:ARG][,...]", help="SampleRank: global features "
-                        "(docs/global-features.md) whose weights are learnt with the others and written to "
-                        "global-weights.txt; with --documents every batch is then one whole document; registered: "
-                        f"{', '.join(sorted(k for k, v in KINDS.items() if not v.nbest_only))}")
-    parser.add_argument("--word-classes", type=Path, metavar="FILE", help="SampleRank --features boundary: the "
-                        "class file, 'word<TAB>class' per line (default: the model's own sparse features if its "
-                        "pbmt.toml has them, else word-classes.txt beside moses.ini, which pbmt train writes)")
-    parser.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
-                        help="SampleRank: after tuning, decode the dev set with each epoch's averaged weights "
-                        "and log its BLEU (a tuning curve)")
+    decoding = parser.add_argument_group("decoding the dev set")
+    size = decoding.add_argument("--n-best-size", type=int, metavar="N", help="entries decoded per sentence "
+                                 f"(default: {LoopSettings.n_best}; costmargin and perceptron: "
+                                 f"{RelevantSetSettings.n_best}, the paper's relevant-set growth)")
+    deprecated(decoding, "--nbest", size)
+    decoding.add_argument("--reordering", choices=REORDERING_MODES, help="search space (default: the model's "
+                          "pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block "
+                          "orientation model)")
+    add_search_arguments(decoding)
+    loop = parser.add_argument_group("mert, pro, apro, listnet: the decode-optimise loop")
+    loop.add_argument("--iterations", type=int, default=LoopSettings.max_iterations,
+                      help="at most this many decode-optimise iterations")
+    loop.add_argument("--keep", choices=OUTPUTS, default=LoopSettings.output, help="which weights moses.ini gets: "
+                      "those whose decode had the highest dev BLEU, or the optimiser's last (mert-moses.pl's)")
+    add_optimizer_arguments(parser, extra_algorithms=RELEVANT_SET_ALGORITHMS + ("samplerank",))
+    add_relevant_set_arguments(parser)
+    add_samplerank_arguments(parser)
 
 
 def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
-    """The parameters of --algorithm costmargin and perceptron (Tillmann & Zhang, Tables II and III)."""
-    d = RelevantSetSettings()
-    parser.add_argument("--passes", type=int, default=d.passes, help="costmargin, perceptron: decodings of the "
-                        "dev set, the two seed decodings included (the paper's L)")
-    parser.add_argument("--sgd-passes", type=int, default=d.sgd_passes, help="costmargin, perceptron: passes over "
-                        "the relevant sets in each online training step, from zero weights (the paper's R)")
-    parser.add_argument("--learning-rate", type=float, help="costmargin, perceptron: eta (default: "
-                        + ", ".join(f"{k} {v:g}" for k, v in LEARNING_RATES.items()) + ", as in the paper)")
-    parser.add_argument("--flat-weight", type=float, default=d.flat, help="costmargin, perceptron: every weight "
-                        "of the first seed decoding (w1)")
-    parser.add_argument("--perturbation", type=float, default=d.perturbation, help="costmargin, perceptron: the "
-                        "second seed decoding uses w2 = w1 + U[-p, p] per weight")
-    parser.add_argument("--features", choices=("dense", "binary", "boundary"), default="dense", help="dense: tune "
-                        "the model's dense weights. binary (costmargin): train binary block features (block, word "
-                        "pairs, orientation x block, boundary bigrams, phrase length) on a training subset given as "
-                        "--src/--refs (e.g. --sentences 5000), the dense weights fixed, the truth the BLEU oracle's "
-                        "five best MON/SWAP block sequences; writes a model folder (moses.ini, pbmt.toml, sparse-weights.txt with the block family's escaped names). boundary "
-                        "(samplerank): tune the dense weights and the sparse phrase-boundary features (a target-side "
-                        "word-class bigram across every phrase boundary, <s> and </s> at the ends; the paper's "
-                        "§3.4), written to --out as sparse-weights.txt and word-classes.txt, referred to by "
-                        "pbmt.toml; moses.ini stays dense (Moses loads it and ignores them); pbmt translate decodes "
-                        "with both")
-    parser.add_argument("--oracle-beam", type=int, default=BlockTrainingSettings.oracle_beam, help="--features "
-                        "binary: hypotheses per stack of the BLEU oracle search")
+    """The group of --algorithm costmargin and perceptron (Tillmann & Zhang, Tables II and III), with
+    --features binary (block features on a training subset)."""
+    group = parser.add_argument_group(
+        "costmargin, perceptron", "decode the dev set --passes times, each adding the 1-best to every sentence's "
+        "relevant set, and retrain from zero on the sets between decodings; the first two decodings use the seed "
+        "weights w1 and w2; moses.ini gets the pass's weights with the best averaged sentence BLEU+1")
+    group.add_argument("--passes", type=int, default=RelevantSetSettings.passes,
+                       help="decodings of the dev set, the two seed decodings included (the paper's L)")
+    group.add_argument("--sgd-passes", type=int, default=RelevantSetSettings.sgd_passes,
+                       help="passes over the relevant sets in each training step, from zero weights (R)")
+    group.add_argument("--learning-rate", type=float, help="eta (default: " + ", ".join(
+        f"{k} {v:g}" for k, v in LEARNING_RATES.items()) + ", as in the paper)")
+    group.add_argument("--flat-weight", type=float, default=RelevantSetSettings.flat,
+                       help="every weight of the first seed decoding (w1)")
+    group.add_argument("--perturbation", type=float, default=RelevantSetSettings.perturbation,
+                       help="the second seed decoding uses w2 = w1 + U[-p, p] per weight")
+    features = parser.add_argument_group("sparse features")
+    features.add_argument("--features", choices=("dense", "binary", "boundary"), default="dense", help="dense: "
+                          "the model's dense weights. binary (costmargin): binary block features (block, word "
+                          "pairs, orientation x block, boundary bigrams, phrase length) trained on a training subset "
+                          "given as --src/--refs (e.g. --sentences 5000) against the BLEU oracle's five best MON/SWAP "
+                          "block sequences, the dense weights fixed; --out is then a model folder. boundary "
+                          "(samplerank): the dense weights and target word-class bigrams across phrase boundaries "
+                          "(the paper's section 3.4), written to sparse-weights.txt; see docs/sparse-features.md")
+    features.add_argument("--oracle-beam", type=int, default=BlockTrainingSettings.oracle_beam,
+                          help="binary: hypotheses per stack of the BLEU oracle search")
+    features.add_argument("--word-classes", type=Path, metavar="FILE", help="boundary: the class file, "
+                          "'word<TAB>class' per line (default: the model's own sparse features, else "
+                          "word-classes.txt beside moses.ini, which pbmt train writes)")
+
+
+def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
+    """The group of --algorithm samplerank, defaults from ``SampleRank`` and its ``Settings``."""
+    group = parser.add_argument_group(
+        "samplerank", "sample hypotheses with the Gibbs sampler and update the weights online; moses.ini gets the "
+        "averaged weights; log.tsv has each epoch's dev BLEU of the stack decoder under them")
+    group.add_argument("--epochs", type=int, default=default_of(SampleRank, "epochs"),
+                       help="passes over the dev set")
+    group.add_argument("--batch-size", type=int, default=Settings.batch_size,
+                       help="sentences per batch (the gain is the batch's BLEU)")
+    group.add_argument("--samples-per-sentence", type=int, default=Settings.samples_per_sentence,
+                       help="sampler steps per batch sentence, each a possible update")
+    group.add_argument("--burn-in-per-sentence", type=int, default=Settings.burn_in_per_sentence,
+                       help="sampler steps per batch sentence before updates start")
+    group.add_argument("--samplerank-update", choices=UPDATES, default=Settings.update, help="the update rule: "
+                       "the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step on the oracle "
+                       "(hope) and the neighbour violating its margin most (fear); or a gradient step on the "
+                       "neighbourhood's expected batch BLEU after every sample (docs/samplerank.md compares them)")
+    group.add_argument("--samplerank-c", type=float, default=Settings.c, help="the clip C of a MIRA-like update")
+    group.add_argument("--samplerank-step", type=float, default=Settings.step, help="expected-gain: the step "
+                       "size, in weight units per nat-scaled covariance of batch BLEU and a feature")
+    group.add_argument("--gain-scale", type=float, default=Settings.gain_scale, help="nats of model score per unit "
+                       "of batch BLEU (in [0, 1]) in the oracle's choice and the update's margin")
+    temperature = group.add_argument("--temperature", type=float, default=Settings.temperature,
+                                     help="samples are drawn with probability proportional to "
+                                     "exp(model score / T) (the paper's 1; below 1 the chains stay near the "
+                                     "model's best)")
+    deprecated(group, "--samplerank-temperature", temperature)
+    start = group.add_argument("--chain-start", choices=STARTS, default=Settings.start, help="where each batch's "
+                               "chains start: the gloss (the paper's) or the stack decoder's 1-best under the "
+                               "current weights")
+    deprecated(group, "--samplerank-start", start)
+    group.add_argument("--chains", type=int, default=default_of(SampleRank, "chains"),
+                       help="chains on shards of the dev set, mixed after each epoch (run on --workers processes)")
+    group.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
+                       help="after tuning, decode the dev set with each epoch's averaged weights and log its BLEU")
+    documents = parser.add_argument_group(
+        "samplerank: documents and global features", "sentence- and document-level features learnt with the "
+        "others and written to global-weights.txt for pbmt translate --documents (docs/global-features.md)")
+    documents.add_argument("--documents", type=Path, metavar="KEYS", help="a keys file (one 'BOOK CHAPTER:VERSE' "
+                           "per dev line); batches then never cross a document boundary")
+    documents.add_argument("--document-level", choices=LEVELS, default=default_of(Documents.read, "level"),
+                           help="what a document is in --documents")
+    documents.add_argument("--global-features", metavar="NAME[:ARG][,...]", help="global features to learn (with "
+                           "--documents every batch is one whole document); registered: "
+                           f"{', '.join(sorted(k for k, v in KINDS.items() if not v.nbest_only))}")
 
 
 def run_block_training(args: argparse.Namespace, settings: SearchSettings | None) -> int:
@@ -288,7 +264,7 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
     if args.oracle_beam < 1 or args.passes < 2 or args.sgd_passes < 1:
         raise UsageError("--oracle-beam must be at least 1, --passes at least 2, --sgd-passes at least 1")
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
-                                    args.nbest or 1, oracle_beam=args.oracle_beam, seed=args.seed)
+                                    args.n_best_size or 1, oracle_beam=args.oracle_beam, seed=args.seed)
     sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
@@ -310,7 +286,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
     if (args.learning_rate is not None and args.learning_rate <= 0) or args.perturbation < 0:
         raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
-                                  args.nbest or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
+                                  args.n_best_size or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, settings)
@@ -336,9 +312,9 @@ def run_samplerank(args: argparse.Namespace) -> int:
         if getattr(args, name) < 1:
             raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
     if (args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0
-            or args.samplerank_temperature <= 0 or args.samplerank_step <= 0):
+            or args.temperature <= 0 or args.samplerank_step <= 0):
         raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
-                        "--samplerank-temperature and --samplerank-step must be positive")
+                        "--temperature and --samplerank-step must be positive")
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     sources, refs = dev_set(args, model)
     dev_references = References(refs)
@@ -357,8 +333,8 @@ def run_samplerank(args: argparse.Namespace) -> int:
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
                        checkpoint=args.out / SAMPLERANK_CHECKPOINT, gain_scale=args.gain_scale,
-                       update=args.samplerank_update, temperature=args.samplerank_temperature,
-                       start=args.samplerank_start, step=args.samplerank_step, global_features=specs)
+                       update=args.samplerank_update, temperature=args.temperature,
+                       start=args.chain_start, step=args.samplerank_step, global_features=specs)
     tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
@@ -478,9 +454,9 @@ def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("nbest", "iterations", "workers"):
+    for name in ("n_best_size", "iterations", "workers"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise PbmtError(f"--{name} must be at least 1")
+            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
     if args.sentences is not None and args.sentences < 1:
         raise PbmtError("--sentences must be at least 1")
     if not args.config.exists():
@@ -499,7 +475,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
     sources, references = dev_set(args, model)
-    n_best = args.nbest or LoopSettings.n_best
+    n_best = args.n_best_size or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
                             output=args.keep)
     guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)

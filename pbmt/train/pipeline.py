@@ -64,7 +64,7 @@ from pbmt.train.corpus import (
     read_corpus,
     write_alignment,
 )
-from pbmt.train.lm_estimate import DEFAULT_FALLBACK, DEFAULT_MEMORY, write_lm
+from pbmt.train.lm_estimate import DEFAULT_MEMORY, write_lm
 from pbmt.train.score import write_word_translation
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.symmetrize import symmetrize
@@ -272,17 +272,16 @@ def train_tables(
     return TableCounts(counts.extracted, counts.written)
 
 
-def train_lm(text: Path, out: Path, order: int, discount_fallback: bool = False, memory: int = DEFAULT_MEMORY,
-             work: Path | None = None, progress: bool = False) -> list[int]:
+def train_lm(text: Path, out: Path, order: int, discount_fallback: tuple[float, float, float] | None = None,
+             memory: int = DEFAULT_MEMORY, work: Path | None = None, progress: bool = False) -> list[int]:
     """Estimate an interpolated modified Kneser-Ney LM of ``order`` from the
     tokenised ``text`` (``pbmt.train.lm_estimate``, equal to lmplz) and write
     it as ARPA to ``out``; returns the number of n-grams of each order.
-    ``discount_fallback``: lmplz's fallback discounts where the closed-form
-    ones fail (tiny corpora), else such a corpus is an error. ``memory``:
-    bytes of counts held at a time, the rest on disk in ``work`` (default:
-    beside ``out``)."""
-    fallback = DEFAULT_FALLBACK if discount_fallback else None
-    return list(write_lm(text, order, out, fallback, memory, work, progress).ngrams)
+    ``discount_fallback``: the discounts (adjusted counts 1, 2, 3+) used where
+    the closed-form ones fail (tiny corpora), as lmplz's; None: such a corpus
+    is an error. ``memory``: bytes of counts held at a time, the rest on disk
+    in ``work`` (default: beside ``out``)."""
+    return list(write_lm(text, order, out, discount_fallback, memory, work, progress).ngrams)
 
 
 def arpa_order(path: Path) -> int:
@@ -487,7 +486,7 @@ class TrainSettings:
     prune: int | None = None
     lm: Path | None = None
     lm_order: int = 3
-    discount_fallback: bool = False
+    discount_fallback: tuple[float, float, float] | None = None
     word_classes: int = 50
     scale: Scale = Scale()
 

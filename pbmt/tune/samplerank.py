@@ -16,9 +16,9 @@ hypotheses start as glosses (``pbmt.search.sampler.gloss``; ``start``
 3. takes the oracle e+ in N maximising S * gain(y, y_e) + w · h(e), where
    y_e is the batch's hypothesis set with e_j replaced by e, the gain is the
    batch's corpus BLEU in [0, 1] with 0.01 added to every match and total
-   count (``pbmt.metrics.bleu.batch_bleu``) and S is the gain scale (below);
+   count (``pbmt.metrics.bleu.batch_bleu``) and S is the gain scale;
 4. updates w iff the model and the gain rank (e', e+) differently:
-   (G' - G+) (S' - S+) < 0, which implies S' != S+ (G = gain, S = w · h);
+   (G' - G+) (S' - S+) < 0 (G = gain, S = w · h);
 5. moves e_j to e'.
 
 The update is the closed-form solution of (5)-(6) of the paper, the
@@ -29,109 +29,37 @@ passive-aggressive step of Crammer et al. (2006) with one constraint::
     b = M * S * (gain(winner) - gain(loser)) - (w · a) > 0
 
 where (winner, loser) is the pair ordered by gain, C clips the step and the
-margin scale is M = gain(y, y+) in [0, 1]. When the oracle has the higher gain
-this is the paper's formula with a = h(e+) - h(e'); when the sample does, the
-same constraint is imposed with the roles exchanged. ``update`` "hope-fear"
-imposes the same constraint between e+ (hope) and the candidate violating it
-most (fear), whatever the sample (``update_pair``). ``update``
-"expected-gain" replaces 4. by a gradient step on the expected batch gain
-over N under the sampling distribution q, after every step::
+margin scale is M = gain(y, y+) in [0, 1]. ``update`` "hope-fear" imposes the
+same constraint between e+ (hope) and the candidate violating it most (fear),
+whatever the sample (``update_pair``). ``update`` "expected-gain" replaces 4.
+by a gradient step on the expected batch gain over N under the sampling
+distribution q, after every step: ``w <- w + step * S * Cov_q(h, gain)``
+(``gain_covariance``), so pairs the model ranks right count as much as
+misranked ones.
 
-    w <- w + step * S * Cov_q(h, gain)
-
-(``gain_covariance``): the q-weighted sum over all pairs of N of
-(gain_i - gain_j)(h_i - h_j) / 2, so pairs the model ranks right count as
-much as misranked ones.
+The gain scale S (nats per unit of BLEU; the paper has none, S = 1) puts the
+gain on the scale of the model score it is added to: a step moves a batch's
+BLEU by 1e-4 to 1e-2 while neighbours' scores differ by 0.1 to 10 nats.
+docs/samplerank.md has the measurements behind the defaults S = 300 and
+C = 1e-4 and behind the expected-gain variant.
 
 The first ``burn_in_per_sentence`` × |batch| steps of a batch make no updates
 and collect nothing; after each later step the weights are collected, and the
-tuned weights (``weights_``) are the average of everything collected. With
-``chains`` > 1 every chain runs the epoch on its own shard of the shuffled
-tuning set with its own copy of the weights, and the chains' final weights are
-mixed (averaged) before the next epoch. Everything random is drawn from
-generators seeded by (run seed, epoch) and (run seed, epoch, chain), so a run
-is determined by its seed and the number of chains, whichever processes run
-the chains, and a resumed run equals an uninterrupted one.
-
-The gain scale S (nats per unit of BLEU; the paper has none, S = 1) puts the
-gain on the scale of the score it is added to and compared with: a step
-changes one sentence of a batch, which moves the batch's BLEU by about 1e-4
-to 1e-2, while the two hypotheses' scores differ by about 0.1 to 10 nats
-(measured on the shared model: median |gain difference| 1.8e-4, median
-|score difference| 0.15 nats, margin M * (gain difference) 6e-6 nats). With
-S = 1 the oracle is the model's best of the neighbourhood whatever its
-BLEU, and as the margin is ~0 an unclipped update is the projection of w
-onto the hyperplane w · a = 0, which shortens w (||w'||^2 = ||w||^2 -
-(w · a)^2 / ||a||^2): the weights shrink (norm 1.75 -> 1.20 over 40
-sentences) and the sampling distribution flattens. A larger S alone does
-not cure it: with any S, updates fire on misranked pairs only, and in those
-the BLEU-better hypothesis nearly always has the lower LM and TM scores, so
-the weights of the features MERGE-SPLIT varies (LM, TM, word and phrase
-penalties, monotone reordering) are driven down while those it rarely
-varies (distortion, swap/discontinuous reordering) keep theirs. Stack-decoder
-BLEU on test[:200] after 2 epochs on dev[:100] (untuned 33.96): S = 1, C =
-0.01 (the paper's) 27.47; S = 1, C = 1e-3 30.38; S = 300, C = 1e-3 28.94
-(30.69 with ``margin_updates``); S = 300, C = 1e-4 33.80. Starting chains at
-the decoder's 1-best instead of the gloss does not help (27.75 with the
-paper's settings on test[:150]). Hence the defaults S = 300 (about the
-reference words of a batch of 10 here: the gain in the units of the summed
-scores, as Chiang et al. 2008 scale BLEU by length) and C = 1e-4: tuned
-weights then stay within a few tenths of BLEU of the untuned ones
-(``benchmarks/bench_samplerank.py``), a mitigation rather than a cure.
-
-Why the paper's update fails here, traced on dev[:100] at the untuned weights
-(``benchmarks/bench_samplerank.py`` gives the held-out numbers):
-
-- It is the update rule, not the data. Over all 3.07 million candidates of
-  the neighbourhoods with a gain difference (gloss start, T = 1), the
-  within-neighbourhood correlation of the gain with LM is +0.48, with the
-  TM features p(e|f) and lex(e|f) +0.35 and +0.38; yet in the hope-fear
-  pairs that trigger an update (dev[:50]) the hope has on average 0.26 nats
-  less LM and 0.33 less log p(f|e), as the misranked pairs of the paper's
-  rule do: updates on violations alone see only the cases where these
-  features point the wrong way, and every rule of that kind (the paper's,
-  ``margin_updates``, hope-fear, any C or S) drives them down.
-- The ranking objective does not track decoder BLEU. Rescaled to the same
-  L1 norm, the paper's tuned weights violate fewer pairs than Moses's MERT
-  weights (hinge 0.008 against 0.026 nats per step) but decode 5 BLEU worse.
-- The states matter. Near the decoder's 1-best (``start`` "decoder", T =
-  0.1) the correlations turn MERT-like: word penalty -0.20 (+0.32 from the
-  gloss at T = 1), TM lex(f|e) +0.25 (0.00), lex(e|f) +0.01 (+0.38); and
-  MERT's own gain over untuned is in these lexical weights (MERT's lexical
-  weights with untuned reordering weights: 34.51 on test[:150], MERT 34.73,
-  untuned 33.90; untuned lexical with MERT reordering: 33.38).
-- Reordering weights get almost no signal: 73% of REORDER proposals have no
-  legal swap, and swaps are ranked right by a wide margin, so distortion and
-  swap/discontinuous features differ in under 1% of update pairs.
-
-Hence ``update`` "expected-gain" with ``start`` "decoder" and temperature
-0.1 (step 0.01, S = 300): the only variant measured here that beats the
-untuned weights on every seed. Test[:150] BLEU after one epoch on dev[:100],
-seeds 1-3: 34.09 ± 0.07 with one chain, 34.15 ± 0.13 with four, 34.20 ±
-0.31 with four and the boundary features (about 1,290 active; 300 samples/s
-against 600 dense) (untuned 33.90, Moses's MERT weights 34.73, the paper's
-rule at the defaults 33.75). On test[:400], four chains: 33.21 ± 0.13
-(untuned 32.97, MERT 33.65, the paper's rule at the defaults 32.90 ± 0.03).
-Measured and not better: hope-fear (33.73 at C = 1e-4; 33.12 and 32.24 at
-C = 1e-3 and 1e-2), temperature 0.1 alone (hope-fear, C = 1e-2: 33.47), the
-decoder start (the 1-best under the loaded weights) with hope-fear (C =
-1e-2, T = 0.1: 34.47, 32.97, 33.92 over three seeds), expected-gain from the gloss at T = 1 (33.14 at step 1e-4,
-32.80 at 1e-3: it raises LM and TM, the other wrong way), expected-gain at
-T = 0.1 from the gloss (34.10 ± 0.41 with one chain, 34.02 ± 0.22 with four:
-one seed of each below untuned; 4x faster, as no batch is decoded) and from
-the decoder at T = 1 (33.45 at step 1e-3, 32.50 at 1e-2). The paper's rule
-stays the default of ``Settings``, ``SampleRank`` and ``pbmt tune``.
+tuned weights (``weights_``) are their average. With ``chains`` > 1 every
+chain runs the epoch on its own shard of the shuffled tuning set with its own
+copy of the weights, and the chains' final weights are averaged before the
+next epoch. Everything random is drawn from generators seeded by (run seed,
+epoch) and (run seed, epoch, chain), so a run is determined by its seed and
+the number of chains, whichever processes run them, and a resumed run equals
+an uninterrupted one.
 
 Translation options are built once per batch with the model's weights as
-loaded (its table pruning is not redone as the weights move; with ``start``
-"decoder", under the chain's weights at the batch's start). Features are
-the model's dense ones (natural log), columns as ``model.layout``, then its
-sparse ones (``pbmt.model.sparse``, counts) when it has them, then any
-global features' (``pbmt.features``): a batch's chains share one
-``DocumentSampler``, so a document-level feature sees the batch as its
-document, and with documents and global features every batch is one whole
-document. The weight vector is laid out the same way (``n_weights``, then
-the global columns).
+loaded (with ``start`` "decoder", under the chain's weights at the batch's
+start). Features, and the weight vector, are laid out as the model's dense
+ones (natural log, ``model.layout``), then its sparse ones
+(``pbmt.model.sparse``, counts), then the global features' (``pbmt.features``):
+a batch's chains share one ``DocumentSampler``, so a document-level feature
+sees the batch as its document.
 """
 
 from __future__ import annotations
@@ -165,9 +93,9 @@ from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.vocab import Vocab
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
-GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about a batch's reference words here (see the module docstring)
-CLIP = 1e-4  # C; the paper's 0.01 moves the shared model's weights far off (see the module docstring)
-STEP = 0.01  # expected-gain's step size (see the module docstring)
+GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about the reference words of a batch of 10 (docs/samplerank.md)
+CLIP = 1e-4  # C; with the paper's 0.01 the LM and TM weights fall far (docs/samplerank.md)
+STEP = 0.01  # expected-gain's step size (docs/samplerank.md)
 UPDATES = ("sample-oracle", "hope-fear", "expected-gain")  # see Settings
 STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper's) or the stack decoder's 1-best
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)

@@ -37,7 +37,7 @@ def files(bible, tmp_path_factory):
 
 def test_train_then_rescore(files, bible, tmp_path, capsys):
     weights = tmp_path / "weights"
-    assert main(["rescore", "--nbest", str(files["train"]), "--refs", str(files["train", "en"]),
+    assert main(["rescore", "--n-best", str(files["train"]), "--refs", str(files["train", "en"]),
                  "--src", str(files["train", "es"]), "--lm", str(bible / "lm5.arpa.gz"), "--feature", "consensus",
                  "--train", "--out", str(weights), "--epochs", "20"]) == 0
     summary = capsys.readouterr().err
@@ -48,7 +48,7 @@ def test_train_then_rescore(files, bible, tmp_path, capsys):
     assert model.algorithm == "listnet" and model.normalisation == "features"
 
     out = tmp_path / "test.out"
-    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+    assert main(["rescore", "--n-best", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
                  str(weights), "--refs", str(files["test", "en"]), "-o", str(out)]) == 0
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == HALF
@@ -57,29 +57,29 @@ def test_train_then_rescore(files, bible, tmp_path, capsys):
     assert float(reported) == pytest.approx(100 * corpus_bleu(references.stats(lines, np.arange(HALF))), abs=0.005)
 
     # the stored LM path is used unless --lm gives one; a wrong count of LMs is an error
-    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+    assert main(["rescore", "--n-best", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
                  str(weights), "--lm", str(bible / "lm5.arpa.gz")]) == 0
     assert capsys.readouterr().out.splitlines() == lines
-    assert main(["rescore", "--nbest", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
+    assert main(["rescore", "--n-best", str(files["test"]), "--src", str(files["test", "es"]), "--weights",
                  str(weights), "--lm", str(bible / "lm5.arpa.gz"), "--lm", str(bible / "lm3.arpa.gz")]) == 1
     assert "has 1 LM feature(s) but --lm gives 2" in capsys.readouterr().err
-    assert main(["rescore", "--nbest", str(files["test"]), "--weights", str(weights)]) == 1
+    assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights)]) == 1
     assert "needs the source sentences (--src)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("algorithm", ["mert", "pro"])
 def test_other_optimisers_rescore_the_same_lists(files, tmp_path, capsys, algorithm):
     weights = tmp_path / "weights"
-    assert main(["rescore", "--nbest", str(files["train"]), "--refs", str(files["train", "en"]), "--train",
+    assert main(["rescore", "--n-best", str(files["train"]), "--refs", str(files["train", "en"]), "--train",
                  "--out", str(weights), "--algorithm", algorithm, "--restarts", "2"]) == 0
     assert RescoringModel.read(weights).algorithm == algorithm
-    assert main(["rescore", "--nbest", str(files["test"]), "--weights", str(weights)]) == 0
+    assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights)]) == 0
     assert len(capsys.readouterr().out.splitlines()) == HALF
 
 
 def test_usage_errors(files, tmp_path, capsys):
-    assert main(["rescore", "--nbest", str(files["train"]), "--train", "--out", str(tmp_path / "w")]) == 2
+    assert main(["rescore", "--n-best", str(files["train"]), "--train", "--out", str(tmp_path / "w")]) == 2
     assert "--train needs --refs and --out" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
-        main(["rescore", "--nbest", str(files["train"])])
+        main(["rescore", "--n-best", str(files["train"])])
     assert exit_.value.code == 2

@@ -22,16 +22,16 @@ def test_annealed_sampling_finds_the_decoders_translations(tiny_model_dir, tmp_p
     src.write_text(SOURCES)
     assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
                  "-o", str(tmp_path / "decoded")]) == 0
-    code, out = sample(tiny_model_dir, tmp_path, "sampled", "--iterations", "3000", "--anneal", "1", "0.02")
+    code, out = sample(tiny_model_dir, tmp_path, "sampled", "--steps-per-sentence", "3000", "--anneal", "1", "0.02")
     assert code == 0 and out == (tmp_path / "decoded").read_text().splitlines()
     assert out[3] == "" and "x" in out[2].split()
-    code, greedy = sample(tiny_model_dir, tmp_path, "greedy", "--init", "decoder", "--temperature", "0",
-                          "--iterations", "50")
+    code, greedy = sample(tiny_model_dir, tmp_path, "greedy", "--chain-start", "decoder", "--temperature", "0",
+                          "--steps-per-sentence", "50")
     assert code == 0 and greedy == out
 
 
 def test_output_depends_on_the_seed_only(tiny_model_dir, tmp_path):
-    args = ["--iterations", "400", "--temperature", "3", "--decision", "max-translation", "--burn-in", "100"]
+    args = ["--steps-per-sentence", "400", "--temperature", "3", "--decision", "max-translation", "--burn-in-per-sentence", "100"]
     runs = [sample(tiny_model_dir, tmp_path, f"out{i}", *args, "--workers", str(workers))
             for i, workers in enumerate((1, 2, 1))]
     assert all(code == 0 for code, _ in runs)
@@ -39,9 +39,9 @@ def test_output_depends_on_the_seed_only(tiny_model_dir, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--decision", "max-derivation", "--iterations", "100", "--burn-in", "100"], "burn-in"),
+    (["--decision", "max-derivation", "--steps-per-sentence", "100", "--burn-in-per-sentence", "100"], "burn-in"),
     (["--anneal", "1", "0"], "positive"),
-    (["--iterations", "0"], "at least 1"),
+    (["--steps-per-sentence", "0"], "at least 1"),
 ])
 def test_bad_arguments(tiny_model_dir, tmp_path, capsys, args, message):
     code, _ = sample(tiny_model_dir, tmp_path, "out", *args)
@@ -63,9 +63,9 @@ def test_trace_records_score_and_bleu_without_changing_the_output(tiny_model_dir
     # greedy from the decoder's 1-best never moves: the score stays the decoder's, BLEU+1 against it stays 100
     refs = tmp_path / "refs"
     refs.write_text((tmp_path / "decoded").read_text())
-    code, out = sample(tiny_model_dir, tmp_path, "greedy", "--init", "decoder", "--temperature", "0",
-                       "--iterations", "25", "--trace", str(tmp_path / "greedy.tsv"), "--trace-every", "10",
-                       "--references", str(refs))
+    code, out = sample(tiny_model_dir, tmp_path, "greedy", "--chain-start", "decoder", "--temperature", "0",
+                       "--steps-per-sentence", "25", "--trace", str(tmp_path / "greedy.tsv"), "--trace-every", "10",
+                       "--refs", str(refs))
     assert code == 0 and out == (tmp_path / "decoded").read_text().splitlines()
     trace = read_trace(tmp_path / "greedy.tsv")
     assert trace.sentence.tolist() == [s for s in range(1, 6) for _ in range(4)]
@@ -76,10 +76,10 @@ def test_trace_records_score_and_bleu_without_changing_the_output(tiny_model_dir
         assert score == pytest.approx(totals[s - 1], rel=1e-5) and bleu == 100.0  # n-best totals: 6 digits
     assert np.all(trace.temperature == 0.0)
     # annealed: the output is the untraced run's, BLEU is sacrebleu's BLEU+1, the schedule is logged
-    args = ["--iterations", "300", "--anneal", "2", "0.1"]
+    args = ["--steps-per-sentence", "300", "--anneal", "2", "0.1"]
     code, plain = sample(tiny_model_dir, tmp_path, "plain", *args)
     code, traced = sample(tiny_model_dir, tmp_path, "traced", *args, "--trace", str(tmp_path / "t.tsv"),
-                          "--references", str(refs), "--trace-every", "100")
+                          "--refs", str(refs), "--trace-every", "100")
     assert code == 0 and traced == plain
     trace = read_trace(tmp_path / "t.tsv")
     assert trace.temperature[:4].tolist() == pytest.approx([2.0, *np.geomspace(2, 0.1, 300)[[99, 199, 299]]],
@@ -95,7 +95,7 @@ def test_trace_bleu_is_sacrebleus_sentence_bleu_plus1(tiny_model_dir, tmp_path):
     refs = tmp_path / "refs"
     refs.write_text("the lord said unto moses and the house of israel\n")
     code = main(["sample", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out"),
-                 "--iterations", "1", "--trace", str(tmp_path / "t.tsv"), "--references", str(refs), "--init",
+                 "--steps-per-sentence", "1", "--trace", str(tmp_path / "t.tsv"), "--refs", str(refs), "--chain-start",
                  "decoder", "--temperature", "0"])
     out = (tmp_path / "out").read_text().splitlines()
     final = read_trace(tmp_path / "t.tsv").bleu[-1]
@@ -107,7 +107,7 @@ def test_trace_bleu_is_sacrebleus_sentence_bleu_plus1(tiny_model_dir, tmp_path):
 def test_trace_arguments_are_checked(tiny_model_dir, tmp_path, capsys):
     refs = tmp_path / "refs"
     refs.write_text("one line\n")
-    code, _ = sample(tiny_model_dir, tmp_path, "out", "--trace", str(tmp_path / "t.tsv"), "--references", str(refs))
+    code, _ = sample(tiny_model_dir, tmp_path, "out", "--trace", str(tmp_path / "t.tsv"), "--refs", str(refs))
     assert code == 1 and "has 1 lines but" in capsys.readouterr().err
-    code, _ = sample(tiny_model_dir, tmp_path, "out", "--references", str(refs))
+    code, _ = sample(tiny_model_dir, tmp_path, "out", "--refs", str(refs))
     assert code == 1 and "give --trace FILE too" in capsys.readouterr().err

@@ -101,7 +101,7 @@ def test_translate_equals_pbmt_translate(server, tiny_model_dir, tmp_path):
     ):
         out, nbest, align = tmp_path / f"{label}.out", tmp_path / f"{label}.nbest", tmp_path / f"{label}.align"
         assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(out),
-                     "--tokenized", "--n-best", str(nbest), "4", "--distinct", "--alignment", str(align), *cli]) == 0
+                     "--tokenized", "--n-best", str(nbest), "--n-best-size", "4", "--distinct", "--alignment", str(align), *cli]) == 0
         answer = server.post("/translate", {"sentences": TINY_SOURCES, "tokenized": True, "n_best": 4,
                                             "distinct": True, **request})
         assert answer.status_code == 200, answer.text

@@ -31,7 +31,7 @@ def corpus_slice(bible, tmp_path_factory):
 
 def train_args(data, out, *extra):
     return ["train", "--src", str(data / "train.es"), "--tgt", str(data / "train.en"), "--out", str(out),
-            "--tokenize", *extra]
+            "--tokenizer", "moses", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible
 def test_lowercased_model_keeps_the_shared_token_form(corpus_slice, bible, tmp_path):
     out = tmp_path / "model"
     assert main(train_args(corpus_slice, out, "--casing", "lowercase", "--alignment",
-                           str(corpus_slice / "train.align.gdfa"), "--word-classes", "0", "-q")) == 0
+                           str(corpus_slice / "train.align.gdfa"), "--word-class-count", "0", "-q")) == 0
     assert lines(out / "work" / "corpus.src") == lines(bible / "train.tok.es")[:N]
     assert lines(out / "work" / "corpus.tgt") == lines(bible / "train.tok.en")[:N]
     assert "lowercase = true\ntruecase = false" in (out / "pbmt.toml").read_text()
@@ -205,7 +205,7 @@ def test_pairs_with_an_empty_side_are_dropped_with_their_alignment_lines(corpus_
         (tmp_path / name).write_text("\n".join(text) + "\n", encoding="utf-8")
     out = tmp_path / "model"
     assert main(["train", "--src", str(tmp_path / "s.es"), "--tgt", str(tmp_path / "s.en"), "--out", str(out),
-                 "--tokenize", "--casing", "lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
+                 "--tokenizer", "moses", "--casing", "lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
     assert "18 sentence pairs; dropped 2 with an empty side (lines 3, 7)" in capsys.readouterr().err
     kept = [s for s in range(20) if s not in (2, 6)]
     assert lines(out / "work" / "alignment.gdfa") == [gdfa[s] for s in kept]

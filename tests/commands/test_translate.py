@@ -14,7 +14,7 @@ def test_translate_file_with_nbest_and_alignment(tiny_model_dir, tmp_path, capsy
     src = tmp_path / "in.txt"
     src.write_text(SOURCES)
     code = main(["translate", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "out"),
-                 "--n-best", str(tmp_path / "nbest"), "5", "--distinct", "--alignment", str(tmp_path / "align")])
+                 "--n-best", str(tmp_path / "nbest"), "--n-best-size", "5", "--distinct", "--alignment", str(tmp_path / "align")])
     assert code == 0
     out = (tmp_path / "out").read_text().splitlines()
     assert len(out) == 5 and out[3] == "" and "x" in out[2].split()

@@ -41,7 +41,7 @@ def test_workers_keep_every_sentence_in_order(files, tiny_model_dir):
 @pytest.mark.parametrize("extra, message", [
     (["--global-features", "nope"], "unknown global feature"),
     (["--global-features", "consensus"], "only 'pbmt rescore'"),
-    (["--n-best", "x", "3"], "--n-best is not available"),
+    (["--n-best", "x", "--n-best-size", "3"], "--n-best is not available"),
 ])
 def test_errors(files, tiny_model_dir, capsys, extra, message):
     assert run(files, tiny_model_dir, "out", *extra) == 1

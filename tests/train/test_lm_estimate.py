@@ -227,7 +227,7 @@ def test_command_line(tmp_path, capsys):
     assert "--discount-fallback" in capsys.readouterr().err
     assert not arpa.exists()
 
-    assert cli.main(["lm", str(text), str(arpa), "-o", "3", "--discount-fallback", "0.6", "1", "1.4"]) == 0
+    assert cli.main(["lm", str(text), str(arpa), "-n", "3", "--discount-fallback", "0.6", "1", "1.4"]) == 0
     err = capsys.readouterr().err
     assert "warning" in err and "3-grams" in err
     expected = brute_force_kn([s.split() for s in TINY], 3, (0.6, 1.0, 1.4))

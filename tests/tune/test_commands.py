@@ -16,7 +16,7 @@ from pbmt.tune.loop import CHECKPOINT
 
 def tune_args(model_dir, dev, out, *extra):
     return ["tune", "-q", "-f", str(model_dir / "moses.ini"), "--src", str(dev / "dev.src"),
-            "--refs", str(dev / "dev.ref"), "--out", str(out), "--nbest", "10", "--restarts", "4", *extra]
+            "--refs", str(dev / "dev.ref"), "--out", str(out), "--n-best-size", "10", "--restarts", "4", *extra]
 
 
 def checkpoint_weights(folder):
@@ -47,7 +47,7 @@ def test_tuning_raises_dev_bleu_on_the_shared_model(bible, tmp_path, capsys):
     step's gain depends on which 30 derivations the pool holds (cube pruning's pool: 43.03 -> 43.20).
     """
     argv = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
-            "--refs", str(bible / "dev.tok.en"), "--out", str(tmp_path), "--sentences", "20", "--nbest", "30",
+            "--refs", str(bible / "dev.tok.en"), "--out", str(tmp_path), "--sentences", "20", "--n-best-size", "30",
             "--iterations", "2", "--restarts", "0", "--seed", "3", "--search", "stack"]
     assert main(argv) == 0
     assert "stopped: reached the iteration limit (2)" in capsys.readouterr().err
@@ -76,7 +76,7 @@ def test_an_existing_run_is_not_overwritten(tiny_model_dir, tiny_dev, tmp_path, 
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path, "--iterations", "1")) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path, "--iterations", "1")) == 1
     assert "pass --resume" in capsys.readouterr().err
-    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path, "--iterations", "2", "--resume", "--nbest", "5")) == 1
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path, "--iterations", "2", "--resume", "--n-best-size", "5")) == 1
     assert "cannot resume" in capsys.readouterr().err
 
 
@@ -93,7 +93,7 @@ def moses_nbest(bible, tmp_path_factory):
 
 
 def test_optimize_tunes_a_moses_nbest_list_into_an_ini(bible, moses_nbest, tmp_path, capsys):
-    argv = ["optimize", "--nbest", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
+    argv = ["optimize", "--n-best", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
             "--config", str(bible / "model" / "moses.ini"), "-o", str(tmp_path / "tuned.ini"), "--restarts", "3"]
     assert main(argv) == 0
     before, after = capsys.readouterr().err.split("BLEU of its 1-best ")[1].split(" after")[0].split(" -> ")
@@ -111,7 +111,7 @@ def test_optimize_tunes_a_moses_nbest_list_into_an_ini(bible, moses_nbest, tmp_p
 
 
 def test_optimize_without_config_prints_the_weight_section(moses_nbest, capsys):
-    argv = ["optimize", "-q", "--nbest", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
+    argv = ["optimize", "-q", "--n-best", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
             "--restarts", "1", "--random-directions", "2"]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -126,7 +126,7 @@ def test_optimize_rejects_a_feature_count_that_differs_from_the_weights(bible, m
     ini = ini.replace("num-features=4", "num-features=5").replace("TranslationModel0= 0.2 0.2 0.2 0.2",
                                                                   "TranslationModel0= 0.2 0.2 0.2 0.2 0.2")
     (tmp_path / "moses.ini").write_text(ini)
-    argv = ["optimize", "--nbest", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
+    argv = ["optimize", "--n-best", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
             "--config", str(tmp_path / "moses.ini"), "-o", str(tmp_path / "out.ini")]
     assert main(argv) == 1
     assert "feature TranslationModel0 has 4 values but" in capsys.readouterr().err
@@ -160,7 +160,7 @@ def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
         assert main(["tokenize", "-f", str(model), "--side", side, "-i", str(tmp_path / f"dev.{lang}"),
                      "-o", str(tmp_path / f"dev.tok.{lang}")]) == 0
     assert (tmp_path / "dev.tok.en").read_text().startswith("now after the death of Moses the servant of the LORD")
-    common = ["-q", "-f", str(model), "--nbest", "10", "--iterations", "2", "--restarts", "2"]
+    common = ["-q", "-f", str(model), "--n-best-size", "10", "--iterations", "2", "--restarts", "2"]
     assert main(["tune", *common, "--src", str(tmp_path / "dev.es"), "--refs", str(tmp_path / "dev.en"),
                  "--out", str(tmp_path / "plain")]) == 0
     assert main(["tune", *common, "--src", str(tmp_path / "dev.tok.es"), "--refs", str(tmp_path / "dev.tok.en"),
@@ -177,11 +177,11 @@ def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
     assert (tmp_path / "again").read_text() == (tmp_path / "dev.tok.es").read_text()
     # pbmt optimize and pbmt rescore take the plain references too
     assert main(["translate", "-q", "-f", str(model), "-i", str(tmp_path / "dev.es"), "-o", str(tmp_path / "out"),
-                 "--n-best", str(tmp_path / "nbest"), "10"]) == 0
+                 "--n-best", str(tmp_path / "nbest"), "--n-best-size", "10"]) == 0
     for refs, extra in (("dev.en", []), ("dev.tok.en", ["--tokenized"])):
-        assert main(["optimize", "-q", "--nbest", str(tmp_path / "nbest"), "--refs", str(tmp_path / refs),
+        assert main(["optimize", "-q", "--n-best", str(tmp_path / "nbest"), "--refs", str(tmp_path / refs),
                      "--config", str(model), "--restarts", "2", "-o", str(tmp_path / f"{refs}.ini"), *extra]) == 0
-        assert main(["rescore", "-q", "-f", str(model), "--nbest", str(tmp_path / "nbest"), "--refs",
+        assert main(["rescore", "-q", "-f", str(model), "--n-best", str(tmp_path / "nbest"), "--refs",
                      str(tmp_path / refs), "--src", str(tmp_path / refs.replace(".en", ".es")), "--train",
                      "--algorithm", "mert", "--out", str(tmp_path / f"{refs}.weights"), *extra]) == 0
     assert (tmp_path / "dev.en.ini").read_text() == (tmp_path / "dev.tok.en.ini").read_text()

@@ -149,7 +149,7 @@ def optimized_bleu(capsys) -> tuple[float, float]:
 
 @pytest.mark.parametrize("algorithm", ["pro", "apro"])
 def test_optimize_raises_the_pool_bleu_of_a_moses_nbest_list(algorithm, bible, moses_nbest, tmp_path, capsys):
-    argv = ["optimize", "--algorithm", algorithm, "--nbest", str(moses_nbest / "nbest"),
+    argv = ["optimize", "--algorithm", algorithm, "--n-best", str(moses_nbest / "nbest"),
             "--refs", str(moses_nbest / "refs"), "--config", str(bible / "model" / "moses.ini"),
             "-o", str(tmp_path / "tuned.ini")]
     assert main(argv) == 0
@@ -167,7 +167,7 @@ def test_tune_runs_the_loop(algorithm, tiny_model_dir, tmp_path):
     (tmp_path / "dev.src").write_text("\n".join(sources) + "\n")
     (tmp_path / "dev.ref").write_text("\n".join(refs) + "\n")
     argv = ["tune", "-q", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tmp_path / "dev.src"),
-            "--refs", str(tmp_path / "dev.ref"), "--out", str(tmp_path / "out"), "--nbest", "10",
+            "--refs", str(tmp_path / "dev.ref"), "--out", str(tmp_path / "out"), "--n-best-size", "10",
             "--iterations", "3", "--algorithm", algorithm, "--interpolation", "0.5"]
     assert main(argv) == 0
     log = (tmp_path / "out" / "log.tsv").read_text().splitlines()
@@ -176,7 +176,7 @@ def test_tune_runs_the_loop(algorithm, tiny_model_dir, tmp_path):
 
 
 def test_bad_pro_options_exit_1(moses_nbest, capsys):
-    argv = ["optimize", "--algorithm", "pro", "--nbest", str(moses_nbest / "nbest"), "--refs",
+    argv = ["optimize", "--algorithm", "pro", "--n-best", str(moses_nbest / "nbest"), "--refs",
             str(moses_nbest / "refs"), "--interpolation", "1.5"]
     assert main(argv) == 1
     assert "--interpolation must be in [0, 1]" in capsys.readouterr().err

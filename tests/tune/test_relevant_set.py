@@ -128,7 +128,7 @@ def tune_args(model_dir, dev, out, algorithm, passes, *extra):
 
 @pytest.mark.parametrize("algorithm", ["costmargin", "perceptron"])
 def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_path, algorithm):
-    extra = ("--nbest", "3", "--reordering", "mon-swap", "--sgd-passes", "5", "--learning-rate", "0.01")
+    extra = ("--n-best-size", "3", "--reordering", "mon-swap", "--sgd-passes", "5", "--learning-rate", "0.01")
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "full", algorithm, 5, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 3, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 5, "--resume", *extra)) == 0

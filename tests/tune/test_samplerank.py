@@ -331,8 +331,8 @@ def test_pbmt_tune_passes_the_variant_settings(bible, tmp_path):
     args = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
             "--refs", str(bible / "dev.tok.en"), "--out", str(out), "--sentences", "4", "--algorithm", "samplerank",
             "--epochs", "1", "--batch-size", "2", "--samples-per-sentence", "5", "--burn-in-per-sentence", "1",
-            "--samplerank-update", "expected-gain", "--samplerank-step", "0.05", "--samplerank-temperature", "0.1",
-            "--samplerank-start", "decoder", "--no-dev-bleu", "--seed", "3", "-q"]
+            "--samplerank-update", "expected-gain", "--samplerank-step", "0.05", "--temperature", "0.1",
+            "--chain-start", "decoder", "--no-dev-bleu", "--seed", "3", "-q"]
     assert main(args) == 0
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:4]

@@ -1,0 +1,184 @@
+"""One spelling per concept across every verb's parser, and the old spellings as hidden aliases that warn.
+
+Builds ``pbmt``'s parser and walks every verb (and ``pbmt plot``'s kinds): a
+concept's destination is only ever reached by its canonical flags, a
+canonical flag only ever means its concept (``-o`` is the output, ``-f`` the
+model's moses.ini), every visible option explains itself, and each
+deprecated alias is hidden and parses to what its new flag parses to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+
+from pbmt.cli import build_parser
+from pbmt.commands.options import deprecated_flags, visible_flags
+
+# concept: (destination, its flags in every verb that takes it)
+CONCEPTS = {
+    "the model's moses.ini": ("config", ("-f", "--config")),
+    "input text": ("input", ("-i", "--input")),
+    "output file": ("output", ("-o", "--output")),
+    "n-best list file": ("n_best", ("--n-best",)),
+    "n-best entries per sentence": ("n_best_size", ("--n-best-size",)),
+    "references": ("refs", ("--refs",)),
+    "text in the model's token form": ("tokenized", ("--tokenized",)),
+    "the tokeniser applied to text": ("tokenizer", ("--tokenizer",)),
+    "feature weights": ("weights", ("--weights",)),
+    "random seed": ("seed", ("--seed",)),
+    "local worker processes": ("workers", ("--workers",)),
+    "a dask scheduler": ("scheduler", ("--scheduler",)),
+    "quiet": ("quiet", ("-q", "--quiet")),
+    "where a sampler chain starts": ("chain_start", ("--chain-start",)),
+    "sampler steps per sentence": ("steps_per_sentence", ("--steps-per-sentence",)),
+    "sampler burn-in per sentence": ("burn_in_per_sentence", ("--burn-in-per-sentence",)),
+    "sampling temperature": ("temperature", ("--temperature",)),
+    "decode-optimise iterations": ("iterations", ("--iterations",)),
+    "a word-class file": ("word_classes", ("--word-classes",)),
+    "how many word classes to induce": ("word_class_count", ("--word-class-count",)),
+    "lmplz's fallback discounts": ("discount_fallback", ("--discount-fallback",)),
+}
+FLAG_DEST = {flag: dest for dest, flags in CONCEPTS.values() for flag in flags}
+DEST_FLAGS = dict(CONCEPTS.values())
+
+
+def _parsers(parser: argparse.ArgumentParser, name: str = "pbmt"):
+    """(name, parser) of every verb, and of every sub-command below one (pbmt plot's kinds)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if name != "pbmt" and not subs:
+        yield name, parser
+    for sub in subs:
+        for verb, child in sub.choices.items():
+            yield from _parsers(child, verb if name == "pbmt" else f"{name} {verb}")
+
+
+PARSERS = dict(_parsers(build_parser()))
+
+
+def _visible(parser):
+    return [a for a in parser._actions if visible_flags(a)]
+
+
+def test_every_verb_is_checked():
+    assert {"translate", "explain", "sample", "eval", "tokenize", "detokenize", "lm", "tune", "optimize", "train",
+            "filter", "rescore", "plot tuning", "plot weights", "plot trace", "serve"} <= set(PARSERS)
+
+
+@pytest.mark.parametrize("verb", sorted(PARSERS))
+def test_a_concept_has_one_spelling_and_a_flag_one_meaning(verb):
+    for action in _visible(PARSERS[verb]):
+        if action.dest in DEST_FLAGS:
+            assert tuple(visible_flags(action)) == DEST_FLAGS[action.dest], (verb, action.option_strings)
+        for flag in visible_flags(action):
+            if flag in FLAG_DEST:
+                assert action.dest == FLAG_DEST[flag], (verb, flag, action.dest)
+
+
+@pytest.mark.parametrize("verb", sorted(PARSERS))
+def test_every_visible_option_explains_itself_and_shows_no_empty_default(verb):
+    parser = PARSERS[verb]
+    for action in _visible(parser):
+        assert action.help and action.help.strip(), (verb, action.option_strings)
+    text = parser.format_help()
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_one_concept_takes_the_same_kind_of_value_everywhere():
+    kinds = {}
+    for verb, parser in PARSERS.items():
+        for action in _visible(parser):
+            if action.dest in DEST_FLAGS:
+                value = getattr(action.type, "__name__", None)
+                kind = (type(action).__name__.removeprefix("Deprecated") if action.nargs != 0 else "flag",
+                        "a name" if value in (None, "Path") else value)  # a file name, as str or Path
+                kinds.setdefault(action.dest, {})[verb] = kind
+    for dest, by_verb in kinds.items():
+        if dest == "n_best":  # translate writes the list (its old two-value form still parses), others read it
+            continue
+        assert len(set(by_verb.values())) == 1, (dest, by_verb)
+
+
+def test_tune_help_is_grouped_per_algorithm_with_no_lab_notebook():
+    text = PARSERS["tune"].format_help()
+    titles = [g.title for g in PARSERS["tune"]._action_groups]
+    for group in ("MERT", "PRO, APRO", "costmargin, perceptron", "samplerank", "decoding the dev set"):
+        assert group in titles
+    assert "shared model" not in text
+    assert not re.search(r"\d+\.\d\d BLEU|BLEU \d|BLEU of \d", text)
+    for line in text.splitlines():  # each option once: no default repeated in words and by the formatter
+        assert line.count("default") <= 1, line
+
+
+def _minimal_argv(parser: argparse.ArgumentParser) -> list[str]:
+    """What ``parser`` requires: a value for every required option and positional, and the first option of
+    every required choice."""
+    argv = []
+    for group in parser._mutually_exclusive_groups:
+        if group.required:
+            first = group._group_actions[0]
+            argv += [first.option_strings[0]] + ([] if first.nargs == 0 else ["x"])
+    for action in parser._actions:
+        if action.required and action.option_strings:
+            argv += [action.option_strings[0], "x"]
+        elif not action.option_strings and action.dest != "help":
+            argv.append("x")
+    return argv
+
+
+def _value(action: argparse.Action, default) -> list[str]:
+    """A value for ``action`` other than ``default``."""
+    if action.nargs == 0:
+        return []
+    if action.choices:
+        return [next(c for c in action.choices if c != default)]
+    return ["7"] if getattr(action.type, "__name__", "") in ("int", "finite float") else ["some.file"]
+
+
+ALIASES = [(verb, flag, action) for verb, parser in PARSERS.items() for action in parser._actions
+           for flag in deprecated_flags(action)]
+
+
+def test_the_renamed_flags_kept_their_old_spellings():
+    old = {(verb, flag) for verb, flag, _ in ALIASES}
+    assert {("explain", "--n-best"), ("tune", "--nbest"), ("optimize", "--nbest"),
+            ("rescore", "--nbest"), ("lm", "-o"), ("sample", "--references"), ("sample", "--init"),
+            ("tune", "--samplerank-start"), ("sample", "--iterations"), ("train", "--tokenize"),
+            ("eval", "--tokenize"), ("train", "--word-classes")} <= old
+
+
+@pytest.mark.parametrize("verb, flag, alias", ALIASES, ids=[f"{v} {f}" for v, f, _ in ALIASES])
+def test_an_old_spelling_is_hidden_and_parses_as_the_new_with_a_warning(verb, flag, alias, capsys):
+    parser = PARSERS[verb]
+    formatter = parser.formatter_class(parser.prog)
+    shown = [parser.format_usage()] + [formatter._format_action_invocation(a) for a in parser._actions
+                                       if a.help != argparse.SUPPRESS]
+    assert not any(re.search(rf"(^|[\s,\[]){re.escape(flag)}([\s,\]=]|$)", text) for text in shown), shown
+    canonical = next(a for a in _visible(parser) if a.dest == alias.dest)
+    base = [a for a in _minimal_argv(parser) if a != flag]
+    if flag in base:
+        base[base.index(flag)] = visible_flags(canonical)[-1]
+    value = [str(alias.const)] if alias.nargs == 0 else _value(alias, canonical.default)
+    new = parser.parse_args(base + [visible_flags(canonical)[-1], *value])
+    assert capsys.readouterr().err == ""
+    old = parser.parse_args(base + [flag, *_value(alias, canonical.default)])
+    assert getattr(old, alias.dest) == getattr(new, alias.dest) != canonical.default
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "deprecated" in err[0] and deprecated_flags(alias)[flag] in err[0]
+
+
+def test_a_required_option_is_satisfied_by_its_old_spelling(capsys):
+    args = PARSERS["optimize"].parse_args(["--nbest", "dev.nbest", "--refs", "dev.en"])
+    assert str(args.n_best) == "dev.nbest" and "use --n-best" in capsys.readouterr().err
+
+
+def test_translates_old_two_value_n_best_parses_to_file_and_size_with_a_warning(capsys):
+    parser = PARSERS["translate"]
+    args = parser.parse_args(["--n-best", "out.nbest", "7"])
+    assert (args.n_best, args.n_best_size) == ("out.nbest", 7)
+    assert "--n-best FILE --n-best-size N" in capsys.readouterr().err
+    args = parser.parse_args(["--n-best", "out.nbest", "--n-best-size", "7"])
+    assert (args.n_best, args.n_best_size) == ("out.nbest", 7) and capsys.readouterr().err == ""
+    assert "[--n-best FILE]" in parser.format_usage()
