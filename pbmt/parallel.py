@@ -64,8 +64,8 @@ def _worker_environment() -> dict:
 
     dask sets glibc's trim threshold to 64 KiB so that workers hand freed memory
     back to the system; the decoder allocates and frees many small arrays per
-    sentence, and with that setting a worker decoded at 0.64 of the speed of
-    the same code in a plain process (2 workers: 1.24x serial instead of 2.0x).
+    sentence, and under that setting it runs at about two thirds of its speed
+    (docs/scale-out.md).
     """
     import dask
 

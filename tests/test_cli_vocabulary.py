@@ -40,6 +40,7 @@ CONCEPTS = {
     "a word-class file": ("word_classes", ("--word-classes",)),
     "how many word classes to induce": ("word_class_count", ("--word-class-count",)),
     "lmplz's fallback discounts": ("discount_fallback", ("--discount-fallback",)),
+    "memory for the LM's counts": ("memory", ("-S", "--memory")),
 }
 FLAG_DEST = {flag: dest for dest, flags in CONCEPTS.values() for flag in flags}
 DEST_FLAGS = dict(CONCEPTS.values())
