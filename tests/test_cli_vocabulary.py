@@ -25,6 +25,8 @@ CONCEPTS = {
     "n-best list file": ("n_best", ("--n-best",)),
     "n-best entries per sentence": ("n_best_size", ("--n-best-size",)),
     "references": ("refs", ("--refs",)),
+    "the source side of a parallel text": ("src", ("--src",)),
+    "an output folder (or --train's weights file)": ("out", ("--out",)),
     "text in the model's token form": ("tokenized", ("--tokenized",)),
     "the tokeniser applied to text": ("tokenizer", ("--tokenizer",)),
     "feature weights": ("weights", ("--weights",)),
