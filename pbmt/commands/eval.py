@@ -51,6 +51,7 @@ USAGE = "pbmt eval REF [REF ...] -i HYP (sacrebleu's order)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt eval``."""
+    parser.usage = "%(prog)s REF [REF ...] [-i HYP] [options]"
     parser.add_argument("references", nargs="+", metavar="REF", help="reference translations, one segment a line")
     parser.add_argument("-i", "--input", metavar="HYP", help="the translation to score, line-parallel to the "
                         "references ('-' or none given: standard input, which must not be a terminal)")
