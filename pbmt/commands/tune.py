@@ -95,7 +95,7 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                       help="the best random restart replaces the climb from the previous weights only if its pool "
                       "BLEU is better at this level under paired bootstrap resampling (0: whenever it is higher, "
                       "as Moses)")
-    mert.add_argument("--max-step", type=_max_step, default=default_of(Mert, "max_step"),
+    mert.add_argument("--max-step", type=_max_step, default=default_of(Mert, "max_step"), metavar="X",
                       help="a line search looks at most this many times the weights' L1 norm away from them "
                       "('none': Och's unbounded search, which can reach weights that fit the pool and decode "
                       "word salad)")
@@ -197,12 +197,10 @@ def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the second seed decoding uses w2 = w1 + U[-p, p] per weight")
     features = parser.add_argument_group("sparse features")
     features.add_argument("--features", choices=("dense", "binary", "boundary"), default="dense", help="dense: "
-                          "the model's dense weights. binary (costmargin): binary block features (block, word "
-                          "pairs, orientation x block, boundary bigrams, phrase length) trained on a training subset "
-                          "given as --src/--refs (e.g. --sentences 5000) against the BLEU oracle's five best MON/SWAP "
-                          "block sequences, the dense weights fixed; --out is then a model folder. boundary "
-                          "(samplerank): the dense weights and target word-class bigrams across phrase boundaries "
-                          "(the paper's section 3.4), written to sparse-weights.txt; see docs/sparse-features.md")
+                          "the model's dense weights. binary (costmargin): binary block features trained on a "
+                          "training subset given as --src/--refs, the dense weights fixed; --out is then a model "
+                          "folder. boundary (samplerank): the dense weights and target word-class bigrams across "
+                          "phrase boundaries. See docs/sparse-features.md")
     features.add_argument("--oracle-beam", type=int, default=BlockTrainingSettings.oracle_beam,
                           help="binary: hypotheses per stack of the BLEU oracle search")
     features.add_argument("--word-classes", type=Path, metavar="FILE", help="boundary: the class file, "
