@@ -38,13 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import deprecated
+from pbmt.commands.options import default_of, deprecated
 from pbmt.commands.tune import token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
-from pbmt.tune.listnet import NORMALISATIONS
+from pbmt.tune.listnet import NORMALISATIONS, ListNet
 from pbmt.tune.loop import OPTIMIZERS
+from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.features import KINDS, FeatureSpec, name_features
@@ -75,18 +76,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="listnet", help="the optimiser")
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
     listnet = parser.add_argument_group("ListNet")
-    listnet.add_argument("--normalisation", choices=NORMALISATIONS, default="features",
+    listnet.add_argument("--normalisation", choices=NORMALISATIONS, default=default_of(ListNet, "normalisation"),
                          help="feature normalisation to [-1, 1], final-score normalisation to --score-range, or none")
-    listnet.add_argument("--score-range", type=float, default=10.0, help="r of the final-score normalisation")
-    listnet.add_argument("--learning-rate", type=float, default=1.0, help="SGD step at the first batch")
-    listnet.add_argument("--decay", type=float, default=0.0, help="step at batch t: rate / (1 + decay * t)")
-    listnet.add_argument("--batch-size", type=int, default=10, help="sentences per SGD batch")
-    listnet.add_argument("--epochs", type=int, default=100, help="passes over the dev sentences at most")
-    listnet.add_argument("--max-batches", type=int, default=100_000, help="batches at most")
+    listnet.add_argument("--score-range", type=float, default=default_of(ListNet, "score_range"),
+                         help="r of the final-score normalisation")
+    listnet.add_argument("--learning-rate", type=float, default=default_of(ListNet, "learning_rate"),
+                         help="SGD step at the first batch")
+    listnet.add_argument("--decay", type=float, default=default_of(ListNet, "decay"),
+                         help="step at batch t: rate / (1 + decay * t)")
+    listnet.add_argument("--batch-size", type=int, default=default_of(ListNet, "batch_size"),
+                         help="sentences per SGD batch")
+    listnet.add_argument("--epochs", type=int, default=default_of(ListNet, "epochs"),
+                         help="passes over the dev sentences at most")
+    listnet.add_argument("--max-batches", type=int, default=default_of(ListNet, "max_batches"), help="batches at most")
     listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
     mert = parser.add_argument_group("MERT")
-    mert.add_argument("--restarts", type=int, default=20, help="random starting points besides the decoder's")
-    mert.add_argument("--random-directions", type=int, default=10, help="random directions searched per round")
+    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
+                      help="random starting points besides the decoder's")
+    mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
+                      help="random directions searched per round")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
