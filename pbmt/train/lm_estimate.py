@@ -1,7 +1,9 @@
 """Interpolated modified Kneser-Ney n-gram estimation, equal to KenLM's ``lmplz``.
 
 ``estimate_kn(text, order)`` gives the model ``lmplz -o ORDER`` writes with its
-default options (no pruning, interpolated unigrams); ``write_arpa`` writes it.
+default options (no pruning, interpolated unigrams), in memory; ``write_arpa``
+writes it; ``write_lm(text, order, path, memory=...)`` estimates and writes a
+model of any size in bounded memory (what ``pbmt lm`` and ``pbmt train`` do).
 The estimate (Chen & Goodman 1998; Heafield et al. 2013, "Scalable Modified
 Kneser-Ney Language Model Estimation"):
 
