@@ -1,4 +1,4 @@
-"""Translate text with a phrase-based model (stack decoding, Moses settings).
+"""Translate text with a phrase-based model (cube pruning or stack decoding, with Moses's settings).
 
 Reads one sentence a line from --input (default: standard input) and writes
 one translation a line. The model is a moses.ini (default: the embedded
