@@ -22,7 +22,7 @@ A file that is not such a log is an error naming the file and the line.
 Examples:
   pbmt plot tuning mert/log.tsv pro/log.tsv samplerank/log.tsv -o tuning.png
   pbmt plot weights mert/log.tsv -o mert-weights.png
-  pbmt sample -i dev.es --references dev.en --trace trace.tsv > /dev/null
+  pbmt sample -i dev.es --refs dev.en --trace trace.tsv > /dev/null
   pbmt plot trace trace.tsv --sentences 1 2 3 -o trace.png
 """
 
@@ -40,7 +40,7 @@ _DESCRIPTIONS = {
               "figure. Each LOG is a run's log.tsv.",
     "weights": "Each weight's value per iteration (SampleRank: the averaged weights per epoch) of one pbmt tune "
                "run, one line per weight.",
-    "trace": "Model score (natural log) and sentence BLEU+1 (percent, when pbmt sample had --references) over "
+    "trace": "Model score (natural log) and sentence BLEU+1 (percent, when pbmt sample had --refs) over "
              "the sampler steps recorded by pbmt sample --trace, one line per sentence.",
 }
 
