@@ -43,7 +43,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.parallel import ParallelMap
 from pbmt.search.document_decoder import decode_document
 from pbmt.search.options import TranslationOptions
-from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank, encode_dev
+from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank
 from pbmt.vocab import Vocab
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
@@ -97,33 +97,39 @@ def consistency_share(documents: list[list[Hypothesis]], vocab: Vocab) -> tuple[
     return consistent / max(repeated, 1), repeated
 
 
-def _state(config: Path, features: str | None):
-    model = TranslationModel.load(config)
-    found = build(name_features(parse_requests(features), model.layout.names, nbest=False), model.vocab) \
-        if features else []
-    return model, found
+class _State:
+    """The model and its global features, built again from their names where the state arrives."""
+
+    def __init__(self, model: TranslationModel, features: str | None):
+        self.model, self.names = model, features
+        self.features = build(name_features(parse_requests(features), model.layout.names, nbest=False),
+                              model.vocab) if features else []
+
+    def __reduce__(self):
+        return _State, (self.model, self.names)
 
 
 def _decode(steps: int, seed: int, state, item):
     """One document: ((source words, target words, links) per sentence, seconds). ``item``: (index, source
     lines, dense weights, global weights)."""
-    model, features = state
+    model, features = state.model, state.features
     index, lines, dense, global_weights = item
     started = time.perf_counter()
     tuned = model.with_weights(dense)
-    options = [TranslationOptions.build(tuned, tuned.vocab.ids(line.split())) for line in lines]
+    overlay = tuned.overlay(w for line in lines for w in line.split())
+    options = [TranslationOptions.build(tuned, overlay.ids(line.split()), overlay) for line in lines]
     result = decode_document(tuned, options, np.random.default_rng([seed, index]), features, global_weights,
                              steps_per_sentence=steps)
     seconds = time.perf_counter() - started
-    # as words: a worker's vocabulary numbers unknown words its own way
+    # as words: unknown words have ids of this document's overlay
     hypotheses = [Hypothesis.of(d, o, tuned) for d, o in zip(result.derivations, options)]
-    return [(line.split(), tuned.vocab.words(h.target), h.alignment) for line, h in zip(lines, hypotheses)], seconds
+    return [(line.split(), overlay.words(h.target), h.alignment) for line, h in zip(lines, hypotheses)], seconds
 
 
 def evaluate(name, config, features, steps, seed, workers, chapters, sources, dense, global_weights, references):
     """Decode every chapter and measure: a result row."""
     items = [(d, sources[lo:hi], dense, global_weights) for d, (lo, hi) in enumerate(chapters.spans())]
-    with ParallelMap(functools.partial(_state, config, features), functools.partial(_decode, steps, seed),
+    with ParallelMap(functools.partial(_decode, steps, seed), _State(TranslationModel.load(config), features),
                      workers) as pool:
         decoded = list(pool.map(items, chunksize=1))
     vocab = Vocab()
@@ -176,7 +182,6 @@ def main() -> None:
     rows.append(evaluate("stack (Moses weights)", features=None, steps=0, dense=model.weights,
                          global_weights=None, **common))
     print(rows[-1], flush=True)
-    ids, refs = encode_dev(model.vocab, dev_src, dev_ref)
     for name, features in (("sampler, dense (SampleRank)", None),
                            ("sampler, dense + global (SampleRank)", args.features)):
         started = time.perf_counter()
@@ -185,7 +190,7 @@ def main() -> None:
         tuner = SampleRank(args.epochs, int(np.diff(dev_chapters.offsets).max()), args.samples_per_sentence,
                            args.burn_in_per_sentence, args.c, workers=args.workers, gain_scale=args.gain_scale,
                            global_features=specs)
-        tuner.fit(model, ids, refs, np.random.default_rng(args.seed), documents=dev_chapters)
+        tuner.fit(model, dev_src, dev_ref, np.random.default_rng(args.seed), documents=dev_chapters)
         tuning = time.perf_counter() - started
         dense, global_weights = tuner.weights_[:model.layout.size], tuner.weights_[model.layout.size:]
         row = evaluate(name, features=features, steps=args.steps_per_sentence, dense=dense,

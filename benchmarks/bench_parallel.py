@@ -26,30 +26,36 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import time
-from functools import partial
 from pathlib import Path
 
 from pbmt.cli import build_parser
-from pbmt.commands.translate import _for_workers, _make_translator, _translate
+from pbmt.commands.translate import _make_translator, _translate
 from pbmt.parallel import ParallelMap
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 
 
-def _timed_translator(args: argparse.Namespace) -> tuple:
+class _Timed:
+    """A translator that, arriving in a worker, records that process and the seconds it took to unpickle (load
+    its model by path)."""
+
+    def __init__(self, translator, load_s: float = 0.0):
+        self.translator, self.pid, self.load_s = translator, os.getpid(), load_s
+
+    def __reduce__(self):
+        return _arrive, (pickle.dumps(self.translator),)
+
+
+def _arrive(blob: bytes) -> _Timed:
     started = time.perf_counter()
-    translator = _make_translator(args)
-    return translator, os.getpid(), time.perf_counter() - started
+    translator = pickle.loads(blob)
+    return _Timed(translator, time.perf_counter() - started)
 
 
-def _timed_translate(state: tuple, item: tuple[int, str]) -> tuple:
-    translator, pid, load_s = state
-    return _translate(translator, item).text, pid, load_s
-
-
-def _nothing() -> None:
-    return None
+def _timed_translate(state: _Timed, item: tuple[int, str]) -> tuple:
+    return _translate(state.translator, item).text, state.pid, state.load_s
 
 
 def _echo(state: None, item: int) -> int:
@@ -65,13 +71,13 @@ def _rate(pool: ParallelMap, lines: list[str]) -> tuple[float, list[str]]:
 def measure(workers: int, lines: list[str], args: argparse.Namespace, scheduler: str | None,
             repeat: int, shards: int) -> dict:
     started = time.perf_counter()
-    with ParallelMap(partial(_timed_translator, _for_workers(args)), _timed_translate, workers, scheduler) as pool:
+    with ParallelMap(_timed_translate, _Timed(_make_translator(args)), workers, scheduler) as pool:
         ready = time.perf_counter()
         first = list(pool.map(enumerate(lines), chunksize=4))
         loads = {pid: load_s for _, pid, load_s in first}
         rate, texts = _rate(pool, lines)
         repeated_rate = _rate(pool, lines * repeat)[0] if repeat > 1 else None
-    with ParallelMap(_nothing, _echo, workers, scheduler) as pool:
+    with ParallelMap(_echo, None, workers, scheduler) as pool:
         list(pool.map(range(4 * workers), chunksize=1))
         mapped = time.perf_counter()
         assert list(pool.map(range(shards), chunksize=1)) == list(range(shards))

@@ -80,7 +80,7 @@ class Decoding:
     """1-best decoding of a fixed set of sentences on the benchmark's cluster."""
 
     def __init__(self, sources, settings, scheduler, n_best=1, ini=INI):
-        self.decoder = DevDecoder(ini, sources, n_best, scheduler=scheduler, settings=settings)
+        self.decoder = DevDecoder(TranslationModel.load(ini, settings), sources, n_best, scheduler=scheduler)
 
     def texts(self, weights):
         return [entries[0].text for entries in self.decoder(weights)]
@@ -193,14 +193,14 @@ def main() -> None:
         add_row("flat", None, np.full(model.layout.size, 0.1), None, 0)
         add_row("untuned", None, model.weights, None, 0)
         for n in [] if args.only_binary else args.mert_nbest:
-            with DevDecoder(INI, dev_src, n, scheduler=cluster.scheduler_address, settings=settings) as decoder:
+            with DevDecoder(model, dev_src, n, scheduler=cluster.scheduler_address) as decoder:
                 result = tune(decoder, dev_refs, model.config, model.layout, Mert(), out / f"mert-{n}",
                               LoopSettings(n_best=n, max_iterations=args.mert_iterations))
             seconds = float(np.median([r.optimize_seconds for r in result.iterations]))
             add_row("mert", n, result.weights, seconds, len(result.iterations))
         for algorithm in () if args.only_binary else ("costmargin", "perceptron"):
             for n in args.online_nbest:
-                with DevDecoder(INI, dev_src, n, scheduler=cluster.scheduler_address, settings=settings) as decoder:
+                with DevDecoder(model, dev_src, n, scheduler=cluster.scheduler_address) as decoder:
                     result = relevant_set_tune(decoder, dev_refs, model.config, model.layout,
                                                RelevantSetSettings(algorithm, passes=args.passes, n_best=n),
                                                out / f"{algorithm}-{n}")

@@ -66,18 +66,17 @@ def main() -> None:
     model = TranslationModel.load(DATA / "model" / "moses.ini")
     src = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.tune]
     ref = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.tune]
-    tune_ids, tune_refs = encode_dev(model.vocab, src, ref)
     test_src = (DATA / "test.tok.es").read_text(encoding="utf-8").splitlines()[:args.test]
     test_ref = (DATA / "test.tok.en").read_text(encoding="utf-8").splitlines()[:args.test]
-    test_ids, test_refs = encode_dev(model.vocab, test_src, test_ref)
+    test = encode_dev(model, test_src, test_ref)
     print(f"tuning on dev[:{args.tune}], {args.epochs} epochs, {args.samples_per_sentence} samples per sentence, "
           f"C {args.c}, gain scale {args.gain_scale}, margin updates {args.margin_updates}, "
           f"update {args.update}, temperature {args.temperature}, start {args.start}, step {args.step}; "
           f"test BLEU on test[:{args.test}]; load average {os.getloadavg()[0]:.1f}", flush=True)
 
-    rows = {"untuned": {"bleu": [100 * decoded_bleu(model, model.weights, test_ids, test_refs)]}}
+    rows = {"untuned": {"bleu": [100 * decoded_bleu(model, model.weights, test)]}}
     mert = model.layout.weights(replace(model.config, weights=MOSES_MERT))
-    rows["Moses MERT weights (decoded by pbmt)"] = {"bleu": [100 * decoded_bleu(model, mert, test_ids, test_refs)]}
+    rows["Moses MERT weights (decoded by pbmt)"] = {"bleu": [100 * decoded_bleu(model, mert, test)]}
     for name in rows:
         print(f"{name}: test BLEU {rows[name]['bleu'][0]:.2f}", flush=True)
 
@@ -95,10 +94,10 @@ def main() -> None:
                                 gain_scale=args.gain_scale, margin_updates=args.margin_updates,
                                 update=args.update, temperature=args.temperature, start=args.start,
                                 step=args.step).fit(
-                tuned_model, tune_ids, tune_refs, np.random.default_rng(seed))
+                tuned_model, src, ref, np.random.default_rng(seed))
             seconds = time.perf_counter() - started
             steps = sum(e.steps for e in fitted.log_)
-            row["bleu"].append(100 * decoded_bleu(tuned_model, fitted.weights_, test_ids, test_refs))
+            row["bleu"].append(100 * decoded_bleu(tuned_model, fitted.weights_, test))
             row["seconds"].append(seconds)
             row["steps_per_second"].append(steps / seconds)
             row["updates"].append(sum(e.updates for e in fitted.log_))

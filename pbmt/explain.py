@@ -70,7 +70,7 @@ def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
     if not tokens:
         raise ValueError("cannot explain an empty sentence")
     settings = settings or model.settings
-    options = TranslationOptions.build(model, model.vocab.ids(tokens))
+    options = TranslationOptions.of_words(model, list(tokens))
     graph = search(model, options, settings)
     if graph.final_class < 0:
         raise ValueError("no complete translation survived the search (raise the distortion limit or stack size)")
@@ -187,7 +187,7 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
     g, o, w = e.graph, e.options, model.weights
     layout = model.layout
     table = hypothesis_table(e)
-    words = model.vocab.words
+    words = o.vocab.words
 
     def target(option: int) -> str:
         return " ".join(words(o.target(option)))
@@ -259,7 +259,7 @@ def _nbest_entry(k: int, sd: ScoredDerivation, e: Explanation, model: Translatio
     bounds = d.target_boundaries(o)
     return {"rank": k + 1, "score": sd.score, "text": target_text(d, o, model), "path": path, "via": via,
             "segments": [{"source": [int(s), int(t)], "source_words": " ".join(e.source[s:t]),
-                          "target": " ".join(model.vocab.words(o.target(op))),
+                          "target": " ".join(o.vocab.words(o.target(op))),
                           "target_span": [int(bounds[b]), int(bounds[b + 1])]}
                          for b, (s, t, op) in enumerate(zip(d.src_start, d.src_end, d.option))]}
 
@@ -299,7 +299,7 @@ def _hypothesis(h: int, e: Explanation, model: TranslationModel, table: Hypothes
     while x > 0:
         chain.append(int(g.option[x]))
         x = int(g.parent[x])
-    target = [w for option in reversed(chain) for w in model.vocab.words(o.target(option))]
+    target = [w for option in reversed(chain) for w in o.vocab.words(o.target(option))]
     status = int(table.status[h])
     rep = int(table.representative[h])
     rank = int(table.rank[h])
@@ -319,7 +319,7 @@ def _hypothesis(h: int, e: Explanation, model: TranslationModel, table: Hypothes
     return {
         "id": h, "parent": int(g.parent[h]), "option": option,
         "source": [int(o.start[option]), int(o.end[option])] if option >= 0 else None,
-        "phrase": " ".join(model.vocab.words(o.target(option))) if option >= 0 else "",
+        "phrase": " ".join(o.vocab.words(o.target(option))) if option >= 0 else "",
         "coverage": "".join("■" if c else "□" for c in table.coverage[h]),
         "target": " ".join(target), "lm_context": " ".join((["<s>"] + target)[-(model.lm.order - 1):]),
         "score": float(g.score[h]), "future": float(table.future[h]), "total": float(table.total[h]),
@@ -420,11 +420,11 @@ def render_dot(e: Explanation, model: TranslationModel) -> str:
         reps.setdefault(int(g.klass[h]), []).append(h)
         style = ", style=bold, color=blue" if h in on_best else ""
         cover = "".join("■" if c else "□" for c in table.coverage[h])
-        tail = " ".join(model.vocab.words(e.options.target(int(g.option[h])))[-2:])
+        tail = " ".join(e.options.vocab.words(e.options.target(int(g.option[h])))[-2:])
         lines.append(f'  {h} [label="{cover}\\n…{_dot_escape(tail)}\\n{g.score[h]:.2f}"{style}];')
         o = int(g.option[h])
         label = _dot_escape(f"[{e.options.start[o]}-{e.options.end[o] - 1}] "
-                            + " ".join(model.vocab.words(e.options.target(o))))
+                            + " ".join(e.options.vocab.words(e.options.target(o))))
         lines.append(f'  {int(g.parent[h])} -> {h} [label="{label}"{style}];')
     for members in reps.values():
         best = max(members, key=lambda m: g.score[m])

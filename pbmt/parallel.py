@@ -1,14 +1,16 @@
 """Mapping work over sentences here, on local worker processes, or on a dask cluster.
 
-``ParallelMap(setup, work, workers, scheduler)`` applies ``work(state, item)``
-to items and gives the results in the items' order. ``state`` (a loaded model,
-say) is built by ``setup()`` once per worker process and kept there, so only
-``setup``, ``work``, items and results travel: ``setup`` and ``work`` must be
-picklable (module-level functions, or ``functools.partial`` of them, with
-models named by path, never as arrays).
+``ParallelMap(work, state, workers, scheduler)`` applies ``work(state, item)``
+to items and gives the results in the items' order. ``state`` (a translator
+holding a model, say) goes to each worker process once and stays there, so
+per map only ``work``, items and results travel. ``work`` must be picklable (a
+module-level function, or ``functools.partial`` of one) and so must
+``state``, cheaply: a ``TranslationModel`` pickles as its ``moses.ini`` path
+and settings (``pbmt.model.model``), and an object holding more than it can
+rebuild pickles as what builds it (``__reduce__``), never as arrays.
 
 - One worker and no scheduler: everything runs in this process, on ``state``
-  if given (so a model loaded to check it is not loaded twice).
+  itself.
 - ``workers`` > 1: a dask ``LocalCluster`` of that many single-threaded
   processes, started here and stopped by ``close()``.
 - ``scheduler`` ("tcp://host:port"): the workers of an existing
@@ -24,39 +26,27 @@ output is the serial output whatever the number of workers.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import signal
 import threading
+import uuid
 import warnings
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
-import cloudpickle
-
 from pbmt.errors import PbmtError
 
-# worker side: setup key -> (state, lock); lives as long as the worker process
-_states: dict[str, tuple[Any, threading.Lock]] = {}
-_states_lock = threading.Lock()
+# worker side: one lock per map's state, as a worker with several threads shares the one state object, which
+# work may update (a translator re-pruned for new weights)
+_locks: dict[str, threading.Lock] = {}
+_locks_lock = threading.Lock()
 
 
-def _worker_state(key: str, setup: Callable[[], Any]) -> tuple[Any, threading.Lock]:
-    with _states_lock:
-        if key not in _states:
-            _states[key] = (setup(), threading.Lock())
-        return _states[key]
-
-
-def _run_shard(key: str, setup: Callable[[], Any], work: Callable[[Any, Any], Any], shard: list) -> list:
-    state, lock = _worker_state(key, setup)
-    with lock:  # a worker with several threads shares one state, which work may update (weights)
+def _run_shard(key: str, work: Callable[[Any, Any], Any], state: Any, shard: list) -> list:
+    with _locks_lock:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
         return [work(state, item) for item in shard]
-
-
-def _forget(key: str) -> None:
-    with _states_lock:
-        _states.pop(key, None)
 
 
 def _worker_environment() -> dict:
@@ -96,20 +86,18 @@ class ParallelMap:
     naming it; retries: reruns of a shard whose work raised.
     """
 
-    def __init__(self, setup: Callable[[], Any], work: Callable[[Any, Any], Any], workers: int = 1,
-                 scheduler: str | None = None, state: Any = None, retries: int = 2,
-                 connect_timeout: float = 5.0):
+    def __init__(self, work: Callable[[Any, Any], Any], state: Any = None, workers: int = 1,
+                 scheduler: str | None = None, retries: int = 2, connect_timeout: float = 5.0):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
-        self.setup, self.work, self.retries = setup, work, retries
-        self._client = self._cluster = None
+        self.work, self.state, self.retries = work, state, retries
+        self._client = self._cluster = self._state = None
         if scheduler is None and workers == 1:
-            self._state = setup() if state is None else state
             return
         import dask
         from distributed import Client, LocalCluster
 
-        self._key = hashlib.sha256(cloudpickle.dumps((setup, work))).hexdigest()
+        self._key = uuid.uuid4().hex
         if scheduler is None:
             # no memory limit: the memory-mapped model counts in each worker's resident size
             with (dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environment()}),
@@ -119,12 +107,14 @@ class ParallelMap:
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                              dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
             self._client = Client(self._cluster)
-            return
-        try:
-            self._client = Client(scheduler, timeout=connect_timeout)
-        except (OSError, TimeoutError, ValueError) as err:
-            raise PbmtError(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
-                            f"({type(err).__name__}: {err})") from None
+        else:
+            try:
+                self._client = Client(scheduler, timeout=connect_timeout)
+            except (OSError, TimeoutError, ValueError) as err:
+                raise PbmtError(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
+                                f"({type(err).__name__}: {err})") from None
+        # the state is pickled once here and unpickled once in each worker, which keeps it for every shard
+        self._state = self._client.scatter([state], broadcast=True, hash=False)[0]
 
     def map(self, items: Iterable[Any], chunksize: int = 8,
             progress: Callable[[int], Any] | None = None) -> Iterator[Any]:
@@ -139,7 +129,7 @@ class ParallelMap:
 
     def _serial(self, items, progress):
         for item in items:
-            result = self.work(self._state, item)
+            result = self.work(self.state, item)
             if progress is not None:
                 progress(1)
             yield result
@@ -150,7 +140,7 @@ class ParallelMap:
         items = iter(items)
         futures = []
         while shard := list(islice(items, chunksize)):
-            futures.append(self._client.submit(_run_shard, self._key, self.setup, self.work, shard,
+            futures.append(self._client.submit(_run_shard, self._key, self.work, self._state, shard,
                                                pure=False, retries=self.retries))
         index = {future.key: i for i, future in enumerate(futures)}
         done: dict[int, list] = {}
@@ -168,15 +158,14 @@ class ParallelMap:
             self._client.cancel(futures)  # the rest, when the caller stops early or a shard failed
 
     def close(self) -> None:
-        """Drop the workers' state (an existing cluster) or stop the local cluster."""
+        """Release the workers' copy of the state (an existing cluster) or stop the local cluster."""
         if self._client is None:
             return
-        if self._cluster is None:
-            self._client.run(_forget, self._key)
+        self._client.cancel([self._state])
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
-        self._client = self._cluster = None
+        self._client = self._cluster = self._state = None
 
     def __enter__(self) -> "ParallelMap":
         return self

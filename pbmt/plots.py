@@ -3,22 +3,23 @@
 Tab-separated formats, each with a header line naming its columns:
 
 - the tuning loop's ``log.tsv`` (``LOOP_LOG_COLUMNS``; ``pbmt.tune.loop``):
-  one line per iteration, dev BLEU of the decoder's 1-best under the weights
-  the iteration decoded with and pool BLEU under the weights it ends with
-  (both percent), and those weights;
+  one line per iteration: the weights decoded, the dev BLEU of their 1-best
+  (percent), then the weights the optimiser proposed on the pool and the
+  pool's BLEU under them (the next line decodes those weights);
 - SampleRank's ``log.tsv`` (``SAMPLERANK_LOG_COLUMNS``; ``pbmt tune
-  --algorithm samplerank``): one line per epoch, dev BLEU (percent, ``-``
-  when not measured) of the decoder's 1-best under the averaged weights so
-  far, those weights and the mixed weights the chains ended the epoch with;
+  --algorithm samplerank``): one line per epoch: the average of the weights
+  collected so far, the dev BLEU (percent, ``-`` when not measured) of the
+  decoder's 1-best under them, and the mixed weights the chains ended the
+  epoch with;
 - Costmargin's and the perceptron's ``log.tsv`` (``RELEVANT_SET_LOG_COLUMNS``;
-  ``pbmt.tune.relevant_set``): one line per decoding pass, averaged sentence
-  BLEU+1 and corpus BLEU of the 1-best under the pass's weights, the relevant
-  sets' BLEU under them (the "pool" line of a figure), and those weights;
+  ``pbmt.tune.relevant_set``): one line per decoding pass: the weights
+  decoded, the averaged sentence BLEU+1 and corpus BLEU of their 1-best, the
+  relevant sets' BLEU under them (the "pool" line of a figure);
 - the binary block feature run's ``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``;
   ``pbmt.tune.block_training``): one line per decoding pass of the training
-  subset, averaged sentence BLEU+1 and corpus BLEU of the 1-best (percent),
-  the feature count, relevant-set size and timings; no weights (there are up
-  to millions: they are in the run's ``pass{l}/sparse-weights.txt``);
+  subset: the weights file decoded, the averaged sentence BLEU+1 and corpus
+  BLEU of the 1-best (percent), the feature count, relevant-set size and
+  timings;
 - a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
   recorded step of each sentence's chain, its temperature, model score
   (natural log) and sentence BLEU+1 (percent, ``-`` without references).
@@ -49,13 +50,14 @@ from pbmt.nbest import parse_features
 if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported where a figure is drawn
     from matplotlib.figure import Figure
 
-LOOP_LOG_COLUMNS = ("iteration", "dev_bleu", "pool_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
-                    "weights")
-SAMPLERANK_LOG_COLUMNS = ("epoch", "updates", "steps", "seconds", "dev_bleu", "averaged_weights", "mixed_weights")
-RELEVANT_SET_LOG_COLUMNS = ("pass", "dev_sentence_bleu", "dev_bleu", "relevant_bleu", "new_candidates",
-                            "relevant_size", "decode_s", "online_s", "updates", "weights")
-BLOCK_TRAINING_LOG_COLUMNS = ("pass", "sentence_bleu", "corpus_bleu", "features", "nonzero_weights", "relevant_size",
-                              "decode_s", "online_s", "updates")
+# every log: the step, the weights a BLEU was measured with, that BLEU, then what the step did
+LOOP_LOG_COLUMNS = ("iteration", "decoded_weights", "dev_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
+                    "new_weights", "new_weights_pool_bleu")
+SAMPLERANK_LOG_COLUMNS = ("epoch", "averaged_weights", "dev_bleu", "updates", "steps", "seconds", "mixed_weights")
+RELEVANT_SET_LOG_COLUMNS = ("pass", "decoded_weights", "dev_sentence_bleu", "dev_bleu", "relevant_bleu",
+                            "new_candidates", "relevant_size", "decode_s", "online_s", "updates")
+BLOCK_TRAINING_LOG_COLUMNS = ("pass", "decoded_weights_file", "sentence_bleu", "corpus_bleu", "features",
+                              "nonzero_weights", "relevant_size", "decode_s", "online_s", "updates")
 TRACE_COLUMNS = ("sentence", "step", "temperature", "model_score", "bleu")
 MISSING = "-"  # a value that was not measured
 
@@ -68,8 +70,9 @@ class TuningLog:
     ``steps`` int64[n]: iteration, epoch or pass numbers; ``dev_bleu``
     float64[n] (percent, NaN where not measured; block training: the training
     subset's corpus BLEU); ``pool_bleu`` float64[n] (percent; the loop's pool
-    or the relevant sets, else None); ``weights`` float64[n, d], the weights
-    each line ends with (SampleRank: the averaged ones; block training logs
+    under the weights its optimiser proposed, or the relevant sets under the
+    decoded weights, else None); ``weights`` float64[n, d], the weights whose
+    BLEU ``dev_bleu`` is (SampleRank: the averaged ones; block training logs
     none, d = 0), columns named by ``weight_names``.
     """
 
@@ -122,9 +125,9 @@ def read_tuning_log(path: str | Path) -> TuningLog:
         raise FormatError(path, None, "the log has no iterations yet")
     steps, dev, pool, weights = [], [], [], []
     names: tuple[str, ...] | None = None
-    weight_column = {"samplerank": "averaged_weights", "block-training": None}.get(algorithm, "weights")
+    weight_column = {"samplerank": "averaged_weights", "block-training": None}.get(algorithm, "decoded_weights")
     dev_column = header.index("corpus_bleu" if algorithm == "block-training" else "dev_bleu")
-    pool_name = {"loop": "pool_bleu", "relevant-set": "relevant_bleu"}.get(algorithm)
+    pool_name = {"loop": "new_weights_pool_bleu", "relevant-set": "relevant_bleu"}.get(algorithm)
     for number, fields in rows:
         steps.append(_number(fields[0], path, number, header[0], int))
         dev.append(_number(fields[dev_column], path, number, "dev_bleu", float))

@@ -1,22 +1,25 @@
-"""What a resumable run checks before it continues: the content of its inputs, and a readable checkpoint.
+"""Resumable runs: the content of their inputs, and the one run folder every tuner keeps its state in.
 
-A tuning run's folder (``inputs.json``, ``guard_inputs``) or a translation's
-journal (``pbmt translate``'s partial output) records the SHA-256 of what the
-run read: the dev source and references, or the input text, and every file of
-the model (``model_files``). A path names a file, not its content: an edited
+A tuning run's checkpoint (``RunFolder``) or a translation's journal (``pbmt
+translate``'s partial output) records the SHA-256 of what the run read: the
+dev source and references, or the input text, and every file of the model
+(``model_files``). A path names a file, not its content: an edited
 references file of the same length, or a model retrained in the same folder,
 must not be resumed from.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
+import sys
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Sequence
+
+import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
@@ -64,9 +67,6 @@ def digest_text(lines) -> str:
     return digest.hexdigest()
 
 
-INPUTS = "inputs.json"
-
-
 def tuning_inputs(ini: str | os.PathLike, src: str | os.PathLike, refs: str | os.PathLike,
                   **others: str | os.PathLike | None) -> dict[str, str]:
     """Digests of a tuning run's inputs: the model's files, the dev source and references, and ``others``
@@ -76,44 +76,122 @@ def tuning_inputs(ini: str | os.PathLike, src: str | os.PathLike, refs: str | os
     return digest_files(files)
 
 
-def guard_inputs(out: str | os.PathLike, checkpoint: str | os.PathLike, inputs: dict[str, str],
-                 resume: bool) -> None:
-    """Refuse to resume ``checkpoint`` on inputs of other content than the run's; record them for a fresh run.
+CHECKPOINT = "checkpoint.npz"
+LOG = "log.tsv"
+FORMAT = 2  # of the checkpoint's "run" record; checkpoints without one are of an older pbmt
 
-    A resumed run compares ``inputs`` with ``out/inputs.json``; a fresh run
-    (no checkpoint yet) writes it. A folder holding a checkpoint but no
-    resume is left alone: the tuner itself refuses to overwrite it.
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a tuner saved after its last finished step: named ``arrays`` and a JSON-ready ``state`` (its
+    scalars, random generator state and records), as it gave them to ``RunFolder.save``."""
+
+    arrays: dict[str, np.ndarray]
+    state: dict
+
+
+class RunFolder:
+    """The folder of one tuning run, the same for every tuner: its checkpoint and its log.
+
+    ``checkpoint.npz`` holds, besides the tuner's arrays, one JSON record: the
+    run's ``kind`` (which tuner), its ``settings`` (what the run must be
+    resumed with: a resumed run with other settings would not reach the
+    uninterrupted run's result), the SHA-256 of its ``inputs``
+    (``tuning_inputs``: a path names a file, not its content), the tuner's
+    state and the log's rows. ``save`` rewrites it atomically after every
+    step, then ``log.tsv``: a header of ``columns`` (each tuner declares its
+    columns once) and one row per step, so a resumed run's log is the
+    uninterrupted run's.
+
+    A folder holding a checkpoint is resumed only when asked (``resume``), and
+    only when its kind, settings and inputs are those given; ``resumed`` is
+    then its ``Checkpoint`` (None for a fresh run: no checkpoint yet, as after
+    a run killed in its first step), which it says unless ``quiet``. Every refusal is one PbmtError naming the
+    folder or the file and what differs.
     """
-    out, checkpoint = Path(out), Path(checkpoint)
-    record = out / INPUTS
-    if not checkpoint.exists():
-        with atomic_write(record) as handle:
-            json.dump(inputs, handle, indent=1, sort_keys=True)
-        return
-    if not resume:
-        return
-    try:
-        saved = json.loads(record.read_text(encoding="utf-8"))
-        if not isinstance(saved, dict):
-            raise ValueError("not a JSON object")
-    except FileNotFoundError:
-        raise PbmtError(f"{out}: cannot resume: {INPUTS}, the record of the run's inputs, is missing, so they "
-                        "cannot be checked; start afresh in another folder") from None
-    except (OSError, ValueError) as err:
-        raise PbmtError(f"{record}: unreadable ({err}); start afresh in another folder") from None
-    differ = [name for name in inputs if saved.get(name) != inputs[name]]
-    if differ:
-        raise PbmtError(f"{out}: cannot resume: the {', '.join(differ)} differ in content from those the run "
-                        "started with; start afresh in another folder")
+
+    def __init__(self, out: str | os.PathLike, kind: str, columns: Sequence[str], settings: dict,
+                 inputs: dict[str, str] | None = None, resume: bool = False, quiet: bool = True):
+        self.out = Path(out)
+        self.kind, self.columns = kind, tuple(columns)
+        self.settings = json.loads(json.dumps(settings, default=str))  # as it reads back from the checkpoint
+        self.inputs = dict(inputs or {})
+        self.rows: list[list[str]] = []
+        self.resumed: Checkpoint | None = None
+        path = self.out / CHECKPOINT
+        if path.exists():
+            if not resume:
+                raise PbmtError(f"{self.out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, or "
+                                "choose another output folder")
+            self.resumed = self._read(path)
+            if not quiet:
+                print(f"resuming the run in {self.out} after {self.columns[0]} {len(self.rows)}", file=sys.stderr)
+        self.out.mkdir(parents=True, exist_ok=True)
+
+    def _read(self, path: Path) -> Checkpoint:
+        try:
+            with np.load(path) as saved:
+                if "run" not in saved.files:
+                    raise PbmtError(f"{path}: a checkpoint of an older pbmt, which this one cannot resume; start "
+                                    f"afresh in another folder (or delete {CHECKPOINT})")
+                record = json.loads(bytes(saved["run"]).decode("utf-8"))
+                arrays = {name: np.array(saved[name]) for name in saved.files if name != "run"}
+            if not isinstance(record, dict) or record.get("format") != FORMAT:
+                raise ValueError("not a run record of this pbmt's format")
+            kind, settings, inputs = record["kind"], record["settings"], record["inputs"]
+            rows, state = [list(map(str, row)) for row in record["log"]], record["state"]
+        except PbmtError:
+            raise
+        except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as err:
+            raise PbmtError(f"{path}: corrupt checkpoint ({type(err).__name__}: {err}); delete it to start the run "
+                            "afresh") from None
+        if kind != self.kind:
+            raise PbmtError(f"{path}: cannot resume: it holds a {kind} run, not a {self.kind} one")
+        differ = [name for name in sorted(set(inputs) | set(self.inputs)) if inputs.get(name) != self.inputs.get(name)]
+        if differ:
+            raise PbmtError(f"{self.out}: cannot resume: the {', '.join(differ)} differ in content from those the "
+                            "run started with; start afresh in another folder")
+        differ = [name for name in sorted(set(settings) | set(self.settings))
+                  if settings.get(name) != self.settings.get(name)]
+        if differ:
+            name = differ[0]
+            raise PbmtError(f"{path}: cannot resume: the run was started with other settings: "
+                            f"{name} {_shown(settings.get(name))} there, {_shown(self.settings.get(name))} now")
+        self.rows = rows
+        return Checkpoint(arrays, state)
+
+    def save(self, arrays: dict[str, np.ndarray], state: dict, rows: Sequence[Sequence[str]]) -> None:
+        """Rewrite the checkpoint (``arrays``, the JSON-ready ``state``, the log's ``rows``), then ``log.tsv``."""
+        self.rows = [[str(value) for value in row] for row in rows]
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"a log row of {len(row)} fields for {len(self.columns)} columns")
+        record = {"format": FORMAT, "kind": self.kind, "settings": self.settings, "inputs": self.inputs,
+                  "state": state, "log": self.rows}
+        encoded = np.frombuffer(json.dumps(record).encode("utf-8"), dtype=np.uint8)
+        with atomic_write(self.out / CHECKPOINT, "wb") as handle:
+            np.savez(handle, run=encoded, **arrays)
+        self.write_log(self.rows)
+
+    def write_log(self, rows: Sequence[Sequence[str]]) -> None:
+        """Rewrite ``log.tsv``: the header, then ``rows`` (fields without tabs or newlines)."""
+        with atomic_write(self.out / LOG) as handle:
+            handle.write("\t".join(self.columns) + "\n")
+            handle.writelines("\t".join(map(str, row)) + "\n" for row in rows)
 
 
-@contextlib.contextmanager
-def reading_checkpoint(path: str | os.PathLike) -> Iterator[None]:
-    """Turn any failure to read a checkpoint (truncated, not a zip, missing arrays, bad JSON) into one PbmtError."""
-    try:
-        yield
-    except PbmtError:
-        raise
-    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as err:
-        raise PbmtError(f"{path}: corrupt checkpoint ({type(err).__name__}: {err}); delete it to start the run "
-                        "afresh") from None
+def _shown(value) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def generator_state(rng: np.random.Generator) -> dict:
+    """A random generator's state, JSON-ready, for ``restored_generator``."""
+    return rng.bit_generator.state
+
+
+def restored_generator(state: dict) -> np.random.Generator:
+    """The generator whose ``generator_state`` was ``state``: it draws what the saved one would have."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng

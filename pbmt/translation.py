@@ -55,6 +55,9 @@ class Translator:
         self.distinct = distinct
         self.tokenized = tokenized
 
+    def __reduce__(self):
+        return type(self), (self.model, self.n_best, self.distinct, self.tokenized)  # not the LM cache
+
     def split(self, line: str) -> list[str]:
         """The tokens of a line of input in their original casing."""
         return tokens(line) if self.tokenized else self.model.preprocessing.source_form.split(line)
@@ -84,16 +87,21 @@ class Translator:
         document's model score (dense and global features, natural log).
         """
         words = [self.split(line) for line in lines]
-        options = [self.options(w) for w in words]
+        cased = [self.cased(w) for w in words]
+        overlay = self.model.overlay(w for line in cased for w in line)  # one id per word in the document
+        options = [TranslationOptions.build(self.model, overlay.ids(c), overlay) for c in cased]
         result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
                                  temperatures, lm_cache=self._lm_cache)
         return ([self._translation(d, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
                 result.score)
 
+    def cased(self, words: list[str]) -> list[str]:
+        """The model's tokens of a line of input whose tokens (``split``) are ``words``."""
+        return words if self.tokenized else self.model.preprocessing.source_form.case(words)
+
     def options(self, words: list[str]) -> TranslationOptions:
         """The translation options of a line of input whose tokens (``split``) are ``words``."""
-        cased = words if self.tokenized else self.model.preprocessing.source_form.case(words)
-        return TranslationOptions.build(self.model, self.model.vocab.ids(cased))
+        return TranslationOptions.of_words(self.model, self.cased(words))
 
     @cached_property
     def _lm_cache(self) -> LMCache:
@@ -102,7 +110,7 @@ class Translator:
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
         words as they are in ``source``, then, unless ``tokenized``, detruecased and detokenised."""
-        words = self.model.vocab.words(derivation.target_words(options))
+        words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)
         for block, option in enumerate(derivation.option):
             if options.candidate[option] < 0:

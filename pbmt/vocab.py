@@ -4,10 +4,18 @@ The phrase table (both sides) and every language model map their words into
 the same ``Vocab``, so numba kernels only ever see ``int32`` ids. A source word
 and a target word with the same spelling share an id, which is what lets an
 unknown source word pass through untranslated.
+
+A loaded model's ``Vocab`` is shared (by every sentence, and rebuilt
+identically in every worker process from the model's files), so input text
+never adds to it: the words of one input the model does not know get ids in
+an ``Overlay`` scoped to that input (a sentence, a document, a tuning set),
+numbered from the base's size up. The n-gram LM maps every such id to <unk>
+(``pbmt.model.lm``), as it maps any word it does not know.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -61,3 +69,51 @@ class Vocab:
         """The words of a sequence of ids."""
         table = self._words
         return [table[i] for i in ids]
+
+    def overlay(self, words: Iterable[str]) -> "Overlay":
+        """An ``Overlay`` giving ``words`` not in this vocabulary ids of their own (in first-seen order), without
+        adding them here."""
+        size = len(self._words)
+        extra: dict[str, int] = {}
+        for word in words:
+            if word not in self._ids and word not in extra:
+                extra[word] = size + len(extra)
+        return Overlay(self, size, tuple(extra), extra)
+
+
+@dataclass(frozen=True, eq=False)
+class Overlay:
+    """A vocabulary seen from one input: the shared ``base`` (ids below ``size``, its length when the overlay was
+    made) and ``extra``, the input's words the base does not know, with ids ``size``, ``size + 1``, ...
+
+    It reads like a ``Vocab`` (``get``, ``ids`` without adding, ``word``, ``words``, ``in``, ``len``), so code
+    that turns ids back into words takes either.
+    """
+
+    base: Vocab
+    size: int
+    extra: tuple[str, ...]
+    _extra_ids: dict[str, int] = field(repr=False)
+
+    def __len__(self) -> int:
+        return self.size + len(self.extra)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self._extra_ids or word in self.base
+
+    def get(self, word: str) -> int:
+        """The id of ``word`` (base or overlay), or ``UNK`` (0) if it has none."""
+        found = self._extra_ids.get(word)
+        return self.base.get(word) if found is None else found
+
+    def ids(self, words: Iterable[str], add: bool = False) -> np.ndarray:
+        """Ids of ``words`` as an ``int32`` array (UNK for words in neither part); an overlay never grows."""
+        return np.fromiter((self.get(w) for w in words), dtype=np.int32)
+
+    def word(self, word_id: int) -> str:
+        """The word with id ``word_id``."""
+        return self.extra[word_id - self.size] if word_id >= self.size else self.base.word(word_id)
+
+    def words(self, ids: Sequence[int] | np.ndarray) -> list[str]:
+        """The words of a sequence of ids."""
+        return [self.word(int(i)) for i in ids]

@@ -111,7 +111,7 @@ def verbs(fuzz, tmp_path_factory):
 
 
 # files that hold seconds (and figures drawn from them)
-TIMED = {"log.tsv", "dev-bleu.png", "tuning.png", "training-bleu.png", "checkpoint.npz", "samplerank.npz", "classes.json",
+TIMED = {"log.tsv", "dev-bleu.png", "tuning.png", "training-bleu.png", "checkpoint.npz", "classes.json",
          "config.json", "corpus.json", "lm.json", "tables.json", "alignment.json"}
 UNQUIET = {"eval", "explain"}  # print their result, nothing else
 

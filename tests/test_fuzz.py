@@ -374,7 +374,7 @@ def other_runs(fuzz, tmp_path_factory):
     return runs
 
 
-@pytest.mark.parametrize("algorithm, checkpoint", [("costmargin", "checkpoint.npz"), ("samplerank", "samplerank.npz")])
+@pytest.mark.parametrize("algorithm, checkpoint", [("costmargin", "checkpoint.npz"), ("samplerank", "checkpoint.npz")])
 @pytest.mark.parametrize("mutation", CHECKPOINT_MUTATIONS[:4])
 def test_other_tuners_report_a_corrupt_checkpoint_in_one_line(other_runs, tmp_path, algorithm, checkpoint, mutation):
     folder, resume, resumed = other_runs[algorithm]

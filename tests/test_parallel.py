@@ -11,10 +11,11 @@ from functools import partial
 from pathlib import Path
 
 import cloudpickle
+import numpy as np
 import pytest
 
 from pbmt.cli import build_parser, main
-from pbmt.commands.translate import _for_workers, _make_translator, _translate
+from pbmt.commands.translate import _make_translator, _translate
 from pbmt.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.parallel import ParallelMap
@@ -67,44 +68,51 @@ def command_line_cluster(tmp_path):
             process.wait(timeout=30)
 
 
-def _offset(log: Path) -> int:
-    with open(log, "a") as handle:
-        handle.write(f"{os.getpid()}\n")
-    return 1000
+class _Offset:
+    """A worker state that logs its process id wherever it is built or unpickled."""
+
+    def __init__(self, log: Path):
+        self.log, self.offset = log, 1000
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+    def __reduce__(self):
+        return _Offset, (self.log,)
 
 
-def _add(offset: int, item: int) -> int:
-    return offset + item * item
+def _add(state: _Offset, item: int) -> int:
+    return state.offset + item * item
 
 
-def _die_once(marker: Path, offset: int, item: int) -> int:
+def _die_once(marker: Path, state: _Offset, item: int) -> int:
     if item == 7 and not marker.exists():
         marker.write_text("died")
         os._exit(1)
-    return offset + item
+    return state.offset + item
 
 
 def test_generic_map_is_serial_and_ordered_with_progress(scheduler, tmp_path):
-    serial = list(ParallelMap(partial(_offset, tmp_path / "serial"), _add).map(range(50)))
+    serial = list(ParallelMap(_add, _Offset(tmp_path / "serial")).map(range(50)))
     finished = []
-    with ParallelMap(partial(_offset, tmp_path / "log"), _add, scheduler=scheduler) as cluster:
+    with ParallelMap(_add, _Offset(tmp_path / "log"), scheduler=scheduler) as cluster:
         assert list(cluster.map(range(50), chunksize=3, progress=finished.append)) == serial
     assert serial == [1000 + i * i for i in range(50)]
     assert sum(finished) == 50 and max(finished) == 3
 
 
-def test_worker_state_is_built_once_per_worker(scheduler, tmp_path):
+def test_the_state_arrives_once_per_worker(scheduler, tmp_path):
     log = tmp_path / "setups"
-    with ParallelMap(partial(_offset, log), _add, scheduler=scheduler) as cluster:
+    with ParallelMap(_add, _Offset(log), scheduler=scheduler) as cluster:
         for _ in range(3):
             assert list(cluster.map(range(40), chunksize=1)) == [1000 + i * i for i in range(40)]
     pids = log.read_text().split()
-    assert 1 <= len(pids) <= 2 and len(set(pids)) == len(pids)
+    assert pids[0] == str(os.getpid())  # built here, then unpickled at most once in each of the two workers
+    assert 1 <= len(pids) - 1 <= 2 and len(set(pids[1:])) == len(pids) - 1 and str(os.getpid()) not in pids[1:]
 
 
 def test_a_dead_workers_shard_runs_again_elsewhere(scheduler, tmp_path):
     marker = tmp_path / "marker"
-    with ParallelMap(partial(_offset, tmp_path / "log"), partial(_die_once, marker), scheduler=scheduler) as cluster:
+    with ParallelMap(partial(_die_once, marker), _Offset(tmp_path / "log"), scheduler=scheduler) as cluster:
         assert list(cluster.map(range(30), chunksize=2)) == [1000 + i for i in range(30)]
     assert marker.exists()
 
@@ -117,21 +125,19 @@ def _translate_or_die_once(marker: Path, translator, item: tuple[int, str]):
 
 
 def test_a_worker_killed_during_a_decode_leaves_the_serial_output(tiny_model_dir, scheduler, tmp_path):
-    args = _for_workers(build_parser().parse_args(["translate", "-f", str(tiny_model_dir / "moses.ini"),
-                                                   "--n-best", "-", "--n-best-size", "5"]))
+    translator = _make_translator(build_parser().parse_args(["translate", "-f", str(tiny_model_dir / "moses.ini"),
+                                                             "--n-best", "-", "--n-best-size", "5"]))
     items = list(enumerate(SOURCES * 3))
-    serial = [(t.text, [e.to_line() for e in t.nbest]) for t in ParallelMap(partial(_make_translator, args),
-                                                                              _translate).map(items)]
+    serial = [(t.text, [e.to_line() for e in t.nbest]) for t in ParallelMap(_translate, translator).map(items)]
     marker = tmp_path / "marker"
-    with ParallelMap(partial(_make_translator, args), partial(_translate_or_die_once, marker),
-                     scheduler=scheduler) as cluster:
+    with ParallelMap(partial(_translate_or_die_once, marker), translator, scheduler=scheduler) as cluster:
         assert [(t.text, [e.to_line() for e in t.nbest]) for t in cluster.map(items, chunksize=2)] == serial
     assert marker.exists() and serial[11][0]
 
 
 def test_an_unreachable_scheduler_is_named_with_the_time_waited():
     with pytest.raises(PbmtError, match=r"scheduler at tcp://127\.0\.0\.1:9 within 2 s"):
-        ParallelMap(partial(_offset, Path("/nonexistent")), _add, scheduler="tcp://127.0.0.1:9", connect_timeout=2)
+        ParallelMap(_add, 0, scheduler="tcp://127.0.0.1:9", connect_timeout=2)
 
 
 def test_translate_on_a_local_and_a_command_line_cluster_gives_the_serial_files(tiny_model_dir,
@@ -154,7 +160,7 @@ def test_dev_decoder_on_a_cluster_gives_the_serial_nbest_lists(tiny_model_dir, s
     sources = [s for s in SOURCES if s]
     changed = model.weights.copy()
     changed[0] += 0.5
-    with DevDecoder(ini, sources, 10, model=model) as serial, DevDecoder(ini, sources, 10, scheduler=scheduler) as cluster:
+    with DevDecoder(model, sources, 10) as serial, DevDecoder(model, sources, 10, scheduler=scheduler) as cluster:
         for weights in (model.weights, changed, model.weights):
             expected = serial(weights)
             assert [[e.to_line() for e in n] for n in cluster(weights)] == [[e.to_line() for e in n] for n in expected]
@@ -166,3 +172,35 @@ def test_a_bad_scheduler_address_is_a_command_line_error(tiny_model_dir, tmp_pat
     code = main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "--scheduler",
                  "tcp://127.0.0.1:9"])
     assert code == 1 and "tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+UNSEEN = ["a zorro b", "zorro tigre a c", "tigre", "e 1999 zorro d", "b a"]
+
+
+def test_unseen_words_translate_alike_in_a_worker_and_here_and_score_as_kenlm_unk(tiny_model_dir, bible, tmp_path):
+    """Words the model does not know get per-sentence ids (the same id means another word in another sentence):
+    two workers give this process's n-best lists, the LM scores them as <unk> (as the kenlm module does), and
+    the model's vocabulary does not grow."""
+    kenlm = pytest.importorskip("kenlm")
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(UNSEEN * 2) + "\n")
+    for name, extra in {"here": [], "workers": ["--workers", "2"]}.items():
+        assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                     "-o", str(tmp_path / f"{name}.out"), "--n-best", str(tmp_path / f"{name}.nbest"), "--n-best-size", "5",
+                     *extra]) == 0
+    here = (tmp_path / "here.nbest").read_text()
+    assert here and (tmp_path / "workers.nbest").read_text() == here
+    assert (tmp_path / "workers.out").read_text() == (tmp_path / "here.out").read_text()
+    outputs = (tmp_path / "here.out").read_text().splitlines()
+    assert all(word in line.split() for line, source in zip(outputs, UNSEEN * 2) for word in source.split()
+               if word in ("zorro", "tigre", "1999"))
+    reference = kenlm.Model(str(bible / "lm3.arpa.gz"))
+    for line in here.splitlines():
+        fields = line.split(" ||| ")
+        lm = float(fields[2].split("LM0= ")[1].split()[0])
+        assert lm == pytest.approx(reference.score(fields[1], bos=True, eos=True) * np.log(10), abs=1e-3)
+    translator = _make_translator(build_parser().parse_args(["translate", "--tokenized", "-f",
+                                                             str(tiny_model_dir / "moses.ini")]))
+    size = len(translator.model.vocab)
+    assert [translator.translate(i, line).text for i, line in enumerate(UNSEEN * 2)] == outputs
+    assert len(translator.model.vocab) == size

@@ -11,14 +11,17 @@ from pbmt.plots import (BLOCK_TRAINING_LOG_COLUMNS, LOOP_LOG_COLUMNS, RELEVANT_S
                         weights_figure)
 
 PNG = b"\x89PNG\r\n\x1a\n"
-LOOP_ROWS = [  # iteration, dev, pool, new, size, decode s, optimise s, weights
-    (1, 20.5, 22.25, 100, 100, 1.5, 0.25, "LM0= 0.5 TranslationModel0= 0.1 0.2 WordPenalty0= -1"),
-    (2, 18.125, 24.0, 60, 160, 1.25, 0.5, "LM0= 0.25 TranslationModel0= 0.3 -0.2 WordPenalty0= -0.5"),
-    (3, 23.75, 24.5, 10, 170, 1.0, 0.5, "LM0= 0.125 TranslationModel0= 0.3 -0.25 WordPenalty0= 0.5"),
+W1, W2, W3 = ("LM0= 0.5 TranslationModel0= 0.1 0.2 WordPenalty0= -1",
+              "LM0= 0.25 TranslationModel0= 0.3 -0.2 WordPenalty0= -0.5",
+              "LM0= 0.125 TranslationModel0= 0.3 -0.25 WordPenalty0= 0.5")
+LOOP_ROWS = [  # iteration, decoded weights, dev, new, size, decode s, optimise s, new weights, pool under them
+    (1, W1, 20.5, 100, 100, 1.5, 0.25, W2, 22.25),
+    (2, W2, 18.125, 60, 160, 1.25, 0.5, W3, 24.0),
+    (3, W3, 23.75, 10, 170, 1.0, 0.5, "LM0= 0.1 TranslationModel0= 0.3 -0.25 WordPenalty0= 0.5", 24.5),
 ]
-SAMPLERANK_ROWS = [  # epoch, updates, steps, seconds, dev, averaged, mixed
-    (1, 50, 400, 3.5, "21.5", "LM0= 0.5 WordPenalty0= -1", "LM0= 0.4 WordPenalty0= -0.9"),
-    (2, 40, 400, 3.25, "22.75", "LM0= 0.45 WordPenalty0= -0.95", "LM0= 0.3 WordPenalty0= -0.8"),
+SAMPLERANK_ROWS = [  # epoch, averaged, dev, updates, steps, seconds, mixed
+    (1, "LM0= 0.5 WordPenalty0= -1", "21.5", 50, 400, 3.5, "LM0= 0.4 WordPenalty0= -0.9"),
+    (2, "LM0= 0.45 WordPenalty0= -0.95", "22.75", 40, 400, 3.25, "LM0= 0.3 WordPenalty0= -0.8"),
 ]
 
 
@@ -106,13 +109,14 @@ def test_trace_figure_draws_score_and_bleu_per_sentence(tmp_path):
     ("epoch\tupdates\tmixed_weights\n1\t2\tLM0= 1\n", 1, "not a log this command reads"),
     ("", 1, "empty file"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n", None, "no iterations yet"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n2\t20\t21\t5\n", 3, "4 tab-separated fields"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\tabc\t5\t5\t1\t1\tLM0= 1\n", 2, "pool_bleu 'abc' is not a number"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1.5\t20\t21\t5\t5\t1\t1\tLM0= 1\n", 2, "iteration '1.5' is not an integer"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n2\t20\t21\t5\t5\t1\t1\tLM1= 1\n", 3,
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n2\tLM0= 1\t20\t5\n", 3, "4 tab-separated fields"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\tabc\n", 2,
+     "new_weights_pool_bleu 'abc' is not a number"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1.5\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n", 2, "iteration '1.5' is not an integer"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n2\tLM1= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n", 3,
      "other features than line 2"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\t20\t21\t5\t5\t1\t1\tLM0= x\n", 2, "LM0 is not a finite number"),
-    ("\t".join(LOOP_LOG_COLUMNS) + "\n2\t20\t21\t5\t5\t1\t1\tLM0= 1\n1\t20\t21\t5\t5\t1\t1\tLM0= 1\n", None,
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= x\t20\t5\t5\t1\t1\tLM0= 1\t21\n", 2, "LM0 is not a finite number"),
+    ("\t".join(LOOP_LOG_COLUMNS) + "\n2\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n", None,
      "do not increase"),
 ])
 def test_malformed_logs_name_the_file_and_line(tmp_path, text, line, message):
@@ -124,7 +128,7 @@ def test_malformed_logs_name_the_file_and_line(tmp_path, text, line, message):
 
 
 def test_samplerank_log_without_dev_bleu_cannot_make_a_tuning_curve(tmp_path):
-    rows = [r[:4] + ("-",) + r[5:] for r in SAMPLERANK_ROWS]
+    rows = [r[:2] + ("-",) + r[3:] for r in SAMPLERANK_ROWS]
     log = read_tuning_log(write(tmp_path / "sr" / "log.tsv", SAMPLERANK_LOG_COLUMNS, rows))
     assert np.isnan(log.dev_bleu).all()
     with pytest.raises(PbmtError, match=r"sr/log.tsv: no dev BLEU .*--no-dev-bleu"):
@@ -149,13 +153,14 @@ def test_pbmt_plot_writes_pngs_and_reports_bad_files(loop_log, samplerank_log, t
     assert "name it *.png" in capsys.readouterr().err
 
 
-BLOCK_ROWS = [  # pass, sentence BLEU+1, corpus BLEU, features, non-zero, relevant size, decode s, online s, updates
-    (1, 43.2559, 41.6228, 236233, 0, 5000, 391.36, 0.0, 0),
-    (2, 25.8805, 23.7763, 263829, 170002, 10000, 632.35, 0.39, 75018),
+BLOCK_ROWS = [  # pass, weights file, sentence BLEU+1, corpus BLEU, features, non-zero, relevant size, decode s, online s,
+    # updates
+    (1, "pass1/sparse-weights.txt", 43.2559, 41.6228, 236233, 0, 5000, 391.36, 0.0, 0),
+    (2, "pass2/sparse-weights.txt", 25.8805, 23.7763, 263829, 170002, 10000, 632.35, 0.39, 75018),
 ]
-RELEVANT_ROWS = [  # pass, dev sBLEU, dev BLEU, relevant BLEU, new, size, decode s, online s, updates, weights
-    (1, 34.2, 32.5, 32.5, 30, 30, 3.0, 0.0, 0, "LM0= 0.1 WordPenalty0= 0.1"),
-    (2, 34.3, 32.9, 33.0, 28, 58, 3.0, 0.01, 40, "LM0= 0.105 WordPenalty0= 0.095"),
+RELEVANT_ROWS = [  # pass, decoded weights, dev sBLEU, dev BLEU, relevant BLEU, new, size, decode s, online s, updates
+    (1, "LM0= 0.1 WordPenalty0= 0.1", 34.2, 32.5, 32.5, 30, 30, 3.0, 0.0, 0),
+    (2, "LM0= 0.105 WordPenalty0= 0.095", 34.3, 32.9, 33.0, 28, 58, 3.0, 0.01, 40),
 ]
 
 
@@ -179,8 +184,8 @@ def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
 
 
 def test_a_collapse_is_marked_instead_of_stretching_the_axis(tmp_path):
-    rows = [(1, 20.0, 21.0, 10, 10, 1, 1, "LM0= 0.5"), (2, 22.0, 23.0, 10, 20, 1, 1, "LM0= 0.6"),
-            (3, 0.5, 23.5, 10, 30, 1, 1, "LM0= 9"), (4, 23.0, 24.0, 10, 40, 1, 1, "LM0= 0.7")]
+    rows = [(1, "LM0= 0.5", 20.0, 10, 10, 1, 1, "LM0= 0.6", 21.0), (2, "LM0= 0.6", 22.0, 10, 20, 1, 1, "LM0= 9", 23.0),
+            (3, "LM0= 9", 0.5, 10, 30, 1, 1, "LM0= 0.7", 23.5), (4, "LM0= 0.7", 23.0, 10, 40, 1, 1, "LM0= 0.8", 24.0)]
     log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
     axes = tuning_figure([log]).axes[0]
     dev = lines_of(axes)["mert: dev BLEU"][1]
@@ -193,9 +198,9 @@ def test_a_collapse_is_marked_instead_of_stretching_the_axis(tmp_path):
 
 
 def test_weights_figure_names_columns_leaves_out_fixed_weights_and_draws_the_untuned(tmp_path):
-    rows = [(k, 20.0 + k, 21.0, 10, 10, 1, 1, f"UnknownWordPenalty0= 1 LM0= {0.5 + k / 10} "
-                                                f"LexicalReordering0= 0.3 0.3 0.3 {0.3 + k / 10} 0.3 0.3")
-            for k in (1, 2, 3)]
+    weights = [f"UnknownWordPenalty0= 1 LM0= {0.5 + k / 10} LexicalReordering0= 0.3 0.3 0.3 {0.3 + k / 10} 0.3 0.3"
+               for k in (1, 2, 3, 4)]
+    rows = [(k, weights[k - 1], 20.0 + k, 10, 10, 1, 1, weights[k], 21.0) for k in (1, 2, 3)]
     log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
     figure = weights_figure(log, initial={"UnknownWordPenalty0": [1], "LM0": [0.5],
                                           "LexicalReordering0": [0.3] * 6})

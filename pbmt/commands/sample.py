@@ -30,14 +30,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from pbmt.commands.options import deprecated
-from pbmt.commands.translate import DEFAULT_MODEL, _for_workers, add_search_arguments, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
@@ -96,15 +95,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _SentenceSampler:
-    """Samples lines of text with one model (in the main process or in each worker)."""
+    """Samples lines of text with one model (in the main process or in each worker, where it arrives as its
+    translator and options)."""
 
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, translator: Translator, args: argparse.Namespace):
         self.args = args
-        self.model = load_model(args)
-        self.translator = Translator(self.model, tokenized=args.tokenized)
+        self.translator = translator
+        self.model = translator.model
         self.lm_cache = LMCache.new()
         self.temperature = anneal(args.steps_per_sentence, *args.anneal) if args.anneal else args.temperature
         self.reference_tokens = tokens if args.tokenized else self.model.preprocessing.target_form.tokens
+
+    def __reduce__(self):
+        return type(self), (self.translator, self.args)
 
     def sample(self, item: tuple[int, str, str | None]) -> tuple[str, list[str]]:
         """The translation of line ``index`` and, with --trace, its trace lines (``TRACE_COLUMNS``)."""
@@ -153,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if args.refs and not args.trace:
         raise PbmtError("--refs is for --trace's BLEU: give --trace FILE too")
     started = time.perf_counter()
-    sampler = _SentenceSampler(args)  # loads (and caches) the model once, and checks it
+    sampler = _SentenceSampler(Translator(load_model(args), tokenized=args.tokenized), args)
     lines = [line for _, line in read_lines(args.input)]
     references = [None] * len(lines)
     if args.refs:
@@ -163,8 +166,7 @@ def run(args: argparse.Namespace) -> int:
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
-    with ParallelMap(partial(_SentenceSampler, _for_workers(args)), _work, args.workers, args.scheduler,
-                     state=sampler) as pool:
+    with ParallelMap(_work, sampler, args.workers, args.scheduler) as pool:
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
     with Outputs() as outputs:

@@ -188,27 +188,23 @@ def _make_translator(args: argparse.Namespace) -> Translator:
     return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
 
 
-def _for_workers(args: argparse.Namespace) -> argparse.Namespace:
-    """``args`` with the files a worker reads named by absolute paths (a worker may run in another folder)."""
-    weights = args.weights
-    if weights and _weights_file(weights) is not None:
-        weights = str(_weights_file(weights).resolve())
-    global_weights = getattr(args, "global_weights", None)
-    return argparse.Namespace(**{**vars(args), "config": args.config.resolve(), "weights": weights,
-                                 "global_weights": global_weights.resolve() if global_weights else None})
-
-
 class _DocumentTranslator:
-    """Translates documents with one model and its global features (in this process or in each worker)."""
+    """Translates documents with one model and its global features (in this process or in each worker, where
+    it arrives as its translator and options and builds the features again)."""
 
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self.translator = _make_translator(args)
-        model = self.translator.model
+    def __init__(self, translator: Translator, args: argparse.Namespace):
+        self.translator, self.args = translator, args
+        model = translator.model
         self.features = registry.build(registry.name_features(registry.parse_requests(args.global_features or ""),
                                                               model.layout.names, nbest=False), model.vocab)
         self.weights = (registry.read_weights(args.global_weights, self.features) if args.global_weights
                         else np.zeros(sum(f.size for f in self.features)))
+
+    def __reduce__(self):
+        global_weights = self.args.global_weights
+        args = argparse.Namespace(**{**vars(self.args),
+                                     "global_weights": global_weights.resolve() if global_weights else None})
+        return type(self), (self.translator, args)
 
     def translate(self, item: tuple[int, list[str]]):
         index, lines = item
@@ -234,16 +230,15 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--steps-per-sentence must be at least 0 and --anneal temperatures positive")
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
+    translator = _make_translator(args)  # loads (and caches) the model once, and checks it
     if args.documents is None:
-        translator = _make_translator(args)  # loads (and caches) the model once, and checks it
-        setup, work, items, unit = (partial(_make_translator, _for_workers(args)), _translate, list(enumerate(lines)),
-                                    "sent")
+        state, work, items, unit = translator, _translate, list(enumerate(lines)), "sent"
     else:
-        translator = _DocumentTranslator(args)
+        state = _DocumentTranslator(translator, args)
         documents = Documents.read(args.documents)
         if documents.n_lines != len(lines):
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.input} has {len(lines)} lines")
-        setup, work, unit = partial(_DocumentTranslator, _for_workers(args)), _translate_document, "doc"
+        work, unit = _translate_document, "doc"
         items = [(d, lines[lo:hi]) for d, (lo, hi) in enumerate(documents.spans())]
     if args.n_best:
         _check_separators(args.input, lines, translator)
@@ -255,14 +250,12 @@ def run(args: argparse.Namespace) -> int:
                   f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
         progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet,
                         file=sys.stderr, desc="translating")
-        with ParallelMap(setup, work, args.workers, args.scheduler, state=translator) as pool:
+        with ParallelMap(work, state, args.workers, args.scheduler) as pool:
             for result in pool.map(list(items)[journal.done:], chunksize=1 if args.documents else 8,
                                    progress=progress.update):
                 journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
                                       bool(args.alignment)))
         progress.close()
-    if args.documents is not None:
-        translator = translator.translator
     if not args.quiet:
         seconds = time.perf_counter() - loaded
         words = sum(len(translator.tokens(line)) for line in lines)

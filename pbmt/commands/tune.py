@@ -17,9 +17,11 @@ in its group below:
 
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
 preprocessing and --reordering, so the folder translates as tuned), log.tsv
-(a row per iteration, pass or epoch: dev BLEU and weights; pbmt plot draws
-it), dev-bleu.png and a checkpoint from which --resume continues to the
-weights an uninterrupted run gives. docs/tutorial.md tunes with MERT, PRO and
+(a row per iteration, pass or epoch: the weights decoded, their dev BLEU,
+then what the step proposed; pbmt plot draws it), dev-bleu.png and
+checkpoint.npz, from which --resume continues to the weights and log an
+uninterrupted run gives when the model files, --src and --refs have the
+content the run started with. docs/tutorial.md tunes with MERT, PRO and
 SampleRank step by step.
 
 Examples:
@@ -47,13 +49,13 @@ from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
 from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
 from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import atomic_write, parse_finite, read_lines
+from pbmt.files import parse_finite, read_lines
 from pbmt.model.model import REORDERING_MODES, Preprocessing, SearchSettings, TranslationModel
-from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.plots import MISSING, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import check_token_form
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
-from pbmt.run_state import guard_inputs, tuning_inputs
-from pbmt.tune.loop import (CHECKPOINT, OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
+from pbmt.run_state import tuning_inputs
+from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
                              tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
@@ -62,10 +64,9 @@ from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.apro import Apro
 from pbmt.tune.mert import Mert
 from pbmt.tune.pro import Pro
-from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, encode_dev, n_weights
+from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, log_row, n_weights
 
 
-SAMPLERANK_CHECKPOINT = "samplerank.npz"
 N_BEST_OPTIMIZERS = tuple(sorted(OPTIMIZERS))
 
 
@@ -264,10 +265,10 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
                                     args.n_best_size or 1, oracle_beam=args.oracle_beam, seed=args.seed)
     sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
-    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     weights, passes = block_training(args.config, sources, references, options, args.out, settings, args.workers,
-                                     args.scheduler, args.resume, args.quiet)
+                                     args.scheduler, args.resume, args.quiet,
+                                     tuning_inputs(args.config, args.src, args.refs))
     if not args.quiet:
         best = max(passes, key=lambda p: p.sentence_bleu)
         print(f"{len(passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence BLEU+1 "
@@ -285,14 +286,14 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
         raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
                                   args.n_best_size or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
-    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, settings)
     sources, references = dev_set(args, model)
-    with DevDecoder(args.config, sources, options.n_best, args.workers, model=model, quiet=args.quiet,
-                    scheduler=args.scheduler, settings=settings) as decoder:
+    with DevDecoder(model, sources, options.n_best, args.workers, quiet=args.quiet,
+                    scheduler=args.scheduler) as decoder:
         result = relevant_set_tune(decoder, References(references), model.config, model.layout, options, args.out,
-                                   resume=args.resume, quiet=args.quiet)
+                                   resume=args.resume, quiet=args.quiet,
+                                   inputs=tuning_inputs(args.config, args.src, args.refs))
     model.write_settings(args.out)
     if not args.quiet:
         print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
@@ -322,18 +323,16 @@ def run_samplerank(args: argparse.Namespace) -> int:
         if documents.n_lines != len(sources):
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.src} has {len(sources)} "
                             "sentences" + (f" (within the first {args.sentences})" if args.sentences else ""))
-    guard_inputs(args.out, args.out / SAMPLERANK_CHECKPOINT,
-                 tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
-                               word_classes=args.word_classes), args.resume)
     started = time.perf_counter()
-    ids, references = encode_dev(model.vocab, sources, refs)
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
     tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
                        args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       checkpoint=args.out / SAMPLERANK_CHECKPOINT, gain_scale=args.gain_scale,
+                       out=args.out, gain_scale=args.gain_scale,
                        update=args.samplerank_update, temperature=args.temperature,
                        start=args.chain_start, step=args.samplerank_step, global_features=specs)
-    tuner.fit(model, ids, references, np.random.default_rng(args.seed), resume=args.resume, documents=documents)
+    tuner.fit(model, sources, refs, np.random.default_rng(args.seed), resume=args.resume, documents=documents,
+              inputs=tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
+                                   word_classes=args.word_classes), quiet=args.quiet)
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(args.out / "moses.ini")
     if model.sparse is not None:
@@ -345,19 +344,13 @@ def run_samplerank(args: argparse.Namespace) -> int:
     if args.dev_bleu and model.sparse is not None:  # the n-best decoder workers know dense weights only
         for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
                                    file=sys.stderr)):
-            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged[:tuned], ids, references):.4f}"
+            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged[:tuned], tuner.dev_):.4f}"
     elif args.dev_bleu:
-        with DevDecoder(args.config, sources, 1, args.workers, model=model, quiet=args.quiet,
-                        scheduler=args.scheduler) as decoder:
+        with DevDecoder(model, sources, 1, args.workers, quiet=args.quiet, scheduler=args.scheduler) as decoder:
             for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
                                        file=sys.stderr)):
                 dev_bleu[i] = f"{100 * decoded_pool(decoder(e.averaged[:tuned]), model.layout, dev_references)[1]:.4f}"
-    with atomic_write(args.out / "log.tsv") as handle:
-        handle.write("\t".join(SAMPLERANK_LOG_COLUMNS) + "\n")
-        for e, bleu in zip(tuner.log_, dev_bleu):
-            handle.write(f"{e.epoch}\t{e.updates}\t{e.steps}\t{e.seconds:.2f}\t{bleu}\t"
-                         f"{weight_line(model.layout, e.averaged[:dense])}\t"
-                         f"{weight_line(model.layout, e.weights[:dense])}\n")
+    tuner.run_.write_log([log_row(model, e, bleu) for e, bleu in zip(tuner.log_, dev_bleu)])
     if args.dev_bleu:
         save_png(tuning_figure([read_tuning_log(args.out / "log.tsv")]), args.out / "dev-bleu.png")
     if not args.quiet:
@@ -476,11 +469,10 @@ def run(args: argparse.Namespace) -> int:
     n_best = args.n_best_size or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
                             output=args.keep)
-    guard_inputs(args.out, args.out / CHECKPOINT, tuning_inputs(args.config, args.src, args.refs), args.resume)
-    with DevDecoder(args.config, sources, n_best, args.workers, model=model, quiet=args.quiet,
-                    scheduler=args.scheduler, settings=search) as decoder:
+    with DevDecoder(model, sources, n_best, args.workers, quiet=args.quiet,
+                    scheduler=args.scheduler) as decoder:
         result = tune(decoder, References(references), model.config, model.layout, optimizer, args.out, settings,
-                      resume=args.resume, quiet=args.quiet)
+                      resume=args.resume, quiet=args.quiet, inputs=tuning_inputs(args.config, args.src, args.refs))
     model.write_settings(args.out)
     if not args.quiet:
         best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None

@@ -46,7 +46,11 @@ class LexicalConsistency(GlobalFeature):
         self._counted: dict[int, bool] = {}
 
     def counted(self, word: int) -> bool:
-        """Whether source word id ``word`` takes part (its length and a letter)."""
+        """Whether source word id ``word`` takes part (its length and a letter). A word the model does not know
+        (an id of a sentence's ``pbmt.vocab.Overlay``) does not: it passes through unchanged, so it is always
+        translated consistently."""
+        if word >= len(self.vocab):
+            return False
         found = self._counted.get(word)
         if found is None:
             text = self.vocab.word(int(word))

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import shutil
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -29,7 +31,7 @@ from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
 from pbmt.text import TextForm
-from pbmt.vocab import Vocab
+from pbmt.vocab import Overlay, Vocab
 
 UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
 
@@ -225,6 +227,19 @@ class TranslationModel:
     cand_local: np.ndarray = field(repr=False)
     cand_lm_inside: np.ndarray = field(repr=False)
     sparse: SparseModel | None = field(default=None, repr=False)
+    loaded_words: int = field(default=0, repr=False)  # len(vocab) after loading: the words of the model's files
+
+    def __reduce__(self):
+        """A model travels to another process as what rebuilds it, as ``kenlm.Model`` does: its ``moses.ini``'s
+        path, search settings, weights and sparse features, and the words its vocabulary gained after loading
+        (a global feature's LM), so word ids agree in both processes. The other process loads the files
+        through their binary caches (memory-mapped), so it ships no table; with a dask scheduler on other
+        machines the model's folder must be where they see it."""
+        if self.config.path is None:
+            raise pickle.PicklingError("a TranslationModel not loaded from a moses.ini cannot travel to another "
+                                       "process")
+        return (_restore, (Path(self.config.path).resolve(), self.settings, self.weights, self.sparse,
+                           tuple(self.vocab.words(range(self.loaded_words, len(self.vocab))))))
 
     @classmethod
     def load(cls, ini: str | Path, settings: SearchSettings | None = None) -> "TranslationModel":
@@ -258,7 +273,7 @@ class TranslationModel:
         stub = cls(config, vocab, layout, layout.weights(config), settings,
                    Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
-                   cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent))
+                   cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent), loaded_words=len(vocab))
         return stub.with_weights(stub.weights)
 
     def toml_tables(self, folder: str | os.PathLike) -> dict[str, dict]:
@@ -324,10 +339,27 @@ class TranslationModel:
         return BlockScores.of(self.sparse.blocks, p.src_offsets, p.src_words, p.cand_offsets, p.tgt_offsets,
                               p.tgt_words, self.vocab)
 
+    def overlay(self, words: Iterable[str]) -> Overlay:
+        """The model's vocabulary seen from one input of ``words`` (``pbmt.vocab.Overlay``): the input's words the
+        model does not know get ids of their own, and ``vocab`` does not grow. The block family's names join
+        ``vocab`` first (``block_scores``), so the overlay's ids are above every id the model gives."""
+        self.block_scores  # noqa: B018 - built for its words
+        return self.vocab.overlay(words)
+
     @property
     def lm_weight_ln(self) -> float:
         """Weight of the LM feature times ln 10: multiplies log10 LM scores."""
         return float(self.weights[self.layout.columns_of_type("KENLM")][0]) * math.log(10)
+
+
+def _restore(ini: Path, settings: SearchSettings, weights: np.ndarray, sparse: SparseModel | None,
+             words: tuple[str, ...]) -> TranslationModel:
+    """The model ``TranslationModel.__reduce__`` describes."""
+    model = TranslationModel.load(ini, settings)
+    model.vocab.ids(words)
+    if not np.array_equal(weights, model.weights):
+        model = model.with_weights(weights)
+    return replace(model, sparse=sparse)
 
 
 def _set_column(layout: FeatureLayout, local: np.ndarray, type_: str, value) -> None:

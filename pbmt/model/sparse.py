@@ -44,7 +44,7 @@ from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, parse_float, read_lines
 from pbmt.model.block_features import BlockWeights, is_block_name
 from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
-from pbmt.vocab import Vocab
+from pbmt.vocab import Overlay, Vocab
 
 FAMILIES = ("boundary", "block")
 BOUNDARY_PREFIX = "pb_"
@@ -99,13 +99,18 @@ class WordClasses:
             for i in order:
                 handle.write(f"{self.words[i]}\t{self.names[self.classes[i]]}\n")
 
-    def of_ids(self, vocab: Vocab, ids: np.ndarray) -> np.ndarray:
-        """Class index (``int32``, same shape as ``ids``) of vocabulary ids; ``len(names)`` = ``<unk>``."""
-        table = self._table(vocab)
+    def of_ids(self, vocab: Vocab | Overlay, ids: np.ndarray) -> np.ndarray:
+        """Class index (``int32``, same shape as ``ids``) of vocabulary ids; ``len(names)`` = ``<unk>``. An
+        ``Overlay``'s own words are looked up by spelling (the table covers its base)."""
+        base = vocab.base if isinstance(vocab, Overlay) else vocab
+        table = self._table(base)
         ids = np.asarray(ids, dtype=np.int64)
         out = np.full(ids.shape, len(self.names), np.int32)
         inside = ids < len(table)
         out[inside] = table[ids[inside]]
+        if isinstance(vocab, Overlay) and not inside.all():
+            classes = dict(zip(self.words, self.classes.tolist()))
+            out[~inside] = [classes.get(vocab.word(int(i)), len(self.names)) for i in ids[~inside]]
         return out
 
     def _table(self, vocab: Vocab) -> np.ndarray:

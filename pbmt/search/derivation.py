@@ -127,7 +127,7 @@ def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tup
     if sparse is None or sparse.boundary is None:
         none = np.zeros(1, np.int32)
         return none, none, np.zeros((1, 1)), 0, 0, False
-    left, right = sparse.boundary.keys(model.vocab, options.tgt_offsets, options.tgt_words)
+    left, right = sparse.boundary.keys(options.vocab, options.tgt_offsets, options.tgt_words)
     return left, right, sparse.pair_weight, sparse.boundary.bos, sparse.boundary.eos, True
 
 
@@ -151,7 +151,7 @@ def model_score(derivation: Derivation, options: TranslationOptions, model: Tran
     if model.sparse is not None:
         score += float(sparse_features(derivation, options, model) @ model.sparse.weights)
         if model.sparse.blocks is not None:
-            score += model.sparse.blocks.score(derivation_blocks(derivation, options, model.vocab))
+            score += model.sparse.blocks.score(derivation_blocks(derivation, options, options.vocab))
     return score
 
 

@@ -10,13 +10,14 @@ copying translates: it passes through at no penalty.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from pbmt import csr
 from pbmt.model.model import TranslationModel
 from pbmt.search._future_kernels import future_table
+from pbmt.vocab import Overlay, Vocab
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class TranslationOptions:
     Options of span ``(i, i + l + 1)`` are ``span_offsets[i * max_length + l]``
     up to ``span_offsets[i * max_length + l + 1]``. ``future[i, j]`` is the best
     estimated score of translating ``[i, j)`` (natural log, weighted).
+    ``vocab`` turns the sentence's ids back into words: the model's, or an
+    ``Overlay`` of it holding the sentence's words the model does not know.
     """
 
     sentence: np.ndarray
@@ -48,6 +51,7 @@ class TranslationOptions:
     lm_inside: np.ndarray
     span_offsets: np.ndarray
     future: np.ndarray
+    vocab: Vocab | Overlay = field(repr=False)
 
     @property
     def n_words(self) -> int:
@@ -67,9 +71,12 @@ class TranslationOptions:
         return range(self.span_offsets[k], self.span_offsets[k + 1])
 
     @classmethod
-    def build(cls, model: TranslationModel, sentence: np.ndarray) -> "TranslationOptions":
-        """Options of ``sentence`` (``int32[n]`` ids in ``model.vocab``); with the model's block features
-        (``pbmt.model.block_features``), ``local_score`` includes their option-local part."""
+    def build(cls, model: TranslationModel, sentence: np.ndarray,
+              vocab: Vocab | Overlay | None = None) -> "TranslationOptions":
+        """Options of ``sentence`` (``int32[n]`` ids in ``vocab``: ``model.vocab`` or an ``Overlay`` of it, see
+        ``of_words``); with the model's block features (``pbmt.model.block_features``), ``local_score`` includes their
+        option-local part."""
+        vocab = model.vocab if vocab is None else vocab
         sentence = np.asarray(sentence, dtype=np.int32)
         n = len(sentence)
         width = max(1, min(model.settings.max_phrase_length, n))
@@ -105,7 +112,7 @@ class TranslationOptions:
 
         local = np.empty((len(candidate), model.layout.size))
         local[~is_unknown] = model.cand_local[known]
-        letterless = np.array([not any(c.isalpha() for c in w) for w in model.vocab.words(unknown_words)], bool)
+        letterless = np.array([not any(c.isalpha() for c in w) for w in vocab.words(unknown_words)], bool)
         local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
                                      model.unknown_word_local())
         reordering = np.zeros((len(candidate), model.reordering.shape[1]))
@@ -120,11 +127,22 @@ class TranslationOptions:
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)))
+                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)), vocab)
         if model.block_scores is not None:
             local_score = local_score + model.block_scores.options(candidate, unknown_words)[0]
+        if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:
+            raise RuntimeError("the model's vocabulary grew after the sentence's overlay was made (make it with "
+                               "TranslationModel.overlay), so their ids collide")
         return replace(options, local_score=local_score,
                        future=_future(n, opt_start, opt_end, local_score, lm_inside, model))
+
+
+    @classmethod
+    def of_words(cls, model: TranslationModel, words: list[str]) -> "TranslationOptions":
+        """Options of a sentence given as the model's tokens; words the model does not know get ids in an
+        ``Overlay`` of this sentence alone (``model.vocab`` is shared and never grows)."""
+        overlay = model.overlay(words)
+        return cls.build(model, overlay.ids(words), overlay)
 
 
 def _future(n, start, end, local_score, lm_inside, model: TranslationModel) -> np.ndarray:

@@ -18,7 +18,7 @@ from pbmt.nbest import NBestEntry
 
 def target_text(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> str:
     """The target words, space-separated."""
-    return " ".join(model.vocab.words(derivation.target_words(options)))
+    return " ".join(options.vocab.words(derivation.target_words(options)))
 
 
 def option_links(options: TranslationOptions, model: TranslationModel, option: int) -> list[tuple[int, int]]:
@@ -60,7 +60,7 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     seg_offsets = offsets.tolist()
     segmentation = list(zip(*(column.tolist() for column in blocks)))
     align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options, model)
-    texts = {o: " ".join(model.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
+    texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
     paths = chosen.tolist()
     entries = []
     for i in range(n):
@@ -115,7 +115,7 @@ def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model:
     words = entry.text.split()
     chosen = []
     for s, e, ts, te in entry.segmentation:
-        target = model.vocab.ids(words[ts:te], add=False)
+        target = options.vocab.ids(words[ts:te], add=False)
         span = options.span(s, e) if 0 < e - s <= options.max_length else range(0)
         match = [o for o in span if np.array_equal(options.target(o), target)]
         if not match:

@@ -37,7 +37,6 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -389,8 +388,12 @@ class _Worker:
     """A worker's state: the shard inputs, and the scorer once the shards are done."""
 
     def __init__(self, folder: Path):
+        self.folder = folder
         self.inputs = ShardInputs.load(folder)
         self._scorer: _Scorer | None = None
+
+    def __reduce__(self):
+        return _Worker, (self.folder,)  # a worker reads the shard inputs itself
 
     def scorer(self) -> _Scorer:
         if self._scorer is None:
@@ -492,7 +495,7 @@ def build_tables(
         partition_bounds(src_ranks.rank[src.ids], len(src_ranks.words), partition_tokens))]
     log(f"extracting phrase pairs in {len(shards)} shards of up to {shard_sentences:,} sentence pairs")
     word_keys, word_count = [], []
-    with ParallelMap(partial(_Worker, scratch), _task, workers, scheduler) as pool:
+    with ParallelMap(_task, _Worker(scratch), workers, scheduler) as pool:
         with tqdm(total=len(src), desc="extract", unit="pair", disable=not progress) as bar:
             for (_, lo, hi), counts in zip(shards, pool.map((("extract", s) for s in shards), chunksize=1)):
                 word_keys.append(counts.word_pairs)

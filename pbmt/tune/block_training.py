@@ -12,12 +12,14 @@ feature weights are trained from zero on (V5, V_rel) by Costmargin SGD
 Features (``pbmt.model.block_features``): the five binary kinds, by name,
 numbered as first seen; a block sequence is stored as its feature index
 array and counts, so relevant sets stay compact (``RelevantSets``, written to
-the run's ``checkpoint.npz`` after every pass). The model's dense features
-keep their moses.ini weights as one fixed score (Table IX's "binary features
-on top of fixed real-valued ones"); they also make the decoder's first pass
-(zero binary weights) the initial alternative z0, where the paper used a
-random bag of blocks. Every pass rewrites ``log.tsv`` (``pbmt plot tuning``
-reads it) and ``training-bleu.png``. Every pass's weights make a model folder
+the run's ``checkpoint.npz`` after every pass; ``pbmt.run_state.RunFolder``).
+The model's dense features keep their moses.ini weights as one fixed score
+(Table IX's "binary features on top of fixed real-valued ones"); they also
+make the decoder's first pass (zero binary weights) the initial alternative
+z0, where the paper used a random bag of blocks. Every pass rewrites
+``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``: the weights file the pass
+decoded with, the BLEU of that decoding, ...; ``pbmt plot tuning`` reads it)
+and ``training-bleu.png``. Every pass's weights make a model folder
 ``pass{l}/``: ``moses.ini`` (the dense weights, absolute paths),
 ``sparse-weights.txt`` (``pbmt.model.sparse.SparseWeights``) and ``pbmt.toml``
 (``[sparse]`` families = ["block"], ``[search]`` reordering, ``[preprocess]``
@@ -33,11 +35,9 @@ system the workers share).
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -46,7 +46,6 @@ from tqdm import tqdm
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
@@ -57,9 +56,9 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import derivation_blocks, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
-from pbmt.run_state import reading_checkpoint
+from pbmt.run_state import LOG, Checkpoint, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
-from pbmt.tune.loop import CHECKPOINT, tuned_config
+from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import References
 
 
@@ -154,10 +153,12 @@ class RelevantSets:
 
 @dataclass(frozen=True)
 class BlockPass:
-    """One decoding pass: averaged sentence BLEU+1 and corpus BLEU of the 1-best (in [0, 1]), binary features
-    known and with non-zero weight, relevant-set size, seconds, updates."""
+    """One decoding pass: the weights file decoded (relative to the run's folder), averaged sentence BLEU+1
+    and corpus BLEU of the 1-best (in [0, 1]), binary features known and with non-zero weight, relevant-set
+    size, seconds, updates."""
 
     number: int
+    weights_file: str
     sentence_bleu: float
     corpus_bleu: float
     features: int
@@ -192,12 +193,17 @@ class _Worker:
         self.path: str | None = None
         self.decoding = model
 
+    def __reduce__(self):
+        return type(self), (self.model, self.n_best, self.oracle_n_best, self.oracle_beam)
+
     def sequences(self, item: tuple[str, str | None, str, str]) -> list[FoundSequence]:
         kind, path, source, reference = item
+        words = source.split()
         if kind == "oracle":
             model = self.model
-            options = TranslationOptions.build(model, model.vocab.ids(source.split()))
-            found = [o.derivation for o in oracle_search(options, model.vocab.ids(reference.split()),
+            overlay = model.overlay(words + reference.split())  # one id per word in both sides
+            options = TranslationOptions.build(model, overlay.ids(words), overlay)
+            found = [o.derivation for o in oracle_search(options, overlay.ids(reference.split()),
                                                          self.oracle_n_best, self.oracle_beam)]
         else:
             if path != self.path:
@@ -205,16 +211,11 @@ class _Worker:
                 self.decoding = replace(self.model, sparse=blocks.weights_from(SparseWeights.read(path), path))
                 self.path = path
             model = self.decoding
-            options = TranslationOptions.build(model, model.vocab.ids(source.split()))
+            options = TranslationOptions.of_words(model, words)
             found = [s.derivation for s in decode(model, options, self.n_best)]
-        return [FoundSequence(tuple(derivation_blocks(d, options, model.vocab)),
-                              " ".join(model.vocab.words(d.target_words(options))),
+        return [FoundSequence(tuple(derivation_blocks(d, options, options.vocab)),
+                              " ".join(options.vocab.words(d.target_words(options))),
                               float(score_derivation(d, options, model) @ model.weights)) for d in found]
-
-
-def _load_worker(ini: Path, search: SearchSettings | None, n_best: int, oracle_n_best: int,
-                 oracle_beam: int) -> _Worker:
-    return _Worker(replace(TranslationModel.load(ini, search), sparse=None), n_best, oracle_n_best, oracle_beam)
 
 
 def _sequences(worker: _Worker, item) -> list[FoundSequence]:
@@ -224,30 +225,29 @@ def _sequences(worker: _Worker, item) -> list[FoundSequence]:
 def block_training(ini: str | Path, sources: Sequence[str], references: Sequence[str],
                    settings: BlockTrainingSettings, out: str | Path, search: SearchSettings | None = None,
                    workers: int = 1, scheduler: str | None = None, resume: bool = False,
-                   quiet: bool = True) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
+                   quiet: bool = True,
+                   inputs: dict[str, str] | None = None) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
     """Train binary block feature weights (module docstring); returns the best pass's weights and every pass,
     and writes the model folder ``out`` (module docstring).
 
     sources, references: the training subset in the model's token form;
     search: search settings replacing the ini's (default: MON/SWAP, as the
-    paper); writes to ``out`` (see the module docstring).
+    paper); writes to ``out`` (see the module docstring); ``inputs``: digests
+    of the files the run reads (``pbmt.run_state.tuning_inputs``), which a
+    resumed run must match.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     ini = Path(ini).resolve()
     if search is None:
         search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
+    folder_of_run = RunFolder(out, "block-training", BLOCK_TRAINING_LOG_COLUMNS,
+                              {**{k: v for k, v in asdict(settings).items() if k != "passes"},
+                               "sentences": len(sources), **{f"search {k}": v for k, v in asdict(search).items()}},
+                              inputs, resume, quiet)
+    out = folder_of_run.out
     model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))
-    fingerprint = json.loads(json.dumps({"settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
-                                         "sentences": len(sources), "search": asdict(search)}))
-    checkpoint = out / CHECKPOINT
-    if checkpoint.exists() and not resume:
-        raise PbmtError(f"{out} holds a training run ({CHECKPOINT}): pass --resume to continue it, "
-                        "or choose another output folder")
     state = _Worker(model, settings.n_best, settings.oracle_n_best, settings.oracle_beam)
-    with ParallelMap(partial(_load_worker, ini, search, settings.n_best, settings.oracle_n_best,
-                             settings.oracle_beam), _sequences, workers, scheduler, state=state) as pmap:
+    with ParallelMap(_sequences, state, workers, scheduler) as pmap:
 
         def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
             progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet, file=sys.stderr, leave=False)
@@ -269,9 +269,8 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             firsts = np.searchsorted(sentence_of, np.arange(len(found)))
             return new, stats[firsts]
 
-        if resume and checkpoint.exists():
-            with reading_checkpoint(checkpoint):
-                truth, relevant, index, rng, records = _load(checkpoint, fingerprint, len(sources))
+        if folder_of_run.resumed is not None:
+            truth, relevant, index, rng, records = _restored(folder_of_run.resumed, len(sources))
         else:
             index = FeatureIndex()
             truth, relevant = RelevantSets(len(sources)), RelevantSets(len(sources))
@@ -295,12 +294,14 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             found = run("decode", str(folder / WEIGHTS_FILE), f"pass {number}")
             new, first = add(relevant, found, index)
             decoded = time.perf_counter()
-            records.append(BlockPass(number, float(sentence_bleu_plus1(first).mean()), corpus_bleu(first),
-                                     len(index), int(np.count_nonzero(weights)), len(relevant), decoded - trained,
-                                     trained - started,
-                                     updates))
-            _save(checkpoint, truth, relevant, index, rng, records, fingerprint)
-            _write_log(records, out)
+            records.append(BlockPass(number, f"{folder.name}/{WEIGHTS_FILE}", float(sentence_bleu_plus1(first).mean()),
+                                     corpus_bleu(first), len(index), int(np.count_nonzero(weights)), len(relevant),
+                                     decoded - trained, trained - started, updates))
+            folder_of_run.save({"names": np.frombuffer("\n".join(index.names).encode("utf-8"), np.uint8),
+                                **truth.arrays("truth"), **relevant.arrays("relevant")},
+                               {"rng": generator_state(rng), "records": [asdict(r) for r in records]},
+                               [_log_row(r) for r in records])
+            save_png(tuning_figure([read_tuning_log(out / LOG)]), out / "training-bleu.png")
             if not quiet:
                 r = records[-1]
                 print(f"pass {number}: sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
@@ -327,37 +328,18 @@ def _key(blocks: Sequence[Block]) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 2
 
 
-def _save(path: Path, truth: RelevantSets, relevant: RelevantSets, index: FeatureIndex, rng: np.random.Generator,
-          records: list[BlockPass], fingerprint: dict) -> None:
-    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "records": [asdict(r) for r in records]}
-    names = "\n".join(index.names).encode("utf-8")
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, state=np.frombuffer(json.dumps(state).encode("utf-8"), np.uint8),
-                 names=np.frombuffer(names, np.uint8), **truth.arrays("truth"), **relevant.arrays("relevant"))
+def _restored(saved: Checkpoint, n_sentences: int):
+    """(truth, relevant sets, feature index, random generator, passes) of a checkpoint."""
+    text = bytes(saved.arrays["names"]).decode("utf-8")
+    index = FeatureIndex(text.split("\n") if text else ())
+    truth = RelevantSets.from_arrays(saved.arrays, "truth", n_sentences)
+    relevant = RelevantSets.from_arrays(saved.arrays, "relevant", n_sentences)
+    return (truth, relevant, index, restored_generator(saved.state["rng"]),
+            [BlockPass(**r) for r in saved.state["records"]])
 
 
-def _load(path: Path, fingerprint: dict, n_sentences: int):
-    with np.load(path) as arrays:
-        if "names" not in arrays:
-            raise PbmtError(f"{path}: not a binary-feature training checkpoint")
-        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
-        if state["fingerprint"] != fingerprint:
-            raise PbmtError(f"{path}: cannot resume: the run was started with other settings or data")
-        text = bytes(arrays["names"]).decode("utf-8")
-        index = FeatureIndex(text.split("\n") if text else ())
-        truth = RelevantSets.from_arrays(arrays, "truth", n_sentences)
-        relevant = RelevantSets.from_arrays(arrays, "relevant", n_sentences)
-    rng = np.random.default_rng()
-    rng.bit_generator.state = state["rng"]
-    return truth, relevant, index, rng, [BlockPass(**r) for r in state["records"]]
-
-
-def _write_log(records: list[BlockPass], out: Path) -> None:
-    """Write ``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``) and its figure, ``training-bleu.png``."""
-    with atomic_write(out / "log.tsv") as handle:
-        handle.write("\t".join(BLOCK_TRAINING_LOG_COLUMNS) + "\n")
-        for r in records:
-            handle.write(f"{r.number}\t{100 * r.sentence_bleu:.4f}\t{100 * r.corpus_bleu:.4f}\t{r.features}\t"
-                         f"{r.nonzero}\t{r.relevant_size}\t{r.decode_seconds:.2f}\t{r.online_seconds:.3f}\t"
-                         f"{r.updates}\n")
-    save_png(tuning_figure([read_tuning_log(out / "log.tsv")]), out / "training-bleu.png")
+def _log_row(r: BlockPass) -> list[str]:
+    """``r`` as a row of ``BLOCK_TRAINING_LOG_COLUMNS`` (BLEU in percent)."""
+    return [str(r.number), r.weights_file, f"{100 * r.sentence_bleu:.4f}", f"{100 * r.corpus_bleu:.4f}",
+            str(r.features), str(r.nonzero), str(r.relevant_size), f"{r.decode_seconds:.2f}",
+            f"{r.online_seconds:.3f}", str(r.updates)]

@@ -32,25 +32,24 @@ constructor and must not change between a run and its resumption (they are
 part of the checkpoint's fingerprint: public attributes not ending in ``_``).
 A new optimiser registers its name in ``OPTIMIZERS``.
 
-**Outputs** in the run's folder: ``moses.ini`` (tuned), ``run{k}.moses.ini``
-(weights after iteration k), ``log.tsv`` (per iteration: dev BLEU of the
-decoder's 1-best, pool BLEU under the new weights, both in percent; new
-candidates, pool size, seconds decoding and optimising, the new weights),
-``dev-bleu.png`` and ``checkpoint.npz`` (pool, weights, random generator
-state, log; written atomically after every iteration). ``resume=True``
-continues from the checkpoint to exactly the weights an uninterrupted run
-reaches (a folder without one starts afresh); raising ``max_iterations``
-continues a run that stopped at its limit.
+**Outputs** in the run's folder (``pbmt.run_state.RunFolder``): ``moses.ini``
+(tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
+which iteration k + 1 decodes), ``log.tsv`` (``LOOP_LOG_COLUMNS``, per
+iteration: the weights decoded, the dev BLEU of their 1-best in percent, new
+candidates, pool size, seconds decoding and optimising, the new weights and
+the pool's BLEU under them), ``dev-bleu.png`` and ``checkpoint.npz`` (pool,
+weights, random generator state, log; written atomically after every
+iteration). ``resume=True`` continues from the checkpoint to exactly the
+weights and log an uninterrupted run reaches (a folder without one starts
+afresh); raising ``max_iterations`` continues a run that stopped at its limit.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
-from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -60,12 +59,11 @@ from tqdm import tqdm
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
-from pbmt.run_state import reading_checkpoint
+from pbmt.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
 from pbmt.nbest import NBestEntry
@@ -75,7 +73,6 @@ from pbmt.tune.pool import Pool, References, pool_from_entries
 OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro": "pbmt.tune.apro:Apro",
               "listnet": "pbmt.tune.listnet:ListNet"}
 
-CHECKPOINT = "checkpoint.npz"
 OUTPUTS = ("best-dev", "last")
 
 
@@ -117,17 +114,19 @@ class LoopSettings:
 
 @dataclass(frozen=True)
 class Iteration:
-    """One line of the log. BLEU in [0, 1]; ``pool_bleu`` is the pool's corpus BLEU
-    under ``weights``, the weights the iteration ends with."""
+    """One line of the log. ``dev_bleu`` is the corpus BLEU in [0, 1] of the 1-best decoded with
+    ``decoded_weights``; ``new_weights`` those the optimiser then fitted on the pool (the next iteration's
+    decoded weights), and ``pool_bleu`` the pool's corpus BLEU under them."""
 
     iteration: int
+    decoded_weights: tuple[float, ...]
     dev_bleu: float
-    pool_bleu: float
     new_candidates: int
     pool_size: int
     decode_seconds: float
     optimize_seconds: float
-    weights: tuple[float, ...]
+    new_weights: tuple[float, ...]
+    pool_bleu: float
 
 
 @dataclass(frozen=True)
@@ -147,24 +146,25 @@ Decoder = Callable[[np.ndarray], Sequence[Sequence[NBestEntry]]]
 
 def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
          optimizer: Optimizer, out: str | Path, settings: LoopSettings = LoopSettings(),
-         resume: bool = False, quiet: bool = True) -> TuneResult:
+         resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None) -> TuneResult:
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
     (sentence ids 0..n-1 index ``references``); config: the moses.ini whose
     weights are the start and into which the tuned weights are written;
     layout: the decoder's feature columns. ``quiet``: no per-iteration
-    summary on standard error.
+    summary on standard error. ``inputs``: digests of the files the run reads
+    (``pbmt.run_state.tuning_inputs``), which a resumed run must match.
     """
-    out = Path(out)
-    fingerprint = _fingerprint(settings, layout, optimizer, references.n_sentences)
-    checkpoint = out / CHECKPOINT
-    if checkpoint.exists() and not resume:
-        raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
-                        "or choose another output folder")
-    if resume and checkpoint.exists():
-        with reading_checkpoint(checkpoint):
-            pool, weights, rng, records, finished = _load_checkpoint(checkpoint, fingerprint)
+    run = RunFolder(out, "loop", LOOP_LOG_COLUMNS, _fingerprint(settings, layout, optimizer, references.n_sentences),
+                    inputs, resume, quiet)
+    out = run.out
+    if run.resumed is not None:
+        saved = run.resumed
+        pool, weights = Pool.from_arrays(saved.arrays), np.array(saved.arrays["weights"], dtype=np.float64)
+        rng, finished = restored_generator(saved.state["rng"]), saved.state["finished"]
+        records = [Iteration(**{**r, "decoded_weights": tuple(r["decoded_weights"]),
+                                "new_weights": tuple(r["new_weights"])}) for r in saved.state["records"]]
     else:
         pool = Pool.empty(layout, references.n_sentences)
         weights = layout.weights(config)
@@ -186,25 +186,26 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
             if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
                 finished = f"no weight moved by {settings.weight_tolerance:g} or more"
         optimized = time.perf_counter()
+        records.append(Iteration(number, tuple(float(w) for w in weights), dev_bleu, n_new, pool.n_candidates,
+                                 decoded - started, optimized - decoded, tuple(float(w) for w in new_weights),
+                                 pool.bleu(new_weights)))
         weights = new_weights
-        records.append(Iteration(number, dev_bleu, pool.bleu(weights), n_new, pool.n_candidates,
-                                 decoded - started, optimized - decoded, tuple(float(w) for w in weights)))
         _write_config(config, layout, weights, out / f"run{number}.moses.ini")
-        _write_log(records, layout, out)
-        _save_checkpoint(checkpoint, pool, weights, rng, records, finished, fingerprint)
+        run.save({"weights": weights, **pool.arrays()},
+                 {"rng": generator_state(rng), "finished": finished, "records": [asdict(r) for r in records]},
+                 [_log_row(r, layout) for r in records])
+        save_png(tuning_figure([read_tuning_log(out / LOG)], pool=True), out / "dev-bleu.png")
         if not quiet:
             r = records[-1]
             print(f"iteration {number}: dev BLEU {100 * r.dev_bleu:.2f}, pool BLEU {100 * r.pool_bleu:.2f} "
                   f"under the new weights, pool {r.pool_size} (+{n_new}), decode {r.decode_seconds:.1f} s, "
                   f"optimise {r.optimize_seconds:.1f} s", file=sys.stderr)
     stop_reason = finished or f"reached the iteration limit ({settings.max_iterations})"
-    decoded = [layout.weights(config)] + [np.array(r.weights) for r in records[:-1]]
     if settings.output == "best-dev" and records:
         best = max(range(len(records)), key=lambda k: (records[k].dev_bleu, k))
-        weights = decoded[best]
-    decoded_in = next((k + 1 for k in reversed(range(len(records))) if np.array_equal(decoded[k], weights)), 0)
+        weights = np.array(records[best].decoded_weights)
+    decoded_in = next((r.iteration for r in reversed(records) if np.array_equal(r.decoded_weights, weights)), 0)
     _write_config(config, layout, weights, out / "moses.ini")
-    _write_log(records, layout, out)
     return TuneResult(weights, tuple(records), stop_reason, decoded_in)
 
 
@@ -224,36 +225,11 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
 
 
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:
+    """What a resumed run must share with the run it continues (any iteration limit, tolerance and output)."""
     params = {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
-    return json.loads(json.dumps({
-        "settings": {k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
-        "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
-        "optimizer": type(optimizer).__name__, "parameters": params,
-    }, default=str))
-
-
-def _save_checkpoint(path: Path, pool: Pool, weights: np.ndarray, rng: np.random.Generator,
-                     records: list[Iteration], finished: str | None, fingerprint: dict) -> None:
-    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "finished": finished,
-             "records": [asdict(r) for r in records]}
-    encoded = np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8)
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, weights=weights, state=encoded, **pool.arrays())
-
-
-def _load_checkpoint(path: Path, fingerprint: dict):
-    with np.load(path) as arrays:
-        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
-        pool = Pool.from_arrays(arrays)
-        weights = np.array(arrays["weights"], dtype=np.float64)
-    differ = [k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k]]
-    if differ:
-        raise PbmtError(f"{path}: cannot resume: the run was started with other {', '.join(differ)} "
-                        f"({state['fingerprint'][differ[0]]} there, {fingerprint[differ[0]]} now)")
-    rng = np.random.default_rng()
-    rng.bit_generator.state = state["rng"]
-    records = [Iteration(**{**r, "weights": tuple(r["weights"])}) for r in state["records"]]
-    return pool, weights, rng, records, state["finished"]
+    return {**{k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
+            "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
+            "optimizer": type(optimizer).__name__, **{f"optimizer {k}": v for k, v in params.items()}}
 
 
 def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:
@@ -274,38 +250,30 @@ def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarra
     tuned_config(config, layout, weights).write(path)
 
 
-def _write_log(records: list[Iteration], layout: FeatureLayout, out: Path) -> None:
-    with atomic_write(out / "log.tsv") as handle:
-        handle.write("\t".join(LOOP_LOG_COLUMNS) + "\n")
-        for r in records:
-            handle.write(f"{r.iteration}\t{100 * r.dev_bleu:.4f}\t{100 * r.pool_bleu:.4f}\t{r.new_candidates}\t"
-                         f"{r.pool_size}\t{r.decode_seconds:.2f}\t{r.optimize_seconds:.2f}\t"
-                         f"{weight_line(layout, np.array(r.weights))}\n")
-    save_png(tuning_figure([read_tuning_log(out / "log.tsv")], pool=True), out / "dev-bleu.png")
+def _log_row(r: Iteration, layout: FeatureLayout) -> list[str]:
+    """``r`` as a row of ``LOOP_LOG_COLUMNS`` (BLEU in percent)."""
+    return [str(r.iteration), weight_line(layout, np.array(r.decoded_weights)), f"{100 * r.dev_bleu:.4f}",
+            str(r.new_candidates), str(r.pool_size), f"{r.decode_seconds:.2f}", f"{r.optimize_seconds:.2f}",
+            weight_line(layout, np.array(r.new_weights)), f"{100 * r.pool_bleu:.4f}"]
 
 
 class DevDecoder:
     """Decodes dev sentences to n-best lists under given weights, on ``workers`` local processes or ``scheduler``.
 
-    ini: the model's moses.ini; sources: dev sentences in the model's token
-    form; model: the already loaded model of ``ini`` (used when workers == 1);
-    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``);
-    settings: search settings replacing the ini's (e.g. MON/SWAP reordering).
+    model: the loaded model, with the search settings to decode with (e.g.
+    MON/SWAP reordering); it travels to workers by its moses.ini's path
+    (``pbmt.model.model``); sources: dev sentences in the model's token form;
+    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``).
     Call with weights float64[n_features] (the model's layout) to get each
     sentence's n-best entries, best first, with features from
     ``score_derivation``. A progress bar unless ``quiet``.
     """
 
-    def __init__(self, ini: str | Path, sources: Sequence[str], n_best: int, workers: int = 1,
-                 model: TranslationModel | None = None, quiet: bool = True, scheduler: str | None = None,
-                 settings: SearchSettings | None = None):
+    def __init__(self, model: TranslationModel, sources: Sequence[str], n_best: int, workers: int = 1,
+                 quiet: bool = True, scheduler: str | None = None):
         self.sources = list(sources)
         self.quiet = quiet
-        if model is not None and settings is not None:
-            model = replace(model, settings=settings)
-        state = _NBestWorker(model, n_best) if model is not None else None
-        self._map = ParallelMap(partial(_load_worker, Path(ini).resolve(), n_best, settings), _decode, workers,
-                                scheduler, state=state)
+        self._map = ParallelMap(_decode, _NBestWorker(model, n_best), workers, scheduler)
 
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
@@ -335,6 +303,9 @@ class _NBestWorker:
         self.weights: tuple[float, ...] | None = None
         self.translator: Translator | None = None
 
+    def __reduce__(self):
+        return type(self), (self.base, self.n_best)
+
     def nbest(self, weights: tuple[float, ...], sentence: int, line: str) -> tuple[NBestEntry, ...]:
         if weights != self.weights:
             model = self.base.with_weights(np.array(weights))
@@ -343,10 +314,5 @@ class _NBestWorker:
         return self.translator.translate(sentence, line).nbest
 
 
-def _load_worker(ini: Path, n_best: int, settings: SearchSettings | None = None) -> _NBestWorker:
-    return _NBestWorker(TranslationModel.load(ini, settings), n_best)
-
-
 def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]) -> tuple[NBestEntry, ...]:
     return worker.nbest(*item)
-

@@ -32,19 +32,20 @@ candidate is sentence BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``) in
 [0, 1]. Features are the model's unnormalised dense features (natural logs),
 as the paper's learning rates assume.
 
-**Outputs** in the run's folder: ``moses.ini`` (the best ``w_l``),
-``run{l}.moses.ini``, ``log.tsv`` (per pass: averaged sentence BLEU+1 and
-corpus BLEU of the decoding in percent, the relevant sets' corpus BLEU under
-the weights, new candidates, relevant-set size, seconds decoding and in the
-online training step, updates, weights), ``dev-bleu.png`` and
-``checkpoint.npz`` (relevant sets, random generator state, log; written
-atomically after every pass). ``resume=True`` continues to exactly the
-weights an uninterrupted run reaches; raising ``passes`` extends a finished run.
+**Outputs** in the run's folder (``pbmt.run_state.RunFolder``): ``moses.ini``
+(the best ``w_l``), ``run{l}.moses.ini``, ``log.tsv``
+(``RELEVANT_SET_LOG_COLUMNS``, per pass: the weights decoded, the averaged
+sentence BLEU+1 and corpus BLEU of their 1-best in percent, the relevant
+sets' corpus BLEU under them, new candidates, relevant-set size, seconds
+decoding and in the online training step, updates), ``dev-bleu.png`` and
+``checkpoint.npz`` (relevant sets, seed weights, random generator state,
+log; written atomically after every pass). ``resume=True`` continues to
+exactly the weights and log an uninterrupted run reaches; raising
+``passes`` extends a finished run.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -54,13 +55,12 @@ import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
-from pbmt.run_state import reading_checkpoint
+from pbmt.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
-from pbmt.tune.loop import CHECKPOINT, Decoder, decoded_pool, tuned_config, weight_line
+from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.pool import DEDUP, Pool, References
 
 ALGORITHMS = ("costmargin", "perceptron")
@@ -162,24 +162,24 @@ def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.r
 
 def relevant_set_tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
                       settings: RelevantSetSettings, out: str | Path, resume: bool = False,
-                      quiet: bool = True) -> RelevantSetResult:
+                      quiet: bool = True, inputs: dict[str, str] | None = None) -> RelevantSetResult:
     """Run Costmargin or the perceptron (module docstring) and write the outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
     (``pbmt.tune.loop.DevDecoder`` decodes through ``pbmt.parallel``); config:
     the moses.ini into which the weights are written; layout: the decoder's
     feature columns. ``quiet``: no per-pass summary on standard error.
+    ``inputs``: digests of the files the run reads
+    (``pbmt.run_state.tuning_inputs``), which a resumed run must match.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    fingerprint = _fingerprint(settings, layout, references.n_sentences)
-    checkpoint = out / CHECKPOINT
-    if checkpoint.exists() and not resume:
-        raise PbmtError(f"{out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, "
-                        "or choose another output folder")
-    if resume and checkpoint.exists():
-        with reading_checkpoint(checkpoint):
-            pool, rng, records, seeds = _load_checkpoint(checkpoint, fingerprint)
+    run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG_COLUMNS,
+                    _fingerprint(settings, layout, references.n_sentences), inputs, resume, quiet)
+    out = run.out
+    if run.resumed is not None:
+        saved = run.resumed
+        pool, rng = Pool.from_arrays(saved.arrays), restored_generator(saved.state["rng"])
+        seeds = list(np.array(saved.arrays["seeds"], dtype=np.float64))
+        records = [Pass(**{**r, "weights": tuple(r["weights"])}) for r in saved.state["records"]]
     else:
         pool = Pool.empty(layout, references.n_sentences)
         rng = np.random.default_rng(settings.seed)
@@ -202,8 +202,10 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
                             pool.bleu(weights), n_new, pool.n_candidates, decoded - trained, trained - started,
                             updates, tuple(float(w) for w in weights)))
         tuned_config(config, layout, weights).write(out / f"run{number}.moses.ini")
-        _write_log(records, layout, out)
-        _save_checkpoint(checkpoint, pool, rng, records, seeds, fingerprint)
+        run.save({"seeds": np.stack(seeds), **pool.arrays()},
+                 {"rng": generator_state(rng), "records": [asdict(r) for r in records]},
+                 [_log_row(r, layout) for r in records])
+        save_png(tuning_figure([read_tuning_log(out / LOG)], pool=True), out / "dev-bleu.png")
         if not quiet:
             r = records[-1]
             print(f"pass {number}: dev sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
@@ -212,48 +214,17 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     best = max(records, key=lambda r: r.sentence_bleu)  # the first on ties
     weights = np.array(best.weights)
     tuned_config(config, layout, weights).write(out / "moses.ini")
-    _write_log(records, layout, out)
     return RelevantSetResult(weights, best, tuple(records))
 
 
 def _fingerprint(settings: RelevantSetSettings, layout: FeatureLayout, n_sentences: int) -> dict:
-    return json.loads(json.dumps({
-        "settings": {k: v for k, v in asdict(settings).items() if k != "passes"},
-        "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
-    }))
+    """What a resumed run must share with the run it continues (any number of passes)."""
+    return {**{k: v for k, v in asdict(settings).items() if k != "passes"},
+            "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences}
 
 
-def _save_checkpoint(path: Path, pool: Pool, rng: np.random.Generator, records: list[Pass],
-                     seeds: list[np.ndarray], fingerprint: dict) -> None:
-    state = {"fingerprint": fingerprint, "rng": rng.bit_generator.state, "records": [asdict(r) for r in records]}
-    encoded = np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8)
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, seeds=np.stack(seeds), state=encoded, **pool.arrays())
-
-
-def _load_checkpoint(path: Path, fingerprint: dict):
-    with np.load(path) as arrays:
-        if "seeds" not in arrays:
-            raise PbmtError(f"{path}: not a Costmargin/perceptron checkpoint (another algorithm's run?)")
-        state = json.loads(bytes(arrays["state"]).decode("utf-8"))
-        pool = Pool.from_arrays(arrays)
-        seeds = list(np.array(arrays["seeds"], dtype=np.float64))
-    differ = [k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k]]
-    if differ:
-        raise PbmtError(f"{path}: cannot resume: the run was started with other {', '.join(differ)} "
-                        f"({state['fingerprint'][differ[0]]} there, {fingerprint[differ[0]]} now)")
-    rng = np.random.default_rng()
-    rng.bit_generator.state = state["rng"]
-    records = [Pass(**{**r, "weights": tuple(r["weights"])}) for r in state["records"]]
-    return pool, rng, records, seeds
-
-
-def _write_log(records: list[Pass], layout: FeatureLayout, out: Path) -> None:
-    with atomic_write(out / "log.tsv") as handle:
-        handle.write("\t".join(RELEVANT_SET_LOG_COLUMNS) + "\n")
-        for r in records:
-            handle.write(f"{r.number}\t{100 * r.sentence_bleu:.4f}\t{100 * r.corpus_bleu:.4f}\t"
-                         f"{100 * r.relevant_bleu:.4f}\t{r.new_candidates}\t{r.relevant_size}\t"
-                         f"{r.decode_seconds:.2f}\t{r.online_seconds:.3f}\t{r.updates}\t"
-                         f"{weight_line(layout, np.array(r.weights))}\n")
-    save_png(tuning_figure([read_tuning_log(out / "log.tsv")], pool=True), out / "dev-bleu.png")
+def _log_row(r: Pass, layout: FeatureLayout) -> list[str]:
+    """``r`` as a row of ``RELEVANT_SET_LOG_COLUMNS`` (BLEU in percent)."""
+    return [str(r.number), weight_line(layout, np.array(r.weights)), f"{100 * r.sentence_bleu:.4f}",
+            f"{100 * r.corpus_bleu:.4f}", f"{100 * r.relevant_bleu:.4f}", str(r.new_candidates), str(r.relevant_size),
+            f"{r.decode_seconds:.2f}", f"{r.online_seconds:.3f}", str(r.updates)]

@@ -64,10 +64,8 @@ sees the batch as its document.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import json
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -76,9 +74,7 @@ from typing import Sequence
 import numpy as np
 
 from pbmt.documents import Documents
-from pbmt.errors import PbmtError
 from pbmt.features import FeatureSpec, GlobalFeature, build
-from pbmt.files import atomic_write
 from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.search.options import TranslationOptions
@@ -88,9 +84,11 @@ from pbmt.search.document_decoder import DocumentSampler
 from pbmt.model.lm import LMCache
 from pbmt.parallel import ParallelMap
 from pbmt.search.sampler import Neighbourhood, gloss
-from pbmt.run_state import reading_checkpoint
+from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
+from pbmt.run_state import Checkpoint, RunFolder
 from pbmt.search._neighbour_kernels import neighbour_words
-from pbmt.vocab import Vocab
+from pbmt.tune.loop import weight_line
+from pbmt.vocab import Overlay
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
 GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about the reference words of a batch of 10 (docs/samplerank.md)
@@ -101,19 +99,39 @@ STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper'
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 
 
-def encode_dev(vocab: Vocab, sources: Sequence[str],
-               references: Sequence[str]) -> tuple[list[np.ndarray], ReferenceSets]:
-    """Source sentences as ``int32`` id arrays and their references compiled, both in ``vocab``'s ids.
+@dataclass(frozen=True)
+class DevSet:
+    """A tuning set in word ids: ``sources`` (``int32`` arrays) and ``references`` (compiled), in the ids of
+    ``vocab``, an ``Overlay`` of the model's vocabulary holding the set's words the model does not know."""
 
-    Lines are whitespace-tokenised; unseen words are added to ``vocab`` (the
-    model's: ids the model does not know are unknown words to it).
+    sources: tuple[np.ndarray, ...]
+    references: ReferenceSets
+    vocab: Overlay
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def options(self, model: TranslationModel, sentence: int) -> TranslationOptions:
+        """The translation options of source ``sentence`` under ``model`` (whose vocabulary ``vocab`` extends)."""
+        return TranslationOptions.build(model, self.sources[sentence], self.vocab)
+
+def encode_dev(model: TranslationModel, sources: Sequence[str], references: Sequence[str]) -> DevSet:
+    """Source sentences and their references (whitespace-tokenised lines) in word ids.
+
+    Words ``model`` does not know get ids in one ``Overlay`` for the whole set
+    (``TranslationModel.overlay``), so a source word passed through matches
+    the same word in its reference; the model's vocabulary does not grow.
+    Build global features (whose LMs add words to it) before encoding.
     """
-    ids = [vocab.ids(line.split()) for line in sources]
-    refs = [vocab.ids(line.split()) for line in references]
-    offsets = np.zeros(len(refs) + 1, np.int64)
-    np.cumsum([len(r) for r in refs], out=offsets[1:])
-    words = np.concatenate(refs) if refs else np.zeros(0, np.int32)
-    return ids, reference_sets(offsets, words)
+    tokens = [line.split() for line in sources]
+    refs = [line.split() for line in references]
+    overlay = model.overlay(w for line in tokens + refs for w in line)
+    ids = tuple(overlay.ids(line) for line in tokens)
+    ref_ids = [overlay.ids(line) for line in refs]
+    offsets = np.zeros(len(ref_ids) + 1, np.int64)
+    np.cumsum([len(r) for r in ref_ids], out=offsets[1:])
+    words = np.concatenate(ref_ids) if ref_ids else np.zeros(0, np.int32)
+    return DevSet(ids, reference_sets(offsets, words), overlay)
 
 
 def neighbour_stats(neighbourhood: Neighbourhood, references: ReferenceSets, sentence: int) -> np.ndarray:
@@ -268,11 +286,10 @@ class ChainResult:
     steps: int
 
 
-def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
-              sentences: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
-              settings: Settings = Settings(), chunk_of: np.ndarray | None = None,
+def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weights: np.ndarray,
+              rng: np.random.Generator, settings: Settings = Settings(), chunk_of: np.ndarray | None = None,
               global_features: Sequence[GlobalFeature] = ()) -> ChainResult:
-    """One epoch of Algorithm 1 over ``sentences`` (indices into ``sources``/reference sets), from ``weights``.
+    """One epoch of Algorithm 1 over ``sentences`` (indices into ``dev``), from ``weights``.
 
     The sentences are processed in the batches of ``batches`` (``chunk_of``:
     see there); see the module docstring for a step. ``weights``:
@@ -294,14 +311,14 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
     cache = LMCache.new()
     for batch in batches(sentences, settings.batch_size, rng, chunk_of):
         current = with_tuned_weights(model, w[:tuned]) if settings.start == "decoder" else model
-        document = DocumentSampler(model, [TranslationOptions.build(current, sources[s]) for s in batch],
+        document = DocumentSampler(model, [dev.options(current, s) for s in batch],
                                    global_features, operator_weights=OPERATORS, lm_cache=cache)
         samplers = document.samplers
         chains = document.start([_start(current, sampler.options, settings.start) for sampler in samplers])
         first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
         words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
-        gain = BatchGain(segment_stats_ids(offsets, words, batch, references))
+        gain = BatchGain(segment_stats_ids(offsets, words, batch, dev.references))
         burn_in = settings.burn_in_per_sentence * len(batch)
         for step in range(burn_in + settings.samples_per_sentence * len(batch)):
             j = int(rng.integers(len(batch)))
@@ -316,7 +333,7 @@ def run_chain(model: TranslationModel, sources: Sequence[np.ndarray], references
                 p = np.exp((scores - scores.max()) / settings.temperature)
                 cumulative = np.cumsum(p)
                 sample = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), len(p) - 1)
-                stats = neighbour_stats(nb, references, int(batch[j]))
+                stats = neighbour_stats(nb, dev.references, int(batch[j]))
                 gains = gain.with_replaced(j, stats)
                 if step >= burn_in:
                     new = _updated(w, nb, p / cumulative[-1], scores, gains, sample, model, settings)
@@ -385,21 +402,20 @@ def with_tuned_weights(model: TranslationModel, weights: np.ndarray) -> Translat
     return tuned
 
 
-def decoded_bleu(model: TranslationModel, weights: np.ndarray, sources: Sequence[np.ndarray],
-                 references: ReferenceSets) -> float:
-    """Corpus BLEU in [0, 1] of the stack decoder's 1-best of ``sources`` under SampleRank's ``weights``.
+def decoded_bleu(model: TranslationModel, weights: np.ndarray, dev: DevSet) -> float:
+    """Corpus BLEU in [0, 1] of the stack decoder's 1-best of ``dev``'s sources under SampleRank's ``weights``.
 
     One process, the model's search settings; for held-out checks and tuning curves.
     """
     tuned = with_tuned_weights(model, weights)
     outputs = []
-    for ids in sources:
-        options = TranslationOptions.build(tuned, ids)
+    for s in range(len(dev)):
+        options = dev.options(tuned, s)
         best = decode(tuned, options)
         outputs.append(best[0].derivation.target_words(options) if best else np.zeros(0, np.int32))
     offsets = np.concatenate([[0], np.cumsum([len(o) for o in outputs])]).astype(np.int64)
     words = np.concatenate(outputs).astype(np.int32) if outputs else np.zeros(0, np.int32)
-    return corpus_bleu(segment_stats_ids(offsets, words, np.arange(len(sources)), references))
+    return corpus_bleu(segment_stats_ids(offsets, words, np.arange(len(dev)), dev.references))
 
 
 def _features(nb: Neighbourhood, c: int, model: TranslationModel) -> np.ndarray:
@@ -452,18 +468,36 @@ def shards(n_sentences: int, chains: int, seed: int, epoch: int,
     return [np.flatnonzero(np.isin(chunk_of, group)) for group in groups]
 
 
-def _chain_state(config: Path, sparse, sources, references, chunk_of, global_specs, words):
-    model = replace(TranslationModel.load(config), sparse=sparse)
-    # the sources' ids are the main process's, whose vocabulary grew past the model's (encode_dev, features)
-    model.vocab.ids(words)
-    return model, sources, references, chunk_of, build(global_specs, model.vocab)
+class _Chains:
+    """What a chain's epoch runs on, in this process or in each worker: the model (with its sparse features),
+    the tuning set, its chunks, and the global features (built where it arrives, from their specs)."""
+
+    def __init__(self, model: TranslationModel, dev: DevSet, chunk_of: np.ndarray | None,
+                 specs: Sequence[FeatureSpec], global_features: Sequence[GlobalFeature] | None = None):
+        self.model, self.dev, self.chunk_of, self.specs = model, dev, chunk_of, tuple(specs)
+        self.global_features = build(self.specs, model.vocab) if global_features is None else global_features
+
+    def __reduce__(self):
+        return _arrived_chains, (self.model, self.dev.sources, self.dev.references, self.dev.vocab.extra,
+                                 self.chunk_of, self.specs)
+
+    def epoch(self, settings: Settings, seed: int, item) -> ChainResult:
+        epoch, chain, sentences, weights = item
+        return run_chain(self.model, self.dev, sentences, weights, np.random.default_rng([seed, epoch, chain]),
+                         settings, self.chunk_of, self.global_features)
 
 
-def _chain_epoch(settings: Settings, seed: int, state, item) -> ChainResult:
-    model, sources, references, chunk_of, global_features = state
-    epoch, chain, sentences, weights = item
-    return run_chain(model, sources, references, sentences, weights, np.random.default_rng([seed, epoch, chain]),
-                     settings, chunk_of, global_features)
+def _arrived_chains(model: TranslationModel, sources, references, extra: tuple[str, ...], chunk_of, specs) -> _Chains:
+    """``_Chains`` in a worker: the tuning set's overlay rebuilt over the arrived model's vocabulary (which
+    holds the global features' words already, as the sender's did when it encoded the set)."""
+    overlay = model.overlay(extra)
+    if overlay.extra != extra:
+        raise ValueError("the tuning set's own words reached a worker as words of the model")
+    return _Chains(model, DevSet(sources, references, overlay), chunk_of, specs)
+
+
+def _chain_epoch(settings: Settings, seed: int, chains: _Chains, item) -> ChainResult:
+    return chains.epoch(settings, seed, item)
 
 
 @dataclass(frozen=True)
@@ -486,20 +520,23 @@ class SampleRank:
     epochs: passes over the tuning set; chains: chains run side by side on
     shards of it, mixed after each epoch; workers / scheduler: where the
     chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
-    turn; the result does not depend on it); checkpoint: a file rewritten
-    atomically after every epoch, from which ``fit(..., resume=True)``
-    continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
+    turn; the result does not depend on it); out: the run's folder
+    (``pbmt.run_state.RunFolder``), whose checkpoint and ``log.tsv``
+    (``SAMPLERANK_LOG_COLUMNS``, dev BLEU ``-``: ``pbmt tune`` measures it
+    after tuning) are rewritten after every epoch and from which
+    ``fit(..., resume=True)`` continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
     (from 0) are learnt with the others; with them, ``fit``'s documents make
     every batch one whole document (document-level features see it). After
     ``fit``: ``weights_`` (dense, then sparse, then global weights, the
     average of every collected weight vector), ``feature_names_`` (the global
     columns' names), ``last_weights_`` (the mixed weights after the last
-    epoch) and ``log_`` (one ``EpochLog`` per epoch).
+    epoch), ``log_`` (one ``EpochLog`` per epoch), ``dev_`` (the tuning set
+    in word ids) and ``run_`` (the ``RunFolder``, or None without ``out``).
     """
 
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
                  burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
-                 scheduler: str | None = None, checkpoint: str | Path | None = None, *,
+                 scheduler: str | None = None, out: str | Path | None = None, *,
                  gain_scale: float = GAIN_SCALE, margin_updates: bool = False, update: str = "sample-oracle",
                  temperature: float = 1.0, start: str = "gloss", step: float = STEP, global_features: Sequence[FeatureSpec] = ()):
         if epochs < 1 or chains < 1:
@@ -507,21 +544,24 @@ class SampleRank:
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
                                  margin_updates, update, temperature, start, step)
-        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.out = out
         self.global_features = tuple(global_features)
 
-    def fit(self, model: TranslationModel, sources: Sequence[np.ndarray], references: ReferenceSets,
-            rng: np.random.Generator, resume: bool = False, documents: Documents | None = None) -> "SampleRank":
-        """Tune ``model``'s weights on ``sources`` (``int32`` ids in ``model.vocab``) against ``references``.
+    def fit(self, model: TranslationModel, sources: Sequence[str], references: Sequence[str],
+            rng: np.random.Generator, resume: bool = False, documents: Documents | None = None,
+            inputs: dict[str, str] | None = None, quiet: bool = True) -> "SampleRank":
+        """Tune ``model``'s weights on ``sources`` against ``references`` (lines in the model's token form).
 
-        Reference set ``s`` is sentence ``s``'s (``encode_dev`` makes both).
         The run seed is drawn from ``rng``; ``resume`` continues the run saved
-        in ``checkpoint`` (its seed, weights and sums) instead of starting anew.
+        in ``out`` (its seed, weights and sums) instead of starting anew, if
+        its settings and ``inputs`` (digests of the files the run reads,
+        ``pbmt.run_state.tuning_inputs``) are this run's (which it says
+        unless ``quiet``).
         ``documents`` (covering exactly the tuning sentences): batches and
         shards then never cross a document boundary (see ``batches``).
         """
-        if len(sources) != references.n_sets or not len(sources):
-            raise ValueError(f"{len(sources)} sources for {references.n_sets} reference sets")
+        if len(sources) != len(references) or not len(sources):
+            raise ValueError(f"{len(sources)} sources for {len(references)} references")
         chunk_of = None
         if documents is not None:
             if documents.n_lines != len(sources):
@@ -529,77 +569,72 @@ class SampleRank:
                                  f"{len(sources)}")
             # global features: whole documents; else runs of at most batch_size lines of one document
             chunk_of = documents.document_of() if self.global_features else documents.chunks(self.settings.batch_size)
-        global_features = build(self.global_features, model.vocab)
+        global_features = build(self.global_features, model.vocab)  # first: their LMs add words to the model's
+        dev = self.dev_ = encode_dev(model, sources, references)
         self.feature_names_ = tuple(f"{f.names[0]}_{i}" if f.size > 1 else f.names[0]
                                     for f in global_features for i in range(f.size))
         seed = int(rng.integers(2**63))
         weights = np.concatenate([model.weights, model.sparse.weights if model.sparse is not None else [],
                                   np.zeros(len(self.feature_names_))])
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
-        fingerprint = self._fingerprint(model, sources, chunk_of)
-        if resume:
-            with reading_checkpoint(self.checkpoint):
-                seed, weights, weight_sum, collected, start, log = self._load(fingerprint)
-        chains = min(self.chains, len(sources) if chunk_of is None else int(chunk_of.max()) + 1)
-        work = functools.partial(_chain_epoch, self.settings, seed)
-        with contextlib.ExitStack() as stack:
-            if self.workers == 1 and self.scheduler is None:
-                state = (model, sources, references, chunk_of, global_features)
-                run = functools.partial(map, functools.partial(work, state))
-            else:
-                setup = functools.partial(_chain_state, model.config.path, model.sparse, sources, references,
-                                          chunk_of, self.global_features, model.vocab.words(range(len(model.vocab))))
-                pool = stack.enter_context(ParallelMap(setup, work, self.workers, self.scheduler))
-                run = functools.partial(pool.map, chunksize=1)
+        run = self.run_ = None
+        if self.out is not None:
+            run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG_COLUMNS,
+                                        self._fingerprint(model, dev.sources, chunk_of), inputs, resume, quiet)
+        if run is not None and run.resumed is not None:
+            seed, weights, weight_sum, collected, log = _restored(run.resumed)
+            start = len(log)
+        chains = min(self.chains, len(dev) if chunk_of is None else int(chunk_of.max()) + 1)
+        state = _Chains(model, dev, chunk_of, self.global_features, global_features)
+        with ParallelMap(functools.partial(_chain_epoch, self.settings, seed), state, self.workers,
+                         self.scheduler) as pool:
             for epoch in range(start, self.epochs):
                 started = time.perf_counter()
                 items = [(epoch, chain, shard, weights)
-                         for chain, shard in enumerate(shards(len(sources), chains, seed, epoch, chunk_of))]
-                results = list(run(items))
+                         for chain, shard in enumerate(shards(len(dev), chains, seed, epoch, chunk_of))]
+                results = list(pool.map(items, chunksize=1))
                 weights, epoch_sum, epoch_count = mix(results)
                 weight_sum, collected = weight_sum + epoch_sum, collected + epoch_count
                 log.append(EpochLog(epoch + 1, sum(r.updates for r in results), sum(r.steps for r in results),
                                     weights, time.perf_counter() - started, weight_sum / collected))
-                if self.checkpoint is not None:
-                    self._save(fingerprint, seed, weights, weight_sum, collected, log)
+                if run is not None:
+                    run.save({"weights": weights, "weight_sum": weight_sum,
+                              "log_weights": np.array([e.weights for e in log]),
+                              "log_averaged": np.array([e.averaged for e in log])},
+                             {"seed": seed, "collected": collected,
+                              "log": [[e.epoch, e.updates, e.steps, e.seconds] for e in log]},
+                             [log_row(model, e) for e in log])
         self.weights_ = weight_sum / collected
         self.last_weights_ = weights
         self.log_ = log
         return self
 
-    def _fingerprint(self, model, sources, chunk_of) -> str:
-        """What a checkpoint must match to be resumed: settings, chains, start weights, tuning set, batching."""
-        digest = hashlib.sha256(json.dumps([self.settings.__dict__, self.chains,
-                                            [list(f.__dict__.values()) for f in self.global_features]],
-                                           sort_keys=True).encode())
-        digest.update(np.asarray(model.weights, np.float64).tobytes())
+    def _fingerprint(self, model, sources, chunk_of) -> dict:
+        """What a resumed run must share with the run it continues: settings, chains, global features, start
+        weights, sparse features, tuning set and batching (any number of epochs)."""
+        start = hashlib.sha256(np.asarray(model.weights, np.float64).tobytes())
         if model.sparse is not None:
-            digest.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
+            start.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
+        tuning_set = hashlib.sha256()
         if chunk_of is not None:
-            digest.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())
+            tuning_set.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())
         for s in sources:
-            digest.update(np.asarray(s, np.int32).tobytes() + b"|")
-        return digest.hexdigest()
+            tuning_set.update(np.asarray(s, np.int32).tobytes() + b"|")
+        return {**self.settings.__dict__, "chains": self.chains,
+                "global features": [list(f.__dict__.values()) for f in self.global_features],
+                "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest()}
 
-    def _save(self, fingerprint, seed, weights, weight_sum, collected, log):
-        with atomic_write(self.checkpoint, "wb") as f:
-            np.savez(f, fingerprint=fingerprint, seed=seed, weights=weights, weight_sum=weight_sum,
-                     collected=collected,
-                     log=np.array([[e.epoch, e.updates, e.steps, e.seconds] for e in log], np.float64),
-                     log_weights=np.array([e.weights for e in log]),
-                     log_averaged=np.array([e.averaged for e in log]))
 
-    def _load(self, fingerprint):
-        if self.checkpoint is None or not self.checkpoint.exists():
-            raise PbmtError(f"cannot resume: no checkpoint at {self.checkpoint}")
-        with np.load(self.checkpoint) as saved:
-            if str(saved["fingerprint"]) != fingerprint:
-                raise PbmtError(f"{self.checkpoint}: the checkpoint is of another run (settings, chains, start "
-                                "weights or tuning set differ)")
-            if "log_averaged" not in saved:
-                raise PbmtError(f"{self.checkpoint}: written by an older pbmt (no averaged weights per epoch): "
-                                "start the run afresh")
-            log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a)
-                   for row, w, a in zip(saved["log"], saved["log_weights"], saved["log_averaged"])]
-            return (int(saved["seed"]), saved["weights"].copy(), saved["weight_sum"].copy(),
-                    int(saved["collected"]), len(log), log)
+def log_row(model: TranslationModel, e: EpochLog, dev_bleu: str = MISSING) -> list[str]:
+    """``e`` as a row of ``SAMPLERANK_LOG_COLUMNS`` (dense weights; ``dev_bleu`` in percent, or ``MISSING``)."""
+    dense = model.layout.size
+    return [str(e.epoch), weight_line(model.layout, e.averaged[:dense]), dev_bleu, str(e.updates), str(e.steps),
+            f"{e.seconds:.2f}", weight_line(model.layout, e.weights[:dense])]
+
+
+def _restored(saved: Checkpoint) -> tuple[int, np.ndarray, np.ndarray, int, list[EpochLog]]:
+    """(seed, mixed weights, sum and count of the collected weights, log) of a checkpoint."""
+    state, arrays = saved.state, saved.arrays
+    log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a)
+           for row, w, a in zip(state["log"], arrays["log_weights"], arrays["log_averaged"])]
+    return int(state["seed"]), arrays["weights"], arrays["weight_sum"], int(state["collected"]), log

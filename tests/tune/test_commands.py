@@ -12,7 +12,8 @@ from pbmt.cli import main
 from pbmt.config import MosesConfig
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
-from pbmt.tune.loop import CHECKPOINT
+from pbmt.run_state import CHECKPOINT
+from resumption import assert_resumed_as_uninterrupted, untimed_log
 
 def tune_args(model_dir, dev, out, *extra):
     return ["tune", "-q", "-f", str(model_dir / "moses.ini"), "--src", str(dev / "dev.src"),
@@ -30,11 +31,7 @@ def test_resumed_and_parallel_runs_end_with_the_same_weights(tiny_model_dir, tin
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", "--iterations", "3", "--resume")) == 0
     full, parts = checkpoint_weights(tmp_path / "full"), checkpoint_weights(tmp_path / "parts")
     assert full.tobytes() == parts.tobytes()
-    logs = [(tmp_path / name / "log.tsv").read_text().splitlines() for name in ("full", "parts")]
-    assert len(logs[0]) == len(logs[1]) > 1
-    strip_times = [[line.split("\t")[:5] + line.split("\t")[7:] for line in log] for log in logs]
-    assert strip_times[0] == strip_times[1]
-    assert (tmp_path / "full" / "moses.ini").read_text() == (tmp_path / "parts" / "moses.ini").read_text()
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full")
 
 
 def test_tuning_raises_dev_bleu_on_the_shared_model(bible, tmp_path, capsys):
@@ -52,7 +49,7 @@ def test_tuning_raises_dev_bleu_on_the_shared_model(bible, tmp_path, capsys):
     assert main(argv) == 0
     assert "stopped: reached the iteration limit (2)" in capsys.readouterr().err
     rows = [line.split("\t") for line in (tmp_path / "log.tsv").read_text().splitlines()[1:]]
-    untuned, tuned = float(rows[0][1]), float(rows[1][1])
+    untuned, tuned = float(rows[0][2]), float(rows[1][2])
     assert tuned > untuned + 0.5  # 43.03 -> 44.16
     weights = MosesConfig.read(tmp_path / "moses.ini").weights
     assert weights["UnknownWordPenalty0"] == (1.0,)
@@ -165,8 +162,7 @@ def test_plain_dev_text_tunes_as_its_token_form(tmp_path):
                  "--out", str(tmp_path / "plain")]) == 0
     assert main(["tune", *common, "--src", str(tmp_path / "dev.tok.es"), "--refs", str(tmp_path / "dev.tok.en"),
                  "--tokenized", "--out", str(tmp_path / "tok")]) == 0
-    logs = [[line.split("\t")[:5] + line.split("\t")[7:]  # without the times
-             for line in (tmp_path / run / "log.tsv").read_text().splitlines()] for run in ("plain", "tok")]
+    logs = [untimed_log(tmp_path / run) for run in ("plain", "tok")]
     assert logs[0] == logs[1] and len(logs[0]) == 3
     assert checkpoint_weights(tmp_path / "plain").tobytes() == checkpoint_weights(tmp_path / "tok").tobytes()
     # the tuned folder stands alone: its pbmt.toml names truecaser files copied beside it

@@ -7,10 +7,15 @@ from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu, segment_stats
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.loop import CHECKPOINT, LoopSettings, tune
+from pbmt.run_state import CHECKPOINT
+from pbmt.tune.apro import Apro
+from pbmt.tune.listnet import ListNet
+from pbmt.tune.loop import LoopSettings, tune
 from pbmt.tune.mert import Mert
 from pbmt.nbest import NBestEntry
 from pbmt.tune.pool import References
+from pbmt.tune.pro import Pro
+from resumption import assert_resumed_as_uninterrupted
 
 WORDS = "the lord said unto moses and house of israel go".split()
 
@@ -50,10 +55,11 @@ def layout(config):
     return FeatureLayout.from_config(config)
 
 
-def run(decoder, config, layout, out, resume=False, seed=1, **settings):
+def run(decoder, config, layout, out, resume=False, seed=1, optimizer=None, inputs=None, **settings):
     settings.setdefault("weight_tolerance", 0.0)  # run to the iteration limit unless a test says otherwise
-    return tune(decoder, References(decoder.references), config, layout, Mert(restarts=3, random_directions=2),
-                out, LoopSettings(n_best=decoder.n_best, seed=seed, **settings), resume=resume)
+    return tune(decoder, References(decoder.references), config, layout,
+                optimizer or Mert(restarts=3, random_directions=2), out,
+                LoopSettings(n_best=decoder.n_best, seed=seed, **settings), resume=resume, inputs=inputs)
 
 
 def test_loop_writes_tuned_ini_log_plot_and_stops_at_its_limit(config, layout, tmp_path):
@@ -61,29 +67,40 @@ def test_loop_writes_tuned_ini_log_plot_and_stops_at_its_limit(config, layout, t
     result = run(decoder, config, layout, tmp_path, max_iterations=3, output="last")
     assert decoder.calls == 3 and len(result.iterations) == 3
     assert result.stop_reason == "reached the iteration limit (3)"
-    assert result.weights.tolist() == list(result.iterations[-1].weights) and result.decoded_in == 0
+    assert result.weights.tolist() == list(result.iterations[-1].new_weights) and result.decoded_in == 0
     tuned = MosesConfig.read(tmp_path / "moses.ini")
     assert layout.weights(tuned) == pytest.approx(result.weights, rel=1e-8)  # the ini has 9 digits
     assert tuned.weights["UnknownWordPenalty0"] == (1.0,)
     assert np.abs(result.weights).sum() == pytest.approx(2.0)  # L1 1 over the tuned, plus the fixed 1
     for k in (1, 2, 3):
         assert layout.weights(MosesConfig.read(tmp_path / f"run{k}.moses.ini")) == pytest.approx(
-            result.iterations[k - 1].weights, rel=1e-8)
+            result.iterations[k - 1].new_weights, rel=1e-8)
     log = (tmp_path / "log.tsv").read_text().splitlines()
-    assert log[0].startswith("iteration\tdev_bleu\tpool_bleu") and len(log) == 4
+    assert log[0].split("\t")[:3] == ["iteration", "decoded_weights", "dev_bleu"] and len(log) == 4
     assert (tmp_path / "dev-bleu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     sizes = [r.pool_size for r in result.iterations]
     assert sizes == sorted(sizes) and sizes[0] == 8 * 5
     # each iteration's dev BLEU is the decoder's 1-best under the weights it decoded with
-    for r, weights in zip(result.iterations[1:], [it.weights for it in result.iterations]):
-        firsts = [entries[0].text for entries in decoder(np.array(weights))]
+    for r, previous in zip(result.iterations[1:], result.iterations):
+        assert r.decoded_weights == previous.new_weights
+        firsts = [entries[0].text for entries in decoder(np.array(r.decoded_weights))]
         assert r.dev_bleu == pytest.approx(corpus_bleu(segment_stats(firsts, [[x] for x in decoder.references])))
+    assert result.iterations[0].decoded_weights == tuple(layout.weights(config))
+    # the log says which weights were decoded for which dev BLEU, and which the optimiser proposed
+    for line, r in zip(log[1:], result.iterations):
+        fields = dict(zip(log[0].split("\t"), line.split("\t")))
+        assert float(fields["dev_bleu"]) == pytest.approx(100 * r.dev_bleu, abs=1e-4)
+        decoded = [float(v) for v in fields["decoded_weights"].split() if "=" not in v]
+        proposed = [float(v) for v in fields["new_weights"].split() if "=" not in v]
+        assert decoded == pytest.approx(r.decoded_weights, rel=1e-8)
+        assert proposed == pytest.approx(r.new_weights, rel=1e-8)
 
 
 def test_best_dev_output_keeps_the_weights_whose_decode_scored_best(config, layout, tmp_path):
     decoder = FakeDecoder(layout, seed=3)
     result = run(decoder, config, layout, tmp_path, max_iterations=4)
-    decoded = [layout.weights(config)] + [np.array(r.weights) for r in result.iterations[:-1]]
+    decoded = [layout.weights(config)] + [np.array(r.new_weights) for r in result.iterations[:-1]]
+    assert [list(r.decoded_weights) for r in result.iterations] == [list(w) for w in decoded]
     dev = [corpus_bleu(segment_stats([entries[0].text for entries in decoder(w)], [[x] for x in decoder.references]))
            for w in decoded]
     assert dev == pytest.approx([r.dev_bleu for r in result.iterations])
@@ -100,7 +117,7 @@ def test_loop_stops_when_the_pool_gains_nothing(config, layout, tmp_path):
     assert result.stop_reason == "the n-best lists added no new hypothesis to the pool"
     assert len(result.iterations) == 2 and result.iterations[1].new_candidates == 0
     assert result.iterations[1].optimize_seconds < 0.01
-    assert np.array_equal(result.weights, np.array(result.iterations[0].weights))
+    assert np.array_equal(result.weights, np.array(result.iterations[0].new_weights))
 
 
 def test_loop_stops_when_the_weights_stop_moving(config, layout, tmp_path):
@@ -109,18 +126,50 @@ def test_loop_stops_when_the_weights_stop_moving(config, layout, tmp_path):
     assert len(result.iterations) == 1 and result.stop_reason == "no weight moved by 10 or more"
 
 
-def test_resume_gives_the_uninterrupted_weights_bit_for_bit(config, layout, tmp_path):
-    full = run(FakeDecoder(layout), config, layout, tmp_path / "full", max_iterations=4)
+class Interrupted(Exception):
+    pass
+
+
+class KilledDecoder(FakeDecoder):
+    """A FakeDecoder whose ``kill_at``-th call raises, as a Ctrl-C during that iteration's decoding would."""
+
+    def __init__(self, layout, kill_at):
+        super().__init__(layout)
+        self.kill_at = kill_at
+
+    def __call__(self, weights):
+        if self.calls + 1 == self.kill_at:
+            raise Interrupted
+        return super().__call__(weights)
+
+
+OPTIMIZERS = {"mert": lambda: Mert(restarts=3, random_directions=2), "pro": lambda: Pro(samples=200, keep=20),
+              "apro": Apro, "listnet": lambda: ListNet(epochs=5)}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_a_run_killed_in_an_iteration_resumes_to_the_uninterrupted_weights_and_log(config, layout, tmp_path, name):
+    full = run(FakeDecoder(layout), config, layout, tmp_path / "full", max_iterations=4, optimizer=OPTIMIZERS[name]())
     assert len(full.iterations) == 4
+    with pytest.raises(Interrupted):
+        run(KilledDecoder(layout, 3), config, layout, tmp_path / "parts", max_iterations=4,
+            optimizer=OPTIMIZERS[name]())
+    decoder = FakeDecoder(layout)
+    resumed = run(decoder, config, layout, tmp_path / "parts", resume=True, max_iterations=4,
+                  optimizer=OPTIMIZERS[name]())
+    assert decoder.calls == 2
+    assert resumed.weights.tobytes() == full.weights.tobytes()
+    assert [r.new_weights for r in resumed.iterations] == [r.new_weights for r in full.iterations]
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full", ("moses.ini", "run4.moses.ini"))
+
+
+def test_raising_the_iteration_limit_continues_a_finished_run(config, layout, tmp_path):
+    full = run(FakeDecoder(layout), config, layout, tmp_path / "full", max_iterations=4)
     run(FakeDecoder(layout), config, layout, tmp_path / "parts", max_iterations=2)
     decoder = FakeDecoder(layout)
     resumed = run(decoder, config, layout, tmp_path / "parts", resume=True, max_iterations=4)
-    assert decoder.calls == 2
-    assert resumed.weights.tobytes() == full.weights.tobytes()
-    for a, b in zip(resumed.iterations, full.iterations):
-        assert (a.iteration, a.dev_bleu, a.pool_bleu, a.pool_size, a.weights) == \
-               (b.iteration, b.dev_bleu, b.pool_bleu, b.pool_size, b.weights)
-    assert (tmp_path / "parts" / "moses.ini").read_text() == (tmp_path / "full" / "moses.ini").read_text()
+    assert decoder.calls == 2 and resumed.weights.tobytes() == full.weights.tobytes()
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full")
 
 
 def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_path):
@@ -128,8 +177,12 @@ def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_
     assert (tmp_path / CHECKPOINT).exists()
     with pytest.raises(PbmtError, match="pass --resume"):
         run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=2)
-    with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings"):
+    with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings: seed 1 there, 2 now"):
         run(FakeDecoder(layout), config, layout, tmp_path, resume=True, seed=2, max_iterations=2)
+    with pytest.raises(PbmtError, match="cannot resume: it holds a loop run, not a relevant-set one"):
+        from pbmt.tune.relevant_set import RelevantSetSettings, relevant_set_tune
+        relevant_set_tune(FakeDecoder(layout), References(FakeDecoder(layout).references), config, layout,
+                          RelevantSetSettings(), tmp_path, resume=True)
     decoder = FakeDecoder(layout)
     assert len(run(decoder, config, layout, tmp_path, resume=True, max_iterations=1).iterations) == 1
     assert decoder.calls == 0

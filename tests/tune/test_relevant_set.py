@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from pbmt.cli import main
+from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.plots import read_tuning_log
 from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch,
                                            sparse_costmargin_epoch)
-from pbmt.tune.loop import CHECKPOINT
+from pbmt.run_state import CHECKPOINT
 from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
@@ -21,6 +22,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions
 from pbmt.tune.pool import Pool
 from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
+from resumption import assert_resumed_as_uninterrupted
 
 
 def test_loss_is_eq4():
@@ -132,14 +134,18 @@ def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "full", algorithm, 5, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 3, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 5, "--resume", *extra)) == 0
-    logs = [[line.split("\t") for line in (tmp_path / name / "log.tsv").read_text().splitlines()]
-            for name in ("full", "parts")]
-    assert len(logs[0]) == 6
-    without_times = [[row[:6] + row[8:] for row in log] for log in logs]
-    assert without_times[0] == without_times[1]
-    assert (tmp_path / "full" / "moses.ini").read_text() == (tmp_path / "parts" / "moses.ini").read_text()
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full", ("moses.ini", "run5.moses.ini"))
+    log = read_tuning_log(tmp_path / "full" / "log.tsv")
+    assert log.steps.tolist() == [1, 2, 3, 4, 5]
+    rows = [line.split("\t") for line in (tmp_path / "full" / "log.tsv").read_text().splitlines()]
+    assert rows[0][:3] == ["pass", "decoded_weights", "dev_sentence_bleu"]
     with np.load(tmp_path / "full" / CHECKPOINT) as arrays:
-        assert arrays["pool_offsets"][-1] == int(logs[0][-1][5])
+        assert arrays["pool_offsets"][-1] == int(rows[-1][rows[0].index("relevant_size")])
+    # each pass's decoded weights are its run<l>.moses.ini
+    layout = FeatureLayout.from_config(MosesConfig.read(tmp_path / "full" / "moses.ini"))
+    for step, weights in zip(log.steps, log.weights):
+        decoded = layout.weights(MosesConfig.read(tmp_path / "full" / f"run{step}.moses.ini"))
+        np.testing.assert_allclose(decoded, weights, rtol=1e-8)
     # another algorithm cannot resume the run
     other = "perceptron" if algorithm == "costmargin" else "costmargin"
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", other, 6, "--resume", *extra)) == 1
@@ -151,8 +157,8 @@ def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
             "--algorithm", "costmargin", "--passes", "6", "--reordering", "mon-swap"]
     assert main(argv) == 0
     rows = [line.split("\t") for line in (tmp_path / "log.tsv").read_text().splitlines()[1:]]
-    flat = float(rows[0][1])
-    trained = max(float(r[1]) for r in rows[2:])
+    flat = float(rows[0][2])
+    trained = max(float(r[2]) for r in rows[2:])
     assert trained > flat
     assert (tmp_path / "dev-bleu.png").exists() and (tmp_path / "run6.moses.ini").exists()
     log = read_tuning_log(tmp_path / "log.tsv")
@@ -184,14 +190,12 @@ def test_binary_training_resumes_to_the_uninterrupted_weights(tiny_model_dir, ti
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "full", "costmargin", 3, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", "costmargin", 2, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", "costmargin", 3, "--resume", *extra)) == 0
-    logs = [[line.split("\t") for line in (tmp_path / name / "log.tsv").read_text().splitlines()]
-            for name in ("full", "parts")]
-    assert len(logs[0]) == 4
-    assert [row[:6] + row[8:] for row in logs[0]] == [row[:6] + row[8:] for row in logs[1]]
-    assert (tmp_path / "full" / "sparse-weights.txt").read_text() == \
-        (tmp_path / "parts" / "sparse-weights.txt").read_text()
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full",
+                                    ("sparse-weights.txt", "pass3/sparse-weights.txt"))
+    rows = [line.split("\t") for line in (tmp_path / "full" / "log.tsv").read_text().splitlines()]
+    assert [row[1] for row in rows] == ["decoded_weights_file"] + [f"pass{k}/sparse-weights.txt" for k in (1, 2, 3)]
     weights = SparseModel.read(tmp_path / "full").blocks
-    assert int(logs[0][-1][3]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
+    assert int(rows[-1][4]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
                                           for name in weights.weight)
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 1
 
@@ -215,7 +219,7 @@ def test_the_binary_training_folder_translates_as_the_in_process_decoder(tiny_mo
             options = TranslationOptions.build(model, model.vocab.ids(line.split()))
             texts[name].append(" ".join(model.vocab.words(decode(model, options)[0].derivation.target_words(options))))
     assert (tmp_path / "out.txt").read_text().splitlines() == texts["trained"]
-    best = max(range(1, 4), key=lambda k: float((tmp_path / "bin" / "log.tsv").read_text().splitlines()[k].split("\t")[1]))
+    best = max(range(1, 4), key=lambda k: float((tmp_path / "bin" / "log.tsv").read_text().splitlines()[k].split("\t")[2]))
     assert (tmp_path / "bin" / f"pass{best}" / "sparse-weights.txt").read_text() == \
         (tmp_path / "bin" / "sparse-weights.txt").read_text()  # every pass is a model folder; the best is OUT
     assert texts["trained"] != texts["zero"]  # the weights matter

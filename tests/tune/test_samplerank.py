@@ -18,6 +18,7 @@ from pbmt.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
 from pbmt.translation import Translator
+from resumption import assert_resumed_as_uninterrupted
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
                                   batches, neighbour_stats, run_chain, shards, update_pair,
                                   gain_covariance)
@@ -28,8 +29,7 @@ def dev(bible):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:12]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:12]
-    sources, references = encode_dev(model.vocab, src, ref)
-    return model, sources, references
+    return model, encode_dev(model, src, ref), (src, ref)
 
 
 def stats_of(words, sentence, references):
@@ -37,10 +37,11 @@ def stats_of(words, sentence, references):
 
 
 def test_neighbour_stats_match_each_candidate_scored_alone(dev):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     rng = np.random.default_rng(3)
     for s in range(4):
-        options = TranslationOptions.build(model, sources[s])
+        options = dev_set.options(model, s)
         sampler = Sampler(model, options, operator_weights=OPERATORS)
         chain = sampler.start(gloss(options))
         for _ in range(40):
@@ -54,10 +55,11 @@ def test_neighbour_stats_match_each_candidate_scored_alone(dev):
 
 
 def test_incremental_batch_gain_equals_recomputation(dev):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     rng = np.random.default_rng(5)
     batch = [0, 1, 2, 3, 4]
-    samplers = [Sampler(model, TranslationOptions.build(model, sources[s]), operator_weights=OPERATORS)
+    samplers = [Sampler(model, dev_set.options(model, s), operator_weights=OPERATORS)
                 for s in batch]
     chains = [sp.start(gloss(sp.options)) for sp in samplers]
 
@@ -168,9 +170,10 @@ def test_hope_fear_update_satisfies_the_violated_constraint_or_moves_toward_it_b
 
 
 def test_gain_covariance_is_the_expected_gain_gradient(dev):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     rng = np.random.default_rng(4)
-    options = TranslationOptions.build(model, sources[2])
+    options = dev_set.options(model, 2)
     sampler = Sampler(model, options, operator_weights=OPERATORS)
     chain = sampler.start(gloss(options))
     nb = sampler.propose(chain, rng)
@@ -193,14 +196,15 @@ def test_gain_covariance_is_the_expected_gain_gradient(dev):
 
 
 def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path):
-    model, sources, references = dev
-    words = sorted({w for s in sources[:3] for w in model.vocab.words(s)} | set(model.vocab.words(range(50))))
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
+    words = sorted({w for s in sources[:3] for w in dev_set.vocab.words(s)} | set(model.vocab.words(range(50))))
     classes = tmp_path / "classes.txt"
     classes.write_text("".join(f"{w}\tk{i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
     sparse = SparseModel.new(WordClasses.read(classes))
     model = dataclasses.replace(model, sparse=sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size)))
     rng = np.random.default_rng(6)
-    options = TranslationOptions.build(model, sources[1])
+    options = dev_set.options(model, 1)
     sampler = Sampler(model, options, operator_weights=OPERATORS)
     nb = sampler.propose(sampler.start(gloss(options)), rng)
     while nb.operator is None or len(nb) < 3:
@@ -216,10 +220,11 @@ def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path)
 @pytest.mark.parametrize("kw", [{}, {"update": "hope-fear"},
                                 {"update": "expected-gain", "temperature": 0.1, "start": "decoder"}])
 def test_run_chain_counts_and_is_deterministic(dev, kw):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     settings = Settings(batch_size=4, samples_per_sentence=20, burn_in_per_sentence=2, **kw)
-    one = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
-    two = run_chain(model, sources, references, np.arange(6), model.weights, np.random.default_rng(2), settings)
+    one = run_chain(model, dev_set, np.arange(6), model.weights, np.random.default_rng(2), settings)
+    two = run_chain(model, dev_set, np.arange(6), model.weights, np.random.default_rng(2), settings)
     assert one.steps == (20 + 2) * 6 and one.collected == 20 * 6
     assert one.updates > 0
     np.testing.assert_array_equal(one.weights, two.weights)
@@ -227,13 +232,14 @@ def test_run_chain_counts_and_is_deterministic(dev, kw):
 
 
 def test_fit_mixes_chains_and_averages_exactly(dev):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     kw = dict(batch_size=3, samples_per_sentence=4, burn_in_per_sentence=1)
-    fitted = SampleRank(epochs=2, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9))
+    fitted = SampleRank(epochs=2, chains=2, **kw).fit(model, *text, np.random.default_rng(9))
     seed = int(np.random.default_rng(9).integers(2**63))
     weights, total, count = np.array(model.weights), 0.0, 0
     for epoch in range(2):
-        results = [run_chain(model, sources, references, shard, weights, np.random.default_rng([seed, epoch, c]),
+        results = [run_chain(model, dev_set, shard, weights, np.random.default_rng([seed, epoch, c]),
                              Settings(**kw)) for c, shard in enumerate(shards(len(sources), 2, seed, epoch))]
         weights, epoch_sum, epoch_count = mix(results)
         np.testing.assert_array_equal(weights, (results[0].weights + results[1].weights) / 2)
@@ -243,7 +249,7 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
     assert count == 2 * 4 * len(sources)
     np.testing.assert_array_equal(fitted.weights_, total / count)
     np.testing.assert_array_equal(fitted.last_weights_, weights)
-    again = SampleRank(epochs=2, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9))
+    again = SampleRank(epochs=2, chains=2, **kw).fit(model, *text, np.random.default_rng(9))
     np.testing.assert_array_equal(again.weights_, fitted.weights_)
 
 
@@ -267,36 +273,38 @@ def test_document_batches_and_shards_never_cross_a_document():
 
 
 def test_fit_with_documents_batches_within_documents(dev):
-    model, sources, references = dev
+    model, dev_set, text = dev
+    sources, references = dev_set.sources, dev_set.references
     documents = Documents.from_keys([f"A 1:{v}" for v in range(1, 6)] + [f"B 1:{v}" for v in range(1, 8)])
     kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1)
-    fitted = SampleRank(epochs=1, chains=2, **kw).fit(model, sources, references, np.random.default_rng(9),
+    fitted = SampleRank(epochs=1, chains=2, **kw).fit(model, *text, np.random.default_rng(9),
                                                       documents=documents)
     seed = int(np.random.default_rng(9).integers(2**63))
     chunk_of = documents.chunks(4)
-    results = [run_chain(model, sources, references, shard, model.weights, np.random.default_rng([seed, 0, c]),
+    results = [run_chain(model, dev_set, shard, model.weights, np.random.default_rng([seed, 0, c]),
                          Settings(**kw), chunk_of) for c, shard in enumerate(shards(12, 2, seed, 0, chunk_of))]
     np.testing.assert_array_equal(fitted.last_weights_, mix(results)[0])
     with pytest.raises(ValueError, match="documents cover 5"):
-        SampleRank(epochs=1, **kw).fit(model, sources, references, np.random.default_rng(9),
+        SampleRank(epochs=1, **kw).fit(model, *text, np.random.default_rng(9),
                                        documents=Documents.from_keys([f"A 1:{v}" for v in range(1, 6)]))
 
 
 def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
-    model, sources, references = dev
+    model, dev_set, text = dev
     kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1, chains=2)
-    whole = SampleRank(epochs=2, **kw).fit(model, sources, references, np.random.default_rng(4))
-    SampleRank(epochs=1, checkpoint=tmp_path / "sr.npz", **kw).fit(model, sources, references,
-                                                                  np.random.default_rng(4))
-    resumed = SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **kw).fit(
-        model, sources, references, np.random.default_rng(99), resume=True)
+    whole = SampleRank(epochs=3, out=tmp_path / "whole", **kw).fit(model, *text, np.random.default_rng(4))
+    SampleRank(epochs=1, out=tmp_path / "parts", **kw).fit(model, *text, np.random.default_rng(4))
+    resumed = SampleRank(epochs=3, out=tmp_path / "parts", **kw).fit(
+        model, *text, np.random.default_rng(99), resume=True)
     np.testing.assert_array_equal(resumed.weights_, whole.weights_)
-    assert [e.epoch for e in resumed.log_] == [1, 2]
+    assert [e.epoch for e in resumed.log_] == [1, 2, 3]
     for a, b in zip(resumed.log_, whole.log_):
         np.testing.assert_array_equal(a.averaged, b.averaged)
-    with pytest.raises(PbmtError, match="another run"):
-        SampleRank(epochs=2, checkpoint=tmp_path / "sr.npz", **{**kw, "chains": 3}).fit(
-            model, sources, references, np.random.default_rng(4), resume=True)
+    assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "whole", ())
+    with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings: chains 2 there, "
+                       "3 now"):
+        SampleRank(epochs=2, out=tmp_path / "parts", **{**kw, "chains": 3}).fit(
+            model, *text, np.random.default_rng(4), resume=True)
 
 
 def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
@@ -309,8 +317,7 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
-    sources, references = encode_dev(model.vocab, src, ref)
-    expected = SampleRank(2, 3, 5, 1, chains=2).fit(model, sources, references, np.random.default_rng(3))
+    expected = SampleRank(2, 3, 5, 1, chains=2).fit(model, src, ref, np.random.default_rng(3))
     tuned = TranslationModel.load(out / "moses.ini")
     np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
     log = read_tuning_log(out / "log.tsv")
@@ -337,9 +344,8 @@ def test_pbmt_tune_passes_the_variant_settings(bible, tmp_path):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:4]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:4]
-    sources, references = encode_dev(model.vocab, src, ref)
     expected = SampleRank(1, 2, 5, 1, update="expected-gain", step=0.05, temperature=0.1, start="decoder").fit(
-        model, sources, references, np.random.default_rng(3))
+        model, src, ref, np.random.default_rng(3))
     assert not np.allclose(expected.weights_, model.weights)
     np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
 
@@ -359,9 +365,8 @@ def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
     base = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
-    ids, refs = encode_dev(base.vocab, src, ref)
     expected = SampleRank(1, 3, 8, 1).fit(
-        dataclasses.replace(base, sparse=SparseModel.new(WordClasses.read(classes))), ids, refs,
+        dataclasses.replace(base, sparse=SparseModel.new(WordClasses.read(classes))), src, ref,
         np.random.default_rng(3), documents=Documents.read(bible / "dev.keys", limit=6))
     tuned = TranslationModel.load(out / "moses.ini")
     dense = base.layout.size
@@ -370,6 +375,6 @@ def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
     assert np.count_nonzero(tuned.sparse.weights) > 0
     assert "[sparse]" in (out / "pbmt.toml").read_text()
     # the stack decoder uses them: its scores are the from-scratch dense + sparse scores
-    options = TranslationOptions.build(tuned, tuned.vocab.ids(src[0].split()))
+    options = TranslationOptions.of_words(tuned, src[0].split())
     best = decode(tuned, options)[0]
     assert best.score == pytest.approx(model_score(best.derivation, options, tuned), abs=1e-6)
