@@ -1,5 +1,6 @@
 """pbmt.parallel: serial, local dask cluster and existing cluster give the serial results, in order."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -17,8 +18,11 @@ import pytest
 from pbmt.cli import build_parser, main
 from pbmt.commands.translate import _make_translator, _translate
 from pbmt.errors import PbmtError
+from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import SparseModel
 from pbmt.parallel import ParallelMap
+from pbmt.translation import Translator
 from pbmt.tune.loop import DevDecoder
 
 distributed = pytest.importorskip("distributed")
@@ -204,3 +208,24 @@ def test_unseen_words_translate_alike_in_a_worker_and_here_and_score_as_kenlm_un
     size = len(translator.model.vocab)
     assert [translator.translate(i, line).text for i, line in enumerate(UNSEEN * 2)] == outputs
     assert len(translator.model.vocab) == size
+
+
+def test_an_unseen_word_a_block_feature_names_fires_it_here_and_in_a_worker(tiny_model_dir, scheduler):
+    """The block family's names join the model's vocabulary before a sentence's overlay is made, so an input
+    word only the weights name gets their id: every derivation passes 'zorro' through as the block zorro|zorro
+    (2.0) with the word pair zorro|zorro (3.0), 5.0 above the model without them, in this process and on a
+    worker; the vocabulary does not grow as lines are translated."""
+    base = TranslationModel.load(tiny_model_dir / "moses.ini")
+    with_blocks = dataclasses.replace(base, sparse=SparseModel.of_blocks(
+        BlockWeights(["blk:zorro|zorro", "w:zorro|zorro"], np.array([2.0, 3.0]))))
+    lines = ["a zorro b", "zorro c a", "b b zorro e"]
+    plain = [Translator(base, n_best=3, tokenized=True).translate(i, line) for i, line in enumerate(lines)]
+    translator = Translator(with_blocks, n_best=3, tokenized=True)
+    here = [translator.translate(i, line) for i, line in enumerate(lines)]
+    size = len(with_blocks.vocab)
+    assert [translator.translate(i, line).text for i, line in enumerate(UNSEEN)] and len(with_blocks.vocab) == size
+    for a, b in zip(here, plain):
+        assert a.text == b.text and a.nbest[0].total == pytest.approx(b.nbest[0].total + 5.0, abs=1e-9)
+    with ParallelMap(_translate, translator, scheduler=scheduler) as cluster:
+        remote = list(cluster.map(list(enumerate(lines)), chunksize=1))
+    assert [[e.to_line() for e in t.nbest] for t in remote] == [[e.to_line() for e in t.nbest] for t in here]
