@@ -40,7 +40,6 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from pbmt.commands.translate import load_model
 from pbmt.explain import explain, explanation_data
 from pbmt.feature_labels import column_labels
 from pbmt.model.model import TranslationModel
@@ -53,7 +52,7 @@ MAX_WEIGHTED_MODELS = 4  # per worker: a page's slider moves back and forth betw
 @dataclasses.dataclass(frozen=True)
 class ServerSettings:
     """What ``pbmt serve`` was started with: ``model_args`` are ``pbmt translate``'s model options
-    (``-f``, ``--weights``, ``--stack`` ...) as ``commands.translate.load_model`` reads them."""
+    (``-f``, ``--weights``, ``--stack`` ...) the server's model was loaded with."""
 
     model_args: argparse.Namespace
     workers: int = 1
@@ -69,11 +68,12 @@ class ServerSettings:
 _worker: dict[str, Any] = {}
 
 
-def _load_worker(model_args: argparse.Namespace) -> None:
-    """A worker's initializer: load the model once (Ctrl-C is the server's to handle, not the workers')."""
+def _load_worker(model: TranslationModel) -> None:
+    """A worker's initializer: keep the model, which arrives by its path (``pbmt.model.model``) and so is loaded
+    once (Ctrl-C is the server's to handle, not the workers')."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    _worker["model"] = load_model(model_args)
+    _worker["model"] = model
     _worker["weighted"] = OrderedDict()
 
 
@@ -246,7 +246,7 @@ EXPLAIN_EXAMPLES = {"a sentence": {"value": {"sentence": SAMPLE, "n_best": 5, "h
 
 
 def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
-    """The FastAPI application; ``model`` is the server's own copy (loaded as the workers load theirs)."""
+    """The FastAPI application; ``model`` is the server's, which each worker receives (by its path)."""
     layout = model.layout
     translators = {tokenized: Translator(model, tokenized=tokenized) for tokenized in (False, True)}
     state: dict[str, Any] = {}
@@ -254,7 +254,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         pool = ProcessPoolExecutor(settings.workers, multiprocessing.get_context("spawn"),
-                                   initializer=_load_worker, initargs=(settings.model_args,))
+                                   initializer=_load_worker, initargs=(model,))
         try:
             pids = await asyncio.gather(*(asyncio.wrap_future(pool.submit(_ready)) for _ in range(settings.workers)))
         except BaseException:

@@ -65,7 +65,6 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError(f"--port {args.port}: not a TCP port")
     import uvicorn
 
-    from pbmt.commands.translate import _for_workers
     from pbmt.server import ServerSettings, create_app
 
     samples = tuple(line.strip() for _, line in read_lines(args.samples) if line.strip())[:30] if args.samples else ()
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except BaseException:
         sock.close()
         raise
-    settings = ServerSettings(_for_workers(args), args.workers, args.max_queue, args.max_words, args.max_sentences,
+    settings = ServerSettings(args, args.workers, args.max_queue, args.max_words, args.max_sentences,
                               samples=samples)
     port = sock.getsockname()[1]
     if not args.quiet:
