@@ -37,6 +37,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -385,15 +386,19 @@ def partition_bounds(src_rank: np.ndarray, n_ranks: int, partition_tokens: int) 
 
 
 class _Worker:
-    """A worker's state: the shard inputs, and the scorer once the shards are done."""
+    """A worker's state: the shard inputs, read where they are first used (a worker reads its own; the client
+    reads them only when it does the work itself), and the scorer once the shards are done."""
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.inputs = ShardInputs.load(folder)
         self._scorer: _Scorer | None = None
 
     def __reduce__(self):
-        return _Worker, (self.folder,)  # a worker reads the shard inputs itself
+        return _Worker, (self.folder,)
+
+    @cached_property
+    def inputs(self) -> ShardInputs:
+        return ShardInputs.load(self.folder)
 
     def scorer(self) -> _Scorer:
         if self._scorer is None:
