@@ -228,17 +228,19 @@ class TranslationModel:
     cand_lm_inside: np.ndarray = field(repr=False)
     sparse: SparseModel | None = field(default=None, repr=False)
     loaded_words: int = field(default=0, repr=False)  # len(vocab) after loading: the words of the model's files
+    loaded_sparse: SparseModel | None = field(default=None, repr=False, compare=False)  # as read from its folder
 
     def __reduce__(self):
         """A model travels to another process as what rebuilds it, as ``kenlm.Model`` does: its ``moses.ini``'s
-        path, search settings, weights and sparse features, and the words its vocabulary gained after loading
-        (a global feature's LM), so word ids agree in both processes. The other process loads the files
-        through their binary caches (memory-mapped), so it ships no table; with a dask scheduler on other
-        machines the model's folder must be where they see it."""
+        path, search settings, weights, its sparse features unless they are the folder's own (``pbmt.toml``),
+        and the words its vocabulary gained after loading (a global feature's LM), so word ids agree in both
+        processes. The other process loads the files through their binary caches (memory-mapped), so it
+        ships no table; with a dask scheduler on other machines the model's folder must be where they see it."""
         if self.config.path is None:
             raise pickle.PicklingError("a TranslationModel not loaded from a moses.ini cannot travel to another "
                                        "process")
-        return (_restore, (Path(self.config.path).resolve(), self.settings, self.weights, self.sparse,
+        sparse = _FOLDERS_OWN if self.sparse is not None and self.sparse is self.loaded_sparse else self.sparse
+        return (_restore, (Path(self.config.path).resolve(), self.settings, self.weights, sparse,
                            tuple(self.vocab.words(range(self.loaded_words, len(self.vocab))))))
 
     @classmethod
@@ -270,10 +272,11 @@ class TranslationModel:
             except (ValueError, UsageError):
                 raise FormatError(ini, None, f"table-limit={pt_feature.args['table-limit']!r} of "
                                   f"{pt_feature.name} is not a positive integer") from None
+        sparse = SparseModel.read(Path(ini).parent)
         stub = cls(config, vocab, layout, layout.weights(config), settings,
                    Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
-                   cand_lm_inside=np.zeros(0), sparse=SparseModel.read(Path(ini).parent), loaded_words=len(vocab))
+                   cand_lm_inside=np.zeros(0), sparse=sparse, loaded_words=len(vocab), loaded_sparse=sparse)
         return stub.with_weights(stub.weights)
 
     def toml_tables(self, folder: str | os.PathLike) -> dict[str, dict]:
@@ -352,10 +355,15 @@ class TranslationModel:
         return float(self.weights[self.layout.columns_of_type("KENLM")][0]) * math.log(10)
 
 
-def _restore(ini: Path, settings: SearchSettings, weights: np.ndarray, sparse: SparseModel | None,
+_FOLDERS_OWN = "the sparse features of the model's folder"  # what __reduce__ ships instead of them
+
+
+def _restore(ini: Path, settings: SearchSettings, weights: np.ndarray, sparse: SparseModel | str | None,
              words: tuple[str, ...]) -> TranslationModel:
     """The model ``TranslationModel.__reduce__`` describes."""
     model = TranslationModel.load(ini, settings)
+    if isinstance(sparse, str):  # _FOLDERS_OWN
+        sparse = model.sparse
     model.vocab.ids(words)
     if not np.array_equal(weights, model.weights):
         model = model.with_weights(weights)

@@ -2,6 +2,7 @@
 resume, and a short run on the shared model."""
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -223,3 +224,9 @@ def test_the_binary_training_folder_translates_as_the_in_process_decoder(tiny_mo
     assert (tmp_path / "bin" / f"pass{best}" / "sparse-weights.txt").read_text() == \
         (tmp_path / "bin" / "sparse-weights.txt").read_text()  # every pass is a model folder; the best is OUT
     assert texts["trained"] != texts["zero"]  # the weights matter
+    # the folder's model travels to a worker as its path: its block weights are read there, not shipped
+    folder_model = TranslationModel.load(tmp_path / "bin" / "moses.ini")
+    arrived = pickle.loads(pickle.dumps(folder_model))
+    assert len(pickle.dumps(folder_model)) < 2000 and arrived.sparse.blocks.weight == blocks.weight
+    tuned = dataclasses.replace(folder_model, sparse=SparseModel.of_blocks(BlockWeights(list(blocks.weight), weights)))
+    assert pickle.loads(pickle.dumps(tuned)).sparse.blocks.weight == blocks.weight  # other weights: shipped
