@@ -5,8 +5,9 @@ the first --sentences tokenised dev sentences, through ``pbmt.parallel``
 exactly as ``pbmt translate`` uses it. Measured per worker count:
 
 - start: the time to start the cluster (none for 1 worker);
-- load: each worker's model load time (from the memory-mapped cache; numba's
-  cache is warm after the serial run, so nothing compiles);
+- load: each worker's model load time: the model arrives pickled as its
+  path and loads from the memory-mapped cache (numba's cache is warm after
+  the serial run, so nothing compiles); for 1 worker, this process's load;
 - sent/s: a second map over the same sentences (the steady state), its
   speed-up over 1 worker, and whether the output equals the serial one;
 - sent/s at --repeat x: the sentences repeated --repeat times (a larger run:
@@ -70,8 +71,11 @@ def _rate(pool: ParallelMap, lines: list[str]) -> tuple[float, list[str]]:
 
 def measure(workers: int, lines: list[str], args: argparse.Namespace, scheduler: str | None,
             repeat: int, shards: int) -> dict:
+    loaded = time.perf_counter()
+    state = _Timed(_make_translator(args))
+    state.load_s = time.perf_counter() - loaded  # here: what one worker alone does
     started = time.perf_counter()
-    with ParallelMap(_timed_translate, _Timed(_make_translator(args)), workers, scheduler) as pool:
+    with ParallelMap(_timed_translate, state, workers, scheduler) as pool:
         ready = time.perf_counter()
         first = list(pool.map(enumerate(lines), chunksize=4))
         loads = {pid: load_s for _, pid, load_s in first}
