@@ -79,6 +79,7 @@ def tuning_inputs(ini: str | os.PathLike, src: str | os.PathLike, refs: str | os
 CHECKPOINT = "checkpoint.npz"
 LOG = "log.tsv"
 FORMAT = 2  # of the checkpoint's "run" record; checkpoints without one are of an older pbmt
+OLD_SAMPLERANK_CHECKPOINT = "samplerank.npz"  # where an older pbmt's SampleRank kept its state
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,9 @@ class RunFolder:
         self.rows: list[list[str]] = []
         self.resumed: Checkpoint | None = None
         path = self.out / CHECKPOINT
+        if resume and not path.exists() and (self.out / OLD_SAMPLERANK_CHECKPOINT).exists():
+            raise PbmtError(f"{self.out / OLD_SAMPLERANK_CHECKPOINT}: a checkpoint of an older pbmt, which this one "
+                            "cannot resume; start afresh in another folder")
         if path.exists():
             if not resume:
                 raise PbmtError(f"{self.out} holds a tuning run ({CHECKPOINT}): pass --resume to continue it, or "

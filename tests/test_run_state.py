@@ -62,6 +62,13 @@ def test_an_old_or_corrupt_checkpoint_is_one_error_naming_it(tmp_path, content, 
     assert str(path) in str(error.value) and "\n" not in str(error.value)
 
 
+def test_an_older_samplerank_folder_is_not_resumed_from_scratch(tmp_path):
+    (tmp_path / "samplerank.npz").write_bytes(b"")
+    with pytest.raises(PbmtError, match="samplerank.npz: a checkpoint of an older pbmt"):
+        folder(tmp_path, resume=True, kind="samplerank")
+    assert folder(tmp_path, kind="samplerank").resumed is None  # without --resume: a fresh run, as asked
+
+
 def test_pbmt_tune_refuses_to_resume_on_changed_references(tiny_model_dir, tiny_dev, tmp_path, capsys):
     refs = tmp_path / "dev.ref"
     lines = (tiny_dev / "dev.ref").read_text().splitlines()
