@@ -14,8 +14,9 @@ Zhang's binary block features (block, word pairs, length, orientation x
 block, target bigrams at block boundaries), trained by ``pbmt tune
 --features binary``. Its names are open-ended (they are built from the
 phrases), so it is a table of named weights rather than a numbered range;
-the stack decoder scores it (option-local kinds in the options' local
-scores, the others as transition scores), the Gibbs sampler does not.
+the searches and the sampler score it (option-local kinds once per
+phrase-table candidate, ``TranslationModel.block_scores``; the others as
+transition scores).
 
 Kernels see the boundary family as plain arrays (a TRANSITION family): every option's
 ``left_key`` (class of its first target word) and ``right_key`` (class of

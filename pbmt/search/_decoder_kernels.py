@@ -14,63 +14,13 @@ right neighbour: the coverage is a prefix, or a prefix plus one block whose
 left gap the next block must fill exactly, in one phrase).
 """
 
-from collections import namedtuple
-
 import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.model._lm_kernels import cached_score_word
-from pbmt.search._scoring_kernels import EOS, msd_orientation
+from pbmt.search._scoring_kernels import extension_score
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
-
-Transitions = namedtuple("Transitions", [
-    "lm",  # LMArrays
-    "cache",  # LMCache.entries: a direct-mapped cache of the LM's scores
-    "begin_state",  # int64: LM state after <s>
-    "w_lm_ln",  # float: LM weight times ln 10 (LM scores are log10)
-    "w_dist",  # float: distortion weight
-    "w_lr",  # float64[6]: lexicalized reordering weights (msd forward, then backward)
-    "reordering",  # float64[n_opt, 6]: each option's reordering log probabilities
-    "has_lr",  # bool: the model has a lexicalized reordering feature
-    "orient_score",  # float64[n_opt, 3]: weighted sparse score of option o in each msd orientation
-    "right_key", "left_key",  # int32[n_opt]: sparse keys of each option's last and first target word
-    "pair_weight",  # float64[n_right + 1, n_left + 1]: weighted sparse score of key pairs (start row, end column)
-    "has_sparse",  # bool: the model has sparse transition features
-])
-"""Every score of a block that depends on its predecessor, weighted (natural log): the searches' one form
-of the transition features (LM, distortion, lexicalized reordering, sparse orientation and boundary pairs)."""
-
-
-@njit(cache=True, inline="always")
-def extension_score(tr, tgt_offsets, tgt_words, state, prev_start, prev_end, prev_option, o, start, end, complete):
-    """Weighted transition score of option ``o`` over [start, end) after block [prev_start, prev_end) with
-    ``prev_option`` (-1 and [0, 0) at the sentence start) in LM ``state``; ``complete``: the block ends the
-    sentence (adds </s> and the end boundary). Returns (score, LM state after the block)."""
-    p = 0.0
-    new_state = state
-    for k in range(tgt_offsets[o], tgt_offsets[o + 1]):
-        q, new_state = cached_score_word(tr.lm, tr.cache, new_state, tgt_words[k])
-        p += q
-    total = tr.w_lm_ln * p - tr.w_dist * abs(start - prev_end)
-    if tr.has_lr or tr.has_sparse:
-        orient = msd_orientation(prev_start, prev_end, start, end)
-        if tr.has_lr:
-            total += tr.w_lr[orient] * tr.reordering[o, orient]
-            if prev_option >= 0:
-                total += tr.w_lr[3 + orient] * tr.reordering[prev_option, 3 + orient]
-        if tr.has_sparse:
-            total += tr.orient_score[o, orient]
-            row = tr.right_key[prev_option] if prev_option >= 0 else tr.pair_weight.shape[0] - 1
-            total += tr.pair_weight[row, tr.left_key[o]]
-            if complete:
-                total += tr.pair_weight[tr.right_key[o], tr.pair_weight.shape[1] - 1]
-    if complete:
-        p_end, new_state = cached_score_word(tr.lm, tr.cache, new_state, EOS)
-        total += tr.w_lm_ln * p_end
-    return total, new_state
-
 
 @njit(cache=True, inline="always")
 def _covered(cov, h, i):

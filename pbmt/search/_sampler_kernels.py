@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from pbmt.model._lm_kernels import cached_score_word
-from pbmt.search._scoring_kernels import EOS, add_transition
+from pbmt.search._scoring_kernels import EOS, add_transition, msd_orientation, sparse_end_score, sparse_score
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
 # atomic increments and decrements of every array passed to a function cost more (50-150 ns a call,
@@ -39,29 +39,24 @@ LN10 = np.log(10.0)
 OptionArrays = namedtuple("OptionArrays", [
     "start", "end",  # int32[n_opt]: source span of each option
     "tgt_offsets", "tgt_words",  # CSR of the options' target words (global ids)
-    "local",  # float64[n_opt, n_dense]: option-local feature values
-    "reordering",  # float64[n_opt, 6]: msd log probabilities
+    "local",  # float64[n_opt, n_dense]: option-local feature values (the weighted sparse ones in sparse_col)
     "span_offsets",  # int64[n * max_length + 1]: options of each span (TranslationOptions.span)
     "max_length",  # int
 ])
 """A sentence's ``TranslationOptions`` as the kernels read them."""
 
 Scoring = namedtuple("Scoring", [
-    "lm",  # LMArrays
-    "begin_state",  # int64: LM state after <s>
+    "tr",  # Transitions (pbmt.search._scoring_kernels): LM and its cache, reordering, sparse transitions
     "lm_col", "dist_col", "lr_col",  # first columns of LM0, Distortion0, LexicalReordering0 (-1: absent)
+    "sparse_col",  # column of the weighted sparse features, weight 1 (-1: the model has none)
     "limit",  # int: distortion limit, < 0 for none
     "weights",  # float64[n_dense]
-    "cache",  # LMCache.entries: a direct-mapped cache of LM scores
-    "sparse_col",  # column of the weighted sparse boundary score (-1: the model has no sparse features)
-    "left_key", "right_key",  # int32[n_opt]: boundary keys of each option's first and last target word
-    "pair_weight",  # float64[K, K]: weight of the boundary feature (right key before, left key after)
-    "bos", "eos",  # keys of the sentence start (as a right key) and end (as a left key)
 ])
-"""The model's side of scoring: LM and a direct-mapped cache of its scores, feature columns,
-distortion limit, dense weights, the sparse boundary features (``pbmt.model.sparse``: their
-weighted sum is one more column of the rows, with weight 1). Neighbourhoods score the same few (state, word) pairs again and
-again; a cache hit costs one access where the LM's own lookup costs several cache misses."""
+"""The model's side of scoring: the transition features in the decoders' one form (``Transitions``, read
+through a direct-mapped cache of LM scores), the dense feature columns the deltas keep apart (a tuner
+learns their weights), the distortion limit and the dense weights. Neighbourhoods score the same few
+(state, word) pairs again and again; a cache hit costs one access where the LM's own lookup costs several
+cache misses."""
 
 MEMO_BITS = 6
 MEMO_ENTRY = np.dtype([("key", np.int64), ("prob", np.float64)])
@@ -98,7 +93,7 @@ Workspace = namedtuple("Workspace", [
 @_inline
 def _lm_word(sc, state, word):
     """(log10 p(word | state), next state), through the cache: equal to ``score_word``."""
-    return cached_score_word(sc.lm, sc.cache, state, word)
+    return cached_score_word(sc.tr.lm, sc.tr.cache, state, word)
 
 
 @_inline
@@ -125,17 +120,17 @@ def span_range(opts, start, end):
 def _before(ch, sc, b):
     """(start, end, option, LM state) of the block before target position b; [0, 0), -1 at the start."""
     if b == 0:
-        return np.int64(0), np.int64(0), np.int64(-1), np.int64(sc.begin_state)
+        return np.int64(0), np.int64(0), np.int64(-1), np.int64(sc.tr.begin_state)
     return np.int64(ch.start[b - 1]), np.int64(ch.end[b - 1]), np.int64(ch.option[b - 1]), ch.lm_state[b - 1]
 
 
 @_inline
-def _add_boundary(row, sc, prev_option, o):
-    """Add the weighted sparse boundary feature between block ``prev_option`` (-1: start) and ``o`` (-1: end)."""
+def _transition(row, sc, prev_start, prev_end, prev_option, start, end, o):
+    """Add the transition features of block [start, end) with option ``o`` after its predecessor to row:
+    distortion and reordering values in their columns, the weighted sparse transitions in ``sparse_col``."""
+    add_transition(prev_start, prev_end, prev_option, start, end, o, sc.tr.reordering, sc.dist_col, sc.lr_col, row)
     if sc.sparse_col >= 0:
-        right = sc.right_key[prev_option] if prev_option >= 0 else sc.bos
-        left = sc.left_key[o] if o >= 0 else sc.eos
-        row[sc.sparse_col] += sc.pair_weight[right, left]
+        row[sc.sparse_col] += sparse_score(sc.tr, prev_option, o, msd_orientation(prev_start, prev_end, start, end))
 
 
 @_inline
@@ -146,9 +141,7 @@ def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
     """
     for f in range(row.shape[0]):
         row[f] += opts.local[o, f]
-    add_transition(prev_start, prev_end, prev_option, opts.start[o], opts.end[o], o, opts.reordering,
-                   sc.dist_col, sc.lr_col, row)
-    _add_boundary(row, sc, prev_option, o)
+    _transition(row, sc, prev_start, prev_end, prev_option, opts.start[o], opts.end[o], o)
     return _lm_words(sc, opts, state, o)
 
 
@@ -165,11 +158,9 @@ def _close(row, opts, sc, ch, ws, state, last_start, last_end, last_option, hi):
     """
     k = ch.size[0]
     if hi < k:
-        add_transition(last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], opts.reordering,
-                       sc.dist_col, sc.lr_col, row)
-        _add_boundary(row, sc, last_option, ch.option[hi])
-    else:
-        _add_boundary(row, sc, last_option, -1)
+        _transition(row, sc, last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi])
+    elif sc.sparse_col >= 0:
+        row[sc.sparse_col] += sparse_end_score(sc.tr, last_option)
     slot = np.int64((np.uint64(state) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - MEMO_BITS))
     entry = ws.memo[slot]
     if entry.key == state:

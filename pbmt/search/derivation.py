@@ -145,14 +145,20 @@ def sparse_features(derivation: Derivation, options: TranslationOptions, model: 
     return np.bincount(ids, minlength=model.sparse.size).astype(np.float64)
 
 
+def sparse_score(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> float:
+    """The weighted sparse features of ``derivation`` from scratch (natural log): the boundary family's
+    counts by their weights and the block family's named features (0.0 without sparse features)."""
+    if model.sparse is None:
+        return 0.0
+    score = float(sparse_features(derivation, options, model) @ model.sparse.weights)
+    if model.sparse.blocks is not None:
+        score += model.sparse.blocks.score(derivation_blocks(derivation, options, options.vocab))
+    return score
+
+
 def model_score(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> float:
     """The model score of ``derivation`` from scratch: dense and sparse features by their weights (natural log)."""
-    score = float(score_derivation(derivation, options, model) @ model.weights)
-    if model.sparse is not None:
-        score += float(sparse_features(derivation, options, model) @ model.sparse.weights)
-        if model.sparse.blocks is not None:
-            score += model.sparse.blocks.score(derivation_blocks(derivation, options, options.vocab))
-    return score
+    return float(score_derivation(derivation, options, model) @ model.weights) + sparse_score(derivation, options, model)
 
 
 def derivation_blocks(derivation: Derivation, options: TranslationOptions, vocab: Vocab) -> list[Block]:

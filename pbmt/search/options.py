@@ -70,6 +70,11 @@ class TranslationOptions:
         k = start * self.max_length + (end - start - 1)
         return range(self.span_offsets[k], self.span_offsets[k + 1])
 
+    def block_scores(self, model: TranslationModel) -> tuple[np.ndarray, np.ndarray]:
+        """The model's block family on these options (``TranslationModel.block_scores``, which must be set):
+        (option-local ``float64[n_opt]``, orientation weights ``float64[n_opt, 3]`` in msd order)."""
+        return model.block_scores.options(self.candidate, self.sentence[self.start[self.candidate < 0]])
+
     @classmethod
     def build(cls, model: TranslationModel, sentence: np.ndarray,
               vocab: Vocab | Overlay | None = None) -> "TranslationOptions":
@@ -129,7 +134,7 @@ class TranslationOptions:
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
                       reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)), vocab)
         if model.block_scores is not None:
-            local_score = local_score + model.block_scores.options(candidate, unknown_words)[0]
+            local_score = local_score + options.block_scores(model)[0]
         if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:
             raise RuntimeError("the model's vocabulary grew after the sentence's overlay was made (make it with "
                                "TranslationModel.overlay), so their ids collide")

@@ -48,9 +48,10 @@ from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
 from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.search.decoder import ScoredDerivation, decode
-from pbmt.search.derivation import Derivation, boundary_arrays, score_derivation, sparse_features
+from pbmt.search.derivation import Derivation, feature_columns, score_derivation, sparse_score
 from pbmt.search.hypothesis import DocumentFeature, DocumentScores, Hypothesis, score_document
 from pbmt.search.options import TranslationOptions
+from pbmt.search.transitions import transitions
 
 SPARSE_COLUMN = "Sparse0"  # the weighted sparse features' column, when the model has sparse features
 _CHUNK = 1 << 16  # steps per kernel call: bounds the memory of uniforms and recorded samples
@@ -267,19 +268,16 @@ class Sampler:
     RETRANS. ``lm_cache``: a cache of LM scores to share among the samplers of
     one model (default: a new one). ``weights``
     (``float64[n_features]``) and ``feature_names`` cover dense columns, then
-    ``Sparse0`` when the model has sparse features (``pbmt.model.sparse``:
-    their weighted sum, weight 1, kept up to date in numba like the dense
-    ones), then global columns.
+    ``Sparse0`` when the model has sparse features (``pbmt.model.sparse``, both
+    families: their weighted sum, weight 1, kept up to date in numba like the
+    dense ones, from the decoders' transition form and the block family's
+    option-local scores), then global columns.
     """
 
     def __init__(self, model: TranslationModel, options: TranslationOptions,
                  global_features: Sequence[DocumentFeature] = (), global_weights: np.ndarray | None = None,
                  distortion_limit: int | None = None, operator_weights=(1.0, 1.0, 1.0),
                  lm_cache: LMCache | None = None):
-        if model.sparse is not None and model.sparse.blocks is not None:
-            raise PbmtError("the Gibbs sampler does not score the block family of sparse features (pbmt tune "
-                            "--features binary): decode such a model with the stack decoder, or drop \"block\" "
-                            "from [sparse] families in its pbmt.toml")
         self.model = model
         self.options = options
         self.global_features = tuple(global_features)
@@ -302,21 +300,13 @@ class Sampler:
         self._op_cum = np.cumsum(operator_weights / operator_weights.sum())
         self._n = options.n_words
         local = np.hstack([options.local, np.zeros((len(options), len(sparse)))])
+        if model.block_scores is not None:
+            local[:, -1] = options.block_scores(model)[0]
         self._opts = k.OptionArrays(options.start, options.end, options.tgt_offsets, options.tgt_words,
-                                    np.ascontiguousarray(local), np.ascontiguousarray(options.reordering),
-                                    options.span_offsets, int(options.max_length))
-
-        def first(type_):
-            columns = layout.columns_of_type(type_)
-            return columns.start if columns is not None else -1
-
-        lm_cache = lm_cache or LMCache.new()
-        left, right, pair_weight, bos, eos, has_sparse = boundary_arrays(model, options)
-        self._scoring = k.Scoring(model.lm.arrays, np.int64(model.lm.begin_state), first("KENLM"),
-                                  first("Distortion"), first("LexicalReordering"), self.distortion_limit,
-                                  np.ascontiguousarray(self.weights[:self._dense]), lm_cache.entries,
-                                  layout.size if has_sparse else -1, left, right, pair_weight, np.int64(bos),
-                                  np.int64(eos))
+                                    np.ascontiguousarray(local), options.span_offsets, int(options.max_length))
+        self._scoring = k.Scoring(transitions(model, options, lm_cache or LMCache.new()), *feature_columns(model),
+                                  layout.size if sparse else -1, self.distortion_limit,
+                                  np.ascontiguousarray(self.weights[:self._dense]))
         widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
         cap = widest * widest + widest + 2
         size = max(self._n, 1)
@@ -347,7 +337,7 @@ class Sampler:
 
     def _sparse_score(self, derivation: Derivation) -> float:
         """The weighted sparse features of ``derivation``, from scratch (natural log)."""
-        return float(sparse_features(derivation, self.options, self.model) @ self.model.sparse.weights)
+        return sparse_score(derivation, self.options, self.model)
 
     def hypothesis(self, derivation: Derivation) -> Hypothesis:
         """``derivation`` as global features see it."""

@@ -304,6 +304,11 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
     if w.shape != (width,):
         raise ValueError(f"expected {width} weights, got shape {w.shape}")
     if model.sparse is not None:
+        if model.sparse.boundary is not None and model.sparse.blocks is not None:
+            # the samplers see the block family's bigrams and the boundary pairs summed in one table per sentence,
+            # so the in-place updates below would not reach them
+            raise PbmtError("SampleRank tunes the boundary family of a model without the block family: drop "
+                            "\"block\" or \"boundary\" from [sparse] families in its pbmt.toml")
         # the samplers' kernels read the sparse weights through views of this array, updated in place below
         model = replace(model, sparse=model.sparse.with_weights(w[dense:]))
     weight_sum = np.zeros_like(w)

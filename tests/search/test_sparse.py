@@ -1,4 +1,5 @@
-"""Sparse boundary features: decoder and sampler scores equal from-scratch ones; files round-trip."""
+"""Sparse features (boundary and block families): decoder and sampler scores equal from-scratch ones; files
+round-trip."""
 
 import dataclasses
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 from pbmt.errors import FormatError, PbmtError
+from pbmt.model.block_features import BOS_WORD, EOS_WORD, BlockWeights, bigram_name, local_names, orient_name
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
 from pbmt.search.decoder import decode
@@ -66,6 +68,43 @@ def test_sampler_deltas_with_boundary_features_equal_rescoring(tiny_sparse, bibl
         sampler = Sampler(model, options)
         assert sampler.feature_names[-1] == "Sparse0"
         assert_moves_equal_rescoring(sampler, sampler.start(gloss(options)), rng, 60, atol=1e-8)
+
+
+def random_block_weights(model, sentences, rng):
+    """The block family with a random weight on every name the options of ``sentences`` can fire: block,
+    word-pair and length names, orientations, and the bigrams of their last and first target words."""
+    names, lasts, firsts = set(), {BOS_WORD}, {EOS_WORD}
+    for sentence in sentences:
+        options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+        words = model.vocab.words(options.sentence)
+        for o in range(len(options)):
+            source, target = words[options.start[o]:options.end[o]], model.vocab.words(options.target(o))
+            names.update(local_names(source, target))
+            names.update(orient_name(k, source, target) for k in "RLN")
+            lasts.add(target[-1])
+            firsts.add(target[0])
+    names.update(bigram_name(a, b) for a in lasts for b in firsts)
+    names = sorted(names)
+    return BlockWeights(names, rng.normal(scale=0.5, size=len(names)))
+
+
+@pytest.mark.parametrize("boundary", [False, True])
+def test_sampler_deltas_with_block_features_equal_rescoring(tiny_sparse, boundary):
+    """The block family alone and beside the boundary family: the sampler scores it through the decoders'
+    transition form and option-local block scores; every move's deltas equal the names counted from scratch
+    (``BlockWeights.score`` over ``sequence_names``), an unknown word passed through included."""
+    rng = np.random.default_rng(11)
+    sentences = SENTENCES[1:4] + ["b x a d"]
+    blocks = random_block_weights(tiny_sparse, sentences, rng)
+    sparse = dataclasses.replace(tiny_sparse.sparse, blocks=blocks) if boundary else SparseModel.of_blocks(blocks)
+    model = dataclasses.replace(tiny_sparse, sparse=sparse)
+    for sentence in sentences:
+        options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+        sampler = Sampler(model, options)
+        assert sampler.feature_names[-1] == "Sparse0"
+        chain = sampler.start(gloss(options))
+        assert chain.features[-1] != 0.0
+        assert_moves_equal_rescoring(sampler, chain, rng, 40, atol=1e-8)
 
 
 @pytest.mark.parametrize("search", ["stack", "cube"])
