@@ -32,7 +32,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
+from pbmt.plots import read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
 
 
 _DESCRIPTIONS = {
@@ -76,9 +78,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pbmt.plots import (read_trace, read_tuning_log, save_png, trace_figure, tuning_figure,
-                            weights_figure)
-
     if args.output.suffix.lower() != ".png":
         raise PbmtError(f"--output {args.output}: the figure is written as PNG, name it *.png")
     if args.kind == "tuning":
@@ -89,8 +88,6 @@ def run(args: argparse.Namespace) -> int:
     elif args.kind == "weights":
         initial = None
         if args.initial is not None:
-            from pbmt.config import MosesConfig
-
             if not args.initial.is_file():
                 raise PbmtError(f"--initial {args.initial}: no such file")
             initial = MosesConfig.read(args.initial).weights

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
     if not 0 <= args.port < 65536:
         raise PbmtError(f"--port {args.port}: not a TCP port")
+    # the web stack (uvicorn, fastapi) costs start-up time every other verb would pay if imported above
     import uvicorn
 
     from pbmt.server import ServerSettings, create_app

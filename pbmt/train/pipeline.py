@@ -58,6 +58,7 @@ from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
 from pbmt.text import CASINGS, Truecaser, tokenizer, tokens
+from pbmt.train.align import eflomal_align
 from pbmt.train.corpus import (
     alignment_points,
     read_alignment,
@@ -194,8 +195,6 @@ def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflo
     src_corpus = read_corpus(src)
     tgt_corpus = read_corpus(tgt)
     if run_eflomal:
-        from pbmt.train.align import eflomal_align
-
         forward, backward = eflomal_align(src_corpus, tgt_corpus, quiet=quiet)
         write_alignment(fwd, forward)
         write_alignment(rev, backward)
