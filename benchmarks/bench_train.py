@@ -24,7 +24,11 @@ extraction and scoring (``pbmt.train.shards.build_tables``) of the Bible
 corpus in shards of ``--speedup-shard-size``, serial and on 2 local workers
 in turn (A, B, A, B: ``--speedup-rounds`` of each, so that a change of the
 machine's load weighs on both), in one process; the outputs are compared
-byte for byte.
+byte for byte. Each run also reports the CPU seconds it used (the workers'
+included): the load average counts runnable threads of every session, but
+Linux's autogroup scheduling shares the cores out by session, so a busy
+machine gives one benchmark session about the same CPU whether it runs one
+process or three; CPU seconds against wall seconds show the share it got.
 Timings are wall clock; on a shared machine give the load average with them
 (printed).
 
@@ -62,6 +66,13 @@ def _peak_rss_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds used by this process and its finished child processes (the
+    cluster's workers count once the cluster has closed)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def _load() -> str:
@@ -139,14 +150,16 @@ def speedup(shard_size: int, work: Path, rounds: int) -> dict:
     runs = []
     for index, workers in enumerate([1, 2] * rounds):
         load = _load()
+        cpu = _cpu_seconds()
         start = time.perf_counter()
         counts, _ = build_tables(src, tgt, alignment, work / f"pt{index}.gz", work / f"rt{index}.gz",
                                  work / f"scratch{index}", shard_sentences=shard_size, workers=workers)
-        runs.append({"workers": workers, "seconds": time.perf_counter() - start, "load_before": load,
-                     "load_after": _load(), "shards": counts.shards, "partitions": counts.partitions})
-        print(f"{workers} worker(s): {runs[-1]['seconds']:7.1f} s  ({counts.shards} shards, "
-              f"{counts.partitions} partitions; load average {load} before, {runs[-1]['load_after']} after)",
-              flush=True)
+        runs.append({"workers": workers, "seconds": time.perf_counter() - start, "cpu_seconds": _cpu_seconds() - cpu,
+                     "load_before": load, "load_after": _load(), "shards": counts.shards,
+                     "partitions": counts.partitions})
+        print(f"{workers} worker(s): {runs[-1]['seconds']:7.1f} s, {runs[-1]['cpu_seconds']:6.1f} s of CPU "
+              f"({counts.shards} shards, {counts.partitions} partitions; load average {load} before, "
+              f"{runs[-1]['load_after']} after)", flush=True)
     same = all((work / f"{t}{i}.gz").read_bytes() == (work / f"{t}0.gz").read_bytes()
                for t in ("pt", "rt") for i in range(1, len(runs)))
     serial = sum(r["seconds"] for r in runs if r["workers"] == 1)
