@@ -39,13 +39,12 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.commands.options import default_of, deprecated
-from pbmt.commands.tune import token_lines
+from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.listnet import NORMALISATIONS, ListNet
 from pbmt.tune.loop import OPTIMIZERS
-from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.features import KINDS, FeatureSpec, name_features
@@ -90,11 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="passes over the dev sentences at most")
     listnet.add_argument("--max-batches", type=int, default=default_of(ListNet, "max_batches"), help="batches at most")
     listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
-    mert = parser.add_argument_group("MERT")
-    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
-                      help="random starting points besides the decoder's")
-    mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
-                      help="random directions searched per round")
+    add_mert_arguments(parser, "Och's exact line search on the n-best lists, as in pbmt tune")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
@@ -106,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
     for name in ("batch_size", "epochs", "max_batches", "eval_every"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.restarts < 0 or args.random_directions < 0:
-        raise UsageError("--restarts and --random-directions must not be negative")
     sources = token_lines(args.src, args.config, "source", args.tokenized) if args.src is not None else None
     started = time.perf_counter()
     lists = read_lists(args.n_best, sources)
@@ -160,7 +153,7 @@ def _params(args: argparse.Namespace) -> dict:
                 "learning_rate": args.learning_rate, "decay": args.decay, "batch_size": args.batch_size,
                 "epochs": args.epochs, "max_batches": args.max_batches, "eval_every": args.eval_every}
     if args.algorithm == "mert":
-        return {"restarts": args.restarts, "random_directions": args.random_directions}
+        return mert_params(args)
     return {}
 
 

@@ -85,24 +85,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
     parser.add_argument("--dedup", choices=DEDUP, default=LoopSettings.dedup,
                         help="pool candidates are distinct derivations (string + segmentation) or strings")
-    mert = parser.add_argument_group("MERT", "Och's exact line search on the pool; weights L1-normalised and "
-                                     "UnknownWordPenalty0 fixed, as in Moses. Against weights that fit the pool "
-                                     "and decode word salad: --keep-signs, --max-step, --significance and --keep")
-    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
-                      help="random starting points besides the previous weights")
-    mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
-                      help="random directions searched in each round besides the coordinate directions")
-    mert.add_argument("--significance", type=float, default=default_of(Mert, "significance"),
-                      help="the best random restart replaces the climb from the previous weights only if its pool "
-                      "BLEU is better at this level under paired bootstrap resampling (0: whenever it is higher, "
-                      "as Moses)")
-    mert.add_argument("--max-step", type=_max_step, default=default_of(Mert, "max_step"), metavar="X",
-                      help="a line search looks at most this many times the weights' L1 norm away from them "
-                      "('none': Och's unbounded search, which can reach weights that fit the pool and decode "
-                      "word salad)")
-    mert.add_argument("--keep-signs", action=argparse.BooleanOptionalAction, default=default_of(Mert, "keep_signs"),
-                      help="no weight changes sign (each line search stops where a weight would cross zero); a "
-                      "weight flipped on the pool, e.g. one rewarding swaps, can decode word salad")
+    add_mert_arguments(parser, "Och's exact line search on the pool; weights L1-normalised and "
+                       "UnknownWordPenalty0 fixed, as in Moses. Against weights that fit the pool and decode word "
+                       "salad: --keep-signs, --max-step, --significance and --keep")
     pro = parser.add_argument_group("PRO, APRO", "rank candidate pairs by BLEU+1: PRO (Hopkins & May, 2011) "
                                     "samples pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all "
                                     "pairs in a ranking SVM; both interpolate with the previous weights")
@@ -118,11 +103,43 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                      help="new weights = Psi * learned + (1 - Psi) * previous, with this Psi in [0, 1]")
 
 
+def add_mert_arguments(parser: argparse.ArgumentParser, description: str) -> None:
+    """The MERT group (``pbmt tune``, ``optimize`` and ``rescore``), its defaults those of ``Mert``."""
+    mert = parser.add_argument_group("MERT", description)
+    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
+                      help="random starting points besides the starting weights")
+    mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
+                      help="random directions searched in each round besides the coordinate directions")
+    mert.add_argument("--significance", type=float, default=default_of(Mert, "significance"),
+                      help="the best random restart replaces the climb from the previous weights only if its pool "
+                      "BLEU is better at this level under paired bootstrap resampling (0: whenever it is higher, "
+                      "as Moses)")
+    mert.add_argument("--max-step", type=_max_step, default=default_of(Mert, "max_step"), metavar="X",
+                      help="a line search looks at most this many times the weights' L1 norm away from them "
+                      "('none': Och's unbounded search, which can reach weights that fit the pool and decode "
+                      "word salad)")
+    mert.add_argument("--keep-signs", action=argparse.BooleanOptionalAction, default=default_of(Mert, "keep_signs"),
+                      help="no weight changes sign (each line search stops where a weight would cross zero); a "
+                      "weight flipped on the pool, e.g. one rewarding swaps, can decode word salad")
+
+
+def mert_params(args: argparse.Namespace) -> dict:
+    """``Mert``'s parameters from ``add_mert_arguments``'s options, checked."""
+    if args.restarts < 0 or args.random_directions < 0:
+        raise UsageError("--restarts and --random-directions must not be negative")
+    if not 0.0 <= args.significance < 1.0:
+        raise UsageError("--significance must be in [0, 1)")
+    if args.max_step is not None and args.max_step <= 0:
+        raise UsageError("--max-step must be positive (0 or less is no search at all)")
+    return {"restarts": args.restarts, "random_directions": args.random_directions, "significance": args.significance,
+            "max_step": args.max_step, "keep_signs": args.keep_signs}
+
+
 def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
     """The optimiser ``add_optimizer_arguments``'s options describe."""
     if args.algorithm in ("pro", "apro"):
         if not 0.0 <= args.interpolation <= 1.0:
-            raise PbmtError("--interpolation must be in [0, 1]")
+            raise UsageError("--interpolation must be in [0, 1]")
         if args.algorithm == "pro":
             if args.pro_samples < 0 or args.pro_keep < 0:
                 raise UsageError("--pro-samples and --pro-keep must not be negative")
@@ -131,18 +148,12 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
                                   min_difference=args.pro_min_difference, interpolation=args.interpolation)
         if args.apro_c <= 0:
-            raise PbmtError("--apro-c must be positive")
+            raise UsageError("--apro-c must be positive")
         return make_optimizer("apro", c=args.apro_c, interpolation=args.interpolation)
-    if args.restarts < 0 or args.random_directions < 0:
-        raise PbmtError("--restarts and --random-directions must not be negative")
+    params = mert_params(args)
     if args.algorithm == "listnet":
         return make_optimizer("listnet")  # the paper's defaults; pbmt rescore exposes its settings
-    if not 0.0 <= args.significance < 1.0:
-        raise PbmtError("--significance must be in [0, 1)")
-    if args.max_step is not None and args.max_step <= 0:
-        raise PbmtError("--max-step must be positive (0 or less is no search at all)")
-    return make_optimizer(args.algorithm, restarts=args.restarts, random_directions=args.random_directions,
-                          significance=args.significance, max_step=args.max_step, keep_signs=args.keep_signs)
+    return make_optimizer(args.algorithm, **params)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -259,7 +270,7 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
 def run_block_training(args: argparse.Namespace, settings: SearchSettings | None) -> int:
     """``pbmt tune --algorithm costmargin --features binary``: binary block feature weights on a training subset."""
     if args.algorithm != "costmargin":
-        raise PbmtError("--features binary trains with --algorithm costmargin (Table II)")
+        raise UsageError("--features binary trains with --algorithm costmargin (Table II)")
     if args.oracle_beam < 1 or args.passes < 2 or args.sgd_passes < 1:
         raise UsageError("--oracle-beam must be at least 1, --passes at least 2, --sgd-passes at least 1")
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
@@ -309,10 +320,10 @@ def run_samplerank(args: argparse.Namespace) -> int:
     """``pbmt tune --algorithm samplerank``: tune, then write moses.ini and log.tsv to --out."""
     for name in ("epochs", "batch_size", "samples_per_sentence", "chains"):
         if getattr(args, name) < 1:
-            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if (args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0
             or args.temperature <= 0 or args.samplerank_step <= 0):
-        raise PbmtError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
+        raise UsageError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
                         "--temperature and --samplerank-step must be positive")
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     sources, refs = dev_set(args, model)
@@ -374,7 +385,7 @@ def with_sparse_features(model: TranslationModel, features: str, classes: Path |
     sparse features, else ``word-classes.txt`` beside its moses.ini.
     """
     if features == "binary":
-        raise PbmtError("--features binary is trained by --algorithm costmargin; SampleRank tunes dense or boundary")
+        raise UsageError("--features binary is trained by --algorithm costmargin; SampleRank tunes dense or boundary")
     if features == "dense":
         return replace(model, sparse=None)
     if classes is None and model.sparse is not None:
@@ -447,9 +458,9 @@ def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str
 def run(args: argparse.Namespace) -> int:
     for name in ("n_best_size", "iterations", "workers"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     if args.sentences is not None and args.sentences < 1:
-        raise PbmtError("--sentences must be at least 1")
+        raise UsageError("--sentences must be at least 1")
     if not args.config.exists():
         raise PbmtError(f"{args.config}: no such model configuration")
     if args.algorithm == "samplerank":

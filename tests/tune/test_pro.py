@@ -175,8 +175,8 @@ def test_tune_runs_the_loop(algorithm, tiny_model_dir, tmp_path):
     assert (tmp_path / "out" / "moses.ini").exists()
 
 
-def test_bad_pro_options_exit_1(moses_nbest, capsys):
+def test_bad_pro_options_are_usage_errors(moses_nbest, capsys):
     argv = ["optimize", "--algorithm", "pro", "--n-best", str(moses_nbest / "nbest"), "--refs",
             str(moses_nbest / "refs"), "--interpolation", "1.5"]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "--interpolation must be in [0, 1]" in capsys.readouterr().err

@@ -198,7 +198,7 @@ def test_binary_training_resumes_to_the_uninterrupted_weights(tiny_model_dir, ti
     weights = SparseModel.read(tmp_path / "full").blocks
     assert int(rows[-1][4]) > 0 and len(weights) > 0 and all(name.split(":")[0] in ("blk", "w", "len", "ori", "bi")
                                           for name in weights.weight)
-    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 1
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "p", "perceptron", 3, *extra)) == 2
 
 
 def test_the_binary_training_folder_translates_as_the_in_process_decoder(tiny_model_dir, tiny_dev, tmp_path):
