@@ -10,7 +10,7 @@ import pytest
 from pbmt.commands.train import language
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import read_lines
-from pbmt.train import align
+from pbmt.train import pipeline
 from pbmt.train.corpus import read_alignment, read_corpus
 from pbmt.train.pipeline import Step, StepRunner, align_corpus, arpa_order, train_tables
 
@@ -77,7 +77,7 @@ def test_eflomal_alignments_are_kept_and_symmetrised(bible, tmp_path, monkeypatc
     for name in ("train.align.fwd", "train.align.rev"):
         write(tmp_path / name, lines(bible / name)[:N])
         directed.append(read_alignment(tmp_path / name, src, tgt))
-    monkeypatch.setattr(align, "eflomal_align", lambda *args, **kwargs: tuple(directed))
+    monkeypatch.setattr(pipeline, "eflomal_align", lambda *args, **kwargs: tuple(directed))
     fwd, rev, gdfa = tmp_path / "fwd", tmp_path / "rev", tmp_path / "gdfa"
     n_points = align_corpus(tmp_path / "train.tok.es", tmp_path / "train.tok.en", fwd, rev, gdfa, run_eflomal=True)
     assert lines(fwd) == lines(tmp_path / "train.align.fwd") and lines(rev) == lines(tmp_path / "train.align.rev")
