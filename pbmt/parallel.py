@@ -2,12 +2,14 @@
 
 ``ParallelMap(work, state, workers, scheduler)`` applies ``work(state, item)``
 to items and gives the results in the items' order. ``state`` (a translator
-holding a model, say) goes to each worker process once and stays there, so
-per map only ``work``, items and results travel. ``work`` must be picklable (a
+holding a model, say) is pickled once here and travels with every shard, so
+that any worker, a restarted one too, can run any shard; each worker process
+unpickles it at its first shard and keeps it. ``work`` must be picklable (a
 module-level function, or ``functools.partial`` of one) and so must
 ``state``, cheaply: a ``TranslationModel`` pickles as its ``moses.ini`` path
-and settings (``pbmt.model.model``), and an object holding more than it can
-rebuild pickles as what builds it (``__reduce__``), never as arrays.
+and settings (``pbmt.model.model``: a few hundred bytes), and an object
+holding more than it can rebuild pickles as what builds it (``__reduce__``),
+never as arrays.
 
 - One worker and no scheduler: everything runs in this process, on ``state``
   itself.
@@ -26,27 +28,36 @@ output is the serial output whatever the number of workers.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import pickle
 import signal
 import threading
-import uuid
 import warnings
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
+import cloudpickle
+
 from pbmt.errors import PbmtError
 
-# worker side: one lock per map's state, as a worker with several threads shares the one state object, which
-# work may update (a translator re-pruned for new weights)
-_locks: dict[str, threading.Lock] = {}
-_locks_lock = threading.Lock()
+# worker side: state key -> (state, lock); lives as long as the worker process
+_states: dict[str, tuple[Any, threading.Lock]] = {}
+_states_lock = threading.Lock()
 
 
-def _run_shard(key: str, work: Callable[[Any, Any], Any], state: Any, shard: list) -> list:
-    with _locks_lock:
-        lock = _locks.setdefault(key, threading.Lock())
-    with lock:
-        return [work(state, item) for item in shard]
+def _run_shard(key: str, work: Callable[[Any, Any], Any], state: bytes, shard: list) -> list:
+    with _states_lock:
+        if key not in _states:
+            _states[key] = (pickle.loads(state), threading.Lock())
+        found, lock = _states[key]
+    with lock:  # a worker with several threads shares one state, which work may update (a translator re-pruned)
+        return [work(found, item) for item in shard]
+
+
+def _forget(key: str) -> None:
+    with _states_lock:
+        _states.pop(key, None)
 
 
 def _worker_environment() -> dict:
@@ -97,7 +108,10 @@ class ParallelMap:
         import dask
         from distributed import Client, LocalCluster
 
-        self._key = uuid.uuid4().hex
+        # pickled once here; a worker unpickles it at its first shard and keeps it (a dead worker's shards take
+        # it along to the next)
+        self._state = cloudpickle.dumps(state)
+        self._key = hashlib.sha256(cloudpickle.dumps(work) + self._state).hexdigest()
         if scheduler is None:
             # no memory limit: the memory-mapped model counts in each worker's resident size
             with (dask.config.set({"distributed.nanny.pre-spawn-environ": _worker_environment()}),
@@ -113,8 +127,6 @@ class ParallelMap:
             except (OSError, TimeoutError, ValueError) as err:
                 raise PbmtError(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
                                 f"({type(err).__name__}: {err})") from None
-        # the state is pickled once here and unpickled once in each worker, which keeps it for every shard
-        self._state = self._client.scatter([state], broadcast=True, hash=False)[0]
 
     def map(self, items: Iterable[Any], chunksize: int = 8,
             progress: Callable[[int], Any] | None = None) -> Iterator[Any]:
@@ -158,10 +170,11 @@ class ParallelMap:
             self._client.cancel(futures)  # the rest, when the caller stops early or a shard failed
 
     def close(self) -> None:
-        """Release the workers' copy of the state (an existing cluster) or stop the local cluster."""
+        """Drop the workers' state (an existing cluster) or stop the local cluster."""
         if self._client is None:
             return
-        self._client.cancel([self._state])
+        if self._cluster is None:
+            self._client.run(_forget, self._key)
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()
