@@ -74,6 +74,7 @@ from typing import Sequence
 import numpy as np
 
 from pbmt.documents import Documents
+from pbmt.errors import PbmtError
 from pbmt.features import FeatureSpec, GlobalFeature, build
 from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel

@@ -10,6 +10,7 @@ from pbmt.cli import main
 from pbmt.documents import Documents
 from pbmt.errors import PbmtError
 from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
+from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
@@ -378,3 +379,17 @@ def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
     options = TranslationOptions.of_words(tuned, src[0].split())
     best = decode(tuned, options)[0]
     assert best.score == pytest.approx(model_score(best.derivation, options, tuned), abs=1e-6)
+
+
+def test_a_model_with_both_sparse_families_is_refused_in_one_line(dev, tmp_path):
+    """SampleRank updates the boundary weights in place, which a sentence's merged pair table (boundary classes
+    plus block bigrams) would not see: such a model is refused with a message saying what to drop."""
+    model, dev_set, text = dev
+    classes = tmp_path / "classes.txt"
+    classes.write_text("".join(f"{w}\tk{i % 2}\n" for i, w in enumerate(model.vocab.words(range(3, 40)))),
+                       encoding="utf-8")
+    sparse = SparseModel.new(WordClasses.read(classes))
+    both = dataclasses.replace(model, sparse=dataclasses.replace(sparse, blocks=BlockWeights(["blk:y|and"], [0.5])))
+    weights = np.concatenate([model.weights, np.zeros(sparse.size)])
+    with pytest.raises(PbmtError, match=r"^SampleRank tunes the boundary family .*drop \"block\" or \"boundary\""):
+        run_chain(both, dev_set, np.arange(2), weights, np.random.default_rng(0), Settings(batch_size=2))
