@@ -595,7 +595,12 @@ def train(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
           progress: bool = False) -> list[StepReport]:
     """Train (or bring up to date) the model folder ``settings.out``; returns a
     report per step. ``log`` receives a line per step and sub-stage;
-    ``progress`` shows progress bars on standard error."""
+    ``progress`` shows progress bars on standard error. A missing input file is
+    an error before anything is written."""
+    for path in (settings.src, settings.tgt, settings.alignment, settings.alignment_fwd, settings.alignment_rev,
+                 settings.lm):
+        if path is not None and not Path(path).exists():
+            raise PbmtError(f"{path}: no such file")
     os.makedirs(settings.out, exist_ok=True)
     steps = training_steps(settings, log, progress)
     return StepRunner(settings.work_dir / "steps", log).run(steps)

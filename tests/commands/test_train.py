@@ -172,11 +172,13 @@ def test_mismatched_line_counts_name_both_files_and_the_line(corpus_slice, tmp_p
     assert f"{corpus_slice / 'train.es'} has {N} lines but {short} has {N - 1}" in err and f"line {N} of" in err
 
 
-def test_missing_input_is_an_error(corpus_slice, tmp_path, capsys):
-    args = ["train", "--src", str(tmp_path / "nope.es"), "--tgt", str(corpus_slice / "train.en"),
-            "--out", str(tmp_path / "m")]
-    assert main(args) == 1
-    assert f"{tmp_path / 'nope.es'}: no such file" in capsys.readouterr().err
+@pytest.mark.parametrize("missing", ["--src", "--alignment"])
+def test_missing_input_is_an_error_before_anything_is_written(corpus_slice, tmp_path, capsys, missing):
+    args = {"--src": corpus_slice / "train.es", "--tgt": corpus_slice / "train.en", "--out": tmp_path / "m",
+            missing: tmp_path / "nope"}
+    assert main(["train", *(str(x) for pair in args.items() for x in pair)]) == 1
+    assert f"{tmp_path / 'nope'}: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
 
 
 @pytest.mark.parametrize("option, value, message", [
