@@ -26,8 +26,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   dev and test, with the 5-gram LM, the length ratio and consensus features;
 - ``moses-mert``: Moses's ``mert-moses.pl`` with Moses 1 as its decoder (cube
   pruning, 2 threads), 100-best, --iterations iterations, mert's random seed
-  ``1000 * seed`` at every iteration; its last weights are decoded by pbmt on
-  test (``../shared/tools/moses`` must exist, else the cell is skipped).
+  ``1000 * seed`` at every iteration; the weights of its best dev decode are
+  decoded by pbmt on test, as pbmt's tuners' (``../shared/tools/moses`` must
+  exist, else the cell is skipped).
 
 Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass),
 the kept weights' test BLEU and the cell's wall time; then per tuner the mean ±
@@ -76,9 +77,9 @@ LOOP = {
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank"],
     "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-update", "expected-gain",
-                                 "--samplerank-start", "decoder", "--samplerank-temperature", "0.1", "--chains", "4"],
+                                 "--chain-start", "decoder", "--temperature", "0.1", "--chains", "4"],
 }
-RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--nbest", str(n)]
+RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
 RESCORE = {f"rescore-{algorithm}": algorithm for algorithm in ("mert", "pro", "apro", "listnet")}
 TUNERS = [*LOOP, *SAMPLERANK, *RELEVANT_SET, *RESCORE, "moses-mert"]
@@ -170,7 +171,7 @@ class Bench:
 
     def loop_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         run(self.tune_command(folder, seed, [*LOOP[tuner], "--iterations", self.args.iterations,
-                                             "--nbest", self.args.nbest]), log=self.out / f"{folder.name}.log")
+                                             "--n-best-size", self.args.nbest]), log=self.out / f"{folder.name}.log")
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
 
     def samplerank_cell(self, tuner: str, folder: Path, seed: int) -> dict:
@@ -189,7 +190,8 @@ class Bench:
         if not path.exists():
             partial = self.out / f"{name}.nbest.partial"
             run([*PBMT, "translate", "-f", self.ini, "--tokenized", "-i", source, "-o", self.out / f"{name}.1best",
-                 "--n-best", partial, self.args.nbest, "-q", *self.common], log=self.out / "nbest.log")
+                 "--n-best", partial, "--n-best-size", self.args.nbest, "-q", *self.common],
+                log=self.out / "nbest.log")
             partial.rename(path)
         return path
 
@@ -198,11 +200,11 @@ class Bench:
         features = ["--lm", self.args.data / "lm5.arpa.gz", "--feature", "consensus"]
         dev, test = self.nbest("dev", self.dev[0]), self.nbest("test", self.test[0])
         log = folder / "bench.log"
-        run([*PBMT, "rescore", "--nbest", dev, "--refs", self.dev[1], "--src", self.dev[0], *features, "--train",
+        run([*PBMT, "rescore", "--n-best", dev, "--refs", self.dev[1], "--src", self.dev[0], *features, "--train",
              "--algorithm", RESCORE[tuner], "--seed", seed, "--out", folder / "weights", "-q"], log=log)
-        run([*PBMT, "rescore", "--nbest", test, "--src", self.test[0], "--weights", folder / "weights",
+        run([*PBMT, "rescore", "--n-best", test, "--src", self.test[0], "--weights", folder / "weights",
              "-o", folder / "test.out", "-q"], log=log)
-        run([*PBMT, "rescore", "--nbest", dev, "--src", self.dev[0], "--weights", folder / "weights",
+        run([*PBMT, "rescore", "--n-best", dev, "--src", self.dev[0], "--weights", folder / "weights",
              "-o", folder / "dev.out", "-q"], log=log)
         dev_refs = lines(self.dev[1], None)
         return {"dev_bleu": [bleu(lines(self.out / "dev.1best", None), dev_refs),
@@ -223,12 +225,14 @@ class Bench:
              MOSES / "bin" / "moses", absolute, "--mertdir", MOSES / "bin", "--decoder-flags",
              f"-threads {self.args.workers} -search-algorithm 1", "--nbest", self.args.nbest,
              "--no-filter-phrase-table", "--maximum-iterations", self.args.iterations,
-             "--mertmertargs", f"-r {1000 * seed}", "--working-dir", work, *resume], cwd=folder,
+             "--mertmertargs", f"-r {1000 * seed} ", "--working-dir", work, *resume], cwd=folder,
             log=folder / "bench.log")
         dev_refs = lines(self.dev[1], None)
         dev = [bleu(lines(work / f"run{k}.out", None), dev_refs)
                for k in range(1, self.args.iterations + 1) if (work / f"run{k}.out").exists()]
-        return {"dev_bleu": dev, "test_bleu": self.test_bleu(folder, self.ini, ["--weights", work / "moses.ini"])}
+        best = max(range(len(dev)), key=lambda k: (dev[k], k)) + 1  # run{k}.moses.ini decoded run{k}.out
+        return {"dev_bleu": dev,
+                "test_bleu": self.test_bleu(folder, self.ini, ["--weights", work / f"run{best}.moses.ini"])}
 
     def cell(self, tuner: str, seed: int) -> dict:
         folder = self.out / f"{tuner}-seed{seed}"
@@ -276,7 +280,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5, help="MERT, PRO, APRO and Moses's MERT")
     parser.add_argument("--epochs", type=int, default=5, help="SampleRank")
     parser.add_argument("--passes", type=int, default=30, help="costmargin and perceptron (the paper's L)")
-    parser.add_argument("--nbest", type=int, default=100)
+    parser.add_argument("--n-best-size", dest="nbest", type=int, default=100)
     parser.add_argument("--sentences", type=int, help="tune on the first N dev sentences (default: all)")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
@@ -296,7 +300,8 @@ def main() -> None:
         print(f"{MOSES} does not exist: moses-mert skipped", file=sys.stderr)
         tuners.remove("moses-mert")
     state = json.loads(args.json.read_text(encoding="utf-8")) if args.json and args.json.exists() else {}
-    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("tuners", "json", "seeds")}
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+                if k not in ("tuners", "json", "seeds")}
     if state.get("settings", settings) != settings:
         sys.exit(f"{args.json} holds cells of other settings ({state['settings']}): choose another --json")
     state["settings"] = settings
