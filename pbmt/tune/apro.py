@@ -21,7 +21,6 @@ take no part and keep their weights. BLEU+1 is
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.tune._apro_kernels import squared_hinge_ranking
@@ -71,6 +70,8 @@ class Apro:
             raise ValueError(f"interpolation must be in [0, 1], got {self.interpolation}")
         if self.c <= 0:
             raise ValueError(f"c must be positive, got {self.c}")
+        from scipy.optimize import minimize  # imported here: scipy.optimize costs every pbmt verb 0.3 s at start-up
+
         free = tuned_columns(pool.layout, self.fixed)
         features = np.ascontiguousarray(pool.features[:, free])
         gains = sentence_bleu_plus1(pool.stats)

@@ -28,8 +28,6 @@ keep their weights, as in ``pbmt.tune.mert``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
 
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.tune.pool import Pool, checked_weights, tuned_columns
@@ -88,6 +86,9 @@ def logistic_regression(examples: np.ndarray, labels: np.ndarray, l2: float = 1.
     with L-BFGS from w = 0; ``l2`` > 0 makes the problem strictly convex, so
     the result does not depend on the start.
     """
+    from scipy.optimize import minimize  # imported here: scipy.optimize costs every pbmt verb 0.3 s at start-up
+    from scipy.special import expit
+
     examples = np.ascontiguousarray(examples, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.float64)
 
