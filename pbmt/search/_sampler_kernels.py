@@ -26,8 +26,8 @@ from pbmt.model._lm_kernels import cached_score_word
 from pbmt.search._scoring_kernels import EOS, add_transition, msd_orientation, sparse_end_score, sparse_score
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
-# atomic increments and decrements of every array passed to a function cost more (50-150 ns a call,
-# measured) than scoring a candidate. Numba's own hot helpers do the same.
+# atomic increments and decrements of every array passed to a function cost more than scoring a
+# candidate (docs/decoding.md). Numba's own hot helpers do the same.
 _kernel = njit(cache=True, _nrt=False)
 _inline = njit(cache=True, _nrt=False, inline="always")
 

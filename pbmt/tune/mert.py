@@ -24,34 +24,26 @@ and +0.1, whose effect depends on the weights' scale).
 point's L1 norm away from it (directions have L1 norm 1), so one step changes
 the weights by at most that share of their mass; intervals are clipped to
 the segment, and where the point above lies beyond it, the middle of the
-clipped interval is taken. Och's search is the unbounded case (``max_step=None``). The bound is
-there because far out along a line the 1-best of every sentence is fixed by
-the direction alone (along a coordinate: by that one feature, the other
-weights only breaking its ties), and such a lexicographic ranking can win on
-the pool by a few tenths of a point: the unbounded search then walks to
-weights thousands of times their start, which put all their mass on the
-phrase penalty or one reordering orientation and none on the LM, and the
-decoder, which can reach hypotheses the pool never held, produces word salad
-(traced on the shared model's dev set: dev BLEU 43 -> 5 in three
-iterations).
+clipped interval is taken. Och's search is the unbounded case
+(``max_step=None``). Why: far out along a line the 1-best of every sentence
+is fixed by the direction alone (along a coordinate, by that one feature,
+the other weights only breaking its ties), and such a lexicographic ranking
+can win on the pool by a few tenths of a point; the unbounded search then
+walks to weights many times their start, with their mass on the phrase
+penalty or one reordering orientation and none on the LM, which the decoder,
+reaching hypotheses the pool never held, turns into word salad.
 
 **Kept signs.** With ``keep_signs``, no tuned weight changes sign: each line
 search also stops where a weight would cross zero (the segment it may step
 into ends there), and random restarts start in the orthant of the starting
-weights. Bounded steps alone do not stop the collapse that this does. On
-the shared model's dev set (all 1,031 sentences, 100-best, seed 1) the
-first pool's optimum turns ``LexicalReordering0``'s backward-swap weight from
-+0.065 to -0.285 (L1-normalised): that feature sums log p(swap) over the
-swapped phrases, nearly zero on every candidate of the pool (mean -0.1 per
-sentence), so the pool can see only the few sentences where one swap helps;
-the decoder, whose search space holds hypotheses with dozens of swaps, then
-finds 1-bests whose backward-swap feature is 129 lower than the pool's
-(about 40 more swaps), a 36-nat gain in model score from that feature alone
-against a 4-nat loss of LM, and dev BLEU falls from 38.57 to 3.50. A weight
-that flips to reward a log-probability feature rewards making its events as
-unlikely, or as many, as the search allows, and no pool of one decode holds
-those hypotheses. ``tests/tune/test_mert.py`` has a small pool built the same
-way.
+weights. Why: a log-probability feature whose events are rare in the pool
+(a lexicalized-reordering swap under untuned weights) varies on only a few
+of its sentences, so the pool can reward flipping its weight; a flipped
+weight rewards making those events as unlikely, or as many, as the search
+allows, and the decoder finds 1-bests with dozens of swaps that no pool of
+one decode holds. Bounded steps alone do not prevent this. The traced case
+and the cures measured against it are in ``docs/tuning-results.md``;
+``tests/tune/test_mert.py`` has a small pool built the same way.
 
 Fixed features (default ``UnknownWordPenalty0``: -100 per unknown word, a
 constant Moses never tunes and does not print in its n-best lists, so its
