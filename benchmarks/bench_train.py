@@ -5,8 +5,9 @@ pairs trains on a 24 GB machine with peak memory under 6 GB, the time from
 250k to 1M pairs is within 1.3x of linear, and extraction and scoring on 2
 local workers are at least 1.7x as fast as serial.
 
-Each step runs in its own process (``--step``), timed by the wall clock, its
-peak memory its peak resident set (``VmHWM``, or that of its
+Each step runs in its own process (``--step``), timed by the wall clock and
+by the CPU seconds it used (serial steps: the time it would take alone on a
+core, whatever else the machine runs), its peak memory its peak resident set (``VmHWM``, or that of its
 largest child process, eflomal's aligner, if larger): the
 pipeline's functions as ``pbmt train`` calls them, on the corpus with its
 word alignment given (28k: the shared grow-diag-final-and file; synthetic:
@@ -121,14 +122,15 @@ def measure_step(step: str, files: tuple[Path, Path, Path], work: Path, shard_si
     command = [sys.executable, __file__, "--step", step, "--files", *map(str, files), "--work", str(work),
                "--shard-size", str(shard_size), "--memory", memory]
     load = _load()
+    cpu = _cpu_seconds()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"step {step} failed:\n{done.stderr}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"step": step, "seconds": seconds, "peak_rss_mb": result["peak_rss_mb"], "summary": result["summary"],
-            "load_before": load}
+    return {"step": step, "seconds": seconds, "cpu_seconds": _cpu_seconds() - cpu, "peak_rss_mb": result["peak_rss_mb"],
+            "summary": result["summary"], "load_before": load}
 
 
 def speedup(shard_size: int, work: Path, rounds: int) -> dict:
@@ -206,7 +208,7 @@ def main() -> None:
         if not args.only_speedup:
             steps = args.steps.split(",") + (["align"] if args.align else [])
             sizes = []
-            print(f"{'pairs':>9} {'step':<8} {'time':>9} {'peak RSS':>10}  summary")
+            print(f"{'pairs':>9} {'step':<8} {'time':>9} {'CPU':>9} {'peak RSS':>10}  summary")
             for text in args.pairs.split(","):
                 pairs = parse_count(text)
                 pairs = BIBLE_PAIRS if text.lower() == "28k" else pairs
@@ -217,7 +219,8 @@ def main() -> None:
                 for step in steps:
                     row = measure_step(step, files, work, args.shard_size, args.memory)
                     rows.append(row)
-                    print(f"{pairs:>9,} {step:<8} {row['seconds']:8.1f}s {row['peak_rss_mb']:8.0f}MB  "
+                    print(f"{pairs:>9,} {step:<8} {row['seconds']:8.1f}s {row['cpu_seconds']:8.1f}s "
+                          f"{row['peak_rss_mb']:8.0f}MB  "
                           f"{row['summary']} (load {row['load_before']})", flush=True)
                 table = work / "phrase-table.gz"
                 size = {"pairs": pairs, "steps": rows, "seconds": sum(r["seconds"] for r in rows),
@@ -230,7 +233,13 @@ def main() -> None:
                     if path.is_file():
                         path.unlink()
             for small, large in zip(sizes[:-1], sizes[1:]):
-                growth = (large["seconds"] / small["seconds"]) / (large["pairs"] / small["pairs"])
+                scale = large["pairs"] / small["pairs"]
+                for index, step in enumerate(steps):
+                    a, b = small["steps"][index], large["steps"][index]
+                    print(f"{small['pairs']:,} -> {large['pairs']:,} pairs, {step}: wall time grew "
+                          f"{b['seconds'] / a['seconds'] / scale:.2f}x of linear, CPU time "
+                          f"{b['cpu_seconds'] / a['cpu_seconds'] / scale:.2f}x")
+                growth = (large["seconds"] / small["seconds"]) / scale
                 print(f"{small['pairs']:,} -> {large['pairs']:,} pairs: time grew {growth:.2f}x of linear")
             result["sizes"] = sizes
         if not args.no_speedup:
