@@ -16,6 +16,7 @@ from typing import Callable, TypeVar
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, parse_float, parse_int, read_lines
+from pbmt.nbest import parse_features
 
 T = TypeVar("T")
 
@@ -76,33 +77,7 @@ class MosesConfig:
     def read(cls, path: str | Path) -> "MosesConfig":
         """Parse ``path``; raises FormatError naming the line for anything malformed."""
         path = Path(path)
-        sections: dict[str, list[tuple[int, str]]] = {}
-        headers: dict[str, int] = {}  # section -> line of its header
-        current = None
-        for number, raw in read_lines(path):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            if line.startswith("["):
-                if not line.endswith("]"):
-                    raise FormatError(path, number, f"section header {line!r} lacks its closing ']'")
-                current = line[1:-1].strip()
-                if current in _V1_SECTIONS:
-                    raise FormatError(
-                        path, number,
-                        f"[{current}] belongs to the old (version 1) moses.ini format; "
-                        "pbmt reads version 2 ([feature] and [weight] sections)",
-                    )
-                if current in headers:
-                    raise FormatError(path, number, f"a second [{current}] section (the first is on line "
-                                      f"{headers[current]}): pbmt will not guess which one is meant")
-                headers[current] = number
-                sections[current] = []
-                continue
-            if current is None:
-                raise FormatError(path, number, f"{line!r} stands before any [section]")
-            sections[current].append((number, line))
-
+        sections, headers = _sections(path)
         features = _parse_features(path, sections.pop("feature", []))
         weights = _parse_weights(path, sections.pop("weight", []), features)
         settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
@@ -168,6 +143,58 @@ class MosesConfig:
             if not all(math.isfinite(w) for w in merged[name]):
                 raise PbmtError(f"{name}: weights must be finite numbers, got {ws}")
         return replace(self, weights=merged)
+
+
+def _sections(path: Path) -> tuple[dict[str, list[tuple[int, str]]], dict[str, int]]:
+    """The (line number, text) lines of each ``[section]`` of an ini file, comments and blank lines dropped, and
+    each section's header line."""
+    sections: dict[str, list[tuple[int, str]]] = {}
+    headers: dict[str, int] = {}  # section -> line of its header
+    current = None
+    for number, raw in read_lines(path):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                raise FormatError(path, number, f"section header {line!r} lacks its closing ']'")
+            current = line[1:-1].strip()
+            if current in _V1_SECTIONS:
+                raise FormatError(
+                    path, number,
+                    f"[{current}] belongs to the old (version 1) moses.ini format; "
+                    "pbmt reads version 2 ([feature] and [weight] sections)",
+                )
+            if current in headers:
+                raise FormatError(path, number, f"a second [{current}] section (the first is on line "
+                                  f"{headers[current]}): pbmt will not guess which one is meant")
+            headers[current] = number
+            sections[current] = []
+            continue
+        if current is None:
+            raise FormatError(path, number, f"{line!r} stands before any [section]")
+        sections[current].append((number, line))
+    return sections, headers
+
+
+def read_weights(path: str | Path) -> dict[str, tuple[float, ...]]:
+    """The weights of a moses.ini, or of a file holding only its ``[weight]`` section (``Name= w1 w2 ...`` lines,
+    as Moses's tuning scripts print them): the model they are for checks the names and lengths."""
+    path = Path(path)
+    sections, _ = _sections(path)
+    if "feature" in sections:
+        return MosesConfig.read(path).weights
+    if not sections.get("weight"):
+        raise FormatError(path, None, "has neither a [feature] section (a moses.ini) nor weight lines under [weight]")
+    weights: dict[str, tuple[float, ...]] = {}
+    lines_of: dict[str, int] = {}
+    for number, line in sections["weight"]:
+        for name, values in parse_features(line, path, number).items():
+            if name in weights:
+                raise FormatError(path, number, f"a second weight line for {name} (the first is on line "
+                                  f"{lines_of[name]})")
+            weights[name], lines_of[name] = values, number
+    return weights
 
 
 def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, ...]:

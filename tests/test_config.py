@@ -1,6 +1,6 @@
 import pytest
 
-from pbmt.config import FEATURE_TYPES, MosesConfig
+from pbmt.config import FEATURE_TYPES, MosesConfig, read_weights
 from pbmt.errors import FormatError, PbmtError
 
 GOOD = """\
@@ -86,6 +86,28 @@ def test_errors_name_the_line(tmp_path, text, line, reason):
     path = _ini(tmp_path, text)
     with pytest.raises(FormatError) as err:
         MosesConfig.read(path)
+    assert err.value.line == line and reason in str(err.value) and str(path) in str(err.value)
+
+
+def test_weights_of_a_moses_ini_or_of_a_weight_section_alone(tmp_path):
+    assert read_weights(_ini(tmp_path, GOOD)) == MosesConfig.read(_ini(tmp_path, GOOD)).weights
+    alone = tmp_path / "weights.txt"
+    alone.write_text("[weight]\n# as mert-moses.pl prints them\nLM0= 0.5\nTranslationModel0= 0.1 0.2 0.3 0.4\n")
+    assert read_weights(alone) == {"LM0": (0.5,), "TranslationModel0": (0.1, 0.2, 0.3, 0.4)}
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("[weight]\nLM0= 1\nLM0= 2\n", 3, "a second weight line for LM0 (the first is on line 2)"),
+    ("[weight]\nLM0= x\n", 2, "not a finite number"),
+    ("[weight]\n", None, "nor weight lines"),
+    ("[stack]\n10\n", None, "nor weight lines"),
+    ("LM0= 1\n", 1, "before any [section]"),
+])
+def test_a_weight_section_alone_is_checked_line_by_line(tmp_path, text, line, reason):
+    path = tmp_path / "weights.txt"
+    path.write_text(text)
+    with pytest.raises(FormatError) as err:
+        read_weights(path)
     assert err.value.line == line and reason in str(err.value) and str(path) in str(err.value)
 
 

@@ -32,7 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbmt.config import MosesConfig
+from pbmt.config import read_weights
 from pbmt.errors import PbmtError
 from pbmt.plots import read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         if args.initial is not None:
             if not args.initial.is_file():
                 raise PbmtError(f"--initial {args.initial}: no such file")
-            initial = MosesConfig.read(args.initial).weights
+            initial = read_weights(args.initial)
         figure = weights_figure(read_tuning_log(args.log), args.title, initial, args.all)
     else:
         figure = trace_figure(read_trace(args.trace), args.sentences, args.title)

@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     deprecated(parser, "--init", start)
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
-                        "or a moses.ini whose [weight] section to use")
+                        "or a file whose [weight] section to use (a moses.ini, or that section alone)")
     parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
     parser.add_argument("--ttable-limit", type=int, help="candidates per source phrase (default: the ini's, else 20)")
     parser.add_argument("--stack", type=int, help="stack size of --chain-start decoder (default: the ini's, else 200)")

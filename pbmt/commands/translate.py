@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.config import MosesConfig
+from pbmt.config import MosesConfig, read_weights
 from pbmt.documents import Documents
 from pbmt.features import registry
 from pbmt.errors import FormatError, PbmtError, UsageError
@@ -113,7 +113,7 @@ class _NBestFile(argparse.Action):
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``load_model`` reads besides ``-f``: weights, pruning, reordering space and search algorithm."""
     parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
-                        "or a moses.ini whose [weight] section to use")
+                        "or a file whose [weight] section to use (a moses.ini, or that section alone)")
     parser.add_argument("--stack", type=int, help="stack size (default: the ini's [stack], else 200)")
     parser.add_argument("--beam-threshold", type=float, help="beam threshold (default: the ini's, else 1e-5)")
     parser.add_argument("--distortion-limit", type=int, help="distortion limit, -1 for none (default: the ini's, else 6)")
@@ -172,7 +172,7 @@ def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
         if not found:
             shown = text if len(text) <= 60 else text[:57] + "..."
             raise UsageError(f"--weights: {shown!r} is neither a moses.ini nor weights 'Name= v ...'")
-        return MosesConfig.read(path).weights
+        return read_weights(path)
     try:
         return parse_features(text, "--weights")
     except PbmtError as err:

@@ -44,6 +44,11 @@ def test_weights_override_changes_the_output(tiny_model_dir, tmp_path):
     main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "long"),
           "--weights", "WordPenalty0= -30"])
     assert len((tmp_path / "long").read_text().split()) > len((tmp_path / "base").read_text().split())
+    weights = tmp_path / "weights.txt"
+    weights.write_text("[weight]\nWordPenalty0= -30\n")  # a [weight] section alone, as Moses's tuning prints it
+    main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(tmp_path / "file"),
+          "--weights", str(weights)])
+    assert (tmp_path / "file").read_text() == (tmp_path / "long").read_text()
 
 
 @pytest.mark.parametrize("args, message, code", [
