@@ -8,9 +8,10 @@ Tab-separated formats, each with a header line naming its columns:
   pool's BLEU under them (the next line decodes those weights);
 - SampleRank's ``log.tsv`` (``SAMPLERANK_LOG_COLUMNS``; ``pbmt tune
   --algorithm samplerank``): one line per epoch: the average of the weights
-  collected so far, the dev BLEU (percent, ``-`` when not measured) of the
-  decoder's 1-best under them, and the mixed weights the chains ended the
-  epoch with;
+  collected so far, the BLEU (percent, ``-`` when not measured) of the
+  decoder's 1-best under them on the tuning sentences (``dev_bleu``) and on
+  the held-out ones (``held_out_bleu``), and the mixed weights the chains
+  ended the epoch with (a log of an older pbmt has no ``held_out_bleu``);
 - Costmargin's and the perceptron's ``log.tsv`` (``RELEVANT_SET_LOG_COLUMNS``;
   ``pbmt.tune.relevant_set``): one line per decoding pass: the weights
   decoded, the averaged sentence BLEU+1 and corpus BLEU of their 1-best, the
@@ -53,7 +54,9 @@ if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported whe
 # every log: the step, the weights a BLEU was measured with, that BLEU, then what the step did
 LOOP_LOG_COLUMNS = ("iteration", "decoded_weights", "dev_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
                     "new_weights", "new_weights_pool_bleu")
-SAMPLERANK_LOG_COLUMNS = ("epoch", "averaged_weights", "dev_bleu", "updates", "steps", "seconds", "mixed_weights")
+SAMPLERANK_LOG_COLUMNS = ("epoch", "averaged_weights", "dev_bleu", "held_out_bleu", "updates", "steps", "seconds",
+                          "mixed_weights")
+_OLD_SAMPLERANK_LOG_COLUMNS = tuple(c for c in SAMPLERANK_LOG_COLUMNS if c != "held_out_bleu")
 RELEVANT_SET_LOG_COLUMNS = ("pass", "decoded_weights", "dev_sentence_bleu", "dev_bleu", "relevant_bleu",
                             "new_candidates", "relevant_size", "decode_s", "online_s", "updates")
 BLOCK_TRAINING_LOG_COLUMNS = ("pass", "decoded_weights_file", "sentence_bleu", "corpus_bleu", "features",
@@ -71,7 +74,9 @@ class TuningLog:
     float64[n] (percent, NaN where not measured; block training: the training
     subset's corpus BLEU); ``pool_bleu`` float64[n] (percent; the loop's pool
     under the weights its optimiser proposed, or the relevant sets under the
-    decoded weights, else None); ``weights`` float64[n, d], the weights whose
+    decoded weights, else None); ``held_out_bleu`` float64[n] (percent, NaN
+    where not measured; SampleRank's held-out sentences, else None);
+    ``weights`` float64[n, d], the weights whose
     BLEU ``dev_bleu`` is (SampleRank: the averaged ones; block training logs
     none, d = 0), columns named by ``weight_names``.
     """
@@ -83,6 +88,7 @@ class TuningLog:
     pool_bleu: np.ndarray | None
     weight_names: tuple[str, ...]
     weights: np.ndarray
+    held_out_bleu: np.ndarray | None = None
 
     @property
     def step_name(self) -> str:
@@ -119,11 +125,12 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     """
     path = Path(path)
     rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank",
-                        RELEVANT_SET_LOG_COLUMNS: "relevant-set", BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
+                        _OLD_SAMPLERANK_LOG_COLUMNS: "samplerank", RELEVANT_SET_LOG_COLUMNS: "relevant-set",
+                        BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
     header, algorithm = rows.pop(0)
     if not rows:
         raise FormatError(path, None, "the log has no iterations yet")
-    steps, dev, pool, weights = [], [], [], []
+    steps, dev, pool, held_out, weights = [], [], [], [], []
     names: tuple[str, ...] | None = None
     weight_column = {"samplerank": "averaged_weights", "block-training": None}.get(algorithm, "decoded_weights")
     dev_column = header.index("corpus_bleu" if algorithm == "block-training" else "dev_bleu")
@@ -133,6 +140,8 @@ def read_tuning_log(path: str | Path) -> TuningLog:
         dev.append(_number(fields[dev_column], path, number, "dev_bleu", float))
         if pool_name:
             pool.append(_number(fields[header.index(pool_name)], path, number, pool_name, float))
+        if "held_out_bleu" in header:
+            held_out.append(_number(fields[header.index("held_out_bleu")], path, number, "held_out_bleu", float))
         row_names, values = _weights(fields[header.index(weight_column)], path, number) if weight_column else ((), [])
         if names is not None and row_names != names:
             raise FormatError(path, number, f"the weights are of other features than line {rows[0][0]}'s")
@@ -142,7 +151,8 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     if np.any(np.diff(steps) <= 0):
         raise FormatError(path, None, f"{header[0]} numbers do not increase: {steps.tolist()}")
     return TuningLog(path, algorithm, steps, np.array(dev, np.float64),
-                     np.array(pool, np.float64) if pool_name else None, names, np.array(weights).reshape(len(steps), -1))
+                     np.array(pool, np.float64) if pool_name else None, names, np.array(weights).reshape(len(steps), -1),
+                     np.array(held_out, np.float64) if "held_out_bleu" in header else None)
 
 
 def read_trace(path: str | Path) -> SamplerTrace:
@@ -237,13 +247,14 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
                   title: str | None = None, baseline: float | None = None) -> "Figure":
     """Dev BLEU (percent) per iteration or epoch, one line per log, in one axes.
 
-    ``labels`` name the runs in the legend (default: each log's folder name);
+    A SampleRank log's held-out BLEU is drawn beside its dev BLEU (same
+    colour, dashed). ``labels`` name the runs in the legend (default: each log's folder name);
     ``pool`` adds each loop log's pool BLEU under its new weights as a dashed
     line. ``baseline``: dev BLEU of the untuned weights, drawn as a
     horizontal line (default: ``untuned_bleu(logs)``). Collapsed iterations
     (``collapsed``) are left out of the axis range and marked at its bottom
     edge with their value, so one collapse does not flatten every curve. A
-    log without any measured dev BLEU raises PbmtError.
+    log without any measured dev (or held-out) BLEU raises PbmtError.
     """
     if not logs:
         raise PbmtError("no tuning logs to plot")
@@ -255,13 +266,19 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     axes = figure.add_subplot()
     kept_values, marks = [], []
     for k, (log, label) in enumerate(zip(logs, labels)):
-        if np.all(np.isnan(log.dev_bleu)):
-            raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu)")
         style = line_style(k)
-        down = collapsed(log.dev_bleu)
-        axes.plot(log.steps, np.where(down, np.nan, log.dev_bleu), label=f"{label}: {log.bleu_name}", **style)
-        kept_values.append(log.dev_bleu[~down])
-        marks += [(x, y, style["color"], "dev") for x, y in zip(log.steps[down], log.dev_bleu[down])]
+        curves = [(log.dev_bleu, log.bleu_name, "dev", {})]
+        if log.held_out_bleu is not None and not np.all(np.isnan(log.held_out_bleu)):
+            curves.append((log.held_out_bleu, "held-out BLEU", "held-out", {"linestyle": (0, (5, 2))}))
+        curves = [curve for curve in curves if not np.all(np.isnan(curve[0]))]
+        if not curves:
+            raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu and "
+                            "without --held-out)")
+        for values, name, kind, changed in curves:
+            down = collapsed(values)
+            axes.plot(log.steps, np.where(down, np.nan, values), label=f"{label}: {name}", **{**style, **changed})
+            kept_values.append(values[~down])
+            marks += [(x, y, style["color"], kind) for x, y in zip(log.steps[down], values[down])]
         if pool and log.pool_bleu is not None:
             down = collapsed(log.pool_bleu)
             axes.plot(log.steps, np.where(down, np.nan, log.pool_bleu), color=style["color"], linestyle=(0, (1, 3)),
@@ -281,7 +298,7 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     axes.set_ylim(bottom, high + margin)
     at: dict[tuple, list[str]] = {}
     for x, y, color, kind in marks:
-        at.setdefault((x, color), []).append(f"{y:.1f}" + (f" ({kind})" if pool else ""))
+        at.setdefault((x, color), []).append(f"{y:.1f}" + (f" ({kind})" if pool or kind == "held-out" else ""))
     for (x, color), values in at.items():
         axes.scatter([x], [bottom + 0.5 * margin], marker="v", s=80, color=color, zorder=3)
         axes.annotate("collapsed: " + ", ".join(values), (x, bottom + 0.5 * margin), textcoords="offset points",

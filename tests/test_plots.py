@@ -19,9 +19,9 @@ LOOP_ROWS = [  # iteration, decoded weights, dev, new, size, decode s, optimise 
     (2, W2, 18.125, 60, 160, 1.25, 0.5, W3, 24.0),
     (3, W3, 23.75, 10, 170, 1.0, 0.5, "LM0= 0.1 TranslationModel0= 0.3 -0.25 WordPenalty0= 0.5", 24.5),
 ]
-SAMPLERANK_ROWS = [  # epoch, averaged, dev, updates, steps, seconds, mixed
-    (1, "LM0= 0.5 WordPenalty0= -1", "21.5", 50, 400, 3.5, "LM0= 0.4 WordPenalty0= -0.9"),
-    (2, "LM0= 0.45 WordPenalty0= -0.95", "22.75", 40, 400, 3.25, "LM0= 0.3 WordPenalty0= -0.8"),
+SAMPLERANK_ROWS = [  # epoch, averaged, dev, held-out, updates, steps, seconds, mixed
+    (1, "LM0= 0.5 WordPenalty0= -1", "21.5", "19.25", 50, 400, 3.5, "LM0= 0.4 WordPenalty0= -0.9"),
+    (2, "LM0= 0.45 WordPenalty0= -0.95", "22.75", "18.5", 40, 400, 3.25, "LM0= 0.3 WordPenalty0= -0.8"),
 ]
 
 
@@ -56,20 +56,30 @@ def test_tuning_logs_are_read_as_written(loop_log, samplerank_log):
                                                  [0.125, 0.3, -0.25, 0.5]])
     sr = read_tuning_log(samplerank_log)
     assert sr.algorithm == "samplerank" and sr.step_name == "epoch" and sr.pool_bleu is None
-    assert sr.dev_bleu.tolist() == [21.5, 22.75]
+    assert sr.dev_bleu.tolist() == [21.5, 22.75] and sr.held_out_bleu.tolist() == [19.25, 18.5]
     np.testing.assert_array_equal(sr.weights, [[0.5, -1], [0.45, -0.95]])  # the averaged weights
+    assert loop.held_out_bleu is None
+
+
+def test_a_samplerank_log_of_an_older_pbmt_has_no_held_out_column(tmp_path):
+    columns = [c for c in SAMPLERANK_LOG_COLUMNS if c != "held_out_bleu"]
+    rows = [r[:3] + r[4:] for r in SAMPLERANK_ROWS]
+    log = read_tuning_log(write(tmp_path / "old" / "log.tsv", columns, rows))
+    assert log.algorithm == "samplerank" and log.dev_bleu.tolist() == [21.5, 22.75] and log.held_out_bleu is None
+    assert list(lines_of(tuning_figure([log]).axes[0])) == ["old: dev BLEU"]
 
 
 def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tmp_path):
     figure = tuning_figure([read_tuning_log(loop_log), read_tuning_log(samplerank_log)], pool=True)
     lines = lines_of(figure.axes[0])
     assert set(lines) == {"mert: dev BLEU", "mert: pool BLEU under the new weights", "samplerank: dev BLEU",
-                          "untuned weights: 20.50"}  # iteration 1 of a loop decodes with the untuned weights
+                          "samplerank: held-out BLEU", "untuned weights: 20.50"}  # iteration 1 of a loop decodes with the untuned weights
     assert list(lines["untuned weights: 20.50"][1]) == [20.5, 20.5]
     np.testing.assert_array_equal(lines["mert: dev BLEU"][0], [1, 2, 3])
     np.testing.assert_array_equal(lines["mert: dev BLEU"][1], [20.5, 18.125, 23.75])
     np.testing.assert_array_equal(lines["mert: pool BLEU under the new weights"][1], [22.25, 24.0, 24.5])
     np.testing.assert_array_equal(lines["samplerank: dev BLEU"][1], [21.5, 22.75])
+    np.testing.assert_array_equal(lines["samplerank: held-out BLEU"][1], [19.25, 18.5])
     assert figure.axes[0].get_xlabel() == "epoch / iteration"
     labelled = tuning_figure([read_tuning_log(loop_log)], labels=["MERT, seed 1"])
     assert list(lines_of(labelled.axes[0])) == ["MERT, seed 1: dev BLEU", "untuned weights: 20.50"]
@@ -128,12 +138,16 @@ def test_malformed_logs_name_the_file_and_line(tmp_path, text, line, message):
 
 
 def test_samplerank_log_without_dev_bleu_cannot_make_a_tuning_curve(tmp_path):
-    rows = [r[:2] + ("-",) + r[3:] for r in SAMPLERANK_ROWS]
+    rows = [r[:2] + ("-", "-") + r[4:] for r in SAMPLERANK_ROWS]
     log = read_tuning_log(write(tmp_path / "sr" / "log.tsv", SAMPLERANK_LOG_COLUMNS, rows))
-    assert np.isnan(log.dev_bleu).all()
-    with pytest.raises(PbmtError, match=r"sr/log.tsv: no dev BLEU .*--no-dev-bleu"):
+    assert np.isnan(log.dev_bleu).all() and np.isnan(log.held_out_bleu).all()
+    with pytest.raises(PbmtError, match=r"sr/log.tsv: no dev BLEU .*--no-dev-bleu and without --held-out"):
         tuning_figure([log])
     weights_figure(log)  # the weights are there
+    held_out_only = [r[:2] + ("-",) + r[3:] for r in SAMPLERANK_ROWS]
+    log = read_tuning_log(write(tmp_path / "held" / "log.tsv", SAMPLERANK_LOG_COLUMNS, held_out_only))
+    lines = lines_of(tuning_figure([log]).axes[0])
+    assert list(lines) == ["held: held-out BLEU"] and lines["held: held-out BLEU"][1].tolist() == [19.25, 18.5]
 
 
 def test_pbmt_plot_writes_pngs_and_reports_bad_files(loop_log, samplerank_log, tmp_path, capsys):

@@ -41,7 +41,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from pbmt.commands.options import default_of, deprecated
 from pbmt.commands.translate import add_search_arguments, search_overrides
@@ -51,11 +50,11 @@ from pbmt.features import KINDS, build, name_features, parse_requests, write_wei
 from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import parse_finite, read_lines
 from pbmt.model.model import REORDERING_MODES, Preprocessing, SearchSettings, TranslationModel
-from pbmt.plots import MISSING, read_tuning_log, save_png, tuning_figure
+from pbmt.plots import read_tuning_log, save_png, tuning_figure
 from pbmt.translation import check_token_form
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.run_state import tuning_inputs
-from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, decoded_pool, make_optimizer,
+from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, make_optimizer,
                              tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
@@ -64,7 +63,7 @@ from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.apro import Apro
 from pbmt.tune.mert import Mert
 from pbmt.tune.pro import Pro
-from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, log_row, n_weights
+from pbmt.tune.samplerank import PRESETS, STARTS, UPDATES, SampleRank, Settings, n_weights
 
 
 N_BEST_OPTIMIZERS = tuple(sorted(OPTIMIZERS))
@@ -221,40 +220,56 @@ def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
-    """The group of --algorithm samplerank, defaults from ``SampleRank`` and its ``Settings``."""
+    """The group of --algorithm samplerank, defaults from ``SampleRank`` and its ``Settings``; the options a
+    preset sets (``PRESETS``) parse to None when not given, and say their default in their help."""
     group = parser.add_argument_group(
         "samplerank", "sample hypotheses with the Gibbs sampler and update the weights online; moses.ini gets the "
-        "averaged weights; log.tsv has each epoch's dev BLEU of the stack decoder under them")
+        "averaged weights of the last epoch, or with --held-out those of the epoch that decodes the held-out "
+        "sentences best (Haddow et al.'s 'maximum held-out' weights)")
+
+    def preset(*flags, help: str, **kwargs) -> argparse.Action:
+        action = group.add_argument(*flags, help=help, **kwargs)
+        action.help += f" (default: {_shown(default_of(SampleRank, _PRESET_OPTIONS[action.dest]))})"
+        return action
+
+    described = {"paper": "Haddow et al.'s settings", "expected-gain": "the variant of docs/samplerank.md"}
+    group.add_argument("--samplerank-preset", choices=sorted(PRESETS), metavar="NAME", help="set the options "
+                       "below as NAME says, unless they are given: " + "; ".join(
+                           f"{name} ({described[name]}): " + " ".join(f"{_flag(p)} {_shown(v)}"
+                                                                      for p, v in values.items())
+                           for name, values in sorted(PRESETS.items(), key=lambda item: item[0] != "paper")))
     group.add_argument("--epochs", type=int, default=default_of(SampleRank, "epochs"),
-                       help="passes over the dev set")
+                       help="passes over the tuning sentences, each of --burn-in-per-sentence and "
+                       "--samples-per-sentence sampler steps per sentence")
+    group.add_argument("--held-out", type=int, metavar="N", help="hold out N dev sentences, spread evenly over "
+                       "it (with --documents whole documents, about N sentences), never tuned on: after every "
+                       "epoch they are decoded (1-best) with its averaged weights, the held-out BLEU is logged and "
+                       "moses.ini gets the best epoch's weights (the earliest of equals). Costs a decode of N "
+                       "sentences per epoch")
     group.add_argument("--batch-size", type=int, default=Settings.batch_size,
                        help="sentences per batch (the gain is the batch's BLEU)")
-    group.add_argument("--samples-per-sentence", type=int, default=Settings.samples_per_sentence,
-                       help="sampler steps per batch sentence, each a possible update")
-    group.add_argument("--burn-in-per-sentence", type=int, default=Settings.burn_in_per_sentence,
-                       help="sampler steps per batch sentence before updates start")
-    group.add_argument("--samplerank-update", choices=UPDATES, default=Settings.update, help="the update rule: "
-                       "the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step on the oracle "
-                       "(hope) and the neighbour violating its margin most (fear); or a gradient step on the "
-                       "neighbourhood's expected batch BLEU after every sample (docs/samplerank.md compares them)")
-    group.add_argument("--samplerank-c", type=float, default=Settings.c, help="the clip C of a MIRA-like update")
-    group.add_argument("--samplerank-step", type=float, default=Settings.step, help="expected-gain: the step "
-                       "size, in weight units per nat-scaled covariance of batch BLEU and a feature")
-    group.add_argument("--gain-scale", type=float, default=Settings.gain_scale, help="nats of model score per unit "
-                       "of batch BLEU (in [0, 1]) in the oracle's choice and the update's margin")
-    temperature = group.add_argument("--temperature", type=float, default=Settings.temperature,
-                                     help="samples are drawn with probability proportional to "
-                                     "exp(model score / T) (the paper's 1; below 1 the chains stay near the "
-                                     "model's best)")
+    preset("--samples-per-sentence", type=int, help="sampler steps per batch sentence, each a possible update")
+    preset("--burn-in-per-sentence", type=int, help="sampler steps per batch sentence before updates start")
+    preset("--samplerank-update", choices=UPDATES, help="the update rule: "
+           "the paper's MIRA-like step on a misranked (sample, oracle) pair; the same step on the oracle "
+           "(hope) and the neighbour violating its margin most (fear); or a gradient step on the "
+           "neighbourhood's expected batch BLEU after every sample (docs/samplerank.md compares them)")
+    preset("--samplerank-c", type=float, help="the clip C of a MIRA-like update (the paper's 0.01)")
+    preset("--samplerank-step", type=float, help="expected-gain: the step size, in weight units per nat-scaled "
+           "covariance of batch BLEU and a feature")
+    preset("--gain-scale", type=float, help="nats of model score per unit of batch BLEU (in [0, 1]) in the "
+           "oracle's choice and the update's margin (the paper's 1)")
+    temperature = preset("--temperature", type=float, help="samples are drawn with probability proportional to "
+                         "exp(model score / T) (the paper's 1; below 1 the chains stay near the model's best)")
     deprecated(group, "--samplerank-temperature", temperature)
-    start = group.add_argument("--chain-start", choices=STARTS, default=Settings.start, help="where each batch's "
-                               "chains start: the gloss (the paper's) or the stack decoder's 1-best under the "
-                               "current weights")
+    start = preset("--chain-start", choices=STARTS, help="where each batch's chains start: the gloss (the "
+                   "paper's) or the stack decoder's 1-best under the current weights")
     deprecated(group, "--samplerank-start", start)
-    group.add_argument("--chains", type=int, default=default_of(SampleRank, "chains"),
-                       help="chains on shards of the dev set, mixed after each epoch (run on --workers processes)")
-    group.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True,
-                       help="after tuning, decode the dev set with each epoch's averaged weights and log its BLEU")
+    preset("--chains", type=int, help="chains on shards of the dev set, mixed after each epoch (run on --workers "
+           "processes, several in turn on each)")
+    group.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, help="after every epoch, also decode "
+                       "the tuning sentences (1-best) with its averaged weights and log their BLEU: a decode of "
+                       "the whole tuning set per epoch (default: on without --held-out, off with it)")
     documents = parser.add_argument_group(
         "samplerank: documents and global features", "sentence- and document-level features learnt with the "
         "others and written to global-weights.txt for pbmt translate --documents (docs/global-features.md)")
@@ -316,31 +331,64 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
     return 0
 
 
+# the options --samplerank-preset sets: their destination and the SampleRank parameter each sets
+_PRESET_OPTIONS = {"samples_per_sentence": "samples_per_sentence", "burn_in_per_sentence": "burn_in_per_sentence",
+                   "samplerank_update": "update", "samplerank_c": "c", "samplerank_step": "step",
+                   "gain_scale": "gain_scale", "temperature": "temperature", "chain_start": "start",
+                   "chains": "chains"}
+
+
+def _flag(parameter: str) -> str:
+    """The option that sets SampleRank's ``parameter``."""
+    dest = next(d for d, p in _PRESET_OPTIONS.items() if p == parameter)
+    return "--" + dest.replace("_", "-")
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def samplerank_parameters(args: argparse.Namespace) -> dict:
+    """``SampleRank``'s parameters that a preset can set: each option given, else its value in
+    --samplerank-preset, else SampleRank's default; checked."""
+    preset = PRESETS.get(args.samplerank_preset, {})
+    values = {}
+    for dest, parameter in _PRESET_OPTIONS.items():
+        given = getattr(args, dest)
+        values[parameter] = given if given is not None else preset.get(parameter, default_of(SampleRank, parameter))
+    if min(args.epochs, args.batch_size, values["samples_per_sentence"], values["chains"]) < 1:
+        raise UsageError("--epochs, --batch-size, --samples-per-sentence and --chains must be at least 1")
+    if (values["burn_in_per_sentence"] < 0 or min(values["c"], values["gain_scale"], values["temperature"],
+                                                   values["step"]) <= 0):
+        raise UsageError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
+                         "--temperature and --samplerank-step must be positive")
+    return values
+
+
 def run_samplerank(args: argparse.Namespace) -> int:
     """``pbmt tune --algorithm samplerank``: tune, then write moses.ini and log.tsv to --out."""
-    for name in ("epochs", "batch_size", "samples_per_sentence", "chains"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if (args.burn_in_per_sentence < 0 or args.samplerank_c <= 0 or args.gain_scale <= 0
-            or args.temperature <= 0 or args.samplerank_step <= 0):
-        raise UsageError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
-                        "--temperature and --samplerank-step must be positive")
+    parameters = samplerank_parameters(args)
+    if args.held_out is not None and args.held_out < 1:
+        raise UsageError("--held-out must be at least 1")
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     sources, refs = dev_set(args, model)
-    dev_references = References(refs)
+    if args.held_out is not None and args.held_out >= len(sources):
+        raise UsageError(f"--held-out {args.held_out} leaves nothing to tune on: the dev set has {len(sources)} "
+                         "sentences")
     documents = None
     if args.documents is not None:
         documents = Documents.read(args.documents, args.document_level, args.sentences)
         if documents.n_lines != len(sources):
             raise PbmtError(f"{args.documents} has {documents.n_lines} keys but {args.src} has {len(sources)} "
                             "sentences" + (f" (within the first {args.sentences})" if args.sentences else ""))
+        if args.held_out is not None and len(documents) < 2:
+            raise UsageError(f"--held-out with --documents holds out whole documents, and {args.documents} has "
+                             f"one {args.document_level} only")
     started = time.perf_counter()
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
-    tuner = SampleRank(args.epochs, args.batch_size, args.samples_per_sentence, args.burn_in_per_sentence,
-                       args.samplerank_c, args.chains, args.workers, getattr(args, "scheduler", None),
-                       out=args.out, gain_scale=args.gain_scale,
-                       update=args.samplerank_update, temperature=args.temperature,
-                       start=args.chain_start, step=args.samplerank_step, global_features=specs)
+    dev_bleu = args.dev_bleu if args.dev_bleu is not None else args.held_out is None
+    tuner = SampleRank(args.epochs, args.batch_size, workers=args.workers, scheduler=args.scheduler, out=args.out,
+                       global_features=specs, held_out=args.held_out or 0, dev_bleu=dev_bleu, **parameters)
     tuner.fit(model, sources, refs, np.random.default_rng(args.seed), resume=args.resume, documents=documents,
               inputs=tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
                                    word_classes=args.word_classes), quiet=args.quiet)
@@ -351,21 +399,10 @@ def run_samplerank(args: argparse.Namespace) -> int:
     model.write_settings(args.out)
     if specs:
         write_weights(args.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
-    dev_bleu = [MISSING] * len(tuner.log_)
-    if args.dev_bleu and model.sparse is not None:  # the n-best decoder workers know dense weights only
-        for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
-                                   file=sys.stderr)):
-            dev_bleu[i] = f"{100 * decoded_bleu(model, e.averaged[:tuned], tuner.dev_):.4f}"
-    elif args.dev_bleu:
-        with DevDecoder(model, sources, 1, args.workers, quiet=args.quiet, scheduler=args.scheduler) as decoder:
-            for i, e in enumerate(tqdm(tuner.log_, desc="dev BLEU per epoch", unit="epoch", disable=args.quiet,
-                                       file=sys.stderr)):
-                dev_bleu[i] = f"{100 * decoded_pool(decoder(e.averaged[:tuned]), model.layout, dev_references)[1]:.4f}"
-    tuner.run_.write_log([log_row(model, e, bleu) for e, bleu in zip(tuner.log_, dev_bleu)])
-    if args.dev_bleu:
+    if dev_bleu or args.held_out:
         save_png(tuning_figure([read_tuning_log(args.out / "log.tsv")]), args.out / "dev-bleu.png")
     if not args.quiet:
-        print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s; {_kept(tuner)}", file=sys.stderr)
         print(f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}", file=sys.stderr)
         if model.sparse is not None:
             print(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:tuned])} of "
@@ -376,6 +413,18 @@ def run_samplerank(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
     return 0
+
+
+def _kept(tuner: SampleRank) -> str:
+    """Which epoch's averaged weights a fitted SampleRank kept, and why."""
+    log, kept = tuner.log_, tuner.kept_epoch_
+    if not len(tuner.held_out_):
+        return f"kept the averaged weights of epoch {kept}, the last (--held-out N keeps the best on held-out " \
+               "sentences)"
+    bleu = {e.epoch: 100 * e.held_out_bleu for e in log}
+    return (f"kept the averaged weights of epoch {kept}: the best held-out BLEU, {bleu[kept]:.2f} on "
+            f"{len(tuner.held_out_)} held-out sentences (per epoch: "
+            + ", ".join(f"{b:.2f}" for b in bleu.values()) + ")")
 
 
 def with_sparse_features(model: TranslationModel, features: str, classes: Path | None) -> TranslationModel:

@@ -53,6 +53,13 @@ epoch) and (run seed, epoch, chain), so a run is determined by its seed and
 the number of chains, whichever processes run them, and a resumed run equals
 an uninterrupted one.
 
+The tuned weights are the average of every weight vector collected so far
+after the last epoch, or, with a held-out part of the tuning set
+(``pbmt.tune.held_out``: sentences no chain sees), after the epoch whose
+averaged weights decode it best, as the paper reports its "maximum held-out"
+weights. Held-out and tuning-set decodes (``decoded_bleu``'s 1-best stack
+decoding) run on the chains' workers between epochs.
+
 Translation options are built once per batch with the model's weights as
 loaded (with ``start`` "decoder", under the chain's weights at the batch's
 start). Features, and the weight vector, are laid out as the model's dense
@@ -66,12 +73,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from pbmt.documents import Documents
 from pbmt.errors import PbmtError
@@ -88,6 +98,7 @@ from pbmt.search.sampler import Neighbourhood, gloss
 from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
 from pbmt.run_state import Checkpoint, RunFolder
 from pbmt.search._neighbour_kernels import neighbour_words
+from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
 from pbmt.vocab import Overlay
 
@@ -98,6 +109,16 @@ STEP = 0.01  # expected-gain's step size (docs/samplerank.md)
 UPDATES = ("sample-oracle", "hope-fear", "expected-gain")  # see Settings
 STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper's) or the stack decoder's 1-best
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
+# named sets of ``SampleRank`` parameters (``pbmt tune --samplerank-preset``); the others keep their defaults
+PRESETS = {
+    # Haddow et al. (2011): batch BLEU unscaled beside the model score, C = 0.01, chains from the gloss at T = 1,
+    # 100 burn-in and 100 sampled steps per sentence, 8 chains (their Figure 3 and Table 4; they give no batch size)
+    "paper": {"update": "sample-oracle", "gain_scale": 1.0, "c": 0.01, "temperature": 1.0, "start": "gloss",
+              "samples_per_sentence": 100, "burn_in_per_sentence": 100, "chains": 8},
+    # the variant that beat the untuned weights on every seed in docs/samplerank.md
+    "expected-gain": {"update": "expected-gain", "start": "decoder", "temperature": 0.1, "step": STEP,
+                      "gain_scale": GAIN_SCALE, "chains": 4},
+}
 
 
 @dataclass(frozen=True)
@@ -414,14 +435,23 @@ def decoded_bleu(model: TranslationModel, weights: np.ndarray, dev: DevSet) -> f
     One process, the model's search settings; for held-out checks and tuning curves.
     """
     tuned = with_tuned_weights(model, weights)
-    outputs = []
-    for s in range(len(dev)):
-        options = dev.options(tuned, s)
-        best = decode(tuned, options)
-        outputs.append(best[0].derivation.target_words(options) if best else np.zeros(0, np.int32))
+    sentences = np.arange(len(dev))
+    return outputs_bleu([decoded_words(tuned, dev, s) for s in sentences], sentences, dev.references)
+
+
+def decoded_words(tuned: TranslationModel, dev: DevSet, sentence: int) -> np.ndarray:
+    """The target words (``int32``, ``dev``'s ids) of the stack decoder's 1-best of source ``sentence`` under
+    ``tuned`` (``with_tuned_weights``); none when the search finds no complete derivation."""
+    options = dev.options(tuned, sentence)
+    best = decode(tuned, options)
+    return best[0].derivation.target_words(options) if best else np.zeros(0, np.int32)
+
+
+def outputs_bleu(outputs: Sequence[np.ndarray], sentences: np.ndarray, references: ReferenceSets) -> float:
+    """Corpus BLEU in [0, 1] of ``outputs`` (target words of each of ``sentences``) against their references."""
     offsets = np.concatenate([[0], np.cumsum([len(o) for o in outputs])]).astype(np.int64)
-    words = np.concatenate(outputs).astype(np.int32) if outputs else np.zeros(0, np.int32)
-    return corpus_bleu(segment_stats_ids(offsets, words, np.arange(len(dev)), dev.references))
+    words = np.concatenate(outputs).astype(np.int32) if len(outputs) else np.zeros(0, np.int32)
+    return corpus_bleu(segment_stats_ids(offsets, words, np.asarray(sentences, np.int64), references))
 
 
 def _features(nb: Neighbourhood, c: int, model: TranslationModel) -> np.ndarray:
@@ -459,29 +489,33 @@ def batches(sentences: np.ndarray, batch_size: int, rng: np.random.Generator,
     return [np.sort(sentences[chunk == c]) for c in rng.permutation(np.unique(chunk))]
 
 
-def shards(n_sentences: int, chains: int, seed: int, epoch: int,
+def shards(sentences: np.ndarray, chains: int, seed: int, epoch: int,
            chunk_of: np.ndarray | None = None) -> list[np.ndarray]:
-    """The tuning set shuffled for ``epoch`` and cut into ``chains`` near-equal shards of sentence indices.
+    """The tuning sentences (sorted ``int64`` indices) shuffled for ``epoch`` and cut into ``chains`` near-equal
+    shards.
 
     With ``chunk_of`` (see ``batches``) whole chunks are shuffled and dealt
     out, so a chunk (and so a batch) is never split between chains.
     """
+    sentences = np.asarray(sentences, np.int64)
     rng = np.random.default_rng([seed, epoch])
     if chunk_of is None:
-        return np.array_split(rng.permutation(n_sentences), chains)
-    chunk_of = np.asarray(chunk_of)
-    groups = np.array_split(rng.permutation(np.unique(chunk_of)), chains)
-    return [np.flatnonzero(np.isin(chunk_of, group)) for group in groups]
+        return np.array_split(rng.permutation(sentences), chains)
+    chunk = np.asarray(chunk_of)[sentences]
+    groups = np.array_split(rng.permutation(np.unique(chunk)), chains)
+    return [sentences[np.isin(chunk, group)] for group in groups]
 
 
 class _Chains:
-    """What a chain's epoch runs on, in this process or in each worker: the model (with its sparse features),
-    the tuning set, its chunks, and the global features (built where it arrives, from their specs)."""
+    """What a chain's epoch and a decode between epochs run on, in this process or in each worker: the model
+    (with its sparse features), the tuning set, its chunks, and the global features (built where it arrives,
+    from their specs)."""
 
     def __init__(self, model: TranslationModel, dev: DevSet, chunk_of: np.ndarray | None,
                  specs: Sequence[FeatureSpec], global_features: Sequence[GlobalFeature] | None = None):
         self.model, self.dev, self.chunk_of, self.specs = model, dev, chunk_of, tuple(specs)
         self.global_features = build(self.specs, model.vocab) if global_features is None else global_features
+        self._decoding: tuple[tuple[float, ...], TranslationModel] | None = None
 
     def __reduce__(self):
         return _arrived_chains, (self.model, self.dev.sources, self.dev.references, self.dev.vocab.extra,
@@ -491,6 +525,13 @@ class _Chains:
         epoch, chain, sentences, weights = item
         return run_chain(self.model, self.dev, sentences, weights, np.random.default_rng([seed, epoch, chain]),
                          settings, self.chunk_of, self.global_features)
+
+    def decode(self, weights: tuple[float, ...], sentence: int) -> np.ndarray:
+        """``decoded_words`` of ``sentence`` under SampleRank's ``weights`` (dense, then sparse); the model under
+        the last weights is kept, as its table is pruned anew for each."""
+        if self._decoding is None or self._decoding[0] != weights:
+            self._decoding = weights, with_tuned_weights(self.model, np.array(weights))
+        return decoded_words(self._decoding[1], self.dev, sentence)
 
 
 def _arrived_chains(model: TranslationModel, sources, references, extra: tuple[str, ...], chunk_of, specs) -> _Chains:
@@ -502,14 +543,20 @@ def _arrived_chains(model: TranslationModel, sources, references, extra: tuple[s
     return _Chains(model, DevSet(sources, references, overlay), chunk_of, specs)
 
 
-def _chain_epoch(settings: Settings, seed: int, chains: _Chains, item) -> ChainResult:
-    return chains.epoch(settings, seed, item)
+def _chain_work(settings: Settings, seed: int, chains: _Chains, item) -> ChainResult | np.ndarray:
+    """A chain's epoch (``item``: "epoch", epoch, chain, sentences, weights) or a sentence's 1-best words
+    (``item``: "decode", weights, sentence)."""
+    if item[0] == "decode":
+        return chains.decode(*item[1:])
+    return chains.epoch(settings, seed, item[1:])
 
 
 @dataclass(frozen=True)
 class EpochLog:
-    """One epoch: updates and steps over all chains, the mixed weights, wall-clock seconds, and the
-    average of every weight vector collected so far (the tuned weights had the run stopped here)."""
+    """One epoch: updates and steps over all chains, the mixed weights, wall-clock seconds, the average of
+    every weight vector collected so far (the tuned weights had the run stopped here), and the corpus BLEU in
+    [0, 1] of the stack decoder's 1-best under that average on the tuning sentences (``dev_bleu``) and on the
+    held-out ones (``held_out_bleu``), NaN where not measured."""
 
     epoch: int
     updates: int
@@ -517,6 +564,8 @@ class EpochLog:
     weights: np.ndarray
     seconds: float
     averaged: np.ndarray
+    dev_bleu: float = math.nan
+    held_out_bleu: float = math.nan
 
 
 class SampleRank:
@@ -528,30 +577,38 @@ class SampleRank:
     chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
     turn; the result does not depend on it); out: the run's folder
     (``pbmt.run_state.RunFolder``), whose checkpoint and ``log.tsv``
-    (``SAMPLERANK_LOG_COLUMNS``, dev BLEU ``-``: ``pbmt tune`` measures it
-    after tuning) are rewritten after every epoch and from which
+    (``SAMPLERANK_LOG_COLUMNS``) are rewritten after every epoch and from which
     ``fit(..., resume=True)`` continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
     (from 0) are learnt with the others; with them, ``fit``'s documents make
-    every batch one whole document (document-level features see it). After
-    ``fit``: ``weights_`` (dense, then sparse, then global weights, the
-    average of every collected weight vector), ``feature_names_`` (the global
-    columns' names), ``last_weights_`` (the mixed weights after the last
-    epoch), ``log_`` (one ``EpochLog`` per epoch), ``dev_`` (the tuning set
-    in word ids) and ``run_`` (the ``RunFolder``, or None without ``out``).
+    every batch one whole document (document-level features see it).
+    held_out: hold out about this many sentences (``held_out_sentences``;
+    0: none), decode them after every epoch and keep the averaged weights of
+    the epoch with the best held-out BLEU (the earliest of equals); dev_bleu:
+    decode the tuning sentences after every epoch too (for the log only).
+    After ``fit``: ``weights_`` (dense, then sparse, then global weights: the
+    averaged weights of the kept epoch), ``kept_epoch_`` (1-based; the last
+    without held-out sentences), ``feature_names_`` (the global columns'
+    names), ``last_weights_`` (the mixed weights after the last epoch),
+    ``log_`` (one ``EpochLog`` per epoch), ``dev_`` (the whole set in word
+    ids), ``held_out_`` (sorted ``int64`` indices of the held-out sentences)
+    and ``run_`` (the ``RunFolder``, or None without ``out``).
     """
 
     def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
                  burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
                  scheduler: str | None = None, out: str | Path | None = None, *,
                  gain_scale: float = GAIN_SCALE, margin_updates: bool = False, update: str = "sample-oracle",
-                 temperature: float = 1.0, start: str = "gloss", step: float = STEP, global_features: Sequence[FeatureSpec] = ()):
-        if epochs < 1 or chains < 1:
-            raise ValueError(f"epochs and chains must be at least 1, got {epochs} and {chains}")
+                 temperature: float = 1.0, start: str = "gloss", step: float = STEP,
+                 global_features: Sequence[FeatureSpec] = (), held_out: int = 0, dev_bleu: bool = False):
+        if epochs < 1 or chains < 1 or held_out < 0:
+            raise ValueError(f"epochs and chains must be at least 1 and held_out at least 0, got {epochs}, {chains} "
+                             f"and {held_out}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
                                  margin_updates, update, temperature, start, step)
         self.out = out
         self.global_features = tuple(global_features)
+        self.held_out, self.dev_bleu = held_out, dev_bleu
 
     def fit(self, model: TranslationModel, sources: Sequence[str], references: Sequence[str],
             rng: np.random.Generator, resume: bool = False, documents: Documents | None = None,
@@ -562,9 +619,10 @@ class SampleRank:
         in ``out`` (its seed, weights and sums) instead of starting anew, if
         its settings and ``inputs`` (digests of the files the run reads,
         ``pbmt.run_state.tuning_inputs``) are this run's (which it says
-        unless ``quiet``).
-        ``documents`` (covering exactly the tuning sentences): batches and
-        shards then never cross a document boundary (see ``batches``).
+        unless ``quiet``, as it shows progress bars).
+        ``documents`` (covering exactly the given sentences): batches and
+        shards then never cross a document boundary (see ``batches``), and
+        whole documents are held out.
         """
         if len(sources) != len(references) or not len(sources):
             raise ValueError(f"{len(sources)} sources for {len(references)} references")
@@ -575,6 +633,9 @@ class SampleRank:
                                  f"{len(sources)}")
             # global features: whole documents; else runs of at most batch_size lines of one document
             chunk_of = documents.document_of() if self.global_features else documents.chunks(self.settings.batch_size)
+        held = self.held_out_ = (held_out_sentences(len(sources), self.held_out, documents) if self.held_out
+                                 else np.zeros(0, np.int64))
+        tuning = np.setdiff1d(np.arange(len(sources)), held)
         global_features = build(self.global_features, model.vocab)  # first: their LMs add words to the model's
         dev = self.dev_ = encode_dev(model, sources, references)
         self.feature_names_ = tuple(f"{f.names[0]}_{i}" if f.size > 1 else f.names[0]
@@ -586,38 +647,78 @@ class SampleRank:
         run = self.run_ = None
         if self.out is not None:
             run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG_COLUMNS,
-                                        self._fingerprint(model, dev.sources, chunk_of), inputs, resume, quiet)
+                                        self._fingerprint(model, dev.sources, chunk_of, held), inputs, resume, quiet)
         if run is not None and run.resumed is not None:
             seed, weights, weight_sum, collected, log = _restored(run.resumed)
             start = len(log)
-        chains = min(self.chains, len(dev) if chunk_of is None else int(chunk_of.max()) + 1)
+
+        def save() -> None:
+            if run is not None:
+                run.save({"weights": weights, "weight_sum": weight_sum,
+                          "log_weights": np.array([e.weights for e in log]),
+                          "log_averaged": np.array([e.averaged for e in log]),
+                          "log_dev_bleu": np.array([e.dev_bleu for e in log]),
+                          "log_held_out_bleu": np.array([e.held_out_bleu for e in log])},
+                         {"seed": seed, "collected": collected,
+                          "log": [[e.epoch, e.updates, e.steps, e.seconds] for e in log]},
+                         [log_row(model, e) for e in log])
+
+        chains = min(self.chains, len(tuning) if chunk_of is None else len(np.unique(chunk_of[tuning])))
         state = _Chains(model, dev, chunk_of, self.global_features, global_features)
-        with ParallelMap(functools.partial(_chain_epoch, self.settings, seed), state, self.workers,
-                         self.scheduler) as pool:
+        with (ParallelMap(functools.partial(_chain_work, self.settings, seed), state, self.workers,
+                          self.scheduler) as pool,
+              tqdm(total=self.epochs, initial=min(start, self.epochs), unit="epoch", desc="SampleRank",
+                   disable=quiet, file=sys.stderr) as progress):
+            measure = functools.partial(self._measured, pool, n_weights(model), dev, tuning, quiet)
+            log, measured = measure(log)
+            if measured:
+                save()  # a resumed run measures what its first part left out
             for epoch in range(start, self.epochs):
                 started = time.perf_counter()
-                items = [(epoch, chain, shard, weights)
-                         for chain, shard in enumerate(shards(len(dev), chains, seed, epoch, chunk_of))]
+                items = [("epoch", epoch, chain, shard, weights)
+                         for chain, shard in enumerate(shards(tuning, chains, seed, epoch, chunk_of))]
                 results = list(pool.map(items, chunksize=1))
                 weights, epoch_sum, epoch_count = mix(results)
                 weight_sum, collected = weight_sum + epoch_sum, collected + epoch_count
                 log.append(EpochLog(epoch + 1, sum(r.updates for r in results), sum(r.steps for r in results),
                                     weights, time.perf_counter() - started, weight_sum / collected))
-                if run is not None:
-                    run.save({"weights": weights, "weight_sum": weight_sum,
-                              "log_weights": np.array([e.weights for e in log]),
-                              "log_averaged": np.array([e.averaged for e in log])},
-                             {"seed": seed, "collected": collected,
-                              "log": [[e.epoch, e.updates, e.steps, e.seconds] for e in log]},
-                             [log_row(model, e) for e in log])
-        self.weights_ = weight_sum / collected
+                log = measure(log)[0]
+                save()
+                if len(held):
+                    progress.set_postfix_str(f"held-out BLEU {100 * log[-1].held_out_bleu:.2f}", refresh=False)
+                progress.update()
+        kept = (max(range(len(log)), key=lambda i: (log[i].held_out_bleu, -i)) if len(held)
+                else len(log) - 1)
+        self.weights_ = log[kept].averaged
+        self.kept_epoch_ = log[kept].epoch
         self.last_weights_ = weights
         self.log_ = log
         return self
 
-    def _fingerprint(self, model, sources, chunk_of) -> dict:
+    def _measured(self, pool: ParallelMap, tuned: int, dev: DevSet, tuning: np.ndarray, quiet: bool,
+                  log: list[EpochLog]) -> tuple[list[EpochLog], bool]:
+        """``log`` with the held-out and (``dev_bleu``) tuning-set BLEU of every epoch that lacks them, decoded
+        on ``pool`` under the epoch's averaged weights (their first ``tuned``: dense and sparse), and whether
+        any was missing."""
+        def bleu(weights: np.ndarray, sentences: np.ndarray, name: str) -> float:
+            key = tuple(float(w) for w in weights[:tuned])
+            with tqdm(total=len(sentences), unit="sent", desc=f"decoding the {name}", leave=False, disable=quiet,
+                      file=sys.stderr) as progress:
+                outputs = list(pool.map([("decode", key, int(s)) for s in sentences], progress=progress.update))
+            return outputs_bleu(outputs, sentences, dev.references)
+
+        out, measured = [], False
+        for e in log:
+            if len(self.held_out_) and math.isnan(e.held_out_bleu):
+                e, measured = replace(e, held_out_bleu=bleu(e.averaged, self.held_out_, "held-out sentences")), True
+            if self.dev_bleu and math.isnan(e.dev_bleu):
+                e, measured = replace(e, dev_bleu=bleu(e.averaged, tuning, "tuning sentences")), True
+            out.append(e)
+        return out, measured
+
+    def _fingerprint(self, model, sources, chunk_of, held: np.ndarray) -> dict:
         """What a resumed run must share with the run it continues: settings, chains, global features, start
-        weights, sparse features, tuning set and batching (any number of epochs)."""
+        weights, sparse features, tuning set, batching and held-out sentences (any number of epochs)."""
         start = hashlib.sha256(np.asarray(model.weights, np.float64).tobytes())
         if model.sparse is not None:
             start.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
@@ -626,21 +727,31 @@ class SampleRank:
             tuning_set.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())
         for s in sources:
             tuning_set.update(np.asarray(s, np.int32).tobytes() + b"|")
+        held_out = {"held out": held.tolist()} if len(held) else {}  # absent: a run of an older pbmt resumes
         return {**self.settings.__dict__, "chains": self.chains,
                 "global features": [list(f.__dict__.values()) for f in self.global_features],
-                "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest()}
+                "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest(), **held_out}
 
 
-def log_row(model: TranslationModel, e: EpochLog, dev_bleu: str = MISSING) -> list[str]:
-    """``e`` as a row of ``SAMPLERANK_LOG_COLUMNS`` (dense weights; ``dev_bleu`` in percent, or ``MISSING``)."""
+def log_row(model: TranslationModel, e: EpochLog) -> list[str]:
+    """``e`` as a row of ``SAMPLERANK_LOG_COLUMNS`` (dense weights; BLEU in percent, or ``MISSING``)."""
     dense = model.layout.size
-    return [str(e.epoch), weight_line(model.layout, e.averaged[:dense]), dev_bleu, str(e.updates), str(e.steps),
-            f"{e.seconds:.2f}", weight_line(model.layout, e.weights[:dense])]
+    return [str(e.epoch), weight_line(model.layout, e.averaged[:dense]), _percent(e.dev_bleu),
+            _percent(e.held_out_bleu), str(e.updates), str(e.steps), f"{e.seconds:.2f}",
+            weight_line(model.layout, e.weights[:dense])]
+
+
+def _percent(bleu: float) -> str:
+    return MISSING if math.isnan(bleu) else f"{100 * bleu:.4f}"
 
 
 def _restored(saved: Checkpoint) -> tuple[int, np.ndarray, np.ndarray, int, list[EpochLog]]:
-    """(seed, mixed weights, sum and count of the collected weights, log) of a checkpoint."""
+    """(seed, mixed weights, sum and count of the collected weights, log) of a checkpoint (one of an older
+    pbmt has no BLEU: NaN, measured again when asked for)."""
     state, arrays = saved.state, saved.arrays
-    log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a)
-           for row, w, a in zip(state["log"], arrays["log_weights"], arrays["log_averaged"])]
+    unmeasured = np.full(len(state["log"]), math.nan)
+    log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a, float(d), float(h))
+           for row, w, a, d, h in zip(state["log"], arrays["log_weights"], arrays["log_averaged"],
+                                      arrays.get("log_dev_bleu", unmeasured),
+                                      arrays.get("log_held_out_bleu", unmeasured))]
     return int(state["seed"]), arrays["weights"], arrays["weight_sum"], int(state["collected"]), log

@@ -241,7 +241,7 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
     weights, total, count = np.array(model.weights), 0.0, 0
     for epoch in range(2):
         results = [run_chain(model, dev_set, shard, weights, np.random.default_rng([seed, epoch, c]),
-                             Settings(**kw)) for c, shard in enumerate(shards(len(sources), 2, seed, epoch))]
+                             Settings(**kw)) for c, shard in enumerate(shards(np.arange(len(sources)), 2, seed, epoch))]
         weights, epoch_sum, epoch_count = mix(results)
         np.testing.assert_array_equal(weights, (results[0].weights + results[1].weights) / 2)
         total, count = total + epoch_sum, count + epoch_count
@@ -262,7 +262,7 @@ def test_document_batches_and_shards_never_cross_a_document():
     chunk_of = documents.chunks(4)
     rng = np.random.default_rng(0)
     for seed in range(5):
-        parts = shards(len(keys), 3, seed, 0, chunk_of)
+        parts = shards(np.arange(len(keys)), 3, seed, 0, chunk_of)
         np.testing.assert_array_equal(np.sort(np.concatenate(parts)), np.arange(len(keys)))
         for part in parts:
             assert np.all(np.isin(np.flatnonzero(np.isin(chunk_of, chunk_of[part])), part))  # whole chunks
@@ -283,7 +283,7 @@ def test_fit_with_documents_batches_within_documents(dev):
     seed = int(np.random.default_rng(9).integers(2**63))
     chunk_of = documents.chunks(4)
     results = [run_chain(model, dev_set, shard, model.weights, np.random.default_rng([seed, 0, c]),
-                         Settings(**kw), chunk_of) for c, shard in enumerate(shards(12, 2, seed, 0, chunk_of))]
+                         Settings(**kw), chunk_of) for c, shard in enumerate(shards(np.arange(12), 2, seed, 0, chunk_of))]
     np.testing.assert_array_equal(fitted.last_weights_, mix(results)[0])
     with pytest.raises(ValueError, match="documents cover 5"):
         SampleRank(epochs=1, **kw).fit(model, *text, np.random.default_rng(9),
