@@ -14,10 +14,16 @@ Tuners (``--tuners``, comma-separated; default: all):
   as mert-moses.pl's --return-best-dev);
 - ``mert-moses-defaults``: pbmt's MERT with the guards off (unbounded
   line search, no significance test, signs free): Moses's optimiser;
-- ``samplerank``: the paper's rule and settings (Haddow et al., 2011);
-  ``samplerank-expected-gain``: the variant that measured best
-  (expected-gain update, chains started at the decoder's 1-best, temperature
-  0.1, four chains);
+- ``samplerank``: the paper's rule and settings (``--samplerank-preset
+  paper``: Haddow et al., 2011: gain scale 1, C = 0.01, 100 burn-in and 100
+  sampled steps per sentence, 8 chains, run in turn on --workers);
+  ``samplerank-expected-gain``: the variant that measured best on dev[:100]
+  (``--samplerank-preset expected-gain``: expected-gain update, chains
+  started at the decoder's 1-best, temperature 0.1, four chains); both
+  with --held-out sentences of dev, spread over it, never tuned on and
+  decoded after every epoch, the weights of the epoch best on them kept (the
+  paper's "maximum held-out"), and the rest of dev decoded after every epoch
+  too (its dev BLEU; --epochs epochs);
 - ``costmargin-1``, ``perceptron-1``, ``costmargin-10``, ``perceptron-10``:
   Tillmann & Zhang's relevant-set tuners with 1-best or 10-best relevant sets,
   in the MON/SWAP search space, beside ``mert-mon-swap`` (MERT in that space);
@@ -30,8 +36,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   decoded by pbmt on test, as pbmt's tuners' (``../shared/tools/moses`` must
   exist, else the cell is skipped).
 
-Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass),
-the kept weights' test BLEU and the cell's wall time; then per tuner the mean ±
+Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass;
+SampleRank: of the tuning part of dev, then the held-out BLEU per epoch and
+the epoch kept), the kept weights' test BLEU and the cell's wall time; then per tuner the mean ±
 sd over seeds of the best dev BLEU and of test BLEU, the mean wall time and the
 load average (1 minute, sampled every 30 s while its cells ran). Untuned
 weights' test BLEU is scored once beside them.
@@ -39,10 +46,11 @@ weights' test BLEU is scored once beside them.
 --json FILE keeps every finished cell; a run given the same FILE skips the
 cells it holds and resumes a cell that was killed (each tuner's own
 checkpoint in --out). --quick: a smoke run (20 dev and test sentences, 2
-iterations, one seed, 10-best).
+iterations, epochs and passes, 5 held-out sentences, one seed, 10-best).
 
     python benchmarks/bench_tune.py --json tune.json --out runs [--tuners mert,moses-mert,pro]
-        [--seeds 3] [--iterations 5] [--workers 2] [--sentences N] [--test-sentences N] [--quick]
+        [--seeds 3] [--iterations 5] [--epochs 5] [--held-out 100] [--workers 2] [--sentences N]
+        [--test-sentences N] [--quick]
 """
 
 from __future__ import annotations
@@ -50,7 +58,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -75,9 +82,8 @@ LOOP = {
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
 }
 SAMPLERANK = {
-    "samplerank": ["--algorithm", "samplerank"],
-    "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-update", "expected-gain",
-                                 "--chain-start", "decoder", "--temperature", "0.1", "--chains", "4"],
+    "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],
+    "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain"],
 }
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
@@ -175,9 +181,13 @@ class Bench:
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
 
     def samplerank_cell(self, tuner: str, folder: Path, seed: int) -> dict:
-        run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], "--epochs", self.args.epochs]),
+        run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], "--epochs", self.args.epochs, "--held-out",
+                                             self.args.held_out, "--dev-bleu"]),
             log=self.out / f"{folder.name}.log")
-        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
+        held_out = read_log(folder / "log.tsv", "held_out_bleu")
+        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu"), "held_out_bleu": held_out,
+                "held_out": self.args.held_out,
+                "kept_epoch": max(range(len(held_out)), key=lambda k: (held_out[k], -k)) + 1}
 
     def relevant_set_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         run(self.tune_command(folder, seed, [*RELEVANT_SET[tuner], "--passes", self.args.passes]),
@@ -279,6 +289,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=5, help="MERT, PRO, APRO and Moses's MERT")
     parser.add_argument("--epochs", type=int, default=5, help="SampleRank")
+    parser.add_argument("--held-out", type=int, default=100, help="SampleRank: dev sentences held out to choose "
+                        "the epoch on (not tuned on)")
     parser.add_argument("--passes", type=int, default=30, help="costmargin and perceptron (the paper's L)")
     parser.add_argument("--n-best-size", dest="nbest", type=int, default=100)
     parser.add_argument("--sentences", type=int, help="tune on the first N dev sentences (default: all)")
@@ -287,11 +299,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench_tune.runs"), help="the cells' run folders")
     parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
-                        "(epochs, passes), one seed, 10-best")
+                        "(epochs, passes), 5 held-out sentences, one seed, 10-best")
     args = parser.parse_args()
     if args.quick:
         args.sentences, args.test_sentences, args.iterations = 20, 20, 2
-        args.epochs, args.passes, args.seeds, args.nbest = 1, 2, 1, 10
+        args.epochs, args.passes, args.seeds, args.nbest, args.held_out = 2, 2, 1, 10, 5
     tuners = args.tuners.split(",")
     unknown = [t for t in tuners if t not in TUNERS]
     if unknown:
@@ -300,8 +312,9 @@ def main() -> None:
         print(f"{MOSES} does not exist: moses-mert skipped", file=sys.stderr)
         tuners.remove("moses-mert")
     state = json.loads(args.json.read_text(encoding="utf-8")) if args.json and args.json.exists() else {}
+    # each SampleRank cell records its held-out count: a file of an older bench, without it, stays usable
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
-                if k not in ("tuners", "json", "seeds")}
+                if k not in ("tuners", "json", "seeds", "held_out")}
     if state.get("settings", settings) != settings:
         sys.exit(f"{args.json} holds cells of other settings ({state['settings']}): choose another --json")
     state["settings"] = settings
@@ -326,7 +339,9 @@ def main() -> None:
             cells[key] = bench.cell(tuner, seed)
             save()
             c = cells[key]
-            print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}; test {c['test_bleu']:.2f}; "
+            held_out = (f"; held-out ({c['held_out']} sentences) {' '.join(f'{b:.2f}' for b in c['held_out_bleu'])}, "
+                        f"epoch {c['kept_epoch']} kept" if "held_out_bleu" in c else "")
+            print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}{held_out}; test {c['test_bleu']:.2f}; "
                   f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}", flush=True)
     print(f"\ndev {args.sentences or 'all'} sentences, test {args.test_sentences or 'all'}; "
           f"untuned test BLEU {state['untuned']['test_bleu']:.2f}")

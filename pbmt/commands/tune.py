@@ -13,21 +13,25 @@ in its group below:
                             sentence's relevant set; retrain on the sets from
                             zero between decodings (Tillmann & Zhang)
   samplerank                no decoding: online updates on the Gibbs sampler's
-                            hypotheses (Haddow, Arun & Koehn, 2011)
+                            hypotheses (Haddow, Arun & Koehn, 2011), for
+                            --epochs passes; --held-out N keeps the epoch
+                            whose weights decode N held-out dev sentences best
 
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
 preprocessing and --reordering, so the folder translates as tuned), log.tsv
-(a row per iteration, pass or epoch: the weights decoded, their dev BLEU,
-then what the step proposed; pbmt plot draws it), dev-bleu.png and
-checkpoint.npz, from which --resume continues to the weights and log an
-uninterrupted run gives when the model files, --src and --refs have the
-content the run started with. docs/tutorial.md tunes with MERT, PRO and
+(a row per iteration, pass or epoch: the weights decoded, their dev BLEU
+(SampleRank: and held-out BLEU), then what the step proposed; pbmt plot
+draws it), dev-bleu.png and checkpoint.npz, from which --resume continues
+to the weights and log an uninterrupted run gives when the model files,
+--src and --refs have the content the run started with. docs/tutorial.md tunes with MERT, PRO and
 SampleRank step by step.
 
 Examples:
   pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out tuned --workers 2
   pbmt tune -f model/moses.ini --src dev.tok.es --refs dev.tok.en --tokenized --out tuned
   pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out cm --algorithm costmargin --reordering mon-swap
+  pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out sr --algorithm samplerank \\
+      --samplerank-preset paper --held-out 100 --epochs 10 --workers 2
   pbmt tune -f model/moses.ini --src dev.es --refs dev.en --out sr --algorithm samplerank \\
       --documents dev.keys --global-features lexical-consistency,repetition
 """
@@ -244,8 +248,8 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--held-out", type=int, metavar="N", help="hold out N dev sentences, spread evenly over "
                        "it (with --documents whole documents, about N sentences), never tuned on: after every "
                        "epoch they are decoded (1-best) with its averaged weights, the held-out BLEU is logged and "
-                       "moses.ini gets the best epoch's weights (the earliest of equals). Costs a decode of N "
-                       "sentences per epoch")
+                       "moses.ini gets the best epoch's weights (the earliest of equals). Costs a 1-best decode "
+                       "of N sentences per epoch")
     group.add_argument("--batch-size", type=int, default=Settings.batch_size,
                        help="sentences per batch (the gain is the batch's BLEU)")
     preset("--samples-per-sentence", type=int, help="sampler steps per batch sentence, each a possible update")
@@ -267,14 +271,16 @@ def add_samplerank_arguments(parser: argparse.ArgumentParser) -> None:
     deprecated(group, "--samplerank-start", start)
     preset("--chains", type=int, help="chains on shards of the dev set, mixed after each epoch (run on --workers "
            "processes, several in turn on each)")
-    group.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, help="after every epoch, also decode "
-                       "the tuning sentences (1-best) with its averaged weights and log their BLEU: a decode of "
-                       "the whole tuning set per epoch (default: on without --held-out, off with it)")
+    group.add_argument("--dev-bleu", action=argparse.BooleanOptionalAction, default=True, help="after every "
+                       "epoch, decode the tuning sentences (1-best) with its averaged weights and log their BLEU "
+                       "(for the log only); it adds about a sixth to an epoch at 100 + 100 steps per sentence "
+                       "(docs/samplerank.md)")
     documents = parser.add_argument_group(
         "samplerank: documents and global features", "sentence- and document-level features learnt with the "
         "others and written to global-weights.txt for pbmt translate --documents (docs/global-features.md)")
     documents.add_argument("--documents", type=Path, metavar="KEYS", help="a keys file (one 'BOOK CHAPTER:VERSE' "
-                           "per dev line); batches then never cross a document boundary")
+                           "per dev line); batches then never cross a document boundary, "
+                           "and --held-out holds out whole documents")
     documents.add_argument("--document-level", choices=LEVELS, default=default_of(Documents.read, "level"),
                            help="what a document is in --documents")
     documents.add_argument("--global-features", metavar="NAME[:ARG][,...]", help="global features to learn (with "
@@ -386,9 +392,8 @@ def run_samplerank(args: argparse.Namespace) -> int:
                              f"one {args.document_level} only")
     started = time.perf_counter()
     specs = name_features(parse_requests(args.global_features or ""), model.layout.names, nbest=False)
-    dev_bleu = args.dev_bleu if args.dev_bleu is not None else args.held_out is None
     tuner = SampleRank(args.epochs, args.batch_size, workers=args.workers, scheduler=args.scheduler, out=args.out,
-                       global_features=specs, held_out=args.held_out or 0, dev_bleu=dev_bleu, **parameters)
+                       global_features=specs, held_out=args.held_out or 0, dev_bleu=args.dev_bleu, **parameters)
     tuner.fit(model, sources, refs, np.random.default_rng(args.seed), resume=args.resume, documents=documents,
               inputs=tuning_inputs(args.config, args.src, args.refs, documents=args.documents,
                                    word_classes=args.word_classes), quiet=args.quiet)
@@ -399,7 +404,7 @@ def run_samplerank(args: argparse.Namespace) -> int:
     model.write_settings(args.out)
     if specs:
         write_weights(args.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
-    if dev_bleu or args.held_out:
+    if args.dev_bleu or args.held_out:
         save_png(tuning_figure([read_tuning_log(args.out / "log.tsv")]), args.out / "dev-bleu.png")
     if not args.quiet:
         print(f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s; {_kept(tuner)}", file=sys.stderr)
