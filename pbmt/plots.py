@@ -248,7 +248,7 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     """Dev BLEU (percent) per iteration or epoch, one line per log, in one axes.
 
     A SampleRank log's held-out BLEU is drawn beside its dev BLEU (same
-    colour, dashed). ``labels`` name the runs in the legend (default: each log's folder name);
+    colour, hollow markers). ``labels`` name the runs in the legend (default: each log's folder name);
     ``pool`` adds each loop log's pool BLEU under its new weights as a dashed
     line. ``baseline``: dev BLEU of the untuned weights, drawn as a
     horizontal line (default: ``untuned_bleu(logs)``). Collapsed iterations
@@ -269,7 +269,8 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
         style = line_style(k)
         curves = [(log.dev_bleu, log.bleu_name, "dev", {})]
         if log.held_out_bleu is not None and not np.all(np.isnan(log.held_out_bleu)):
-            curves.append((log.held_out_bleu, "held-out BLEU", "held-out", {"linestyle": (0, (5, 2))}))
+            curves.append((log.held_out_bleu, "held-out BLEU", "held-out",
+                           {"markerfacecolor": "white", "linewidth": 1}))
         curves = [curve for curve in curves if not np.all(np.isnan(curve[0]))]
         if not curves:
             raise PbmtError(f"{log.path}: no dev BLEU in this log (a SampleRank run tuned with --no-dev-bleu and "
