@@ -5,7 +5,7 @@ train-model.perl weights), tuned on the whole dev set (``dev.tok.es`` /
 ``dev.tok.en``, 1,031 verses) and scored on the whole test set (Acts,
 ``test.tok.es``, 1,006 verses): sacrebleu (``tokenize='none'``) of the 1-best
 under the tuned weights against ``test.tok.en``. One cell per (tuner, seed);
-each tuner runs with every seed of --seeds.
+each tuner runs with every seed of --seeds (N: seeds 1 to N; or a list, 2,3).
 
 Tuners (``--tuners``, comma-separated; default: all):
 
@@ -263,10 +263,16 @@ class Bench:
         return {**result, "seconds": time.perf_counter() - started, "load": statistics.mean(load.samples)}
 
 
-def summary(cells: dict, tuners: list[str], seeds: int) -> list[str]:
+def seed_list(text: str) -> list[int]:
+    """``--seeds``: N (seeds 1 to N) or a comma-separated list of seeds."""
+    seeds = [int(t) for t in text.split(",")]
+    return list(range(1, seeds[0] + 1)) if "," not in text else seeds
+
+
+def summary(cells: dict, tuners: list[str], seeds: list[int]) -> list[str]:
     rows = [f"{'tuner':<26} {'seeds':>5}  {'best dev BLEU':>15}  {'test BLEU':>15}  {'min/run':>7}  {'load':>4}"]
     for tuner in tuners:
-        runs = [cells[f"{tuner}/{seed}"] for seed in range(1, seeds + 1) if f"{tuner}/{seed}" in cells]
+        runs = [cells[f"{tuner}/{seed}"] for seed in seeds if f"{tuner}/{seed}" in cells]
         if not runs:
             rows.append(f"{tuner:<26} {'not run':>5}")
             continue
@@ -286,7 +292,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tuners", default=",".join(TUNERS), help="comma-separated, of: " + ", ".join(TUNERS))
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=seed_list, default=seed_list("3"),
+                        help="N (seeds 1 to N) or a comma-separated list of seeds, e.g. 2,3")
     parser.add_argument("--iterations", type=int, default=5, help="MERT, PRO, APRO and Moses's MERT")
     parser.add_argument("--epochs", type=int, default=5, help="SampleRank")
     parser.add_argument("--held-out", type=int, default=100, help="SampleRank: dev sentences held out to choose "
@@ -303,7 +310,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.sentences, args.test_sentences, args.iterations = 20, 20, 2
-        args.epochs, args.passes, args.seeds, args.nbest, args.held_out = 2, 2, 1, 10, 5
+        args.epochs, args.passes, args.seeds, args.nbest, args.held_out = 2, 2, [1], 10, 5
     tuners = args.tuners.split(",")
     unknown = [t for t in tuners if t not in TUNERS]
     if unknown:
@@ -332,7 +339,7 @@ def main() -> None:
         state["untuned"] = {"test_bleu": bench.test_bleu(folder, bench.ini)}
         save()
     for tuner in tuners:
-        for seed in range(1, args.seeds + 1):
+        for seed in args.seeds:
             key = f"{tuner}/{seed}"
             if key in cells:
                 continue
