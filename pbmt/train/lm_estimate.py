@@ -262,14 +262,35 @@ def _check_fallback(discounts: Sequence[float]) -> tuple[float, float, float]:
 
 
 
+_SCRATCH = ".pbmt-lm-"
+
+
 @contextmanager
 def _scratch(parent: str | os.PathLike | None) -> Iterator[Path]:
-    """A new temporary folder in ``parent`` (None: the system's), removed at the end."""
-    folder = Path(tempfile.mkdtemp(prefix=".pbmt-lm-", dir=parent))
+    """A new temporary folder in ``parent`` (None: the system's), removed at the end. Its name carries this
+    process's id, so that the folders of runs killed outright (``kill -9``, the kernel's out-of-memory killer),
+    which could not remove theirs, are removed here when their process no longer runs."""
+    base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
+    for stale in base.glob(f"{_SCRATCH}*"):
+        pid = stale.name[len(_SCRATCH):].partition("-")[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-", dir=base))
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _record(k: int) -> np.dtype:

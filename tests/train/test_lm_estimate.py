@@ -6,6 +6,8 @@ import gzip
 import itertools
 import math
 import os
+import subprocess
+import sys
 from collections import Counter, defaultdict
 
 import kenlm
@@ -271,3 +273,20 @@ def test_bad_memory_sizes(text):
 def test_memory_percent_is_of_the_physical_memory():
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert parse_memory("50%") == physical // 2
+
+
+def test_scratch_folders_of_runs_killed_outright_are_removed(tmp_path, bible):
+    """A run killed with SIGKILL cannot remove its counts; the next run in the folder does, and leaves alone those of
+    runs still going (this process's, a live parent's) and folders that are not its own."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".pbmt-lm-{dead.pid}-abc"
+    live = [tmp_path / f".pbmt-lm-{os.getpid()}-def", tmp_path / f".pbmt-lm-{os.getppid()}-ghi"]
+    other = tmp_path / ".pbmt-lm-notapid"
+    for folder in [stale, *live, other]:
+        folder.mkdir()
+        (folder / "counts").write_bytes(b"x")
+    write_lm([["a", "b"], ["b", "a", "c"]] * 3, 2, tmp_path / "lm.arpa", discount_fallback=DEFAULT_FALLBACK)
+    assert not stale.exists() and all(f.exists() for f in live) and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".pbmt-lm-")) == sorted(
+        f.name for f in [*live, other])
