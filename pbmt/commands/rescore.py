@@ -8,8 +8,10 @@ learns the weights of all columns and writes them to --out. Training starts
 from the decoder's weights (recovered from the list's totals) with the new
 columns at 0. ListNet (the default; Niehues et al., 2015) maps every
 feature to [-1, 1] with the dev set's minimum and maximum, trains by SGD on
-batches of 10 sentences and keeps the weights whose 1-best has the best dev
-BLEU.
+batches of 10 sentences for 100,000 batches towards the top-one
+distribution of each list's BLEU+1 (with an unclipped brevity penalty; each
+distinct translation once) and keeps the weights whose 1-best has the best
+dev BLEU; --listnet-preset paper for the paper's gain, rate and lists.
 
 Applying (--weights) reads an n-best list, computes the same rescoring
 features (the LM paths stored in the weights file, unless --lm gives them
@@ -43,7 +45,7 @@ from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
-from pbmt.tune.listnet import NORMALISATIONS, ListNet
+from pbmt.tune.listnet import GAINS, NORMALISATIONS, PRESETS, ListNet
 from pbmt.tune.loop import OPTIMIZERS
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
@@ -74,20 +76,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", help="where the rescored 1-best go ('-': standard output)")
     parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="listnet", help="the optimiser")
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
-    listnet = parser.add_argument_group("ListNet")
+    listnet = parser.add_argument_group("ListNet", "Niehues et al. (2015); the defaults differ from the paper's "
+                                        "settings in --gain, --learning-rate and --distinct (docs/rescoring.md)")
+    listnet.add_argument("--listnet-preset", choices=sorted(PRESETS), metavar="NAME", help="set --gain, "
+                         "--learning-rate and --distinct as NAME says, unless they are given: " + "; ".join(
+                             f"{name}: " + " ".join(_preset_flag(p, v) for p, v in values.items())
+                             for name, values in sorted(PRESETS.items())))
     listnet.add_argument("--normalisation", choices=NORMALISATIONS, default=default_of(ListNet, "normalisation"),
                          help="feature normalisation to [-1, 1], final-score normalisation to --score-range, or none")
     listnet.add_argument("--score-range", type=float, default=default_of(ListNet, "score_range"),
                          help="r of the final-score normalisation")
-    listnet.add_argument("--learning-rate", type=float, default=default_of(ListNet, "learning_rate"),
-                         help="SGD step at the first batch")
+    listnet.add_argument("--gain", choices=GAINS, help="the reference scores, in percent: BLEU+1 (the paper's) or "
+                         "BLEU+1 with the unclipped brevity penalty, which does not favour short translations "
+                         f"(default: {default_of(ListNet, 'gain')})")
+    listnet.add_argument("--distinct", action=argparse.BooleanOptionalAction, help="train on each distinct "
+                         "translation of a list once (its best derivation); --no-distinct: on every entry, a "
+                         "translation with k segmentations counting k times (default: --distinct)")
+    listnet.add_argument("--learning-rate", type=float, help="SGD step at the first batch "
+                         f"(default: {default_of(ListNet, 'learning_rate'):g})")
     listnet.add_argument("--decay", type=float, default=default_of(ListNet, "decay"),
                          help="step at batch t: rate / (1 + decay * t)")
     listnet.add_argument("--batch-size", type=int, default=default_of(ListNet, "batch_size"),
                          help="sentences per SGD batch")
-    listnet.add_argument("--epochs", type=int, default=default_of(ListNet, "epochs"),
-                         help="passes over the dev sentences at most")
-    listnet.add_argument("--max-batches", type=int, default=default_of(ListNet, "max_batches"), help="batches at most")
+    listnet.add_argument("--max-batches", type=int, default=default_of(ListNet, "max_batches"),
+                         help="batches (the paper's 100,000)")
+    listnet.add_argument("--epochs", type=int, help="passes over the dev sentences at most (default: no limit)")
     listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
     add_mert_arguments(parser, "Och's exact line search on the n-best lists, as in pbmt tune")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
@@ -96,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.train and (args.refs is None or args.out is None):
         raise UsageError("--train needs --refs and --out")
-    if args.score_range <= 0 or args.learning_rate <= 0 or args.decay < 0:
+    if args.score_range <= 0 or (args.learning_rate is not None and args.learning_rate <= 0) or args.decay < 0:
         raise UsageError("--score-range and --learning-rate must be positive, --decay at least 0")
     for name in ("batch_size", "epochs", "max_batches", "eval_every"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
@@ -147,11 +160,21 @@ def _requests(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return requests
 
 
+def _preset_flag(parameter: str, value) -> str:
+    """The option and value that set ListNet's ``parameter`` to ``value``."""
+    if isinstance(value, bool):
+        return f"--{'' if value else 'no-'}{parameter}"
+    return f"--{parameter.replace('_', '-')} {value:g}" if isinstance(value, float) else f"--{parameter} {value}"
+
+
 def _params(args: argparse.Namespace) -> dict:
     if args.algorithm == "listnet":
-        return {"normalisation": args.normalisation, "score_range": args.score_range,
-                "learning_rate": args.learning_rate, "decay": args.decay, "batch_size": args.batch_size,
-                "epochs": args.epochs, "max_batches": args.max_batches, "eval_every": args.eval_every}
+        preset = PRESETS.get(args.listnet_preset, {})
+        chosen = {name: getattr(args, name) if getattr(args, name) is not None
+                  else preset.get(name, default_of(ListNet, name)) for name in ("gain", "distinct", "learning_rate")}
+        return {"normalisation": args.normalisation, "score_range": args.score_range, **chosen,
+                "decay": args.decay, "batch_size": args.batch_size, "epochs": args.epochs,
+                "max_batches": args.max_batches, "eval_every": args.eval_every}
     if args.algorithm == "mert":
         return mert_params(args)
     return {}

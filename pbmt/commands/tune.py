@@ -155,7 +155,7 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
         return make_optimizer("apro", c=args.apro_c, interpolation=args.interpolation)
     params = mert_params(args)
     if args.algorithm == "listnet":
-        return make_optimizer("listnet")  # the paper's defaults; pbmt rescore exposes its settings
+        return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings
     return make_optimizer(args.algorithm, **params)
 
 

@@ -311,26 +311,33 @@ def precisions(stats: np.ndarray, smoothing: str = "exp", value: float | None = 
     return result
 
 
-def brevity_penalty(stats: np.ndarray) -> np.ndarray:
-    """``min(1, exp(1 - ref_len / hyp_len))``, 0 when hyp_len = 0; shape stats.shape[:-1]."""
+def brevity_penalty(stats: np.ndarray, clipped: bool = True) -> np.ndarray:
+    """``min(1, exp(1 - ref_len / hyp_len))``, 0 when hyp_len = 0 < ref_len; shape stats.shape[:-1].
+
+    clipped=False drops the ``min(1, ...)``: a hypothesis longer than its
+    reference scores above 1 (Nakov et al., 2012's "unclipped" brevity
+    penalty, a cure for the short translations a sentence-level gain favours).
+    """
     stats = _stats(stats)
     hyp = stats[..., HYP_LEN].astype(np.float64)
     ref = stats[..., REF_LEN].astype(np.float64)
-    short = np.exp(1.0 - ref / np.where(hyp > 0, hyp, 1.0))
-    return np.where(hyp >= ref, 1.0, np.where(hyp > 0, short, 0.0))
+    penalty = np.where(hyp > 0, np.exp(1.0 - ref / np.where(hyp > 0, hyp, 1.0)), np.where(ref > 0, 0.0, 1.0))
+    return np.where(hyp >= ref, 1.0, penalty) if clipped else penalty
 
 
-def bleu(stats: np.ndarray, smoothing: str = "exp", value: float | None = None) -> np.ndarray:
+def bleu(stats: np.ndarray, smoothing: str = "exp", value: float | None = None, clipped: bool = True) -> np.ndarray:
     """BLEU in [0, 1] of summed statistics, shape (..., 10) -> (...).
 
     ``brevity_penalty * exp(mean(log(precisions)))`` with the given smoothing
-    (a key of ``SMOOTHING``; value: its constant k, default the method's).
-    No Python loop over leading dimensions. With ``exp`` this equals
+    (a key of ``SMOOTHING``; value: its constant k, default the method's);
+    clipped=False: the unclipped brevity penalty (``brevity_penalty``), so
+    above 1 for a hypothesis longer than the reference. No Python loop over
+    leading dimensions. With ``exp`` this equals
     ``sacrebleu.corpus_bleu(..., tokenize='none', force=True).score / 100``.
     """
     with np.errstate(divide="ignore"):
         log_p = np.log(precisions(stats, smoothing, value))
-    return brevity_penalty(stats) * np.exp(log_p.mean(axis=-1))
+    return brevity_penalty(stats, clipped) * np.exp(log_p.mean(axis=-1))
 
 
 def corpus_bleu(stats: np.ndarray) -> float:
@@ -358,7 +365,7 @@ def paired_bootstrap(stats_a: np.ndarray, stats_b: np.ndarray, rng: np.random.Ge
     return float(np.mean(bleu(counts @ stats_b) > bleu(counts @ stats_a)))
 
 
-def sentence_bleu_plus1(stats: np.ndarray) -> np.ndarray:
+def sentence_bleu_plus1(stats: np.ndarray, clipped: bool = True) -> np.ndarray:
     """BLEU+1 in [0, 1] of each row of statistics, shape (..., 10) -> (...).
 
     Lin & Och (2004): 1 added to matches and totals of orders 2..4, unigrams and
@@ -367,8 +374,10 @@ def sentence_bleu_plus1(stats: np.ndarray) -> np.ndarray:
     This is the sentence gain of PRO, APRO and ListNet. PRO and ListNet cite
     BLEU+1 via Liang et al. (2006), and other tools smooth unigrams or the
     reference length too; pbmt pins Lin & Och's definition (as APRO does).
+    clipped=False: with the unclipped brevity penalty (``brevity_penalty``),
+    so above 1 for a hypothesis longer than its reference.
     """
-    return bleu(stats, "add-k", 1.0)
+    return bleu(stats, "add-k", 1.0, clipped)
 
 
 def batch_bleu(stats: np.ndarray, add: float = 0.01) -> np.ndarray:

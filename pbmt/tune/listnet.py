@@ -4,10 +4,33 @@ Every dev sentence's candidate list is one training instance. For scores
 ``s`` of a list, the top-one probability of candidate ``j`` is
 ``P_s(j) = exp(s_j) / sum_k exp(s_k)`` (Eq. 1; Cao et al., 2007). The model
 scores are ``z_j = w . x_j``; the reference scores are the candidates'
-BLEU+1 **in percent** (``pbmt.metrics.bleu.sentence_bleu_plus1`` times 100;
-in [0, 1] the reference distribution would be nearly flat, Sec. 4.2). The loss
-of a list is the cross entropy ``L = -sum_j P_y(j) log P_z(j)`` (Eq. 2), whose
-gradient (Eq. 3) is ``sum_j (P_z(j) - P_y(j)) x_j``.
+sentence gains **in percent** (in [0, 1] the reference distribution would be
+nearly flat, Sec. 4.2). The loss of a list is the cross entropy
+``L = -sum_j P_y(j) log P_z(j)`` (Eq. 2), whose gradient (Eq. 3) is
+``sum_j (P_z(j) - P_y(j)) x_j``.
+
+The gain (``GAINS``):
+
+- ``"bleu+1"`` (the paper's): BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``);
+- ``"bleu+1-unclipped"`` (the default): BLEU+1 with Nakov et al. (2012)'s
+  unclipped brevity penalty, ``exp(1 - r/c)`` also when ``c > r``. A
+  sentence-level gain rewards short hypotheses (a short one loses little
+  precision and only its own brevity penalty), so with plain BLEU+1 ListNet
+  learns translations about 5% shorter than the references and corpus BLEU
+  pays the brevity penalty; the unclipped penalty moves the length ratio to
+  that of MERT (docs/rescoring.md).
+
+The list items (``distinct``): an n-best list of a phrase-based decoder
+holds each translation several times, once per segmentation (on the Bible
+dev set, 100 entries are 10 distinct translations on average). Both
+distributions are over items, so a translation with k derivations would
+weigh k times in the target and the model would be trained to spread its
+probability evenly over derivations that BLEU cannot tell apart.
+``distinct=True`` (the default) trains on each distinct translation of a
+sentence once, its first entry (the decoder's best derivation of it);
+``False`` (the paper's lists, which it does not say were made distinct)
+trains on every entry. The dev BLEU that chooses the weights is measured on
+all entries either way, as rescoring applies them.
 
 Scores are kept in a range where ``exp`` is usable by one of two
 normalisations (Sec. 4.1):
@@ -33,12 +56,20 @@ Training (Sec. 4.3): stochastic gradient descent on batches of
 each epoch), stepping by ``learning_rate / (1 + decay * t)`` (t: batches so
 far; ``decay = 0``, the default, keeps the rate fixed) times the batch's
 mean gradient. Training starts from the given initial weights (those of the
-decoder, so step 0 is the baseline ranking) and runs ``epochs`` epochs or
-``max_batches`` batches, whichever ends first. Every ``eval_every`` batches
-(default: once per epoch) and at the start and end, the pool's corpus BLEU
-of the 1-best is measured; the weights with the best one are kept (the
-earliest on ties), so ListNet never ends below its starting point on the
-training pool.
+decoder, so step 0 is the baseline ranking) and runs ``max_batches``
+(100,000, the paper's) batches, or ``epochs`` epochs if that ends first
+(None: no epoch limit). Every ``eval_every`` batches (default: once per
+epoch) and at the start and end, the pool's corpus BLEU of the 1-best is
+measured; the weights with the best one are kept (the earliest on ties), as
+the paper selects its model on the development data, so ListNet never ends
+below its starting point on the training pool.
+
+The learning rate: the paper chose it on the development data among rates
+"around 1". With features mapped to [-1, 1] over the whole dev set, a
+feature such as the LM varies far more between sentences than within a
+list, so its gradient is small and at rate 1 the loss still falls after
+100,000 batches; rate 10 reaches a higher dev BLEU (docs/rescoring.md) and
+is the default. ``PRESETS["paper"]`` holds the paper's settings.
 
 Each batch is a handful of numpy operations over the batch's candidates
 (segment softmax over the CSR pool); there is no Python loop over sentences.
@@ -55,6 +86,12 @@ from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
 
 NORMALISATIONS = ("features", "score", "none")
+GAINS = ("bleu+1", "bleu+1-unclipped")
+# named sets of ``ListNet`` parameters (``pbmt rescore --listnet-preset``); the others keep their defaults.
+# Niehues et al. (2015): BLEU+1 percent as the reference scores, a fixed rate "around 1", every list entry
+# (the paper does not say its lists were made distinct); feature normalisation, batches of 10 sentences and
+# 100,000 batches, chosen by dev BLEU, are the defaults anyway
+PRESETS = {"paper": {"gain": "bleu+1", "learning_rate": 1.0, "distinct": False}}
 
 
 @dataclass(frozen=True)
@@ -99,9 +136,21 @@ class FeatureScaling:
         return np.where(self.maximum == self.minimum, 0.0, weights)
 
 
-def reference_scores(stats: np.ndarray) -> np.ndarray:
-    """float64[n_cand]: BLEU+1 in percent of BLEU statistics int64[n_cand, 10], the reference ranking."""
-    return 100.0 * sentence_bleu_plus1(stats)
+def reference_scores(stats: np.ndarray, gain: str = "bleu+1") -> np.ndarray:
+    """float64[n_cand]: the gain (a name in ``GAINS``) in percent of BLEU statistics int64[n_cand, 10],
+    the reference ranking."""
+    if gain not in GAINS:
+        raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
+    return 100.0 * sentence_bleu_plus1(stats, clipped=gain == "bleu+1")
+
+
+def distinct_candidates(pool: Pool) -> np.ndarray:
+    """int64[n_distinct]: the first candidate of every distinct text within each sentence of ``pool``,
+    in pool order (a pool whose texts are all distinct within their sentences gives every candidate)."""
+    ids: dict[str, int] = {}
+    text_ids = np.array([ids.setdefault(text, len(ids)) for text in pool.texts], dtype=np.int64)
+    pairs = np.stack([pool.sentence, text_ids], axis=1)
+    return np.sort(np.unique(pairs, axis=0, return_index=True)[1])
 
 
 def loss_and_gradient(features: np.ndarray, offsets: np.ndarray, target: np.ndarray, weights: np.ndarray,
@@ -144,10 +193,13 @@ class ListNet:
     """ListNet as a fit-style optimiser over a ``Pool`` (see the module docstring).
 
     normalisation: "features", "score" or "none"; score_range: ``r`` for
-    "score"; learning_rate: the step at batch 0; decay: the step at batch t
-    is ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
-    epochs, max_batches: the budget (whichever ends first); eval_every:
-    batches between dev BLEU evaluations (None: once per epoch).
+    "score"; gain: a name in ``GAINS``; distinct: train on each distinct
+    translation of a sentence once (else on every candidate); learning_rate:
+    the step at batch 0; decay: the step at batch t is
+    ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
+    max_batches, epochs: the budget (whichever ends first; epochs None: no
+    epoch limit); eval_every: batches between dev BLEU evaluations (None:
+    once per epoch).
 
     After ``fit``: ``weights_`` float64[n_features] in raw feature space (the
     best by the pool's corpus BLEU), ``scaled_weights_`` the same weights in
@@ -155,45 +207,55 @@ class ListNet:
     ``scaling_`` the FeatureScaling (None unless "features"), ``score_`` the
     pool's corpus BLEU in [0, 1] under ``weights_``, ``history_`` a list of
     (batches, corpus BLEU in [0, 1], mean loss per list) at each evaluation,
-    ``n_batches_``. Deterministic given the random generator.
+    ``n_batches_``, ``n_items_`` the candidates trained on. Deterministic
+    given the random generator.
     """
 
-    def __init__(self, normalisation: str = "features", score_range: float = 10.0, learning_rate: float = 1.0,
-                 decay: float = 0.0, batch_size: int = 10, epochs: int = 100, max_batches: int = 100_000,
-                 eval_every: int | None = None):
+    def __init__(self, normalisation: str = "features", score_range: float = 10.0, gain: str = "bleu+1-unclipped",
+                 distinct: bool = True, learning_rate: float = 10.0, decay: float = 0.0, batch_size: int = 10,
+                 max_batches: int = 100_000, epochs: int | None = None, eval_every: int | None = None):
         if normalisation not in NORMALISATIONS:
             raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
+        if gain not in GAINS:
+            raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
         if learning_rate <= 0 or decay < 0 or score_range <= 0:
             raise ValueError("learning_rate and score_range must be positive, decay non-negative")
-        if batch_size < 1 or epochs < 0 or max_batches < 0 or (eval_every is not None and eval_every < 1):
+        if (batch_size < 1 or max_batches < 0 or (epochs is not None and epochs < 0)
+                or (eval_every is not None and eval_every < 1)):
             raise ValueError("batch_size and eval_every must be positive, epochs and max_batches non-negative")
         self.normalisation = normalisation
         self.score_range = score_range
+        self.gain = gain
+        self.distinct = distinct
         self.learning_rate = learning_rate
         self.decay = decay
         self.batch_size = batch_size
-        self.epochs = epochs
         self.max_batches = max_batches
+        self.epochs = epochs
         self.eval_every = eval_every
 
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
         """Train on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
-        self.scaling_ = FeatureScaling.fit(pool.features) if self.normalisation == "features" else None
-        features = pool.features if self.scaling_ is None else self.scaling_.transform(pool.features)
+        items = distinct_candidates(pool) if self.distinct else np.arange(pool.n_candidates)
+        offsets = np.zeros_like(pool.offsets)
+        np.cumsum(np.bincount(pool.sentence[items], minlength=pool.n_sentences), out=offsets[1:])
+        self.n_items_ = len(items)
+        self.scaling_ = FeatureScaling.fit(pool.features[items]) if self.normalisation == "features" else None
+        features = pool.features[items] if self.scaling_ is None else self.scaling_.transform(pool.features[items])
         weights = initial if self.scaling_ is None else self.scaling_.scaled_weights(initial)
-        target = segment_softmax(reference_scores(pool.stats), pool.offsets)
+        target = segment_softmax(reference_scores(pool.stats[items], self.gain), offsets)
         score_range = self.score_range if self.normalisation == "score" else None
         n_sent = pool.n_sentences
         per_epoch = -(-n_sent // self.batch_size)
-        budget = min(self.max_batches, self.epochs * per_epoch)
+        budget = self.max_batches if self.epochs is None else min(self.max_batches, self.epochs * per_epoch)
         eval_every = self.eval_every or per_epoch
 
         def evaluate(t: int, w: np.ndarray) -> None:
             raw = w if self.scaling_ is None else self.scaling_.raw_weights(w)
             score = pool.bleu(raw)
-            loss = loss_and_gradient(features, pool.offsets, target, w, score_range)[0] / n_sent
+            loss = loss_and_gradient(features, offsets, target, w, score_range)[0] / n_sent
             self.history_.append((t, score, loss))
             if score > self.score_:
                 self.score_, self.scaled_weights_, self.weights_ = score, w.copy(), raw
@@ -203,7 +265,7 @@ class ListNet:
         t = 0
         while t < budget:
             order = rng.permutation(n_sent)
-            batch_offsets, candidates = take(pool.offsets, np.arange(pool.n_candidates), order)
+            batch_offsets, candidates = take(offsets, np.arange(len(items)), order)
             for first in range(0, n_sent, self.batch_size):
                 if t == budget:
                     break

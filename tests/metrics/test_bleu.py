@@ -276,3 +276,29 @@ def test_paired_bootstrap_equals_the_exact_resampling_distribution():
     estimate = paired_bootstrap(a, b, np.random.default_rng(0), resamples=40000)
     assert estimate == pytest.approx(exact, abs=0.01)
     assert paired_bootstrap(a, a, np.random.default_rng(0)) == 0.0
+
+
+def test_unclipped_brevity_penalty_bleu_plus1_from_scratch():
+    # Nakov et al. (2012): BLEU+1 whose brevity penalty exp(1 - r/c) is not capped at 1
+    rng = np.random.default_rng(8)
+    hyps, refs = random_corpus(rng, 200, 1, n_words=5, max_len=12)
+    hyps += ["", "a b", "a b c d e f g h i"]
+    refs += [["a b"], ["a b c d e f g h"], ["a b"]]
+    stats = segment_stats(hyps, refs)
+    unclipped = sentence_bleu_plus1(stats, clipped=False)
+    longer = 0
+    for h, r, row, value in zip(hyps, refs, stats, unclipped):
+        c, ref_len = len(h.split()), int(row[REF_LEN])
+        sacre = sacrebleu.sentence_bleu(h, r, smooth_method="add-k", smooth_value=1, tokenize="none")
+        if c == 0 or sacre.score == 0:
+            assert value == 0.0
+            continue
+        precision = math.exp(sum(math.log(p / 100) for p in sacre.precisions) / 4)
+        assert value == pytest.approx(precision * math.exp(1 - ref_len / c), rel=1e-9)
+        if c > ref_len:
+            longer += 1
+            assert value > float(sentence_bleu_plus1(row)) == pytest.approx(precision, rel=1e-9)
+        else:
+            assert value == pytest.approx(sacre.score / 100, rel=1e-9)
+    assert longer > 10
+    np.testing.assert_array_equal(brevity_penalty(stats, clipped=False) >= brevity_penalty(stats), True)
