@@ -174,7 +174,7 @@ def _params(args: argparse.Namespace) -> dict:
                   else preset.get(name, default_of(ListNet, name)) for name in ("gain", "distinct", "learning_rate")}
         return {"normalisation": args.normalisation, "score_range": args.score_range, **chosen,
                 "decay": args.decay, "batch_size": args.batch_size, "epochs": args.epochs,
-                "max_batches": args.max_batches, "eval_every": args.eval_every}
+                "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}
     if args.algorithm == "mert":
         return mert_params(args)
     return {}

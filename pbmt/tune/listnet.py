@@ -77,9 +77,11 @@ Each batch is a handful of numpy operations over the batch's candidates
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm import tqdm
 
 from pbmt.csr import segment_softmax, take
 from pbmt.metrics.bleu import sentence_bleu_plus1
@@ -199,7 +201,7 @@ class ListNet:
     ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
     max_batches, epochs: the budget (whichever ends first; epochs None: no
     epoch limit); eval_every: batches between dev BLEU evaluations (None:
-    once per epoch).
+    once per epoch); progress: a tqdm bar of the batches on standard error.
 
     After ``fit``: ``weights_`` float64[n_features] in raw feature space (the
     best by the pool's corpus BLEU), ``scaled_weights_`` the same weights in
@@ -213,7 +215,8 @@ class ListNet:
 
     def __init__(self, normalisation: str = "features", score_range: float = 10.0, gain: str = "bleu+1-unclipped",
                  distinct: bool = True, learning_rate: float = 10.0, decay: float = 0.0, batch_size: int = 10,
-                 max_batches: int = 100_000, epochs: int | None = None, eval_every: int | None = None):
+                 max_batches: int = 100_000, epochs: int | None = None, eval_every: int | None = None,
+                 progress: bool = False):
         if normalisation not in NORMALISATIONS:
             raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
         if gain not in GAINS:
@@ -233,6 +236,7 @@ class ListNet:
         self.max_batches = max_batches
         self.epochs = epochs
         self.eval_every = eval_every
+        self.progress = progress
 
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
         """Train on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
@@ -263,6 +267,7 @@ class ListNet:
         self.history_, self.score_ = [], -np.inf
         evaluate(0, weights)
         t = 0
+        bar = tqdm(total=budget, unit="batch", desc="ListNet", disable=not self.progress, file=sys.stderr, leave=False)
         while t < budget:
             order = rng.permutation(n_sent)
             batch_offsets, candidates = take(offsets, np.arange(len(items)), order)
@@ -277,5 +282,8 @@ class ListNet:
                 t += 1
                 if t % eval_every == 0 or t == budget:
                     evaluate(t, weights)
+                    bar.update(t - bar.n)
+                    bar.set_postfix(best=f"{100 * self.score_:.2f}")
+        bar.close()
         self.n_batches_ = t
         return self
