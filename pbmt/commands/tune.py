@@ -93,7 +93,7 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                        "salad: --keep-signs, --max-step, --significance and --keep")
     pro = parser.add_argument_group("PRO, APRO", "rank candidate pairs by BLEU+1: PRO (Hopkins & May, 2011) "
                                     "samples pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all "
-                                    "pairs in a ranking SVM; both interpolate with the previous weights")
+                                    "pairs in a ranking SVM; both interpolate with the previous weights (--interpolation)")
     pro.add_argument("--pro-samples", type=int, default=default_of(Pro, "samples"),
                      help="PRO: candidate pairs drawn per sentence (Gamma)")
     pro.add_argument("--pro-keep", type=int, default=default_of(Pro, "keep"),
@@ -102,8 +102,10 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                      help="PRO: least BLEU+1 difference (in [0, 1]) of an accepted pair (alpha's step)")
     pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
                      help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
-    pro.add_argument("--interpolation", type=float, default=default_of(Pro, "interpolation"),
-                     help="new weights = Psi * learned + (1 - Psi) * previous, with this Psi in [0, 1]")
+    parser.add_argument("--interpolation", type=float, metavar="PSI",
+                        help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO and "
+                        f"APRO {default_of(Pro, 'interpolation')}, as Hopkins & May; MERT "
+                        f"{default_of(Mert, 'interpolation'):g}, none; MERT's weights L1-normalised first)")
 
 
 def add_mert_arguments(parser: argparse.ArgumentParser, description: str) -> None:
@@ -140,22 +142,26 @@ def mert_params(args: argparse.Namespace) -> dict:
 
 def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
     """The optimiser ``add_optimizer_arguments``'s options describe."""
+    if args.interpolation is not None and not 0.0 <= args.interpolation <= 1.0:
+        raise UsageError("--interpolation must be in [0, 1]")
     if args.algorithm in ("pro", "apro"):
-        if not 0.0 <= args.interpolation <= 1.0:
-            raise UsageError("--interpolation must be in [0, 1]")
+        interpolation = (default_of(Pro if args.algorithm == "pro" else Apro, "interpolation")
+                         if args.interpolation is None else args.interpolation)
         if args.algorithm == "pro":
             if args.pro_samples < 0 or args.pro_keep < 0:
                 raise UsageError("--pro-samples and --pro-keep must not be negative")
             if not 0.0 <= args.pro_min_difference <= 1.0:
                 raise UsageError("--pro-min-difference must be in [0, 1] (a BLEU+1 difference)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
-                                  min_difference=args.pro_min_difference, interpolation=args.interpolation)
+                                  min_difference=args.pro_min_difference, interpolation=interpolation)
         if args.apro_c <= 0:
             raise UsageError("--apro-c must be positive")
-        return make_optimizer("apro", c=args.apro_c, interpolation=args.interpolation)
+        return make_optimizer("apro", c=args.apro_c, interpolation=interpolation)
     params = mert_params(args)
     if args.algorithm == "listnet":
         return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings
+    if args.interpolation is not None:
+        params["interpolation"] = args.interpolation
     return make_optimizer(args.algorithm, **params)
 
 

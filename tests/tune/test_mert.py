@@ -216,6 +216,26 @@ def test_mert_never_ends_below_its_start():
     assert pool.bleu(mert.weights_) == pytest.approx(mert.score_, abs=1e-12)
 
 
+@pytest.mark.parametrize("psi", [0.0, 0.3, 1.0])
+def test_interpolation_moves_part_of_the_way_from_the_start_to_the_optimum(psi):
+    """Psi times the undamped optimum plus 1 - Psi times the start, both L1-normalised over the tuned columns (the
+    fixed one kept), and the score is the pool's BLEU there (the fixed column ignored, as in the search)."""
+    rng = np.random.default_rng(3)
+    pool = random_pool(rng, n_sent=20, n_features=4)
+    layout = FeatureLayout(("A", "UnknownWordPenalty0", "B"), ("", "", ""), (2, 1, 1))
+    pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
+    start = np.array([0.3, -0.2, 1.0, 0.5])
+    optimum = Mert(restarts=3).fit(pool, start, np.random.default_rng(5)).weights_
+    damped = Mert(restarts=3, interpolation=psi).fit(pool, start, np.random.default_rng(5))
+    tuned = [0, 1, 3]
+    expected = psi * optimum[tuned] + (1 - psi) * start[tuned] / np.abs(start[tuned]).sum()
+    assert damped.weights_[tuned] == pytest.approx(expected / np.abs(expected).sum(), abs=1e-12)
+    assert damped.weights_[2] == 1.0
+    assert damped.score_ == pytest.approx(pool.bleu(np.r_[damped.weights_[:2], 0.0, damped.weights_[3]]), abs=1e-12)
+    with pytest.raises(ValueError, match="interpolation"):
+        Mert(interpolation=1.5)
+
+
 def test_bad_initial_weights_are_rejected():
     pool = random_pool(np.random.default_rng(0))
     with pytest.raises(ValueError, match="expected 3 initial weights"):

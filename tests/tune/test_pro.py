@@ -1,8 +1,11 @@
+import argparse
 import gzip
 import itertools
 
 import numpy as np
 import pytest
+
+from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
 
 from pbmt.cli import main
 from pbmt.config import MosesConfig
@@ -175,8 +178,19 @@ def test_tune_runs_the_loop(algorithm, tiny_model_dir, tmp_path):
     assert (tmp_path / "out" / "moses.ini").exists()
 
 
-def test_bad_pro_options_are_usage_errors(moses_nbest, capsys):
-    argv = ["optimize", "--algorithm", "pro", "--n-best", str(moses_nbest / "nbest"), "--refs",
+@pytest.mark.parametrize("algorithm", ["pro", "mert"])
+def test_bad_pro_options_are_usage_errors(moses_nbest, capsys, algorithm):
+    argv = ["optimize", "--algorithm", algorithm, "--n-best", str(moses_nbest / "nbest"), "--refs",
             str(moses_nbest / "refs"), "--interpolation", "1.5"]
     assert main(argv) == 2
     assert "--interpolation must be in [0, 1]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algorithm, given, expected", [
+    ("pro", None, 0.1), ("apro", None, 0.1), ("mert", None, 1.0), ("pro", "0.4", 0.4), ("mert", "0.4", 0.4)])
+def test_interpolation_defaults_to_each_optimisers_own(algorithm, given, expected):
+    """One --interpolation for MERT, PRO and APRO; unset, each optimiser keeps its class's default."""
+    parser = argparse.ArgumentParser()
+    add_optimizer_arguments(parser)
+    args = parser.parse_args(["--algorithm", algorithm] + (["--interpolation", given] if given else []))
+    assert optimizer_from_args(args).interpolation == expected
