@@ -12,6 +12,9 @@ Tuners (``--tuners``, comma-separated; default: all):
 - ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
   as mert-moses.pl's --return-best-dev);
+- ``mert-interpolated``, ``mert-mon-swap-interpolated``: pbmt's MERT with
+  ``--interpolation 0.5`` (each step half the way from the decoded weights
+  to the pool's optimum), in either search space;
 - ``mert-moses-defaults``: pbmt's MERT with the guards off (unbounded
   line search, no significance test, signs free): Moses's optimiser;
 - ``samplerank``: the paper's rule and settings (``--samplerank-preset
@@ -80,6 +83,8 @@ LOOP = {
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
+    "mert-interpolated": ["--algorithm", "mert", "--interpolation", "0.5"],
+    "mert-mon-swap-interpolated": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "0.5"],
 }
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],
