@@ -16,7 +16,7 @@ The gain (``GAINS``):
   unclipped brevity penalty, ``exp(1 - r/c)`` also when ``c > r``. A
   sentence-level gain rewards short hypotheses (a short one loses little
   precision and only its own brevity penalty), so with plain BLEU+1 ListNet
-  learns translations about 5% shorter than the references and corpus BLEU
+  learns translations 5-7% shorter than the references and corpus BLEU
   pays the brevity penalty; the unclipped penalty moves the length ratio to
   that of MERT (docs/rescoring.md).
 
