@@ -22,7 +22,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   sampled steps per sentence, 8 chains, run in turn on --workers);
   ``samplerank-expected-gain``: the variant that measured best on dev[:100]
   (``--samplerank-preset expected-gain``: expected-gain update, chains
-  started at the decoder's 1-best, temperature 0.1, four chains); both
+  started at the decoder's 1-best, temperature 0.1, four chains);
+  ``samplerank-scaled``: the paper's update with the batch gain scaled
+  (S = 300) and a small clip (C = 1e-4), four chains; all three
   with --held-out sentences of dev, spread over it, never tuned on and
   decoded after every epoch, the weights of the epoch best on them kept (the
   paper's "maximum held-out"), and the rest of dev decoded after every epoch
@@ -89,6 +91,8 @@ LOOP = {
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],
     "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain"],
+    "samplerank-scaled": ["--algorithm", "samplerank", "--samplerank-update", "sample-oracle", "--gain-scale", "300",
+                          "--samplerank-c", "0.0001", "--chains", "4"],
 }
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
