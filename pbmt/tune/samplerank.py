@@ -337,8 +337,11 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
     collected = updates = steps = 0
     cache = LMCache.new()
     for batch in batches(sentences, settings.batch_size, rng, chunk_of):
-        current = with_tuned_weights(model, w[:tuned]) if settings.start == "decoder" else model
-        document = DocumentSampler(model, [dev.options(current, s) for s in batch],
+        # from the decoder's 1-best, the batch's options are those the decoder prunes under the chain's weights:
+        # the samplers and the global features then read that model's phrase table (an option's candidate index
+        # is into it), and its sparse weights stay the array updated in place below
+        current = replace(model.with_weights(w[:dense]), sparse=model.sparse) if settings.start == "decoder" else model
+        document = DocumentSampler(current, [dev.options(current, s) for s in batch],
                                    global_features, operator_weights=OPERATORS, lm_cache=cache)
         samplers = document.samplers
         chains = document.start([_start(current, sampler.options, settings.start) for sampler in samplers])
@@ -594,11 +597,13 @@ class SampleRank:
     and ``run_`` (the ``RunFolder``, or None without ``out``).
     """
 
-    def __init__(self, epochs: int = 5, batch_size: int = 10, samples_per_sentence: int = 100,
-                 burn_in_per_sentence: int = 100, c: float = CLIP, chains: int = 1, workers: int = 1,
-                 scheduler: str | None = None, out: str | Path | None = None, *,
-                 gain_scale: float = GAIN_SCALE, margin_updates: bool = False, update: str = "sample-oracle",
-                 temperature: float = 1.0, start: str = "gloss", step: float = STEP,
+    def __init__(self, epochs: int = 5, batch_size: int = Settings.batch_size,
+                 samples_per_sentence: int = Settings.samples_per_sentence,
+                 burn_in_per_sentence: int = Settings.burn_in_per_sentence, c: float = Settings.c, chains: int = 1,
+                 workers: int = 1, scheduler: str | None = None, out: str | Path | None = None, *,
+                 gain_scale: float = Settings.gain_scale, margin_updates: bool = Settings.margin_updates,
+                 update: str = Settings.update, temperature: float = Settings.temperature, start: str = Settings.start,
+                 step: float = Settings.step,
                  global_features: Sequence[FeatureSpec] = (), held_out: int = 0, dev_bleu: bool = False):
         if epochs < 1 or chains < 1 or held_out < 0:
             raise ValueError(f"epochs and chains must be at least 1 and held_out at least 0, got {epochs}, {chains} "

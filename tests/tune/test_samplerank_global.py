@@ -1,6 +1,7 @@
 """SampleRank with global features: whole documents as batches, global weights learnt with the dense ones."""
 
 import numpy as np
+import pytest
 
 from pbmt.documents import Documents
 from pbmt.features import name_features, parse_requests
@@ -10,13 +11,16 @@ from pbmt.tune.samplerank import SampleRank
 KEYS = ["Joshua 1:1", "Joshua 1:2", "Joshua 1:3", "Joshua 2:1", "Joshua 2:2", "Ruth 1:1", "Ruth 1:2", "Ruth 1:3"]
 
 
-def test_global_weights_are_learnt_with_the_dense_ones(bible):
+@pytest.mark.parametrize("start", ["gloss", "decoder"])
+def test_global_weights_are_learnt_with_the_dense_ones(bible, start):
+    """From the decoder's 1-best, a batch's options are pruned under the chain's weights; the global features then
+    read the options' own phrase table (an option's candidate indexes it), not the starting model's."""
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:8]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:8]
     specs = name_features(parse_requests("lexical-consistency:1,repetition"), model.layout.names, nbest=False)
     kw = dict(epochs=2, samples_per_sentence=15, burn_in_per_sentence=1, global_features=specs, batch_size=2,
-              workers=2)
+              workers=2, start=start, **({"update": "expected-gain", "temperature": 0.1} if start == "decoder" else {}))
     documents = Documents.from_keys(KEYS)
     fitted = SampleRank(**kw).fit(model, src, ref, np.random.default_rng(2), documents=documents)
     dense = model.layout.size
