@@ -12,9 +12,11 @@ Tuners (``--tuners``, comma-separated; default: all):
 - ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
   as mert-moses.pl's --return-best-dev);
-- ``mert-interpolated``, ``mert-mon-swap-interpolated``: pbmt's MERT with
-  ``--interpolation 0.5`` (each step half the way from the decoded weights
-  to the pool's optimum), in either search space;
+- ``mert-interpolated``: pbmt's MERT with ``--interpolation 0.5`` (each
+  step half the way from the decoded weights to the pool's optimum) in the
+  distortion space, where it is undamped by default;
+  ``mert-mon-swap-undamped``: MERT in the MON/SWAP space with
+  ``--interpolation 1``, where 0.5 is the default;
 - ``mert-moses-defaults``: pbmt's MERT with the guards off (unbounded
   line search, no significance test, signs free): Moses's optimiser;
 - ``samplerank``: the paper's rule and settings (``--samplerank-preset
@@ -86,7 +88,7 @@ LOOP = {
     "apro": ["--algorithm", "apro"],
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
     "mert-interpolated": ["--algorithm", "mert", "--interpolation", "0.5"],
-    "mert-mon-swap-interpolated": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "0.5"],
+    "mert-mon-swap-undamped": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "1"],
 }
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],

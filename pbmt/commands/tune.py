@@ -65,7 +65,7 @@ from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.apro import Apro
-from pbmt.tune.mert import Mert
+from pbmt.tune.mert import MON_SWAP_INTERPOLATION, Mert
 from pbmt.tune.pro import Pro
 from pbmt.tune.samplerank import PRESETS, STARTS, UPDATES, SampleRank, Settings, n_weights
 
@@ -105,7 +105,8 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     parser.add_argument("--interpolation", type=float, metavar="PSI",
                         help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO and "
                         f"APRO {default_of(Pro, 'interpolation')}, as Hopkins & May; MERT "
-                        f"{default_of(Mert, 'interpolation'):g}, none; MERT's weights L1-normalised first)")
+                        f"{default_of(Mert, 'interpolation'):g}, none, but {MON_SWAP_INTERPOLATION:g} in the MON/SWAP "
+                        "space; MERT's weights L1-normalised first)")
 
 
 def add_mert_arguments(parser: argparse.ArgumentParser, description: str) -> None:
@@ -140,8 +141,9 @@ def mert_params(args: argparse.Namespace) -> dict:
             "max_step": args.max_step, "keep_signs": args.keep_signs}
 
 
-def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
-    """The optimiser ``add_optimizer_arguments``'s options describe."""
+def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion") -> Optimizer:
+    """The optimiser ``add_optimizer_arguments``'s options describe, for decoding in the ``reordering`` space
+    (MERT's interpolation defaults to ``MON_SWAP_INTERPOLATION`` in MON/SWAP)."""
     if args.interpolation is not None and not 0.0 <= args.interpolation <= 1.0:
         raise UsageError("--interpolation must be in [0, 1]")
     if args.algorithm in ("pro", "apro"):
@@ -162,6 +164,8 @@ def optimizer_from_args(args: argparse.Namespace) -> Optimizer:
         return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings
     if args.interpolation is not None:
         params["interpolation"] = args.interpolation
+    elif args.algorithm == "mert" and reordering == "mon-swap":
+        params["interpolation"] = MON_SWAP_INTERPOLATION
     return make_optimizer(args.algorithm, **params)
 
 
@@ -533,9 +537,10 @@ def run(args: argparse.Namespace) -> int:
         return run_block_training(args, search)
     if args.algorithm in RELEVANT_SET_ALGORITHMS:
         return run_relevant_set(args, search)
-    optimizer = optimizer_from_args(args)
+    optimizer_from_args(args)  # usage errors before the model loads
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
+    optimizer = optimizer_from_args(args, model.settings.reordering)
     sources, references = dev_set(args, model)
     n_best = args.n_best_size or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,

@@ -186,11 +186,14 @@ def test_bad_pro_options_are_usage_errors(moses_nbest, capsys, algorithm):
     assert "--interpolation must be in [0, 1]" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("algorithm, given, expected", [
-    ("pro", None, 0.1), ("apro", None, 0.1), ("mert", None, 1.0), ("pro", "0.4", 0.4), ("mert", "0.4", 0.4)])
-def test_interpolation_defaults_to_each_optimisers_own(algorithm, given, expected):
-    """One --interpolation for MERT, PRO and APRO; unset, each optimiser keeps its class's default."""
+@pytest.mark.parametrize("algorithm, given, reordering, expected", [
+    ("pro", None, "distortion", 0.1), ("apro", None, "distortion", 0.1), ("mert", None, "distortion", 1.0),
+    ("mert", None, "mon-swap", 0.5), ("pro", None, "mon-swap", 0.1), ("pro", "0.4", "distortion", 0.4),
+    ("mert", "0.4", "mon-swap", 0.4), ("mert", "1", "mon-swap", 1.0)])
+def test_interpolation_defaults_to_each_optimisers_own(algorithm, given, reordering, expected):
+    """One --interpolation for MERT, PRO and APRO; unset, each optimiser keeps its class's default, but MERT's is
+    damped in the MON/SWAP space."""
     parser = argparse.ArgumentParser()
     add_optimizer_arguments(parser)
     args = parser.parse_args(["--algorithm", algorithm] + (["--interpolation", given] if given else []))
-    assert optimizer_from_args(args).interpolation == expected
+    assert optimizer_from_args(args, reordering).interpolation == expected
