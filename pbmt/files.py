@@ -132,7 +132,9 @@ def file_digest(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _pid_alive(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (another user's included): a temporary file or folder
+    whose name carries it belongs to a live writer."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -150,7 +152,7 @@ def remove_stale(folder: Path, name: str) -> None:
         return
     for entry in entries:
         match = re.match(rf"\.{re.escape(name)}\.{_TMP_PREFIX}(\d+)-", entry.name)
-        if match and int(match[1]) != os.getpid() and not _pid_alive(int(match[1])):
+        if match and int(match[1]) != os.getpid() and not process_running(int(match[1])):
             with contextlib.suppress(OSError):
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry)

@@ -71,7 +71,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, output_target, read_lines
+from pbmt.files import atomic_write, output_target, process_running, read_lines
 from pbmt.train.runs import group_starts, key_bytes, merge_runs, run_length, write_run
 from pbmt.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
 
@@ -261,7 +261,6 @@ def _check_fallback(discounts: Sequence[float]) -> tuple[float, float, float]:
     return (float(discounts[0]), float(discounts[1]), float(discounts[2]))
 
 
-
 _SCRATCH = ".pbmt-lm-"
 
 
@@ -273,24 +272,13 @@ def _scratch(parent: str | os.PathLike | None) -> Iterator[Path]:
     base = Path(parent) if parent is not None else Path(tempfile.gettempdir())
     for stale in base.glob(f"{_SCRATCH}*"):
         pid = stale.name[len(_SCRATCH):].partition("-")[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not process_running(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-", dir=base))
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this machine (another user's included)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _record(k: int) -> np.dtype:
