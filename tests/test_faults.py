@@ -86,7 +86,10 @@ def test_a_killed_translation_resumes_to_the_uninterrupted_output(fuzz, kill_inp
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_is_one_line_and_exit_130(fuzz, kill_input, tmp_path, workers):
-    source, _ = kill_input
+    # twenty times the kill input: once the first sentence is journaled (after numba's compilation on a cold
+    # cache), the rest must take longer than the signal takes to arrive
+    source = tmp_path / "in.txt"
+    source.write_text(kill_input[0].read_text() * 20)
     outputs = translate_outputs(tmp_path / "out")
     process = start([*translate_args(fuzz["model"] / "moses.ini", source, outputs), "--workers", workers],
                     start_new_session=True)
