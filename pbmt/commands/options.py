@@ -76,3 +76,11 @@ def default_of(owner, name: str):
         field = {f.name: f for f in dataclasses.fields(owner)}[name]
         return field.default
     return inspect.signature(owner).parameters[name].default
+
+
+def preset_values(args: argparse.Namespace, preset: dict, owner, options: dict[str, str]) -> dict:
+    """The parameters of ``owner`` (a class) that a preset can set, by name: for each option (``options``: its
+    argparse destination -> the parameter it sets, parsed to None when not given) the value given, else the
+    ``preset``'s, else ``owner``'s default."""
+    return {parameter: getattr(args, dest) if getattr(args, dest) is not None
+            else preset.get(parameter, default_of(owner, parameter)) for dest, parameter in options.items()}

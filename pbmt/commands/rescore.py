@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import default_of, deprecated
+from pbmt.commands.options import default_of, deprecated, preset_values
 from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
@@ -169,9 +169,8 @@ def _preset_flag(parameter: str, value) -> str:
 
 def _params(args: argparse.Namespace) -> dict:
     if args.algorithm == "listnet":
-        preset = PRESETS.get(args.listnet_preset, {})
-        chosen = {name: getattr(args, name) if getattr(args, name) is not None
-                  else preset.get(name, default_of(ListNet, name)) for name in ("gain", "distinct", "learning_rate")}
+        chosen = preset_values(args, PRESETS.get(args.listnet_preset, {}), ListNet,
+                               {name: name for name in ("gain", "distinct", "learning_rate")})
         return {"normalisation": args.normalisation, "score_range": args.score_range, **chosen,
                 "decay": args.decay, "batch_size": args.batch_size, "epochs": args.epochs,
                 "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}

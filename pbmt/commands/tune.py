@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import default_of, deprecated
+from pbmt.commands.options import default_of, deprecated, preset_values
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
@@ -367,11 +367,7 @@ def _shown(value) -> str:
 def samplerank_parameters(args: argparse.Namespace) -> dict:
     """``SampleRank``'s parameters that a preset can set: each option given, else its value in
     --samplerank-preset, else SampleRank's default; checked."""
-    preset = PRESETS.get(args.samplerank_preset, {})
-    values = {}
-    for dest, parameter in _PRESET_OPTIONS.items():
-        given = getattr(args, dest)
-        values[parameter] = given if given is not None else preset.get(parameter, default_of(SampleRank, parameter))
+    values = preset_values(args, PRESETS.get(args.samplerank_preset, {}), SampleRank, _PRESET_OPTIONS)
     if min(args.epochs, args.batch_size, values["samples_per_sentence"], values["chains"]) < 1:
         raise UsageError("--epochs, --batch-size, --samples-per-sentence and --chains must be at least 1")
     if (values["burn_in_per_sentence"] < 0 or min(values["c"], values["gain_scale"], values["temperature"],
