@@ -12,6 +12,8 @@ Tuners (``--tuners``, comma-separated; default: all):
 - ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
   as mert-moses.pl's --return-best-dev);
+- ``pro-unclipped``, ``apro-unclipped``: PRO and APRO ranking by BLEU+1 with
+  the unclipped brevity penalty (``--gain bleu+1-unclipped``);
 - ``mert-interpolated``: pbmt's MERT with ``--interpolation 0.5`` (each
   step half the way from the decoded weights to the pool's optimum) in the
   distortion space, where it is undamped by default;
@@ -86,6 +88,8 @@ LOOP = {
     "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],
+    "pro-unclipped": ["--algorithm", "pro", "--gain", "bleu+1-unclipped"],
+    "apro-unclipped": ["--algorithm", "apro", "--gain", "bleu+1-unclipped"],
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
     "mert-interpolated": ["--algorithm", "mert", "--interpolation", "0.5"],
     "mert-mon-swap-undamped": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "1"],

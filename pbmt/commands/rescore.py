@@ -44,10 +44,12 @@ from pbmt.commands.options import default_of, deprecated, preset_values
 from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
-from pbmt.metrics.bleu import corpus_bleu
-from pbmt.tune.listnet import GAINS, NORMALISATIONS, PRESETS, ListNet
+from pbmt.metrics.bleu import SENTENCE_GAINS, corpus_bleu
+from pbmt.tune.apro import Apro
+from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
 from pbmt.tune.loop import OPTIMIZERS
 from pbmt.tune.pool import References
+from pbmt.tune.pro import Pro
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.features import KINDS, FeatureSpec, name_features
 
@@ -76,6 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", help="where the rescored 1-best go ('-': standard output)")
     parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="listnet", help="the optimiser")
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
+    parser.add_argument("--gain", choices=SENTENCE_GAINS, help="the sentence gain: ListNet's reference scores (in "
+                        "percent), PRO's and APRO's ranking of candidates; BLEU+1 (the papers'), or BLEU+1 with the "
+                        "unclipped brevity penalty, which does not favour short translations (default: ListNet "
+                        f"{default_of(ListNet, 'gain')}, PRO and APRO {default_of(Pro, 'gain')})")
     listnet = parser.add_argument_group("ListNet", "Niehues et al. (2015); the defaults differ from the paper's "
                                         "settings in --gain, --learning-rate and --distinct (docs/rescoring.md)")
     listnet.add_argument("--listnet-preset", choices=sorted(PRESETS), metavar="NAME", help="set --gain, "
@@ -86,9 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="feature normalisation to [-1, 1], final-score normalisation to --score-range, or none")
     listnet.add_argument("--score-range", type=float, default=default_of(ListNet, "score_range"),
                          help="r of the final-score normalisation")
-    listnet.add_argument("--gain", choices=GAINS, help="the reference scores, in percent: BLEU+1 (the paper's) or "
-                         "BLEU+1 with the unclipped brevity penalty, which does not favour short translations "
-                         f"(default: {default_of(ListNet, 'gain')})")
     listnet.add_argument("--distinct", action=argparse.BooleanOptionalAction, help="train on each distinct "
                          "translation of a list once (its best derivation); --no-distinct: on every entry, a "
                          "translation with k segmentations counting k times (default: --distinct)")
@@ -176,7 +179,7 @@ def _params(args: argparse.Namespace) -> dict:
                 "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}
     if args.algorithm == "mert":
         return mert_params(args)
-    return {}
+    return {"gain": args.gain or default_of(Pro if args.algorithm == "pro" else Apro, "gain")}
 
 
 def _stored_features(model: RescoringModel, args: argparse.Namespace) -> list[FeatureSpec]:

@@ -63,6 +63,7 @@ from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optim
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
+from pbmt.metrics.bleu import SENTENCE_GAINS
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.apro import Apro
 from pbmt.tune.mert import MON_SWAP_INTERPOLATION, Mert
@@ -102,6 +103,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                      help="PRO: least BLEU+1 difference (in [0, 1]) of an accepted pair (alpha's step)")
     pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
                      help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
+    pro.add_argument("--gain", choices=SENTENCE_GAINS, default=default_of(Pro, "gain"),
+                     help="the sentence gain that ranks candidates: BLEU+1 (the papers'), or BLEU+1 with the "
+                     "unclipped brevity penalty, which does not favour short translations (docs/tuning-results.md)")
     parser.add_argument("--interpolation", type=float, metavar="PSI",
                         help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO and "
                         f"APRO {default_of(Pro, 'interpolation')}, as Hopkins & May; MERT "
@@ -155,10 +159,11 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
             if not 0.0 <= args.pro_min_difference <= 1.0:
                 raise UsageError("--pro-min-difference must be in [0, 1] (a BLEU+1 difference)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
-                                  min_difference=args.pro_min_difference, interpolation=interpolation)
+                                  min_difference=args.pro_min_difference, interpolation=interpolation,
+                                  gain=args.gain)
         if args.apro_c <= 0:
             raise UsageError("--apro-c must be positive")
-        return make_optimizer("apro", c=args.apro_c, interpolation=interpolation)
+        return make_optimizer("apro", c=args.apro_c, interpolation=interpolation, gain=args.gain)
     params = mert_params(args)
     if args.algorithm == "listnet":
         return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings

@@ -15,14 +15,16 @@ w_{t-1}`` (Dreyer & Dong run APRO with Ψ in {0.1, 0.5, 1}; the default is
 Hopkins & May's 0.1). C = 1 is pbmt's default (the excerpt of the paper
 does not give its value). Fixed features (default ``UnknownWordPenalty0``)
 take no part and keep their weights. BLEU+1 is
-``pbmt.metrics.bleu.sentence_bleu_plus1``, in [0, 1].
+``pbmt.metrics.bleu.sentence_bleu_plus1``, in [0, 1]; ``gain="bleu+1-unclipped"``
+ranks by BLEU+1 with the unclipped brevity penalty instead, as for PRO
+(``pbmt.tune.pro``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.tune._apro_kernels import squared_hinge_ranking
 from pbmt.tune.pool import Pool, checked_weights, tuned_columns
 
@@ -32,7 +34,7 @@ def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarr
     """APRO's objective f(w) (module docstring) and its gradient, float64[n_features].
 
     weights: float64[n_features]; features: float64[n_cand, n_features];
-    gains: float64[n_cand] (BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
+    gains: float64[n_cand] (sentence gains, BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
     by sentence). O(n_cand * (n_features + log k)) time.
     """
     loss, coef = squared_hinge_ranking(features @ weights, np.asarray(gains, dtype=np.float64),
@@ -45,7 +47,8 @@ class Apro:
 
     c: weight of the summed squared hinge losses against 1/2 ||w||^2;
     interpolation: Ψ, weight of the new solution against the previous weights
-    (1: the solution alone); fixed: feature names whose weights stay as given;
+    (1: the solution alone); gain: the sentence gain that orders the pairs (a
+    name in ``SENTENCE_GAINS``); fixed: feature names whose weights stay as given;
     tolerance and max_iterations: L-BFGS's stopping rule (relative change of f
     and projected gradient; iterations).
 
@@ -54,10 +57,14 @@ class Apro:
     randomness (``rng`` is accepted for the loop's interface and left alone).
     """
 
-    def __init__(self, c: float = 1.0, interpolation: float = 0.1, fixed: tuple[str, ...] = ("UnknownWordPenalty0",),
-                 tolerance: float = 1e-10, max_iterations: int = 2000):
+    def __init__(self, c: float = 1.0, interpolation: float = 0.1, gain: str = "bleu+1",
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-10,
+                 max_iterations: int = 2000):
+        if gain not in SENTENCE_GAINS:
+            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
         self.c = c
         self.interpolation = interpolation
+        self.gain = gain
         self.fixed = fixed
         self.tolerance = tolerance
         self.max_iterations = max_iterations
@@ -74,7 +81,7 @@ class Apro:
 
         free = tuned_columns(pool.layout, self.fixed)
         features = np.ascontiguousarray(pool.features[:, free])
-        gains = sentence_bleu_plus1(pool.stats)
+        gains = sentence_gain(pool.stats, self.gain)
         result = minimize(ranking_objective, np.zeros(features.shape[1]), args=(features, gains, pool.offsets, self.c),
                           jac=True, method="L-BFGS-B",
                           options={"maxiter": self.max_iterations, "ftol": self.tolerance, "gtol": self.tolerance})

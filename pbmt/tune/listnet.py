@@ -9,16 +9,14 @@ nearly flat, Sec. 4.2). The loss of a list is the cross entropy
 ``L = -sum_j P_y(j) log P_z(j)`` (Eq. 2), whose gradient (Eq. 3) is
 ``sum_j (P_z(j) - P_y(j)) x_j``.
 
-The gain (``GAINS``):
+The gain (``pbmt.metrics.bleu.SENTENCE_GAINS``, ``sentence_gain``):
 
 - ``"bleu+1"`` (the paper's): BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``);
 - ``"bleu+1-unclipped"`` (the default): BLEU+1 with Nakov et al. (2012)'s
-  unclipped brevity penalty, ``exp(1 - r/c)`` also when ``c > r``. A
-  sentence-level gain rewards short hypotheses (a short one loses little
-  precision and only its own brevity penalty), so with plain BLEU+1 ListNet
-  learns translations 5-7% shorter than the references and corpus BLEU
-  pays the brevity penalty; the unclipped penalty moves the length ratio to
-  that of MERT (docs/rescoring.md).
+  unclipped brevity penalty, ``exp(1 - r/c)`` also when ``c > r``. With
+  plain BLEU+1 ListNet learns translations 5-7% shorter than the references
+  and corpus BLEU pays the brevity penalty; the unclipped penalty moves the
+  length ratio to that of MERT (docs/rescoring.md).
 
 The list items (``distinct``): an n-best list of a phrase-based decoder
 holds each translation several times, once per segmentation (on the Bible
@@ -84,11 +82,10 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.csr import segment_softmax, take
-from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
 
 NORMALISATIONS = ("features", "score", "none")
-GAINS = ("bleu+1", "bleu+1-unclipped")
 # named sets of ``ListNet`` parameters (``pbmt rescore --listnet-preset``); the others keep their defaults.
 # Niehues et al. (2015): BLEU+1 percent as the reference scores, a fixed rate "around 1", every list entry
 # (the paper does not say its lists were made distinct); feature normalisation, batches of 10 sentences and
@@ -139,11 +136,9 @@ class FeatureScaling:
 
 
 def reference_scores(stats: np.ndarray, gain: str = "bleu+1") -> np.ndarray:
-    """float64[n_cand]: the gain (a name in ``GAINS``) in percent of BLEU statistics int64[n_cand, 10],
-    the reference ranking."""
-    if gain not in GAINS:
-        raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
-    return 100.0 * sentence_bleu_plus1(stats, clipped=gain == "bleu+1")
+    """float64[n_cand]: the gain (a name in ``SENTENCE_GAINS``) in percent of BLEU statistics
+    int64[n_cand, 10], the reference ranking."""
+    return 100.0 * sentence_gain(stats, gain)
 
 
 def distinct_candidates(pool: Pool) -> np.ndarray:
@@ -195,7 +190,7 @@ class ListNet:
     """ListNet as a fit-style optimiser over a ``Pool`` (see the module docstring).
 
     normalisation: "features", "score" or "none"; score_range: ``r`` for
-    "score"; gain: a name in ``GAINS``; distinct: train on each distinct
+    "score"; gain: a name in ``SENTENCE_GAINS``; distinct: train on each distinct
     translation of a sentence once (else on every candidate); learning_rate:
     the step at batch 0; decay: the step at batch t is
     ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
@@ -219,8 +214,8 @@ class ListNet:
                  progress: bool = False):
         if normalisation not in NORMALISATIONS:
             raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
-        if gain not in GAINS:
-            raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
+        if gain not in SENTENCE_GAINS:
+            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
         if learning_rate <= 0 or decay < 0 or score_range <= 0:
             raise ValueError("learning_rate and score_range must be positive, decay non-negative")
         if (batch_size < 1 or max_batches < 0 or (epochs is not None and epochs < 0)

@@ -11,7 +11,10 @@ labelled +1 and ``x_j - x_i`` labelled -1 (``b_i > b_j``). A logistic
 regression without bias learns w' from them, and the new weights interpolate
 with the previous ones: ``w_t = Ψ w' + (1 - Ψ) w_{t-1}``, Ψ = 0.1 (§ 5.4.3).
 
-The gain is BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``), in [0, 1].
+The gain is BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``), in [0, 1], as in the
+paper, or BLEU+1 with the unclipped brevity penalty (``gain="bleu+1-unclipped"``,
+``pbmt.metrics.bleu.sentence_gain``), Nakov et al. (2012)'s cure for the short
+translations PRO learns from BLEU+1 (measured in docs/tuning-results.md).
 The paper does not print the scale of its 0.05 threshold; it is read here on
 the [0, 1] scale, five BLEU+1 points: on the percent scale it would accept
 almost every pair of different gains, and Dreyer & Dong (2015), who
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.tune.pool import Pool, checked_weights, tuned_columns
 
 # sentences whose pairs are drawn at once (bounds the memory of the draws)
@@ -40,7 +43,7 @@ def sample_pairs(gains: np.ndarray, offsets: np.ndarray, rng: np.random.Generato
                  keep: int = 50, min_difference: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """PRO's sampler (Hopkins & May, 2011, Fig. 4) over every sentence.
 
-    gains: float64[n_cand] (BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
+    gains: float64[n_cand] (sentence gains, BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
     by sentence, none empty). Per sentence: ``samples`` (Γ) pairs drawn uniformly with
     replacement from its candidates x its candidates; a pair is accepted when
     its gain difference is at least ``min_difference`` (α) and not zero
@@ -109,7 +112,8 @@ class Pro:
     min_difference: α's step, the least BLEU+1 difference (in [0, 1]) of an
     accepted pair; interpolation: Ψ, weight of the classifier's weights
     against the previous ones (1: the classifier's alone); l2: the
-    classifier's L2 penalty; fixed: feature names whose weights stay as given.
+    classifier's L2 penalty; gain: the sentence gain that ranks a pair (a name in
+    ``SENTENCE_GAINS``); fixed: feature names whose weights stay as given.
 
     After ``fit``: ``weights_`` float64[n_features], ``classifier_weights_``
     (w', float64[n_features], 0 in fixed columns), ``n_pairs_`` the pairs
@@ -118,12 +122,16 @@ class Pro:
     """
 
     def __init__(self, samples: int = 5000, keep: int = 50, min_difference: float = 0.05,
-                 interpolation: float = 0.1, l2: float = 1.0, fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+                 interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1",
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+        if gain not in SENTENCE_GAINS:
+            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
         self.samples = samples
         self.keep = keep
         self.min_difference = min_difference
         self.interpolation = interpolation
         self.l2 = l2
+        self.gain = gain
         self.fixed = fixed
 
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
@@ -135,7 +143,7 @@ class Pro:
         if self.l2 <= 0:
             raise ValueError(f"l2 must be positive, got {self.l2}")
         free = tuned_columns(pool.layout, self.fixed)
-        better, worse = sample_pairs(sentence_bleu_plus1(pool.stats), pool.offsets, rng, self.samples, self.keep,
+        better, worse = sample_pairs(sentence_gain(pool.stats, self.gain), pool.offsets, rng, self.samples, self.keep,
                                      self.min_difference)
         self.n_pairs_ = len(better)
         self.classifier_weights_ = np.zeros(pool.layout.size)

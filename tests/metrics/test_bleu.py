@@ -25,6 +25,7 @@ from pbmt.metrics.bleu import (
     segment_stats,
     segment_stats_ids,
     sentence_bleu_plus1,
+    sentence_gain,
 )
 from pbmt.vocab import Vocab
 
@@ -302,3 +303,7 @@ def test_unclipped_brevity_penalty_bleu_plus1_from_scratch():
             assert value == pytest.approx(sacre.score / 100, rel=1e-9)
     assert longer > 10
     np.testing.assert_array_equal(brevity_penalty(stats, clipped=False) >= brevity_penalty(stats), True)
+    np.testing.assert_array_equal(sentence_gain(stats, "bleu+1-unclipped"), unclipped)
+    np.testing.assert_array_equal(sentence_gain(stats, "bleu+1"), sentence_bleu_plus1(stats))
+    with pytest.raises(ValueError, match="gain must be one of"):
+        sentence_gain(stats, "bleu")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from test_pro import cosine, linear_pool
 
-from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.apro import Apro, ranking_objective
 from pbmt.tune.pool import Pool
@@ -63,20 +63,21 @@ def test_apro_recovers_the_gold_weights_of_a_linear_pool(seed):
     assert pool.bleu(apro.weights_) > pool.bleu(-w_star) + 0.1
 
 
-def test_apro_minimises_the_objective_without_randomness_and_keeps_fixed_weights():
+@pytest.mark.parametrize("gain", SENTENCE_GAINS)
+def test_apro_minimises_the_objective_without_randomness_and_keeps_fixed_weights(gain):
     pool, _ = linear_pool(np.random.default_rng(6), n_sent=20)
     layout = FeatureLayout(("F0", "UnknownWordPenalty0", "F2"), ("", "", ""), (2, 1, 2))
     pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.5, -0.5, 1.0, 0.2, 0.1])
     rng = np.random.default_rng(1)
     state = rng.bit_generator.state
-    apro = Apro(c=0.5, interpolation=0.3).fit(pool, start, rng)
+    apro = Apro(c=0.5, interpolation=0.3, gain=gain).fit(pool, start, rng)
     assert rng.bit_generator.state == state
-    again = Apro(c=0.5, interpolation=0.3).fit(pool, start * 3, None)
+    again = Apro(c=0.5, interpolation=0.3, gain=gain).fit(pool, start * 3, None)
     free = np.array([True, True, False, True, True])
     assert np.array_equal(apro.solution_weights_, again.solution_weights_)
     value, gradient = ranking_objective(apro.solution_weights_[free], pool.features[:, free],
-                                        sentence_bleu_plus1(pool.stats), pool.offsets, 0.5)
+                                        sentence_gain(pool.stats, gain), pool.offsets, 0.5)
     assert value == pytest.approx(apro.objective_)
     assert np.abs(gradient).max() < 1e-4
     assert apro.solution_weights_[2] == 0.0

@@ -9,7 +9,7 @@ from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
 
 from pbmt.cli import main
 from pbmt.config import MosesConfig
-from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
 from pbmt.translation import Translator
@@ -107,13 +107,15 @@ def test_logistic_regression_equals_scikit_learn():
     assert np.allclose(logistic_regression(examples, labels, l2=2.0), reference.coef_[0], rtol=1e-4, atol=1e-5)
 
 
-def test_pro_trains_on_both_signs_and_interpolates_with_the_previous_weights():
+@pytest.mark.parametrize("gain", SENTENCE_GAINS)
+def test_pro_trains_on_both_signs_and_interpolates_with_the_previous_weights(gain):
     pool, _ = linear_pool(np.random.default_rng(3), n_sent=20)
     layout = FeatureLayout(("F0", "UnknownWordPenalty0", "F2"), ("", "", ""), (2, 1, 2))
     pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.5, -0.5, 1.0, 0.2, 0.1])
-    pro = Pro(samples=500, keep=20).fit(pool, start, np.random.default_rng(9))
-    better, worse = sample_pairs(sentence_bleu_plus1(pool.stats), pool.offsets, np.random.default_rng(9), 500, 20)
+    pro = Pro(samples=500, keep=20, gain=gain).fit(pool, start, np.random.default_rng(9))
+    gains = sentence_bleu_plus1(pool.stats, clipped=gain == "bleu+1")
+    better, worse = sample_pairs(gains, pool.offsets, np.random.default_rng(9), 500, 20)
     assert pro.n_pairs_ == len(better)
     free = np.array([True, True, False, True, True])
     difference = pool.features[better][:, free] - pool.features[worse][:, free]
@@ -184,6 +186,29 @@ def test_bad_pro_options_are_usage_errors(moses_nbest, capsys, algorithm):
             str(moses_nbest / "refs"), "--interpolation", "1.5"]
     assert main(argv) == 2
     assert "--interpolation must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_the_unclipped_gain_ranks_a_longer_candidate_above_a_short_exact_one():
+    """Nakov et al. (2012): against a 10-word reference, BLEU+1 prefers a 9-word candidate whose every n-gram
+    matches (brevity penalty 0.895) to a 12-word one of lower precision (0.82, no penalty); with the unclipped
+    brevity penalty (1.18 for the longer) the 12-word one wins. Features: the candidates' lengths."""
+    short = [9, 10, 9, 8, 7, 6, 9, 8, 7, 6]
+    longer = [12, 10, 10, 9, 8, 7, 12, 11, 10, 9]
+    layout = FeatureLayout(("Length",), ("",), (1,))
+    pool = Pool(layout, np.array([[9.0], [12.0]]), np.array([short, longer]), np.array([0, 2]),
+                np.array([1, 2], dtype=np.uint64), ("a", "b"))
+    for gain, preferred in (("bleu+1", 0), ("bleu+1-unclipped", 1)):
+        better, _ = sample_pairs(sentence_bleu_plus1(pool.stats, clipped=gain == "bleu+1"), pool.offsets,
+                                 np.random.default_rng(0), 50, 5, min_difference=0.0)
+        assert set(better.tolist()) == {preferred}
+        pro = Pro(samples=50, keep=5, min_difference=0.0, interpolation=1.0, gain=gain, fixed=())
+        length_weight = pro.fit(pool, np.array([0.0]), np.random.default_rng(0)).weights_[0]
+        assert length_weight > 0 if preferred else length_weight < 0
+
+
+def test_an_unknown_gain_is_refused():
+    with pytest.raises(ValueError, match="gain must be one of"):
+        Pro(gain="bleu")
 
 
 @pytest.mark.parametrize("algorithm, given, reordering, expected", [
