@@ -57,7 +57,8 @@ def columns(lists: NBestLists, n_columns: int) -> NBestLists:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, help="use the first N dev sentences (default: all)")
-    parser.add_argument("--epochs", type=int, default=100, help="ListNet epochs")
+    parser.add_argument("--epochs", type=int, help="ListNet epochs (default: ListNet's own budget, the paper's "
+                        "100,000 batches)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
@@ -86,8 +87,9 @@ def main() -> int:
     rows = [{"system": "baseline (Moses 1-best)", "features": "decoder",
              **{f"{h}_bleu": 100 * corpus_bleu(stats[h][data["base"][h].offsets[:-1]]) for h in halves},
              "seconds": 0.0, "seconds_per_epoch": None}]
-    runs = [("listnet", "base", {"epochs": args.epochs}), ("listnet", "extra", {"epochs": args.epochs}),
-            ("listnet", "extra", {"epochs": args.epochs, "normalisation": "score", "score_range": 10.0}),
+    budget = {"epochs": args.epochs} if args.epochs else {}
+    runs = [("listnet", "base", budget), ("listnet", "extra", budget),
+            ("listnet", "extra", {**budget, "normalisation": "score", "score_range": 10.0}),
             ("mert", "base", {}), ("mert", "extra", {}), ("pro", "extra", {}), ("apro", "extra", {})]
     for algorithm, features, params in runs:
         train_lists = data[features]["train"]
@@ -96,9 +98,7 @@ def main() -> int:
         model = train(train_lists, refs["train"], used, algorithm, np.random.default_rng(args.seed), **params)
         seconds = time.perf_counter() - began
         label = algorithm + (" (score norm. r=10)" if params.get("normalisation") == "score" else "")
-        per_epoch = None
-        if algorithm == "listnet":
-            per_epoch = seconds / max(args.epochs, 1)
+        per_epoch = seconds / args.epochs if algorithm == "listnet" and args.epochs else None
         rows.append({"system": label, "features": "decoder" if features == "base" else "decoder + extra",
                      **{f"{h}_bleu": bleu_of(model, features, h) for h in halves}, "seconds": seconds,
                      "seconds_per_epoch": per_epoch})

@@ -224,9 +224,14 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
     return [e for entries in nbest for e in entries]
 
 
+def optimizer_parameters(optimizer: Optimizer) -> dict:
+    """An optimiser's parameters: its public attributes not ending in ``_`` (those ending in it are fitted)."""
+    return {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
+
+
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:
     """What a resumed run must share with the run it continues (any iteration limit, tolerance and output)."""
-    params = {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
+    params = optimizer_parameters(optimizer)
     return {**{k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
             "optimizer": type(optimizer).__name__, **{f"optimizer {k}": v for k, v in params.items()}}

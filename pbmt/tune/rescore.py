@@ -20,6 +20,8 @@ ranking.
 every column's weight (decoder features and rescoring features, e.g.
 ``LM1= 0.0123``) in raw feature space, then a ``[rescore]`` section whose
 body, to the end of the file, is one JSON object: ``algorithm``,
+``parameters`` (the optimiser's, e.g. ListNet's gain and learning rate; a
+record of how the weights were learned, not read back),
 ``normalisation`` ("features", "score" or "none"), ``score_range`` (for
 "score"), ``features`` (the rescoring columns: kind, name, argument, e.g. the
 LM's absolute path), and for "features" ``minimum``, ``maximum`` (the dev
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -44,7 +46,7 @@ from pbmt.errors import FormatError, PbmtError
 from pbmt.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
-from pbmt.tune.loop import make_optimizer
+from pbmt.tune.loop import make_optimizer, optimizer_parameters
 from pbmt.nbest import parse_line
 from pbmt.tune.pool import Pool, References, argmax_by_sentence
 from pbmt.features import FeatureSpec
@@ -144,7 +146,8 @@ class RescoringModel:
     to compute; algorithm: the optimiser's name; normalisation: "features",
     "score" or "none"; score_range: ``r`` of "score"; scaling,
     scaled_weights: the feature map and the weights on mapped features
-    (None unless "features").
+    (None unless "features"); parameters: the optimiser's parameters, JSON
+    values (``pbmt.tune.loop.optimizer_parameters``), kept for the record.
     """
 
     layout: FeatureLayout
@@ -155,6 +158,7 @@ class RescoringModel:
     score_range: float | None = None
     scaling: FeatureScaling | None = None
     scaled_weights: np.ndarray | None = None
+    parameters: dict = field(default_factory=dict)
 
     def scores(self, lists: NBestLists) -> np.ndarray:
         """float64[n_cand]: the model score of every entry of ``lists`` (which must have this
@@ -189,7 +193,7 @@ class RescoringModel:
                  "[weight]"]
         lines += [f"{name}= " + " ".join(repr(float(v)) for v in values)
                   for name, values in self.layout.as_dict(self.weights).items()]
-        settings = {"algorithm": self.algorithm, "normalisation": self.normalisation,
+        settings = {"algorithm": self.algorithm, "parameters": self.parameters, "normalisation": self.normalisation,
                     "score_range": self.score_range,
                     "features": [{"kind": s.kind, "name": s.name, "argument": s.argument} for s in self.features]}
         if self.scaling is not None:
@@ -235,7 +239,8 @@ class RescoringModel:
                                                                                      "scaled_weights"))
                 scaling = FeatureScaling(minimum, maximum)
             return cls(layout, np.array([v for vs in weights.values() for v in vs]), specs, settings["algorithm"],
-                       settings["normalisation"], settings["score_range"], scaling, scaled)
+                       settings["normalisation"], settings["score_range"], scaling, scaled,
+                       settings.get("parameters", {}))
         except json.JSONDecodeError as err:
             raise FormatError(path, json_start + err.lineno, f"[rescore] is not valid JSON: {err.msg}") from None
         except (KeyError, TypeError, ValueError) as err:
@@ -265,8 +270,10 @@ def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec
     initial[:n_decoder] = decoder_weights(lists.features[:, :n_decoder], lists.totals, lists.offsets)
     fitted = optimizer.fit(pool, initial, rng)
     weights = np.array(fitted.weights_, dtype=np.float64)
+    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer_parameters(optimizer).items()
+                  if k != "progress"}
     if isinstance(fitted, ListNet):
         return RescoringModel(lists.layout, weights, tuple(specs), algorithm, fitted.normalisation,
                               fitted.score_range if fitted.normalisation == "score" else None, fitted.scaling_,
-                              fitted.scaled_weights_ if fitted.scaling_ is not None else None)
-    return RescoringModel(lists.layout, weights, tuple(specs), algorithm)
+                              fitted.scaled_weights_ if fitted.scaling_ is not None else None, parameters)
+    return RescoringModel(lists.layout, weights, tuple(specs), algorithm, parameters=parameters)

@@ -125,6 +125,8 @@ def test_weights_file_round_trip_ranks_alike(tmp_path, split, lists):
         model.write(tmp_path / "weights")
         again = RescoringModel.read(tmp_path / "weights")
         assert again.features == tuple(specs) and again.normalisation == model.normalisation
+        assert again.parameters == model.parameters
+        assert again.parameters["gain"] == "bleu+1-unclipped" and again.parameters["epochs"] == 5
         np.testing.assert_array_equal(again.weights, model.weights)
         np.testing.assert_array_equal(again.scores(test_lists), model.scores(test_lists))
         raw = replace(again, normalisation="none", scaling=None, scaled_weights=None)
