@@ -14,6 +14,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   as mert-moses.pl's --return-best-dev);
 - ``pro-unclipped``, ``apro-unclipped``: PRO and APRO ranking by BLEU+1 with
   the unclipped brevity penalty (``--gain bleu+1-unclipped``);
+  ``apro-unclipped-psi0.5``, ``apro-unclipped-psi1``: the same APRO with
+  ``--interpolation`` 0.5 and 1 (Dreyer & Dong's Figure 1 runs APRO with
+  0.1, 0.5 and 1);
 - ``mert-interpolated``: pbmt's MERT with ``--interpolation 0.5`` (each
   step half the way from the decoded weights to the pool's optimum) in the
   distortion space, where it is undamped by default;
@@ -90,6 +93,8 @@ LOOP = {
     "apro": ["--algorithm", "apro"],
     "pro-unclipped": ["--algorithm", "pro", "--gain", "bleu+1-unclipped"],
     "apro-unclipped": ["--algorithm", "apro", "--gain", "bleu+1-unclipped"],
+    **{f"apro-unclipped-psi{psi}": ["--algorithm", "apro", "--gain", "bleu+1-unclipped", "--interpolation", psi]
+       for psi in ("0.5", "1")},
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
     "mert-interpolated": ["--algorithm", "mert", "--interpolation", "0.5"],
     "mert-mon-swap-undamped": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "1"],
