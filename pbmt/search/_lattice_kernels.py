@@ -1,0 +1,357 @@
+"""Numba kernels of search-graph lattices: per-edge features, and the upper envelope of all paths.
+
+A search graph (``pbmt.search.decoder.SearchGraph``) is a lattice whose nodes
+are recombination classes: hypothesis ``h`` is an edge from its parent's class
+to its own. Recombination keys hold everything a later block's scores depend
+on (coverage, LM state, the previous option), so the features an edge adds
+are a function of the edge alone, whichever path reaches its source node:
+the option-local values of its option, the LM's log10 probability of its
+words after its parent's state (and of ``</s>`` when it completes the
+sentence), and the distortion and reordering of its block after its
+parent's block.
+"""
+
+import numpy as np
+from numba import njit
+
+from pbmt.search._scoring_kernels import EOS, add_transition, lm_words
+from pbmt.model._lm_kernels import score_word
+
+
+@njit(cache=True)
+def hypothesis_transitions(parent, option, klass, final_class, tgt_offsets, tgt_words, lm, begin_state):
+    """What each hypothesis's edge adds beyond its option: ``(lm_delta float64[n], prev_option int32[n])``.
+
+    parent, option, klass: int32[n] of a search graph (hypothesis 0 the empty
+    start; a parent precedes its children); final_class: the class of complete
+    hypotheses. lm_delta[h]: log10 probability of option[h]'s target words
+    after the parent's LM state, plus ``</s>`` for complete hypotheses (0 for
+    hypothesis 0); prev_option[h]: the parent's option (-1 after the start).
+    """
+    n = parent.shape[0]
+    state = np.empty(n, dtype=np.int64)
+    lm_delta = np.zeros(n)
+    prev_option = np.full(n, -1, dtype=np.int32)
+    state[0] = begin_state
+    for h in range(1, n):
+        p = parent[h]
+        o = option[h]
+        prev_option[h] = option[p] if p > 0 else -1
+        total, s = lm_words(lm, state[p], tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
+        if klass[h] == final_class:
+            q, s = score_word(lm, s, EOS)
+            total += q
+        lm_delta[h] = total
+        state[h] = s
+    return lm_delta, prev_option
+
+
+@njit(cache=True)
+def edge_features(option, prev_option, lm_delta, local, opt_start, opt_end, reordering,
+                  lm_col, dist_col, lr_col):
+    """The dense features each edge adds: float64[n, n_features] (natural log; row 0 of a graph, the start, is
+    whatever its arrays give, the callers pass edges only).
+
+    option, prev_option: int32[n] (-1: the edge leaves the start); lm_delta:
+    float64[n] log10; local: float64[n_opt, n_features]; opt_start, opt_end:
+    int32[n_opt] source spans; reordering: float64[n_opt, 6]; *_col: first
+    columns of LM0, Distortion0, LexicalReordering0 (-1: absent).
+    """
+    n = option.shape[0]
+    out = np.zeros((n, local.shape[1]))
+    ln10 = np.log(10.0)
+    for e in range(n):
+        o = option[e]
+        q = prev_option[e]
+        out[e] += local[o]
+        if lm_col >= 0:
+            out[e, lm_col] += lm_delta[e] * ln10
+        if q >= 0:
+            add_transition(opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col,
+                           out[e])
+        else:
+            add_transition(0, 0, -1, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col, out[e])
+    return out
+
+
+@njit(cache=True)
+def edge_scores(option, prev_option, lm_delta, local_score, opt_start, opt_end, reordering,
+                lm_col, dist_col, lr_col, vector):
+    """``edge_features(...) @ vector`` without building the matrix: float64[n].
+
+    local_score: float64[n_opt], ``local @ vector``; the rest as ``edge_features``
+    (option and prev_option index the same option arrays).
+    """
+    n = option.shape[0]
+    out = np.empty(n)
+    scratch = np.zeros(vector.shape[0])
+    w_lm = vector[lm_col] * np.log(10.0) if lm_col >= 0 else 0.0
+    for e in range(n):
+        o = option[e]
+        q = prev_option[e]
+        if dist_col >= 0:
+            scratch[dist_col] = 0.0
+        if lr_col >= 0:
+            for j in range(6):
+                scratch[lr_col + j] = 0.0
+        if q >= 0:
+            add_transition(opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col,
+                           scratch)
+        else:
+            add_transition(0, 0, -1, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col, scratch)
+        total = local_score[o] + w_lm * lm_delta[e]
+        if dist_col >= 0:
+            total += vector[dist_col] * scratch[dist_col]
+        if lr_col >= 0:
+            for j in range(6):
+                total += vector[lr_col + j] * scratch[lr_col + j]
+        out[e] = total
+    return out
+
+
+@njit(cache=True)
+def live_edges(parent, option, klass, final_class, opt_start, opt_end):
+    """The edges of a search graph on some complete path, as a lattice in topological order.
+
+    parent, option, klass: int32[n] (hypothesis 0 the start, parents before
+    children); final_class >= 0. A class is a node if a complete hypothesis
+    descends from one of its members; nodes are numbered by the number of
+    source words they cover (then by class id), so the start is node 0, the
+    final class the last node, and every edge goes to a higher number.
+    Returns ``(hyp int64[e], source int32[e], target int32[e], n_nodes)``:
+    the hypotheses that are edges between nodes, sorted by target node (then
+    by hypothesis), and their nodes.
+    """
+    n = parent.shape[0]
+    n_classes = 0
+    for h in range(n):
+        n_classes = max(n_classes, klass[h] + 1)
+    covered = np.zeros(n, dtype=np.int64)
+    class_covered = np.zeros(n_classes, dtype=np.int64)
+    for h in range(1, n):
+        o = option[h]
+        covered[h] = covered[parent[h]] + opt_end[o] - opt_start[o]
+        class_covered[klass[h]] = covered[h]
+    alive = np.zeros(n_classes, dtype=np.bool_)
+    alive[final_class] = True
+    for h in range(n - 1, 0, -1):
+        if alive[klass[h]]:
+            alive[klass[parent[h]]] = True
+    classes = np.flatnonzero(alive)
+    order = classes[np.argsort(class_covered[classes], kind="mergesort")]
+    node = np.full(n_classes, -1, dtype=np.int32)
+    for i in range(order.shape[0]):
+        node[order[i]] = i
+    count = 0
+    for h in range(1, n):
+        if alive[klass[h]]:
+            count += 1
+    hyp = np.empty(count, dtype=np.int64)
+    key = np.empty(count, dtype=np.int64)
+    e = 0
+    for h in range(1, n):
+        if alive[klass[h]]:
+            hyp[e] = h
+            key[e] = node[klass[h]]
+            e += 1
+    hyp = hyp[np.argsort(key, kind="mergesort")]
+    source = np.empty(count, dtype=np.int32)
+    target = np.empty(count, dtype=np.int32)
+    for e in range(count):
+        source[e] = node[klass[parent[hyp[e]]]]
+        target[e] = node[klass[hyp[e]]]
+    return hyp, source, target, order.shape[0]
+
+
+@njit(cache=True)
+def _room(array, need):
+    if need <= array.shape[0]:
+        return array
+    out = np.empty(max(2 * array.shape[0], need), dtype=array.dtype)
+    out[:array.shape[0]] = array
+    return out
+
+
+@njit(cache=True, inline="always")
+def _push(out_a, out_b, out_e, out_p, m, la, lb, le, lp):
+    """Push line (la, lb) with back-pointers (le, lp) on the upper envelope ``out[:m]`` (lines in increasing
+    slope, none steeper than it) after popping the lines it makes never highest; returns the new size.
+    A line of the same slope as the top one is dropped: the top one is at least as high."""
+    if m > 0 and out_b[m - 1] == lb:
+        return m
+    while m >= 2:
+        x = (out_a[m - 1] - la) / (lb - out_b[m - 1])
+        y = (out_a[m - 2] - out_a[m - 1]) / (out_b[m - 1] - out_b[m - 2])
+        if x > y:
+            break
+        m -= 1
+    out_a[m] = la
+    out_b[m] = lb
+    out_e[m] = le
+    out_p[m] = lp
+    return m + 1
+
+
+@njit(cache=True)
+def _merge(h_a, h_b, h_e, h_p, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge,
+           out_a, out_b, out_e, out_p, low, high):
+    """The upper envelope over [low, high] of the envelope ``h[:nh]`` and the lines ``pool[lo:hi]`` shifted by
+    (shift_a, shift_b) (both in increasing slope; the new lines' back-pointers are ``edge`` and their pool
+    index) into ``out``; returns its size. On equal lines the envelope's stays."""
+    m = 0
+    i = 0
+    j = lo
+    while i < nh or j < hi:
+        take_h = j >= hi
+        if not take_h and i < nh:
+            b_new = pool_b[j] + shift_b
+            take_h = h_b[i] < b_new or (h_b[i] == b_new and h_a[i] >= pool_a[j] + shift_a)
+        if take_h:
+            m = _push(out_a, out_b, out_e, out_p, m, h_a[i], h_b[i], h_e[i], h_p[i])
+            i += 1
+        else:
+            m = _push(out_a, out_b, out_e, out_p, m, pool_a[j] + shift_a, pool_b[j] + shift_b, edge, j)
+            j += 1
+    # lines highest only below low or above high
+    first = 0
+    while first + 1 < m and (out_a[first] - out_a[first + 1]) / (out_b[first + 1] - out_b[first]) <= low:
+        first += 1
+    while m - 1 > first and (out_a[m - 2] - out_a[m - 1]) / (out_b[m - 1] - out_b[m - 2]) >= high:
+        m -= 1
+    if first > 0:
+        for k in range(first, m):
+            out_a[k - first] = out_a[k]
+            out_b[k - first] = out_b[k]
+            out_e[k - first] = out_e[k]
+            out_p[k - first] = out_p[k]
+    return m - first
+
+
+@njit(cache=True)
+def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high):
+    """Each sentence's upper envelope of ``A(path) + gamma * B(path)`` over every complete path of its lattice,
+    by one sweep over its nodes in topological order (Macherey et al., 2008, Algorithm 1).
+
+    edge_offsets: int64[n_sent+1] (CSR: sentence s owns edges
+    ``edge_offsets[s]:edge_offsets[s+1]``); node_offsets: int64[n_sent+1], the
+    node numbers of each sentence (node 0 its start, the last its final
+    node); source, target: int32[n_edges] nodes within the sentence, edges
+    sorted by target, every edge's source below its target; a, b:
+    float64[n_edges] what each edge adds to a path's intercept and slope;
+    option: int64[n_edges] each edge's option, an index into word_offsets:
+    int64[n_opt+1] and words: int32[...], the words an option outputs.
+
+    Each node's envelope is the upper envelope of its incoming edges' source
+    envelopes, shifted by the edges' lines, merged one edge at a time (each
+    envelope is sorted by slope, so no sort is needed); each of its lines
+    keeps the edge and the source envelope's line it came from, which is how
+    a path is read out. Only ``low <= gamma <= high`` matters (-inf and inf:
+    the whole line): a line of a node's envelope that is highest only
+    outside it cannot lead to a final line that is highest inside it, so it
+    is dropped at once.
+
+    Returns ``(line_offsets int64[n_sent+1], A float64[k], B float64[k],
+    out_offsets int64[k+1], out_words int32[...])``: sentence s's final
+    envelope is lines ``line_offsets[s]:line_offsets[s+1]`` in increasing
+    slope (increasing gamma), line i the path whose words are
+    ``out_words[out_offsets[i]:out_offsets[i+1]]``.
+    """
+    n_sent = edge_offsets.shape[0] - 1
+    line_offsets = np.zeros(n_sent + 1, dtype=np.int64)
+    res_a = np.empty(16)
+    res_b = np.empty(16)
+    out_offsets = np.zeros(17, dtype=np.int64)
+    out_words = np.empty(256, dtype=np.int32)
+    # per-sentence work space, grown as needed and reused: every node's envelope in a pool, and two buffers
+    # for the envelope being merged at a node
+    pool_a = np.empty(1024)
+    pool_b = np.empty(1024)
+    pool_edge = np.empty(1024, dtype=np.int64)
+    pool_prev = np.empty(1024, dtype=np.int64)
+    buf_a = np.empty((2, 64))
+    buf_b = np.empty((2, 64))
+    buf_e = np.empty((2, 64), dtype=np.int64)
+    buf_p = np.empty((2, 64), dtype=np.int64)
+    node_lo = np.empty(16, dtype=np.int64)
+    node_hi = np.empty(16, dtype=np.int64)
+    path = np.empty(64, dtype=np.int64)
+    k = 0
+    for s in range(n_sent):
+        lo_e = edge_offsets[s]
+        hi_e = edge_offsets[s + 1]
+        n_nodes = node_offsets[s + 1] - node_offsets[s]
+        node_lo = _room(node_lo, n_nodes)
+        node_hi = _room(node_hi, n_nodes)
+        pool_a[0] = 0.0
+        pool_b[0] = 0.0
+        pool_edge[0] = -1
+        pool_prev[0] = -1
+        node_lo[0] = 0
+        node_hi[0] = 1
+        used = 1
+        e = lo_e
+        while e < hi_e:
+            t = target[e]
+            cur = 0
+            nh = 0
+            while e < hi_e and target[e] == t:
+                src = source[e]
+                need = nh + node_hi[src] - node_lo[src]
+                if need > buf_a.shape[1]:
+                    cap = 2 * need
+                    grown_a, grown_b = np.empty((2, cap)), np.empty((2, cap))
+                    grown_e, grown_p = np.empty((2, cap), dtype=np.int64), np.empty((2, cap), dtype=np.int64)
+                    grown_a[cur, :nh] = buf_a[cur, :nh]
+                    grown_b[cur, :nh] = buf_b[cur, :nh]
+                    grown_e[cur, :nh] = buf_e[cur, :nh]
+                    grown_p[cur, :nh] = buf_p[cur, :nh]
+                    buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
+                nh = _merge(buf_a[cur], buf_b[cur], buf_e[cur], buf_p[cur], nh, pool_a, pool_b,
+                            node_lo[src], node_hi[src], a[e], b[e], e,
+                            buf_a[1 - cur], buf_b[1 - cur], buf_e[1 - cur], buf_p[1 - cur], low, high)
+                cur = 1 - cur
+                e += 1
+            if used + nh > pool_a.shape[0]:
+                cap = 2 * (used + nh)
+                pool_a = _room(pool_a, cap)
+                pool_b = _room(pool_b, cap)
+                pool_edge = _room(pool_edge, cap)
+                pool_prev = _room(pool_prev, cap)
+            node_lo[t] = used
+            pool_a[used:used + nh] = buf_a[cur, :nh]
+            pool_b[used:used + nh] = buf_b[cur, :nh]
+            pool_edge[used:used + nh] = buf_e[cur, :nh]
+            pool_prev[used:used + nh] = buf_p[cur, :nh]
+            used += nh
+            node_hi[t] = used
+        final = n_nodes - 1
+        n_final = node_hi[final] - node_lo[final]
+        line_offsets[s + 1] = line_offsets[s] + n_final
+        res_a = _room(res_a, k + n_final)
+        res_b = _room(res_b, k + n_final)
+        out_offsets = _room(out_offsets, k + n_final + 1)
+        for line in range(node_lo[final], node_hi[final]):
+            res_a[k] = pool_a[line]
+            res_b[k] = pool_b[line]
+            n_path = 0
+            at = line
+            while pool_edge[at] >= 0:
+                path = _room(path, n_path + 1)
+                path[n_path] = pool_edge[at]
+                n_path += 1
+                at = pool_prev[at]
+            start = out_offsets[k]
+            length = 0
+            for p in range(n_path):
+                o = option[path[p]]
+                length += word_offsets[o + 1] - word_offsets[o]
+            out_words = _room(out_words, start + length)
+            pos = start
+            for p in range(n_path - 1, -1, -1):
+                o = option[path[p]]
+                for w in range(word_offsets[o], word_offsets[o + 1]):
+                    out_words[pos] = words[w]
+                    pos += 1
+            out_offsets[k + 1] = pos
+            k += 1
+    return line_offsets, res_a[:k], res_b[:k], out_offsets[:k + 1], out_words[:out_offsets[k]]

@@ -1,0 +1,194 @@
+"""A search graph's complete paths as a lattice with per-edge dense features.
+
+The nodes are the recombination classes on some path from the empty start to
+the final class; hypothesis ``h`` is an edge from its parent's class to its
+own. Recombination makes an edge's features independent of the path that
+reaches its source node (``_lattice_kernels``), so a path's dense features
+are the sum of its edges', and every complete path is a translation the
+decoder could output: n-best lists are the best few of them, lattice MERT
+(``pbmt.tune.lattice_mert``) takes all. Unreachable edges (beam-rejected
+hypotheses, classes never expanded) are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pbmt.model.model import TranslationModel
+from pbmt.search._lattice_kernels import edge_features, edge_scores, envelopes, hypothesis_transitions, live_edges
+from pbmt.search.decoder import SearchGraph
+from pbmt.search.derivation import feature_columns
+from pbmt.search.options import TranslationOptions
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """One sentence's lattice; ``e`` edges sorted by target node, ``k`` options.
+
+    source, target: int32[e] nodes (0 the start, ``n_nodes - 1`` the final
+    node; source < target); option: int32[e], the edge's option, and
+    prev_option: int32[e], its source node's last option (-1: the start),
+    both indices into the option arrays below; lm_delta: float64[e], log10
+    probability of the option's words after the source node's LM state
+    (with ``</s>`` on edges into the final node). Options: local
+    float64[k, n_features] option-local features (natural log), start, end
+    int32[k] source spans, reordering float64[k, 6] log probabilities,
+    word_offsets int64[k + 1] and words (str[...]) their output words (as
+    n-best entries print them), sentence_option int32[k] their numbers in the
+    sentence's ``TranslationOptions``. columns: (LM0, Distortion0,
+    LexicalReordering0) first columns in the model's layout (-1: absent).
+    """
+
+    source: np.ndarray
+    target: np.ndarray
+    option: np.ndarray
+    prev_option: np.ndarray
+    lm_delta: np.ndarray
+    n_nodes: int
+    local: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    reordering: np.ndarray
+    word_offsets: np.ndarray
+    words: np.ndarray
+    sentence_option: np.ndarray
+    columns: tuple[int, int, int]
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.source)
+
+    def features(self) -> np.ndarray:
+        """The dense features each edge adds, float64[e, n_features] (natural log)."""
+        return edge_features(self.option, self.prev_option, self.lm_delta, self.local, self.start, self.end,
+                             self.reordering, *self.columns)
+
+
+@dataclass(frozen=True)
+class Envelopes:
+    """Every sentence's upper envelope of its complete paths along a line ``w + gamma * d``.
+
+    line_offsets: int64[n_sent+1] (CSR: sentence s's envelope is lines
+    ``line_offsets[s]:line_offsets[s+1]``, in increasing slope, which is the
+    order in which they are highest as gamma grows); intercept, slope:
+    float64[k] (the path's model score ``w . F`` and ``d . F``); the path of
+    line i outputs ``words[word_offsets[i]:word_offsets[i+1]]`` (int32 ids,
+    as given to ``Lattices.envelopes``).
+    """
+
+    line_offsets: np.ndarray
+    intercept: np.ndarray
+    slope: np.ndarray
+    word_offsets: np.ndarray
+    words: np.ndarray
+
+
+@dataclass(frozen=True)
+class Lattices:
+    """Many sentences' lattices concatenated, so that one kernel call covers all of them.
+
+    edge_offsets, node_offsets, option_offsets: int64[n_sent+1] (CSR by
+    sentence); source, target: int32[e] nodes within their sentence; option,
+    prev_option: int64[e] global option indices (-1: the start); the other
+    arrays are ``Lattice``'s, concatenated (``word_offsets`` global).
+    """
+
+    edge_offsets: np.ndarray
+    node_offsets: np.ndarray
+    option_offsets: np.ndarray
+    source: np.ndarray
+    target: np.ndarray
+    option: np.ndarray
+    prev_option: np.ndarray
+    lm_delta: np.ndarray
+    local: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    reordering: np.ndarray
+    word_offsets: np.ndarray
+    words: np.ndarray
+    columns: tuple[int, int, int]
+
+    @classmethod
+    def concatenate(cls, lattices: list[Lattice]) -> "Lattices":
+        """The lattices of sentences 0 .. n-1 (at least one), in order."""
+        def offsets(sizes):
+            return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        option_offsets = offsets([len(x.start) for x in lattices])
+        word_counts = offsets([len(x.words) for x in lattices])
+        shift = np.repeat(option_offsets[:-1], [x.n_edges for x in lattices])
+        option = np.concatenate([x.option for x in lattices]).astype(np.int64) + shift
+        prev = np.concatenate([x.prev_option for x in lattices]).astype(np.int64)
+        prev = np.where(prev >= 0, prev + shift, -1)
+        word_offsets = np.concatenate([[0]] + [x.word_offsets[1:] + word_counts[i] for i, x in enumerate(lattices)])
+        return cls(offsets([x.n_edges for x in lattices]), offsets([x.n_nodes for x in lattices]), option_offsets,
+                   np.concatenate([x.source for x in lattices]), np.concatenate([x.target for x in lattices]),
+                   option, prev, np.concatenate([x.lm_delta for x in lattices]),
+                   np.concatenate([x.local for x in lattices]), np.concatenate([x.start for x in lattices]),
+                   np.concatenate([x.end for x in lattices]), np.concatenate([x.reordering for x in lattices]),
+                   word_offsets.astype(np.int64), np.concatenate([x.words for x in lattices]), lattices[0].columns)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.edge_offsets) - 1
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.source)
+
+    def scores(self, vector: np.ndarray) -> np.ndarray:
+        """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features])."""
+        vector = np.ascontiguousarray(vector, dtype=np.float64)
+        return edge_scores(self.option, self.prev_option, self.lm_delta, self.local @ vector, self.start, self.end,
+                           self.reordering, *self.columns, vector)
+
+    def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
+                  high: float = np.inf) -> Envelopes:
+        """Each sentence's upper envelope of ``A + gamma * B`` over its complete paths, where an edge adds
+        ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
+        (lines highest only outside are dropped). word_ids: int32[len(words)], the ids the paths' words are
+        read out as (``_lattice_kernels.envelopes``)."""
+        return Envelopes(*envelopes(self.edge_offsets, self.node_offsets, self.source, self.target,
+                                    np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
+                                    self.option, self.word_offsets, np.asarray(word_ids, dtype=np.int32),
+                                    float(low), float(high)))
+
+
+def graph_transitions(graph: SearchGraph, options: TranslationOptions, model: TranslationModel
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Every hypothesis's ``(lm_delta float64[n], prev_option int32[n])`` (``hypothesis_transitions``)."""
+    return hypothesis_transitions(graph.parent, graph.option, graph.klass, graph.final_class, options.tgt_offsets,
+                                  options.tgt_words, model.lm.arrays, model.lm.begin_state)
+
+
+def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
+    """The dense features each hypothesis adds to its parent's, float64[n, n_features] (row 0, the start: zero).
+
+    ``model.weights @`` their sums along parent pointers is the graph's
+    ``score`` for a model without sparse features.
+    """
+    lm_delta, prev_option = graph_transitions(graph, options, model)
+    out = edge_features(graph.option, prev_option, lm_delta, options.local, options.start, options.end,
+                        options.reordering, *feature_columns(model))
+    out[0] = 0.0
+    return out
+
+
+def graph_lattice(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> Lattice:
+    """The lattice of a search graph with a complete hypothesis (``graph.final_class >= 0``), options
+    restricted to those its edges use. A sentence of no words is one node and no edge."""
+    lm_delta, prev_option = graph_transitions(graph, options, model)
+    hyp, source, target, n_nodes = live_edges(graph.parent, graph.option, graph.klass, graph.final_class,
+                                              options.start, options.end)
+    option, prev = graph.option[hyp], prev_option[hyp]
+    used = np.unique(option)
+    lengths = np.diff(options.tgt_offsets)[used]
+    word_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ids = (np.concatenate([options.target(o) for o in used]) if len(used) else np.zeros(0, np.int64))
+    words = np.array(options.vocab.words(ids), dtype=str)
+    prev_local = np.where(prev >= 0, np.searchsorted(used, prev), -1)
+    return Lattice(source, target, np.searchsorted(used, option).astype(np.int32), prev_local.astype(np.int32),
+                   lm_delta[hyp], int(n_nodes), options.local[used], options.start[used], options.end[used],
+                   options.reordering[used], word_offsets, words, used.astype(np.int32), feature_columns(model))

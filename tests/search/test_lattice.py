@@ -1,0 +1,195 @@
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.search.decoder import best_paths, search
+from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search.lattice import Lattices, graph_lattice, hypothesis_features
+from pbmt.search.options import TranslationOptions
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    return TranslationModel.load(tiny_model_dir / "moses.ini")
+
+
+@pytest.fixture(scope="module")
+def shared(bible):
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    lines = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
+    return model, lines
+
+
+def graph_of(model, sentence):
+    options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+    return options, search(model, options, arcs=True)
+
+
+def complete_paths(lattice):
+    """Every path from node 0 to the final node, as lists of edges, by recursion (independent of the kernels)."""
+    out_edges = {}
+    for e, s in enumerate(lattice.source.tolist()):
+        out_edges.setdefault(s, []).append(e)
+    final = lattice.n_nodes - 1
+    paths = []
+
+    def walk(node, path):
+        if node == final:
+            paths.append(path)
+            return
+        for e in out_edges.get(node, []):
+            walk(int(lattice.target[e]), path + [e])
+
+    walk(0, [])
+    return paths
+
+
+def path_derivation(lattice, options, path):
+    """The derivation of a lattice path."""
+    return Derivation.from_options(options, lattice.sentence_option[lattice.option[path]])
+
+
+@pytest.mark.parametrize("index", [0, 7, 400])
+def test_hypothesis_features_reproduce_decoder_scores(shared, index):
+    model, lines = shared
+    options = TranslationOptions.build(model, model.vocab.ids(lines[index].split()))
+    graph = search(model, options, arcs=True)
+    deltas = hypothesis_features(graph, options, model)
+    totals = deltas.copy()
+    for h in range(1, len(totals)):
+        totals[h] += totals[graph.parent[h]]
+    np.testing.assert_allclose(totals @ model.weights, graph.score, rtol=0, atol=1e-6)
+    # every complete hypothesis: its accumulated vector is score_derivation of its derivation
+    complete = np.flatnonzero(graph.klass == graph.final_class)
+    for h in complete[:50]:
+        chosen = []
+        g = int(h)
+        while g > 0:
+            chosen.append(int(graph.option[g]))
+            g = int(graph.parent[g])
+        derivation = Derivation.from_options(options, chosen[::-1])
+        np.testing.assert_allclose(totals[h], score_derivation(derivation, options, model), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("index", [0, 400])
+def test_lattice_paths_of_nbest_derivations(shared, index):
+    """The n-best derivations are lattice paths whose summed edge features are score_derivation's."""
+    model, lines = shared
+    options = TranslationOptions.build(model, model.vocab.ids(lines[index].split()))
+    graph = search(model, options, arcs=True)
+    lattice = graph_lattice(graph, options, model)
+    features = lattice.features()
+    key_of = {}
+    for e in range(lattice.n_edges):
+        key_of.setdefault((int(lattice.source[e]), int(lattice.sentence_option[lattice.option[e]])), e)
+    for found in best_paths(options, graph, 30):
+        node, total = 0, np.zeros(model.layout.size)
+        for o in found.derivation.option:
+            e = key_of[(node, int(o))]
+            total += features[e]
+            node = int(lattice.target[e])
+        assert node == lattice.n_nodes - 1
+        np.testing.assert_allclose(total, score_derivation(found.derivation, options, model), rtol=0, atol=1e-6)
+        assert total @ model.weights == pytest.approx(found.score, abs=1e-6)
+
+
+def test_edge_scores_equal_features_times_vector(shared):
+    model, lines = shared
+    lattices = []
+    for line in lines[:3]:
+        options = TranslationOptions.build(model, model.vocab.ids(line.split()))
+        lattices.append(graph_lattice(search(model, options, arcs=True), options, model))
+    joined = Lattices.concatenate(lattices)
+    vector = np.random.default_rng(3).standard_normal(model.layout.size)
+    expected = np.concatenate([x.features() @ vector for x in lattices])
+    np.testing.assert_allclose(joined.scores(vector), expected, rtol=1e-12, atol=1e-9)
+
+
+def brute_envelope(lines, low, high):
+    """The upper envelope of (intercept, slope) lines over [low, high]: the highest line between consecutive
+    pairwise crossings, merged where it does not change. Returns (breakpoints, lines in order)."""
+    a, b = lines[:, 0], lines[:, 1]
+    xs = {low, high} if np.isfinite(low) and np.isfinite(high) else set()
+    for i, j in itertools.combinations(range(len(lines)), 2):
+        if b[i] != b[j]:
+            x = (a[i] - a[j]) / (b[j] - b[i])
+            if low < x < high:
+                xs.add(x)
+    xs = sorted(xs)
+    span = max(1.0, max((abs(x) for x in xs), default=1.0))
+    probes = ([xs[0] - span] if not np.isfinite(low) and xs else []) + \
+        [0.5 * (u + v) for u, v in zip(xs, xs[1:])] + ([xs[-1] + span] if not np.isfinite(high) and xs else [])
+    if not xs:
+        probes = [0.0]
+    best = []
+    for p in probes:
+        values = a + p * b
+        top = values.max()
+        winners = np.flatnonzero(values >= top - 1e-9)
+        best.append(max(winners, key=lambda i: (b[i] if p > 0 else -b[i])))
+    order, bounds = [best[0]], []
+    for k in range(1, len(best)):
+        i, j = order[-1], best[k]
+        if abs(a[i] - a[j]) > 1e-9 or abs(b[i] - b[j]) > 1e-9:
+            bounds.append((a[i] - a[j]) / (b[j] - b[i]))
+            order.append(j)
+    return np.array(bounds), lines[order]
+
+
+@pytest.mark.parametrize("sentence", ["a b c", "c a e b", "b d a", "e d c b a", "a c e"])
+@pytest.mark.parametrize("segment", [(-np.inf, np.inf), (-0.3, 0.8)])
+def test_envelope_equals_enumerated_paths(tiny, sentence, segment):
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=10**6, beam_threshold=0.0,
+                                                              distortion_limit=2))
+    options, graph = graph_of(model, sentence)
+    lattice = graph_lattice(graph, options, model)
+    joined = Lattices.concatenate([lattice])
+    rng = np.random.default_rng(len(sentence))
+    w, d = model.weights, rng.standard_normal(model.layout.size)
+    a, b = joined.scores(w), joined.scores(d)
+    ids = np.arange(len(lattice.words), dtype=np.int32)
+    env = joined.envelopes(a, b, ids, *segment)
+    paths = complete_paths(lattice)
+    assert len(paths) > 10
+    lines = np.array([[a[p].sum(), b[p].sum()] for p in paths])
+    # every path is a complete derivation whose features are score_derivation's
+    features = lattice.features()
+    for p in paths[:: max(1, len(paths) // 20)]:
+        derivation = path_derivation(lattice, options, p)
+        assert derivation.covers(options.n_words)
+        np.testing.assert_allclose(features[p].sum(axis=0), score_derivation(derivation, options, model),
+                                   rtol=0, atol=1e-9)
+    bounds, expected = brute_envelope(lines, *segment)
+    got = np.column_stack([env.intercept, env.slope])
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    got_bounds = (env.intercept[:-1] - env.intercept[1:]) / (env.slope[1:] - env.slope[:-1])
+    np.testing.assert_allclose(got_bounds, bounds, rtol=0, atol=1e-9)
+    # each envelope line's words are those of an enumerated path with that line
+    for i in range(len(env.intercept)):
+        words = env.words[env.word_offsets[i]:env.word_offsets[i + 1]]
+        same = [p for p, line in zip(paths, lines) if np.allclose(line, got[i], atol=1e-9)]
+        assert any(np.array_equal(np.concatenate([ids[lattice.word_offsets[lattice.option[e]]:
+                                                      lattice.word_offsets[lattice.option[e] + 1]] for e in p]),
+                                  words) for p in same)
+
+
+def test_envelopes_of_many_sentences_are_each_sentences(tiny):
+    """Concatenated lattices give each sentence the envelope it has alone (the CSR bookkeeping)."""
+    model = tiny
+    lattices = [graph_lattice(*reversed(graph_of(model, s)), model) for s in ["a b c", "e d c b a", "d e"]]
+    d = np.random.default_rng(5).standard_normal(model.layout.size)
+    joined = Lattices.concatenate(lattices)
+    env = joined.envelopes(joined.scores(model.weights), joined.scores(d), np.arange(len(joined.words)))
+    for s, lattice in enumerate(lattices):
+        alone = Lattices.concatenate([lattice])
+        single = alone.envelopes(alone.scores(model.weights), alone.scores(d), np.arange(len(alone.words)))
+        lo, hi = env.line_offsets[s], env.line_offsets[s + 1]
+        np.testing.assert_allclose(env.intercept[lo:hi], single.intercept)
+        np.testing.assert_allclose(env.slope[lo:hi], single.slope)
+        texts = [joined.words[env.words[env.word_offsets[i]:env.word_offsets[i + 1]]].tolist() for i in range(lo, hi)]
+        alone_texts = [alone.words[single.words[single.word_offsets[i]:single.word_offsets[i + 1]]].tolist()
+                       for i in range(len(single.intercept))]
+        assert texts == alone_texts
