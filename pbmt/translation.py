@@ -21,9 +21,10 @@ import numpy as np
 from pbmt.errors import FormatError
 from pbmt.features.base import GlobalFeature
 from pbmt.model.model import TranslationModel
-from pbmt.search.decoder import decode
+from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
+from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
@@ -68,13 +69,27 @@ class Translator:
 
     def translate(self, sentence_id: int, line: str) -> Translation:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
-        model = self.model
         words = self.split(line)
         options = self.options(words)
-        found = decode(model, options, n_best=max(1, self.n_best), distinct=self.distinct)
+        return self._result(sentence_id, decode(self.model, options, n_best=max(1, self.n_best),
+                                                distinct=self.distinct), options, words)
+
+    def translate_with_lattice(self, sentence_id: int, line: str) -> tuple[Translation, Lattice | None]:
+        """``translate`` a line of at least one word, and the lattice of the search graph its translation and
+        n-best entries came from (``pbmt.search.lattice``; None when the search found no translation)."""
+        words = self.split(line)
+        options = self.options(words)
+        graph = search(self.model, options, arcs=True)
+        if graph.final_class < 0:
+            return self._result(sentence_id, [], options, words), None
+        found = best_paths(options, graph, max(1, self.n_best), self.distinct)
+        return self._result(sentence_id, found, options, words), graph_lattice(graph, options, self.model)
+
+    def _result(self, sentence_id: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
+                words: list[str]) -> Translation:
         if not found:
             return Translation("", (), ())
-        nbest = nbest_entries(sentence_id, found, options, model) if self.n_best else ()
+        nbest = nbest_entries(sentence_id, found, options, self.model) if self.n_best else ()
         return self._translation(found[0].derivation, options, words, nbest)
 
     def translate_document(self, lines: Sequence[str], rng: np.random.Generator,

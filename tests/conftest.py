@@ -19,6 +19,16 @@ def bible() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def shared(bible):
+    """The shared Moses model (loaded once) and the dev source lines."""
+    from pbmt.model.model import TranslationModel
+
+    model = TranslationModel.load(bible / "model" / "moses.ini")
+    lines = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
+    return model, lines
+
+
 SOURCE = ["a", "b", "c", "d", "e"]
 TARGET = ["the", "lord", "said", "unto", "moses", "and", "house", "of", "israel", "go"]
 

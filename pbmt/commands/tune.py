@@ -9,6 +9,10 @@ in its group below:
   mert, pro, apro, listnet  decode the dev set to n-best lists, pool them and
                             optimise on the pool, until the pool gains nothing
                             new, the weights stop moving or --iterations
+  lattice-mert              the same loop, but MERT's line searches take each
+                            sentence's envelope over every path of its search
+                            graph, not over the pool (Macherey et al., 2008);
+                            MERT's options apply
   costmargin, perceptron    decode --passes times, adding each 1-best to the
                             sentence's relevant set; retrain on the sets from
                             zero between decodings (Tillmann & Zhang)
@@ -66,6 +70,7 @@ from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant
 from pbmt.metrics.bleu import SENTENCE_GAINS
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
 from pbmt.tune.apro import Apro
+from pbmt.tune.lattice_mert import LatticeMert
 from pbmt.tune.mert import MON_SWAP_INTERPOLATION, Mert
 from pbmt.tune.pro import Pro
 from pbmt.tune.samplerank import PRESETS, STARTS, UPDATES, SampleRank, Settings, n_weights
@@ -116,8 +121,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
 def add_mert_arguments(parser: argparse.ArgumentParser, description: str) -> None:
     """The MERT group (``pbmt tune``, ``optimize`` and ``rescore``), its defaults those of ``Mert``."""
     mert = parser.add_argument_group("MERT", description)
-    mert.add_argument("--restarts", type=int, default=default_of(Mert, "restarts"),
-                      help="random starting points besides the starting weights")
+    mert.add_argument("--restarts", type=int, help="random starting points besides the starting weights "
+                      f"(default: {default_of(Mert, 'restarts')}; lattice-mert {default_of(LatticeMert, 'restarts')}, "
+                      "as each of its climbs searches all the dev set's graphs)")
     mert.add_argument("--random-directions", type=int, default=default_of(Mert, "random_directions"),
                       help="random directions searched in each round besides the coordinate directions")
     mert.add_argument("--significance", type=float, default=default_of(Mert, "significance"),
@@ -135,13 +141,15 @@ def add_mert_arguments(parser: argparse.ArgumentParser, description: str) -> Non
 
 def mert_params(args: argparse.Namespace) -> dict:
     """``Mert``'s parameters from ``add_mert_arguments``'s options, checked."""
-    if args.restarts < 0 or args.random_directions < 0:
+    restarts = (args.restarts if args.restarts is not None
+                else default_of(LatticeMert if getattr(args, "algorithm", None) == "lattice-mert" else Mert, "restarts"))
+    if restarts < 0 or args.random_directions < 0:
         raise UsageError("--restarts and --random-directions must not be negative")
     if not 0.0 <= args.significance < 1.0:
         raise UsageError("--significance must be in [0, 1)")
     if args.max_step is not None and args.max_step <= 0:
         raise UsageError("--max-step must be positive (0 or less is no search at all)")
-    return {"restarts": args.restarts, "random_directions": args.random_directions, "significance": args.significance,
+    return {"restarts": restarts, "random_directions": args.random_directions, "significance": args.significance,
             "max_step": args.max_step, "keep_signs": args.keep_signs}
 
 
@@ -169,8 +177,10 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
         return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings
     if args.interpolation is not None:
         params["interpolation"] = args.interpolation
-    elif args.algorithm == "mert" and reordering == "mon-swap":
+    elif args.algorithm in ("mert", "lattice-mert") and reordering == "mon-swap":
         params["interpolation"] = MON_SWAP_INTERPOLATION
+    if args.algorithm == "lattice-mert":
+        return LatticeMert(**params)
     return make_optimizer(args.algorithm, **params)
 
 
@@ -198,12 +208,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block "
                           "orientation model)")
     add_search_arguments(decoding)
-    loop = parser.add_argument_group("mert, pro, apro, listnet: the decode-optimise loop")
+    loop = parser.add_argument_group("mert, lattice-mert, pro, apro, listnet: the decode-optimise loop")
     loop.add_argument("--iterations", type=int, default=LoopSettings.max_iterations,
                       help="at most this many decode-optimise iterations")
     loop.add_argument("--keep", choices=OUTPUTS, default=LoopSettings.output, help="which weights moses.ini gets: "
                       "those whose decode had the highest dev BLEU, or the optimiser's last (mert-moses.pl's)")
-    add_optimizer_arguments(parser, extra_algorithms=RELEVANT_SET_ALGORITHMS + ("samplerank",))
+    add_optimizer_arguments(parser, extra_algorithms=("lattice-mert",) + RELEVANT_SET_ALGORITHMS + ("samplerank",))
     add_relevant_set_arguments(parser)
     add_samplerank_arguments(parser)
 
@@ -542,12 +552,14 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
     optimizer = optimizer_from_args(args, model.settings.reordering)
+    if args.algorithm == "lattice-mert" and model.sparse is not None:
+        raise PbmtError(f"{args.config}: lattice-mert tunes dense features only, and this model has sparse ones")
     sources, references = dev_set(args, model)
     n_best = args.n_best_size or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
                             output=args.keep)
-    with DevDecoder(model, sources, n_best, args.workers, quiet=args.quiet,
-                    scheduler=args.scheduler) as decoder:
+    with DevDecoder(model, sources, n_best, args.workers, quiet=args.quiet, scheduler=args.scheduler,
+                    lattices=args.algorithm == "lattice-mert") as decoder:
         result = tune(decoder, References(references), model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet, inputs=tuning_inputs(args.config, args.src, args.refs))
     model.write_settings(args.out)

@@ -173,31 +173,33 @@ def _room(array, need):
 
 
 @njit(cache=True, inline="always")
-def _push(out_a, out_b, out_e, out_p, m, la, lb, le, lp):
-    """Push line (la, lb) with back-pointers (le, lp) on the upper envelope ``out[:m]`` (lines in increasing
+def _push(out_a, out_b, out_e, out_p, r, m, la, lb, le, lp):
+    """Push line (la, lb) with back-pointers (le, lp) on the upper envelope ``out[r, :m]`` (lines in increasing
     slope, none steeper than it) after popping the lines it makes never highest; returns the new size.
     A line of the same slope as the top one is dropped: the top one is at least as high."""
-    if m > 0 and out_b[m - 1] == lb:
+    if m > 0 and out_b[r, m - 1] == lb:
         return m
     while m >= 2:
-        x = (out_a[m - 1] - la) / (lb - out_b[m - 1])
-        y = (out_a[m - 2] - out_a[m - 1]) / (out_b[m - 1] - out_b[m - 2])
-        if x > y:
+        # the top line stays if the new one overtakes it after it overtook the one below; slopes increase, so
+        # the crossings' denominators are positive and the comparison needs no division
+        top_a, top_b = out_a[r, m - 1], out_b[r, m - 1]
+        if (top_a - la) * (top_b - out_b[r, m - 2]) > (out_a[r, m - 2] - top_a) * (lb - top_b):
             break
         m -= 1
-    out_a[m] = la
-    out_b[m] = lb
-    out_e[m] = le
-    out_p[m] = lp
+    out_a[r, m] = la
+    out_b[r, m] = lb
+    out_e[r, m] = le
+    out_p[r, m] = lp
     return m + 1
 
 
-@njit(cache=True)
-def _merge(h_a, h_b, h_e, h_p, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge,
-           out_a, out_b, out_e, out_p, low, high):
-    """The upper envelope over [low, high] of the envelope ``h[:nh]`` and the lines ``pool[lo:hi]`` shifted by
-    (shift_a, shift_b) (both in increasing slope; the new lines' back-pointers are ``edge`` and their pool
-    index) into ``out``; returns its size. On equal lines the envelope's stays."""
+@njit(cache=True, inline="always")
+def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low, high):
+    """The upper envelope over [low, high] of the envelope in row ``cur`` of the buffers (``[:nh]``) and the
+    lines ``pool[lo:hi]`` shifted by (shift_a, shift_b) (both in increasing slope; the new lines'
+    back-pointers are ``edge`` and their pool index) into the other row; returns its size. On equal lines the
+    envelope's stays."""
+    r = 1 - cur
     m = 0
     i = 0
     j = lo
@@ -205,25 +207,25 @@ def _merge(h_a, h_b, h_e, h_p, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edg
         take_h = j >= hi
         if not take_h and i < nh:
             b_new = pool_b[j] + shift_b
-            take_h = h_b[i] < b_new or (h_b[i] == b_new and h_a[i] >= pool_a[j] + shift_a)
+            take_h = buf_b[cur, i] < b_new or (buf_b[cur, i] == b_new and buf_a[cur, i] >= pool_a[j] + shift_a)
         if take_h:
-            m = _push(out_a, out_b, out_e, out_p, m, h_a[i], h_b[i], h_e[i], h_p[i])
+            m = _push(buf_a, buf_b, buf_e, buf_p, r, m, buf_a[cur, i], buf_b[cur, i], buf_e[cur, i], buf_p[cur, i])
             i += 1
         else:
-            m = _push(out_a, out_b, out_e, out_p, m, pool_a[j] + shift_a, pool_b[j] + shift_b, edge, j)
+            m = _push(buf_a, buf_b, buf_e, buf_p, r, m, pool_a[j] + shift_a, pool_b[j] + shift_b, edge, j)
             j += 1
     # lines highest only below low or above high
     first = 0
-    while first + 1 < m and (out_a[first] - out_a[first + 1]) / (out_b[first + 1] - out_b[first]) <= low:
+    while first + 1 < m and (buf_a[r, first] - buf_a[r, first + 1]) / (buf_b[r, first + 1] - buf_b[r, first]) <= low:
         first += 1
-    while m - 1 > first and (out_a[m - 2] - out_a[m - 1]) / (out_b[m - 1] - out_b[m - 2]) >= high:
+    while m - 1 > first and (buf_a[r, m - 2] - buf_a[r, m - 1]) / (buf_b[r, m - 1] - buf_b[r, m - 2]) >= high:
         m -= 1
     if first > 0:
         for k in range(first, m):
-            out_a[k - first] = out_a[k]
-            out_b[k - first] = out_b[k]
-            out_e[k - first] = out_e[k]
-            out_p[k - first] = out_p[k]
+            buf_a[r, k - first] = buf_a[r, k]
+            buf_b[r, k - first] = buf_b[r, k]
+            buf_e[r, k - first] = buf_e[r, k]
+            buf_p[r, k - first] = buf_p[r, k]
     return m - first
 
 
@@ -306,9 +308,8 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
                     grown_e[cur, :nh] = buf_e[cur, :nh]
                     grown_p[cur, :nh] = buf_p[cur, :nh]
                     buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
-                nh = _merge(buf_a[cur], buf_b[cur], buf_e[cur], buf_p[cur], nh, pool_a, pool_b,
-                            node_lo[src], node_hi[src], a[e], b[e], e,
-                            buf_a[1 - cur], buf_b[1 - cur], buf_e[1 - cur], buf_p[1 - cur], low, high)
+                nh = _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, node_lo[src], node_hi[src],
+                            a[e], b[e], e, low, high)
                 cur = 1 - cur
                 e += 1
             if used + nh > pool_a.shape[0]:

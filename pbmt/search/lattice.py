@@ -87,62 +87,55 @@ class Envelopes:
 
 @dataclass(frozen=True)
 class Lattices:
-    """Many sentences' lattices concatenated, so that one kernel call covers all of them.
+    """Many sentences' lattices joined into one, so that one kernel call covers all of them.
 
     edge_offsets, node_offsets, option_offsets: int64[n_sent+1] (CSR by
-    sentence); source, target: int32[e] nodes within their sentence; option,
-    prev_option: int64[e] global option indices (-1: the start); the other
-    arrays are ``Lattice``'s, concatenated (``word_offsets`` global).
+    sentence: sentence s owns edges ``edge_offsets[s]:edge_offsets[s+1]``,
+    and so on); joined: a ``Lattice`` of all edges and options, its edges'
+    source and target numbered within their sentence, option and
+    prev_option global (int64), word_offsets global.
     """
 
     edge_offsets: np.ndarray
     node_offsets: np.ndarray
     option_offsets: np.ndarray
-    source: np.ndarray
-    target: np.ndarray
-    option: np.ndarray
-    prev_option: np.ndarray
-    lm_delta: np.ndarray
-    local: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    reordering: np.ndarray
-    word_offsets: np.ndarray
-    words: np.ndarray
-    columns: tuple[int, int, int]
+    joined: Lattice
 
     @classmethod
     def concatenate(cls, lattices: list[Lattice]) -> "Lattices":
         """The lattices of sentences 0 .. n-1 (at least one), in order."""
         def offsets(sizes):
             return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+        def joined(name):
+            return np.concatenate([getattr(x, name) for x in lattices])
         option_offsets = offsets([len(x.start) for x in lattices])
         word_counts = offsets([len(x.words) for x in lattices])
         shift = np.repeat(option_offsets[:-1], [x.n_edges for x in lattices])
-        option = np.concatenate([x.option for x in lattices]).astype(np.int64) + shift
-        prev = np.concatenate([x.prev_option for x in lattices]).astype(np.int64)
-        prev = np.where(prev >= 0, prev + shift, -1)
+        prev = joined("prev_option").astype(np.int64)
         word_offsets = np.concatenate([[0]] + [x.word_offsets[1:] + word_counts[i] for i, x in enumerate(lattices)])
-        return cls(offsets([x.n_edges for x in lattices]), offsets([x.n_nodes for x in lattices]), option_offsets,
-                   np.concatenate([x.source for x in lattices]), np.concatenate([x.target for x in lattices]),
-                   option, prev, np.concatenate([x.lm_delta for x in lattices]),
-                   np.concatenate([x.local for x in lattices]), np.concatenate([x.start for x in lattices]),
-                   np.concatenate([x.end for x in lattices]), np.concatenate([x.reordering for x in lattices]),
-                   word_offsets.astype(np.int64), np.concatenate([x.words for x in lattices]), lattices[0].columns)
+        node_offsets = offsets([x.n_nodes for x in lattices])
+        return cls(offsets([x.n_edges for x in lattices]), node_offsets, option_offsets, Lattice(
+            joined("source"), joined("target"), joined("option").astype(np.int64) + shift,
+            np.where(prev >= 0, prev + shift, -1), joined("lm_delta"), int(node_offsets[-1]), joined("local"),
+            joined("start"), joined("end"), joined("reordering"), word_offsets.astype(np.int64), joined("words"),
+            joined("sentence_option"), lattices[0].columns))
 
     @property
     def n_sentences(self) -> int:
         return len(self.edge_offsets) - 1
 
     @property
-    def n_edges(self) -> int:
-        return len(self.source)
+    def words(self) -> np.ndarray:
+        """Every option's output words, concatenated (str[...])."""
+        return self.joined.words
 
     def scores(self, vector: np.ndarray) -> np.ndarray:
         """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features])."""
+        x = self.joined
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        return edge_scores(self.option, self.prev_option, self.lm_delta, self.local @ vector, self.start, self.end,
-                           self.reordering, *self.columns, vector)
+        return edge_scores(x.option, x.prev_option, x.lm_delta, x.local @ vector, x.start, x.end, x.reordering,
+                           *x.columns, vector)
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
                   high: float = np.inf) -> Envelopes:
@@ -150,9 +143,10 @@ class Lattices:
         ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
         (lines highest only outside are dropped). word_ids: int32[len(words)], the ids the paths' words are
         read out as (``_lattice_kernels.envelopes``)."""
-        return Envelopes(*envelopes(self.edge_offsets, self.node_offsets, self.source, self.target,
+        x = self.joined
+        return Envelopes(*envelopes(self.edge_offsets, self.node_offsets, x.source, x.target,
                                     np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
-                                    self.option, self.word_offsets, np.asarray(word_ids, dtype=np.int32),
+                                    x.option, x.word_offsets, np.asarray(word_ids, dtype=np.int32),
                                     float(low), float(high)))
 
 

@@ -25,7 +25,11 @@ sentence); ``initial_weights`` float64[n_features] in the pool's column order
 (the weights the last n-best list was decoded with); ``rng`` a
 ``numpy.random.Generator``, the optimiser's only source of randomness (its
 state is checkpointed, so a resumed run draws what an uninterrupted run
-draws); ``weights_`` float64[n_features], same order. An optimiser that
+draws); ``weights_`` float64[n_features], same order. An optimiser whose
+``uses_lattices`` is true (lattice MERT) is also given ``lattices``, the
+search graphs of the decode (``pbmt.search.lattice.Lattice``, one per
+sentence), and ``references``: the decoder then has to keep them in its
+``lattices`` attribute (``DevDecoder(..., lattices=True)``). An optimiser that
 interpolates with the previous weights (PRO's Psi) does so inside ``fit``:
 they are ``initial_weights``. Parameters go to the
 constructor and must not change between a run and its resumption (they are
@@ -67,6 +71,7 @@ from pbmt.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.translation import Translator
 from pbmt.nbest import NBestEntry
+from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
 
 # algorithm name -> "module:class" of its optimiser
@@ -180,7 +185,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
             finished = "the n-best lists added no new hypothesis to the pool"
             new_weights = weights
         else:
-            new_weights = np.array(optimizer.fit(pool, weights, rng).weights_, dtype=np.float64)
+            fitted = (optimizer.fit(pool, weights, rng, lattices=decoder.lattices, references=references)
+                      if getattr(optimizer, "uses_lattices", False) else optimizer.fit(pool, weights, rng))
+            new_weights = np.array(fitted.weights_, dtype=np.float64)
             if new_weights.shape != weights.shape or not np.all(np.isfinite(new_weights)):
                 raise PbmtError(f"the optimiser returned invalid weights {new_weights}")
             if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
@@ -271,22 +278,31 @@ class DevDecoder:
     scheduler: the address of a dask cluster to decode on (``pbmt.parallel``).
     Call with weights float64[n_features] (the model's layout) to get each
     sentence's n-best entries, best first, with features from
-    ``score_derivation``. A progress bar unless ``quiet``.
+    ``score_derivation``. A progress bar unless ``quiet``. With
+    ``lattices``, each call also sets ``lattices`` to the lattices of the
+    search graphs decoded (``pbmt.search.lattice.Lattice``, one per
+    sentence; None where no translation was found), for lattice MERT.
     """
 
     def __init__(self, model: TranslationModel, sources: Sequence[str], n_best: int, workers: int = 1,
-                 quiet: bool = True, scheduler: str | None = None):
+                 quiet: bool = True, scheduler: str | None = None, lattices: bool = False):
         self.sources = list(sources)
         self.quiet = quiet
-        self._map = ParallelMap(_decode, _NBestWorker(model, n_best), workers, scheduler)
+        self.keep_lattices = lattices
+        self.lattices: list[Lattice | None] = []
+        self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler)
 
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
         items = [(key, i, line) for i, line in enumerate(self.sources)]
         progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet, file=sys.stderr,
                         leave=False)
+        self.lattices = []  # the last decode's are freed before the next decode's arrive
         results = list(self._map.map(items, progress=progress.update))
         progress.close()
+        if self.keep_lattices:
+            self.lattices = [lattice for _, lattice in results]
+            return [entries for entries, _ in results]
         return results
 
     def close(self) -> None:
@@ -300,24 +316,29 @@ class DevDecoder:
 
 
 class _NBestWorker:
-    """A loaded model, re-pruned whenever the weights change."""
+    """A loaded model, re-pruned whenever the weights change; with ``lattices``, it returns each sentence's
+    n-best entries with its search graph's lattice."""
 
-    def __init__(self, model: TranslationModel, n_best: int):
+    def __init__(self, model: TranslationModel, n_best: int, lattices: bool = False):
         self.base = model
         self.n_best = n_best
+        self.lattices = lattices
         self.weights: tuple[float, ...] | None = None
         self.translator: Translator | None = None
 
     def __reduce__(self):
-        return type(self), (self.base, self.n_best)
+        return type(self), (self.base, self.n_best, self.lattices)
 
-    def nbest(self, weights: tuple[float, ...], sentence: int, line: str) -> tuple[NBestEntry, ...]:
+    def nbest(self, weights: tuple[float, ...], sentence: int, line: str):
         if weights != self.weights:
             model = self.base.with_weights(np.array(weights))
             self.translator = Translator(model, n_best=self.n_best, tokenized=True)
             self.weights = weights
+        if self.lattices:
+            translation, lattice = self.translator.translate_with_lattice(sentence, line)
+            return translation.nbest, lattice
         return self.translator.translate(sentence, line).nbest
 
 
-def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]) -> tuple[NBestEntry, ...]:
+def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]):
     return worker.nbest(*item)

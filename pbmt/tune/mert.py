@@ -59,6 +59,8 @@ has a match, to Moses's unsmoothed BLEU), in [0, 1].
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from pbmt.metrics.bleu import bleu, paired_bootstrap
@@ -75,11 +77,23 @@ def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.nda
     (``X @ d``); offsets: int64[n_sent+1] (CSR by sentence, none empty); stats:
     int64[n_cand, 10] BLEU statistics; low <= 0 <= high, the segment of the
     line the search may step into. Each sentence's 1-best at ``w + gamma * d`` is its
-    ``argmax(a + gamma * b)`` (the first candidate on ties). Only intervals
-    that reach into (low, high) compete, clipped to it (the module
-    docstring says which point of the best one is returned).
+    ``argmax(a + gamma * b)`` (the first candidate on ties).
     """
-    bounds, rows = merge_breakpoints(*envelope_breakpoints(a, b, offsets), stats)
+    return best_step(*envelope_breakpoints(a, b, offsets), stats, low, high)
+
+
+def best_step(first: np.ndarray, gamma: np.ndarray, old: np.ndarray, new: np.ndarray, stats: np.ndarray,
+              low: float = -np.inf, high: float = np.inf) -> tuple[float, float]:
+    """The best step ``gamma`` along a line, ``low < gamma < high``, and the corpus BLEU there, in [0, 1],
+    given every sentence's upper envelope, however it was found (an n-best list's, a lattice's).
+
+    first, gamma, old, new: the envelopes as ``envelope_breakpoints`` returns
+    them (indices into ``stats``, int64[n_lines, 10]: BLEU statistics of
+    each envelope line's translation). Only intervals that reach into
+    (low, high) compete, clipped to it (the module docstring says which
+    point of the best one is returned).
+    """
+    bounds, rows = merge_breakpoints(first, gamma, old, new, stats)
     lower, upper = np.r_[-np.inf, bounds], np.r_[bounds, np.inf]
     scores = np.where((lower < high) & (upper > low), bleu(rows), -np.inf)
     best = np.flatnonzero(scores == scores.max())
@@ -194,44 +208,44 @@ class Mert:
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
         free = tuned_columns(pool.layout, self.fixed)
-        features = np.ascontiguousarray(pool.features[:, free])
-        columns = np.ascontiguousarray(features.T)
+        return self._optimise(PoolLines(pool, free), initial, free, rng)
+
+    def _optimise(self, lines: "Lines", initial: np.ndarray, free: np.ndarray, rng: np.random.Generator) -> "Mert":
+        """Climb from ``initial`` and from the random restarts over ``lines``; set the fitted attributes.
+
+        initial: float64[n_features]; free: bool[n_features], the tuned columns."""
         self.n_line_searches_ = 0
         signs = np.sign(initial[free]) if self.keep_signs else np.zeros(int(free.sum()))
         orthant = np.where(signs != 0, signs, 1.0)
         climbs = [self._climb(initial[free] if restart == 0
                               else orthant * rng.uniform(*self.start_range, size=int(free.sum())),
-                              pool, features, columns, rng, signs) for restart in range(self.restarts + 1)]
+                              lines, rng, signs) for restart in range(self.restarts + 1)]
         best_point, best_score = climbs[0]
         self.restart_kept_ = False
         challenger, challenger_score = max(climbs[1:], key=lambda climb: climb[1], default=(None, -np.inf))
         if challenger_score > best_score and (self.significance == 0.0 or paired_bootstrap(
-                self._sentence_stats(pool, features, best_point), self._sentence_stats(pool, features, challenger),
+                lines.sentence_stats(best_point), lines.sentence_stats(challenger),
                 rng, self.resamples) >= 1.0 - self.significance):
             best_point, best_score = challenger, challenger_score
             self.restart_kept_ = True
         if self.interpolation < 1.0:
             best_point = (self.interpolation * _l1_normalised(best_point)
                           + (1.0 - self.interpolation) * _l1_normalised(initial[free]))
-            best_score = float(bleu(self._sentence_stats(pool, features, best_point).sum(axis=0)))
+            best_score = float(bleu(lines.sentence_stats(best_point).sum(axis=0)))
         weights = initial.copy()
         weights[free] = _l1_normalised(best_point)
         self.weights_ = weights
         self.score_ = best_score
         return self
 
-    @staticmethod
-    def _sentence_stats(pool, features, point) -> np.ndarray:
-        return pool.stats[argmax_by_sentence(project(features, point), pool.offsets)]
-
-    def _climb(self, point, pool, features, columns, rng, signs) -> tuple[np.ndarray, float]:
+    def _climb(self, point, lines, rng, signs) -> tuple[np.ndarray, float]:
         """Moses's rounds from ``point``: the best of all directions' line optima, until no gain.
 
         signs: float64[dim] of -1, 0, +1: a weight of non-zero sign may not cross zero."""
-        score = float(bleu(self._sentence_stats(pool, features, point).sum(axis=0)))
+        score = float(bleu(lines.sentence_stats(point).sum(axis=0)))
         dim = len(point)
         while dim:
-            a = project(features, point)
+            lines.at(point)
             norm = np.abs(point).sum()
             reach = np.inf if self.max_step is None else self.max_step * (norm if norm > 0 else 1.0)
             best_point, best_score = point, score
@@ -239,13 +253,11 @@ class Mert:
                 if j < dim:
                     direction = np.zeros(dim)
                     direction[j] = 1.0
-                    slopes = columns[j]
                 else:
                     direction = rng.standard_normal(dim)
                     direction /= np.abs(direction).sum()
-                    slopes = project(features, direction)
                 low, high = _segment(point, direction, signs, reach)
-                gamma, found = line_search(a, slopes, pool.offsets, pool.stats, low, high)
+                gamma, found = lines.search(direction, j if j < dim else None, low, high)
                 self.n_line_searches_ += 1
                 if found > best_score:
                     best_point, best_score = point + gamma * direction, found
@@ -255,3 +267,37 @@ class Mert:
                 break
         return point, score
 
+
+class Lines(Protocol):
+    """What MERT's search needs of the translations it optimises over (an n-best pool, lattices): for a point
+    ``w`` (float64[dim], the tuned weights), each sentence's 1-best, and along a line from it, the best step.
+    """
+
+    def sentence_stats(self, point: np.ndarray) -> np.ndarray:
+        """BLEU statistics int64[n_sent, 10] of each sentence's 1-best at ``point``."""
+
+    def at(self, point: np.ndarray) -> None:
+        """Make ``point`` the origin of the following ``search`` calls."""
+
+    def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
+        """``best_step`` along ``direction`` (float64[dim]; the unit vector of ``coordinate`` if not None)
+        from the point of ``at``, within (low, high)."""
+
+
+class PoolLines:
+    """``Lines`` of an n-best pool: each sentence's candidates (``line_search``)."""
+
+    def __init__(self, pool: Pool, free: np.ndarray):
+        self.pool = pool
+        self.features = np.ascontiguousarray(pool.features[:, free])
+        self.columns = np.ascontiguousarray(self.features.T)
+
+    def sentence_stats(self, point: np.ndarray) -> np.ndarray:
+        return self.pool.stats[argmax_by_sentence(project(self.features, point), self.pool.offsets)]
+
+    def at(self, point: np.ndarray) -> None:
+        self.a = project(self.features, point)
+
+    def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
+        slopes = self.columns[coordinate] if coordinate is not None else project(self.features, direction)
+        return line_search(self.a, slopes, self.pool.offsets, self.pool.stats, low, high)

@@ -10,41 +10,17 @@ from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.lattice import Lattices, graph_lattice, hypothesis_features
 from pbmt.search.options import TranslationOptions
 
+from lattice_paths import complete_paths
+
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")
 
 
-@pytest.fixture(scope="module")
-def shared(bible):
-    model = TranslationModel.load(bible / "model" / "moses.ini")
-    lines = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
-    return model, lines
-
-
 def graph_of(model, sentence):
     options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
     return options, search(model, options, arcs=True)
-
-
-def complete_paths(lattice):
-    """Every path from node 0 to the final node, as lists of edges, by recursion (independent of the kernels)."""
-    out_edges = {}
-    for e, s in enumerate(lattice.source.tolist()):
-        out_edges.setdefault(s, []).append(e)
-    final = lattice.n_nodes - 1
-    paths = []
-
-    def walk(node, path):
-        if node == final:
-            paths.append(path)
-            return
-        for e in out_edges.get(node, []):
-            walk(int(lattice.target[e]), path + [e])
-
-    walk(0, [])
-    return paths
 
 
 def path_derivation(lattice, options, path):

@@ -20,13 +20,6 @@ def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")
 
 
-@pytest.fixture(scope="module")
-def shared(bible):
-    model = TranslationModel.load(bible / "model" / "moses.ini")
-    lines = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
-    return model, lines
-
-
 def with_limit(model, limit):
     return dataclasses.replace(model, settings=SearchSettings(stack_size=10**6, beam_threshold=0.0,
                                                               distortion_limit=limit))
