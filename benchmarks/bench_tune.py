@@ -22,6 +22,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   distortion space, where it is undamped by default;
   ``mert-mon-swap-undamped``: MERT in the MON/SWAP space with
   ``--interpolation 1``, where 0.5 is the default;
+- ``lattice-mert``: the same loop with MERT's line searches over every path
+  of each iteration's search graphs (Macherey et al., 2008; no random
+  restarts by default);
 - ``mert-moses-defaults``: pbmt's MERT with the guards off (unbounded
   line search, no significance test, signs free): Moses's optimiser;
 - ``samplerank``: the paper's rule and settings (``--samplerank-preset
@@ -98,6 +101,7 @@ LOOP = {
     "mert-mon-swap": ["--algorithm", "mert", "--reordering", "mon-swap"],
     "mert-interpolated": ["--algorithm", "mert", "--interpolation", "0.5"],
     "mert-mon-swap-undamped": ["--algorithm", "mert", "--reordering", "mon-swap", "--interpolation", "1"],
+    "lattice-mert": ["--algorithm", "lattice-mert"],
 }
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],
