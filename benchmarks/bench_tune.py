@@ -12,8 +12,11 @@ Tuners (``--tuners``, comma-separated; default: all):
 - ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
   as mert-moses.pl's --return-best-dev);
-- ``pro-unclipped``, ``apro-unclipped``: PRO and APRO ranking by BLEU+1 with
-  the unclipped brevity penalty (``--gain bleu+1-unclipped``);
+- ``pro-paper``, ``apro-paper``: PRO and APRO with the papers' gain, BLEU+1,
+  and Hopkins & May's Ψ = 0.1 (the defaults rank by BLEU+1 with the unclipped
+  brevity penalty, and APRO takes Ψ = 1);
+  ``pro-unclipped``, ``apro-unclipped``: the unclipped gain at Ψ = 0.1
+  (``--gain bleu+1-unclipped``);
   ``apro-unclipped-psi0.5``, ``apro-unclipped-psi1``: the same APRO with
   ``--interpolation`` 0.5 and 1 (Dreyer & Dong's Figure 1 runs APRO with
   0.1, 0.5 and 1);
@@ -94,6 +97,8 @@ LOOP = {
     "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],
+    "pro-paper": ["--algorithm", "pro", "--gain", "bleu+1"],
+    "apro-paper": ["--algorithm", "apro", "--gain", "bleu+1", "--interpolation", "0.1"],
     "pro-unclipped": ["--algorithm", "pro", "--gain", "bleu+1-unclipped"],
     "apro-unclipped": ["--algorithm", "apro", "--gain", "bleu+1-unclipped"],
     **{f"apro-unclipped-psi{psi}": ["--algorithm", "apro", "--gain", "bleu+1-unclipped", "--interpolation", psi]

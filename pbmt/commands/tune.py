@@ -97,9 +97,11 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     add_mert_arguments(parser, "Och's exact line search on the pool; weights L1-normalised and "
                        "UnknownWordPenalty0 fixed, as in Moses. Against weights that fit the pool and decode word "
                        "salad: --keep-signs, --max-step, --significance and --keep")
-    pro = parser.add_argument_group("PRO, APRO", "rank candidate pairs by BLEU+1: PRO (Hopkins & May, 2011) "
-                                    "samples pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all "
-                                    "pairs in a ranking SVM; both interpolate with the previous weights (--interpolation)")
+    pro = parser.add_argument_group("PRO, APRO", "rank candidate pairs by a sentence gain (--gain): PRO (Hopkins & "
+                                    "May, 2011) samples pairs for a logistic regression, APRO (Dreyer & Dong, 2015) "
+                                    "takes all pairs in a ranking SVM; the new weights may interpolate with the "
+                                    "previous ones (--interpolation). The papers' settings: --gain bleu+1 "
+                                    "--interpolation 0.1")
     pro.add_argument("--pro-samples", type=int, default=default_of(Pro, "samples"),
                      help="PRO: candidate pairs drawn per sentence (Gamma)")
     pro.add_argument("--pro-keep", type=int, default=default_of(Pro, "keep"),
@@ -108,12 +110,14 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                      help="PRO: least BLEU+1 difference (in [0, 1]) of an accepted pair (alpha's step)")
     pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
                      help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
-    pro.add_argument("--gain", choices=SENTENCE_GAINS, default=default_of(Pro, "gain"),
-                     help="the sentence gain that ranks candidates: BLEU+1 (the papers'), or BLEU+1 with the "
-                     "unclipped brevity penalty, which does not favour short translations (docs/tuning-results.md)")
+    pro.add_argument("--gain", choices=SENTENCE_GAINS, help="the sentence gain that ranks candidates: BLEU+1 with "
+                     "the unclipped brevity penalty, which does not favour short translations, or BLEU+1, the "
+                     f"papers' (default: PRO {default_of(Pro, 'gain')}, APRO {default_of(Apro, 'gain')}; "
+                     "docs/tuning-results.md)")
     parser.add_argument("--interpolation", type=float, metavar="PSI",
-                        help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO and "
-                        f"APRO {default_of(Pro, 'interpolation')}, as Hopkins & May; MERT "
+                        help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO "
+                        f"{default_of(Pro, 'interpolation')}, as Hopkins & May; APRO "
+                        f"{default_of(Apro, 'interpolation'):g}, none; MERT "
                         f"{default_of(Mert, 'interpolation'):g}, none, but {MON_SWAP_INTERPOLATION:g} in the MON/SWAP "
                         "space; MERT's weights L1-normalised first)")
 
@@ -159,8 +163,9 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
     if args.interpolation is not None and not 0.0 <= args.interpolation <= 1.0:
         raise UsageError("--interpolation must be in [0, 1]")
     if args.algorithm in ("pro", "apro"):
-        interpolation = (default_of(Pro if args.algorithm == "pro" else Apro, "interpolation")
-                         if args.interpolation is None else args.interpolation)
+        ranker = Pro if args.algorithm == "pro" else Apro
+        interpolation = default_of(ranker, "interpolation") if args.interpolation is None else args.interpolation
+        gain = args.gain or default_of(ranker, "gain")
         if args.algorithm == "pro":
             if args.pro_samples < 0 or args.pro_keep < 0:
                 raise UsageError("--pro-samples and --pro-keep must not be negative")
@@ -168,10 +173,10 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
                 raise UsageError("--pro-min-difference must be in [0, 1] (a BLEU+1 difference)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
                                   min_difference=args.pro_min_difference, interpolation=interpolation,
-                                  gain=args.gain)
+                                  gain=gain)
         if args.apro_c <= 0:
             raise UsageError("--apro-c must be positive")
-        return make_optimizer("apro", c=args.apro_c, interpolation=interpolation, gain=args.gain)
+        return make_optimizer("apro", c=args.apro_c, interpolation=interpolation, gain=gain)
     params = mert_params(args)
     if args.algorithm == "listnet":
         return make_optimizer("listnet")  # ListNet's defaults; pbmt rescore exposes its settings

@@ -11,10 +11,13 @@ labelled +1 and ``x_j - x_i`` labelled -1 (``b_i > b_j``). A logistic
 regression without bias learns w' from them, and the new weights interpolate
 with the previous ones: ``w_t = Ψ w' + (1 - Ψ) w_{t-1}``, Ψ = 0.1 (§ 5.4.3).
 
-The gain is BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``), in [0, 1], as in the
-paper, or BLEU+1 with the unclipped brevity penalty (``gain="bleu+1-unclipped"``,
-``pbmt.metrics.bleu.sentence_gain``), Nakov et al. (2012)'s cure for the short
-translations PRO learns from BLEU+1 (measured in docs/tuning-results.md).
+The gain (``pbmt.metrics.bleu.sentence_gain``) is by default BLEU+1 with the
+unclipped brevity penalty, Nakov et al. (2012)'s cure for the short translations
+PRO learns from the paper's BLEU+1 (``gain="bleu+1"``,
+``pbmt.metrics.bleu.sentence_bleu_plus1``): on the Bible model, tuned on all of
+dev, the paper's gain keeps the test output 5.8% shorter than the references,
+as short as the untuned weights', and scores 0.26 BLEU lower
+(docs/tuning-results.md).
 The paper does not print the scale of its 0.05 threshold; it is read here on
 the [0, 1] scale, five BLEU+1 points: on the percent scale it would accept
 almost every pair of different gains, and Dreyer & Dong (2015), who
@@ -122,7 +125,7 @@ class Pro:
     """
 
     def __init__(self, samples: int = 5000, keep: int = 50, min_difference: float = 0.05,
-                 interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1",
+                 interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1-unclipped",
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
         if gain not in SENTENCE_GAINS:
             raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
