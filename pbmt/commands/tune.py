@@ -105,9 +105,9 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
     pro.add_argument("--pro-samples", type=int, default=default_of(Pro, "samples"),
                      help="PRO: candidate pairs drawn per sentence (Gamma)")
     pro.add_argument("--pro-keep", type=int, default=default_of(Pro, "keep"),
-                     help="PRO: pairs kept per sentence, those of largest BLEU+1 difference (Xi)")
+                     help="PRO: pairs kept per sentence, those of largest gain difference (Xi)")
     pro.add_argument("--pro-min-difference", type=float, default=default_of(Pro, "min_difference"),
-                     help="PRO: least BLEU+1 difference (in [0, 1]) of an accepted pair (alpha's step)")
+                     help="PRO: least gain difference (BLEU+1 in [0, 1]) of an accepted pair (alpha's step)")
     pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
                      help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
     pro.add_argument("--gain", choices=SENTENCE_GAINS, help="the sentence gain that ranks candidates: BLEU+1 with "
@@ -170,7 +170,7 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
             if args.pro_samples < 0 or args.pro_keep < 0:
                 raise UsageError("--pro-samples and --pro-keep must not be negative")
             if not 0.0 <= args.pro_min_difference <= 1.0:
-                raise UsageError("--pro-min-difference must be in [0, 1] (a BLEU+1 difference)")
+                raise UsageError("--pro-min-difference must be in [0, 1] (a gain difference, BLEU+1 points over 100)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
                                   min_difference=args.pro_min_difference, interpolation=interpolation,
                                   gain=gain)
