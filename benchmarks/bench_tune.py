@@ -37,7 +37,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   (``--samplerank-preset expected-gain``: expected-gain update, chains
   started at the decoder's 1-best, temperature 0.1, four chains);
   ``samplerank-scaled``: the paper's update with the batch gain scaled
-  (S = 300) and a small clip (C = 1e-4), four chains; all three
+  (S = 300) and a small clip (C = 1e-4), four chains;
+  ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
+  batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``); all four
   with --held-out sentences of dev, spread over it, never tuned on and
   decoded after every epoch, the weights of the epoch best on them kept (the
   paper's "maximum held-out"), and the rest of dev decoded after every epoch
@@ -113,6 +115,8 @@ SAMPLERANK = {
     "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain"],
     "samplerank-scaled": ["--algorithm", "samplerank", "--samplerank-update", "sample-oracle", "--gain-scale", "300",
                           "--samplerank-c", "0.0001", "--chains", "4"],
+    "samplerank-expected-gain-unclipped": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain",
+                                           "--gain", "batch-bleu-unclipped"],
 }
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}

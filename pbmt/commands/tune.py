@@ -73,7 +73,7 @@ from pbmt.tune.apro import Apro
 from pbmt.tune.lattice_mert import LatticeMert
 from pbmt.tune.mert import MON_SWAP_INTERPOLATION, Mert
 from pbmt.tune.pro import Pro
-from pbmt.tune.samplerank import PRESETS, STARTS, UPDATES, SampleRank, Settings, n_weights
+from pbmt.tune.samplerank import GAINS as BATCH_GAINS, PRESETS, STARTS, UPDATES, SampleRank, Settings, n_weights
 
 
 N_BEST_OPTIMIZERS = tuple(sorted(OPTIMIZERS))
@@ -110,10 +110,12 @@ def add_optimizer_arguments(parser: argparse.ArgumentParser, extra_algorithms: t
                      help="PRO: least gain difference (BLEU+1 in [0, 1]) of an accepted pair (alpha's step)")
     pro.add_argument("--apro-c", type=float, default=default_of(Apro, "c"),
                      help="APRO: weight of the summed squared hinge losses against 1/2 ||w||^2")
-    pro.add_argument("--gain", choices=SENTENCE_GAINS, help="the sentence gain that ranks candidates: BLEU+1 with "
-                     "the unclipped brevity penalty, which does not favour short translations, or BLEU+1, the "
-                     f"papers' (default: PRO {default_of(Pro, 'gain')}, APRO {default_of(Apro, 'gain')}; "
-                     "docs/tuning-results.md)")
+    parser.add_argument("--gain", choices=SENTENCE_GAINS + BATCH_GAINS, help="what the tuner maximises: PRO and "
+                        "APRO rank a sentence's candidates by BLEU+1 with the unclipped brevity penalty, which does "
+                        "not favour short translations, or by BLEU+1, the papers' (default: PRO "
+                        f"{default_of(Pro, 'gain')}, APRO {default_of(Apro, 'gain')}); SampleRank scores a batch by "
+                        "its smoothed BLEU, the paper's, or the same with the unclipped brevity penalty (default: "
+                        f"{default_of(SampleRank, 'gain')}); docs/tuning-results.md")
     parser.add_argument("--interpolation", type=float, metavar="PSI",
                         help="new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] (default: PRO "
                         f"{default_of(Pro, 'interpolation')}, as Hopkins & May; APRO "
@@ -166,6 +168,9 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
         ranker = Pro if args.algorithm == "pro" else Apro
         interpolation = default_of(ranker, "interpolation") if args.interpolation is None else args.interpolation
         gain = args.gain or default_of(ranker, "gain")
+        if gain not in SENTENCE_GAINS:
+            raise UsageError(f"--gain {gain} is a batch gain (SampleRank's); PRO and APRO take "
+                             f"{' or '.join(SENTENCE_GAINS)}")
         if args.algorithm == "pro":
             if args.pro_samples < 0 or args.pro_keep < 0:
                 raise UsageError("--pro-samples and --pro-keep must not be negative")
@@ -371,7 +376,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
 _PRESET_OPTIONS = {"samples_per_sentence": "samples_per_sentence", "burn_in_per_sentence": "burn_in_per_sentence",
                    "samplerank_update": "update", "samplerank_c": "c", "samplerank_step": "step",
                    "gain_scale": "gain_scale", "temperature": "temperature", "chain_start": "start",
-                   "chains": "chains"}
+                   "chains": "chains", "gain": "gain"}
 
 
 def _flag(parameter: str) -> str:
@@ -388,6 +393,9 @@ def samplerank_parameters(args: argparse.Namespace) -> dict:
     """``SampleRank``'s parameters that a preset can set: each option given, else its value in
     --samplerank-preset, else SampleRank's default; checked."""
     values = preset_values(args, PRESETS.get(args.samplerank_preset, {}), SampleRank, _PRESET_OPTIONS)
+    if values["gain"] not in BATCH_GAINS:
+        raise UsageError(f"--gain {values['gain']} is a sentence gain (PRO's and APRO's); SampleRank takes "
+                         f"{' or '.join(BATCH_GAINS)}")
     if min(args.epochs, args.batch_size, values["samples_per_sentence"], values["chains"]) < 1:
         raise UsageError("--epochs, --batch-size, --samples-per-sentence and --chains must be at least 1")
     if (values["burn_in_per_sentence"] < 0 or min(values["c"], values["gain_scale"], values["temperature"],

@@ -399,15 +399,17 @@ def sentence_gain(stats: np.ndarray, gain: str = "bleu+1") -> np.ndarray:
     return sentence_bleu_plus1(stats, clipped=gain == "bleu+1")
 
 
-def batch_bleu(stats: np.ndarray, add: float = 0.01) -> np.ndarray:
+def batch_bleu(stats: np.ndarray, add: float = 0.01, clipped: bool = True) -> np.ndarray:
     """Smoothed BLEU in [0, 1] of summed batch statistics, shape (..., 10) -> (...).
 
     ``add`` is added to the matches and the totals of every order 1..4, so
     ``p_n = (matches_n + add) / (totals_n + add)``; lengths and the brevity
     penalty are not smoothed. SampleRank's gain with add = 0.01 (Haddow et al.,
     2011). Pass k summed rows (k, 10) to score k candidate batches at once.
+    clipped=False: with the unclipped brevity penalty (``brevity_penalty``),
+    above 1 for a batch longer than its references.
     """
-    return bleu(stats, "add-all", add)
+    return bleu(stats, "add-all", add, clipped)
 
 
 def format_bleu(stats: np.ndarray, smoothing: str = "exp", value: float | None = None) -> str:

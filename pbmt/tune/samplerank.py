@@ -16,7 +16,9 @@ hypotheses start as glosses (``pbmt.search.sampler.gloss``; ``start``
 3. takes the oracle e+ in N maximising S * gain(y, y_e) + w · h(e), where
    y_e is the batch's hypothesis set with e_j replaced by e, the gain is the
    batch's corpus BLEU in [0, 1] with 0.01 added to every match and total
-   count (``pbmt.metrics.bleu.batch_bleu``) and S is the gain scale;
+   count (``pbmt.metrics.bleu.batch_bleu``; ``gain`` "batch-bleu-unclipped":
+   with the brevity penalty not clipped at 1, above 1 for a batch longer than
+   its references) and S is the gain scale;
 4. updates w iff the model and the gain rank (e', e+) differently:
    (G' - G+) (S' - S+) < 0 (G = gain, S = w · h);
 5. moves e_j to e'.
@@ -107,6 +109,7 @@ GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about the reference words of 
 CLIP = 1e-4  # C; with the paper's 0.01 the LM and TM weights fall far (docs/samplerank.md)
 STEP = 0.01  # expected-gain's step size (docs/samplerank.md)
 UPDATES = ("sample-oracle", "hope-fear", "expected-gain")  # see Settings
+GAINS = ("batch-bleu", "batch-bleu-unclipped")  # the batch's smoothed BLEU, its brevity penalty clipped at 1 or not
 STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper's) or the stack decoder's 1-best
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 # named sets of ``SampleRank`` parameters (``pbmt tune --samplerank-preset``); the others keep their defaults
@@ -114,7 +117,7 @@ PRESETS = {
     # Haddow et al. (2011): batch BLEU unscaled beside the model score, C = 0.01, chains from the gloss at T = 1,
     # 100 burn-in and 100 sampled steps per sentence, 8 chains (their Figure 3 and Table 4; they give no batch size)
     "paper": {"update": "sample-oracle", "gain_scale": 1.0, "c": 0.01, "temperature": 1.0, "start": "gloss",
-              "samples_per_sentence": 100, "burn_in_per_sentence": 100, "chains": 8},
+              "samples_per_sentence": 100, "burn_in_per_sentence": 100, "chains": 8, "gain": "batch-bleu"},
     # the defaults: the variant that beat the untuned weights on every seed on dev[:100] (docs/samplerank.md) and
     # measured best of the three at full size (docs/tuning-results.md)
     "expected-gain": {"update": "expected-gain", "start": "decoder", "temperature": 0.1, "step": STEP,
@@ -174,19 +177,20 @@ class BatchGain:
     and out gives exactly the recomputed sum.
     """
 
-    def __init__(self, stats: np.ndarray, add: float = GAIN_ADD):
+    def __init__(self, stats: np.ndarray, add: float = GAIN_ADD, clipped: bool = True):
         self.stats = np.array(stats, dtype=np.int64)
         self.total = self.stats.sum(axis=0)
         self.add = add
+        self.clipped = clipped
 
     @property
     def value(self) -> float:
-        """BLEU in [0, 1] of the current hypotheses."""
-        return float(batch_bleu(self.total, self.add))
+        """BLEU of the current hypotheses, in [0, 1] (unclipped: above 1 for a batch longer than its references)."""
+        return float(batch_bleu(self.total, self.add, self.clipped))
 
     def with_replaced(self, j: int, rows: np.ndarray) -> np.ndarray:
         """Gains ``float64[n]`` of the batch with sentence ``j``'s statistics replaced by each of ``rows`` (n, 10)."""
-        return batch_bleu(self.total - self.stats[j] + rows, self.add)
+        return batch_bleu(self.total - self.stats[j] + rows, self.add, self.clipped)
 
     def replace(self, j: int, row: np.ndarray) -> None:
         """Make ``row`` the statistics of sentence ``j``."""
@@ -270,7 +274,8 @@ class Settings:
     expected batch gain over the neighbourhood (no pair, no clip C);
     temperature: the sample is drawn with probability ∝ exp(w · h /
     temperature) (the paper's 1; below 1 the chains stay near the model's
-    best); start: where a batch's chains start, one of ``STARTS`` (the
+    best); gain: one of ``GAINS`` (the paper's "batch-bleu"); start: where a
+    batch's chains start, one of ``STARTS`` (the
     decoder's 1-best is searched under the chain's weights at the batch's start,
     without global features, the batch's translation options then built under
     them too).
@@ -286,12 +291,15 @@ class Settings:
     temperature: float = 0.1
     start: str = "decoder"
     step: float = STEP
+    gain: str = "batch-bleu"
 
     def __post_init__(self):
         if self.update not in UPDATES:
             raise ValueError(f"update must be one of {', '.join(UPDATES)}, got {self.update!r}")
         if self.start not in STARTS:
             raise ValueError(f"start must be one of {', '.join(STARTS)}, got {self.start!r}")
+        if self.gain not in GAINS:
+            raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {self.gain!r}")
         if (self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0
                 or self.gain_scale <= 0 or self.temperature <= 0 or self.step <= 0):
             raise ValueError(f"need batch_size >= 1, samples_per_sentence >= 1, burn_in_per_sentence >= 0, "
@@ -349,7 +357,8 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
         first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
         words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
-        gain = BatchGain(segment_stats_ids(offsets, words, batch, dev.references))
+        gain = BatchGain(segment_stats_ids(offsets, words, batch, dev.references),
+                         clipped=settings.gain == "batch-bleu")
         burn_in = settings.burn_in_per_sentence * len(batch)
         for step in range(burn_in + settings.samples_per_sentence * len(batch)):
             j = int(rng.integers(len(batch)))
@@ -604,14 +613,14 @@ class SampleRank:
                  workers: int = 1, scheduler: str | None = None, out: str | Path | None = None, *,
                  gain_scale: float = Settings.gain_scale, margin_updates: bool = Settings.margin_updates,
                  update: str = Settings.update, temperature: float = Settings.temperature, start: str = Settings.start,
-                 step: float = Settings.step,
+                 step: float = Settings.step, gain: str = Settings.gain,
                  global_features: Sequence[FeatureSpec] = (), held_out: int = 0, dev_bleu: bool = False):
         if epochs < 1 or chains < 1 or held_out < 0:
             raise ValueError(f"epochs and chains must be at least 1 and held_out at least 0, got {epochs}, {chains} "
                              f"and {held_out}")
         self.epochs, self.chains, self.workers, self.scheduler = epochs, chains, workers, scheduler
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
-                                 margin_updates, update, temperature, start, step)
+                                 margin_updates, update, temperature, start, step, gain)
         self.out = out
         self.global_features = tuple(global_features)
         self.held_out, self.dev_bleu = held_out, dev_bleu
@@ -734,7 +743,8 @@ class SampleRank:
         for s in sources:
             tuning_set.update(np.asarray(s, np.int32).tobytes() + b"|")
         held_out = {"held out": held.tolist()} if len(held) else {}  # absent: a run of an older pbmt resumes
-        return {**self.settings.__dict__, "chains": self.chains,
+        settings = {k: v for k, v in self.settings.__dict__.items() if (k, v) != ("gain", "batch-bleu")}  # likewise
+        return {**settings, "chains": self.chains,
                 "global features": [list(f.__dict__.values()) for f in self.global_features],
                 "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest(), **held_out}
 

@@ -154,18 +154,19 @@ def test_add_k_with_other_constants_equals_sacrebleu(k):
         assert float(bleu(row, "add-k", k)) == pytest.approx(expected / 100, abs=1e-9)
 
 
-def direct_batch_bleu(row, add):
+def direct_batch_bleu(row, add, clipped=True):
     """Batch BLEU from its definition: add to every match and total, lengths unsmoothed."""
     hyp_len, ref_len = row[HYP_LEN], row[REF_LEN]
     log_p = sum(math.log((m + add) / (t + add)) for m, t in zip(row[MATCHES], row[TOTALS])) / 4
     if hyp_len == 0:
         return 0.0
-    bp = 1.0 if hyp_len >= ref_len else math.exp(1 - ref_len / hyp_len)
+    bp = 1.0 if hyp_len >= ref_len and clipped else math.exp(1 - ref_len / hyp_len)
     return bp * math.exp(log_p)
 
 
+@pytest.mark.parametrize("clipped", [True, False])
 @pytest.mark.parametrize("add", [0.01, 0.5])
-def test_batch_bleu_equals_direct_formula(add):
+def test_batch_bleu_equals_direct_formula(add, clipped):
     rng = np.random.default_rng(3)
     hyps, refs = random_corpus(rng, 200, 1, n_words=8, max_len=10)
     stats = segment_stats(hyps, refs)
@@ -173,8 +174,10 @@ def test_batch_bleu_equals_direct_formula(add):
     batches[0, MATCHES] = 0  # no match anywhere: still positive
     batches[1, TOTALS.start + 3] = 0  # no 4-gram in the batch
     batches[1, MATCHES.start + 3] = 0
-    np.testing.assert_allclose(batch_bleu(batches, add), [direct_batch_bleu(b, add) for b in batches], rtol=1e-12)
-    assert batch_bleu(batches[0], add) > 0
+    np.testing.assert_allclose(batch_bleu(batches, add, clipped), [direct_batch_bleu(b, add, clipped)
+                                                                    for b in batches], rtol=1e-12)
+    assert batch_bleu(batches[0], add, clipped) > 0
+    assert clipped or np.any(batch_bleu(batches, add, clipped) > batch_bleu(batches, add))
 
 
 def test_scores_are_vectorised_over_leading_dimensions():

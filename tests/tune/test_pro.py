@@ -217,6 +217,13 @@ def test_gain_defaults_to_each_rankers_own(algorithm, given, expected):
     assert optimizer_from_args(args).gain == expected
 
 
+def test_a_batch_gain_is_refused_by_pro(moses_nbest, capsys):
+    argv = ["optimize", "--algorithm", "pro", "--n-best", str(moses_nbest / "nbest"), "--refs",
+            str(moses_nbest / "refs"), "--gain", "batch-bleu"]
+    assert main(argv) == 2
+    assert "--gain batch-bleu is a batch gain (SampleRank's); PRO and APRO take bleu+1 or" in capsys.readouterr().err
+
+
 def test_an_unknown_gain_is_refused():
     with pytest.raises(ValueError, match="gain must be one of"):
         Pro(gain="bleu")

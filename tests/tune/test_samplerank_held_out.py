@@ -107,6 +107,7 @@ def test_a_resumed_run_keeps_what_an_uninterrupted_one_keeps(bible, tmp_path, ca
     (["--held-out", "12"], "--held-out 12 leaves nothing to tune on: the dev set has 12 sentences"),
     (["--held-out", "2", "--sentences", "6", "--documents", "KEYS"], "holds out whole documents, and "),
     (["--samplerank-preset", "paper", "--chains", "0"], "--chains must be at least 1"),
+    (["--gain", "bleu+1"], "--gain bleu+1 is a sentence gain (PRO's and APRO's); SampleRank takes batch-bleu or "),
 ])
 def test_usage_errors_exit_2_in_one_line(bible, tmp_path, capsys, extra, message):
     extra = [str(bible / "dev.keys") if e == "KEYS" else e for e in extra]
@@ -128,5 +129,6 @@ def test_a_preset_sets_what_is_not_given_and_the_defaults_stay_the_others():
     paper = parameters("--samplerank-preset", "paper", "--chains", "3")
     assert paper == {**plain, **PRESETS["paper"], "chains": 3}
     assert (paper["gain_scale"], paper["c"], paper["update"], paper["start"]) == (1.0, 0.01, "sample-oracle", "gloss")
+    assert parameters("--samplerank-preset", "paper", "--gain", "batch-bleu-unclipped")["gain"] == "batch-bleu-unclipped"
     variant = parameters("--samplerank-preset", "expected-gain", "--temperature", "0.5")
     assert variant == {**plain, **PRESETS["expected-gain"], "temperature": 0.5}
