@@ -49,8 +49,7 @@ def hypothesis_transitions(parent, option, klass, final_class, tgt_offsets, tgt_
 @njit(cache=True)
 def edge_features(option, prev_option, lm_delta, local, opt_start, opt_end, reordering,
                   lm_col, dist_col, lr_col):
-    """The dense features each edge adds: float64[n, n_features] (natural log; row 0 of a graph, the start, is
-    whatever its arrays give, the callers pass edges only).
+    """The dense features each edge adds: float64[n, n_features] (natural log).
 
     option, prev_option: int32[n] (-1: the edge leaves the start); lm_delta:
     float64[n] log10; local: float64[n_opt, n_features]; opt_start, opt_end:
@@ -165,6 +164,7 @@ def live_edges(parent, option, klass, final_class, opt_start, opt_end):
 
 @njit(cache=True)
 def _room(array, need):
+    """``array``, or a copy of it with room for ``need`` entries (at least twice the size)."""
     if need <= array.shape[0]:
         return array
     out = np.empty(max(2 * array.shape[0], need), dtype=array.dtype)
