@@ -66,6 +66,7 @@ from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optim
                              tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
 from pbmt.tune.relevant_set import ALGORITHMS as RELEVANT_SET_ALGORITHMS
+from pbmt.tune.relevant_set import KEEPS as RELEVANT_SET_KEEPS
 from pbmt.tune.relevant_set import LEARNING_RATES, RelevantSetSettings, relevant_set_tune
 from pbmt.metrics.bleu import SENTENCE_GAINS
 from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
@@ -221,8 +222,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop = parser.add_argument_group("mert, lattice-mert, pro, apro, listnet: the decode-optimise loop")
     loop.add_argument("--iterations", type=int, default=LoopSettings.max_iterations,
                       help="at most this many decode-optimise iterations")
-    loop.add_argument("--keep", choices=OUTPUTS, default=LoopSettings.output, help="which weights moses.ini gets: "
-                      "those whose decode had the highest dev BLEU, or the optimiser's last (mert-moses.pl's)")
+    loop.add_argument("--keep", choices=sorted(set(OUTPUTS) | set(RELEVANT_SET_KEEPS)), help="which weights "
+                      "moses.ini gets: those whose decode had the highest dev BLEU (default), the last (the "
+                      "optimiser's, mert-moses.pl's), or, costmargin and perceptron only, the pass's whose decode "
+                      "had the highest averaged sentence BLEU+1 (the other reading of Tillmann & Zhang)")
     add_optimizer_arguments(parser, extra_algorithms=("lattice-mert",) + RELEVANT_SET_ALGORITHMS + ("samplerank",))
     add_relevant_set_arguments(parser)
     add_samplerank_arguments(parser)
@@ -234,7 +237,7 @@ def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "costmargin, perceptron", "decode the dev set --passes times, each adding the 1-best to every sentence's "
         "relevant set, and retrain from zero on the sets between decodings; the first two decodings use the seed "
-        "weights w1 and w2; moses.ini gets the pass's weights with the best averaged sentence BLEU+1")
+        "weights w1 and w2; moses.ini gets the weights of the pass with the best dev BLEU (--keep)")
     group.add_argument("--passes", type=int, default=RelevantSetSettings.passes,
                        help="decodings of the dev set, the two seed decodings included (the paper's L)")
     group.add_argument("--sgd-passes", type=int, default=RelevantSetSettings.sgd_passes,
@@ -352,7 +355,8 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
     if (args.learning_rate is not None and args.learning_rate <= 0) or args.perturbation < 0:
         raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
-                                  args.n_best_size or 1, args.flat_weight, args.perturbation, args.seed, args.dedup)
+                                  args.n_best_size or 1, args.flat_weight, args.perturbation, args.seed, args.dedup,
+                                  args.keep or RelevantSetSettings.keep)
     started = time.perf_counter()
     model = TranslationModel.load(args.config, settings)
     sources, references = dev_set(args, model)
@@ -363,9 +367,9 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
                                    inputs=tuning_inputs(args.config, args.src, args.refs))
     model.write_settings(args.out)
     if not args.quiet:
-        print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence "
-              f"BLEU+1 {100 * result.best.sentence_bleu:.2f} (corpus BLEU {100 * result.best.corpus_bleu:.2f}) "
-              f"at pass {result.best.number}", file=sys.stderr)
+        print(f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; kept pass "
+              f"{result.best.number} ({options.keep}): dev BLEU {100 * result.best.corpus_bleu:.2f}, averaged "
+              f"sentence BLEU+1 {100 * result.best.sentence_bleu:.2f}", file=sys.stderr)
         print(f"tuned weights (those decoded in pass {result.best.number}): "
               f"{weight_line(model.layout, result.weights)}", file=sys.stderr)
         print(f"wrote {args.out / 'moses.ini'}", file=sys.stderr)
@@ -562,6 +566,9 @@ def run(args: argparse.Namespace) -> int:
     if args.algorithm in RELEVANT_SET_ALGORITHMS:
         return run_relevant_set(args, search)
     optimizer_from_args(args)  # usage errors before the model loads
+    if args.keep not in (None, *OUTPUTS):
+        raise UsageError(f"--keep {args.keep} is for costmargin and perceptron; {args.algorithm} keeps "
+                         f"{' or '.join(OUTPUTS)}")
     started = time.perf_counter()
     model = TranslationModel.load(args.config, search)
     optimizer = optimizer_from_args(args, model.settings.reordering)
@@ -570,7 +577,7 @@ def run(args: argparse.Namespace) -> int:
     sources, references = dev_set(args, model)
     n_best = args.n_best_size or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
-                            output=args.keep)
+                            output=args.keep or LoopSettings.output)
     with DevDecoder(model, sources, n_best, args.workers, quiet=args.quiet, scheduler=args.scheduler,
                     lattices=args.algorithm == "lattice-mert") as decoder:
         result = tune(decoder, References(references), model.config, model.layout, optimizer, args.out, settings,

@@ -152,6 +152,37 @@ def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", other, 6, "--resume", *extra)) == 1
 
 
+def test_moses_ini_gets_the_pass_keep_chooses(tiny_model_dir, tiny_dev, tmp_path):
+    """--keep best-dev (the default): the pass with the highest dev corpus BLEU; best-sentence-bleu: the highest
+    averaged sentence BLEU+1; last. Choosing again on a finished run (--resume) decodes nothing more."""
+    extra = ("--n-best-size", "3", "--reordering", "mon-swap", "--sgd-passes", "5", "--learning-rate", "0.01")
+    out = tmp_path / "run"
+    assert main(tune_args(tiny_model_dir, tiny_dev, out, "perceptron", 6, *extra)) == 0
+    rows = [line.split("\t") for line in (out / "log.tsv").read_text().splitlines()]
+    sentence, corpus = (np.array([float(r[rows[0].index(c)]) for r in rows[1:]]) for c in ("dev_sentence_bleu",
+                                                                                            "dev_bleu"))
+    layout = FeatureLayout.from_config(MosesConfig.read(out / "moses.ini"))
+
+    def kept() -> np.ndarray:
+        return layout.weights(MosesConfig.read(out / "moses.ini"))
+
+    def decoded(number: int) -> np.ndarray:
+        return layout.weights(MosesConfig.read(out / f"run{number}.moses.ini"))
+
+    np.testing.assert_array_equal(kept(), decoded(int(np.argmax(corpus)) + 1))
+    for keep, number in (("best-sentence-bleu", int(np.argmax(sentence)) + 1), ("last", 6)):
+        assert main(tune_args(tiny_model_dir, tiny_dev, out, "perceptron", 6, "--resume", "--keep", keep,
+                              *extra)) == 0
+        np.testing.assert_array_equal(kept(), decoded(number))
+    assert len((out / "log.tsv").read_text().splitlines()) == 7
+
+
+def test_the_loop_refuses_a_relevant_set_keep(tiny_model_dir, tiny_dev, tmp_path, capsys):
+    argv = tune_args(tiny_model_dir, tiny_dev, tmp_path / "run", "mert", 2, "--keep", "best-sentence-bleu")
+    assert main(argv) == 2
+    assert "--keep best-sentence-bleu is for costmargin and perceptron" in capsys.readouterr().err
+
+
 def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
     argv = ["tune", "-q", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
             "--refs", str(bible / "dev.tok.en"), "--out", str(tmp_path), "--sentences", "8",
