@@ -35,11 +35,13 @@ Tuners (``--tuners``, comma-separated; default: all):
   sampled steps per sentence, 8 chains, run in turn on --workers);
   ``samplerank-expected-gain``: the variant that measured best on dev[:100]
   (``--samplerank-preset expected-gain``: expected-gain update, chains
-  started at the decoder's 1-best, temperature 0.1, four chains);
+  started at the decoder's 1-best, temperature 0.1, four chains) with the
+  paper's batch gain (``--gain batch-bleu``);
   ``samplerank-scaled``: the paper's update with the batch gain scaled
   (S = 300) and a small clip (C = 1e-4), four chains;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
-  batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``); all four
+  batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
+  SampleRank's defaults; all four
   with --held-out sentences of dev, spread over it, never tuned on and
   decoded after every epoch, the weights of the epoch best on them kept (the
   paper's "maximum held-out"), and the rest of dev decoded after every epoch
@@ -112,7 +114,8 @@ LOOP = {
 }
 SAMPLERANK = {
     "samplerank": ["--algorithm", "samplerank", "--samplerank-preset", "paper"],
-    "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain"],
+    "samplerank-expected-gain": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain", "--gain",
+                                 "batch-bleu"],
     "samplerank-scaled": ["--algorithm", "samplerank", "--samplerank-update", "sample-oracle", "--gain-scale", "300",
                           "--samplerank-c", "0.0001", "--chains", "4"],
     "samplerank-expected-gain-unclipped": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain",
