@@ -191,7 +191,7 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
     elif args.algorithm in ("mert", "lattice-mert") and reordering == "mon-swap":
         params["interpolation"] = MON_SWAP_INTERPOLATION
     if args.algorithm == "lattice-mert":
-        return LatticeMert(**params)
+        return LatticeMert(**params, progress=not getattr(args, "quiet", True))
     return make_optimizer(args.algorithm, **params)
 
 
@@ -585,7 +585,8 @@ def run(args: argparse.Namespace) -> int:
     model.write_settings(args.out)
     if not args.quiet:
         best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
-        print(f"stopped: {result.stop_reason}; {len(result.iterations)} iterations in "
+        count = len(result.iterations)
+        print(f"stopped: {result.stop_reason}; {count} iteration{'' if count == 1 else 's'} in "
               f"{time.perf_counter() - started:.0f} s"
               + (f"; best dev BLEU {100 * best.dev_bleu:.2f} at iteration {best.iteration}" if best else ""),
               file=sys.stderr)

@@ -108,8 +108,9 @@ class LatticeMert(Mert):
 
     uses_lattices = True
 
-    def __init__(self, restarts: int = 0, **params):
+    def __init__(self, restarts: int = 0, progress: bool = False, **params):
         super().__init__(restarts=restarts, **params)
+        self.progress = progress
 
     def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator,
             lattices: Sequence[Lattice] = (), references: References | None = None) -> "LatticeMert":
@@ -119,5 +120,31 @@ class LatticeMert(Mert):
             raise PbmtError("lattice MERT needs the dev set's search graphs and references")
         initial = checked_weights(pool, initial_weights)
         free = tuned_columns(pool.layout, self.fixed)
-        return self._optimise(LatticeLines(Lattices.concatenate(list(lattices)), references, free), initial, free,
-                              rng)
+        lines = LatticeLines(Lattices.concatenate(list(lattices)), references, free)
+        if not self.progress:
+            return self._optimise(lines, initial, free, rng)
+        from tqdm import tqdm
+
+        with tqdm(desc="lattice MERT", unit=" line searches", leave=False) as bar:
+            return self._optimise(_Counted(lines, bar), initial, free, rng)
+
+
+class _Counted:
+    """``Lines`` that tick a progress bar per line search and show the best BLEU found so far (a fit makes a
+    few hundred, seconds each, and their number is not known beforehand)."""
+
+    def __init__(self, lines, bar):
+        self.lines, self.bar, self.best = lines, bar, 0.0
+
+    def sentence_stats(self, point: np.ndarray) -> np.ndarray:
+        return self.lines.sentence_stats(point)
+
+    def at(self, point: np.ndarray) -> None:
+        self.lines.at(point)
+
+    def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
+        gamma, found = self.lines.search(direction, coordinate, low, high)
+        self.best = max(self.best, found)
+        self.bar.set_postfix_str(f"best BLEU on the graphs {100 * self.best:.2f}", refresh=False)
+        self.bar.update(1)
+        return gamma, found

@@ -232,8 +232,10 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
 
 
 def optimizer_parameters(optimizer: Optimizer) -> dict:
-    """An optimiser's parameters: its public attributes not ending in ``_`` (those ending in it are fitted)."""
-    return {k: v for k, v in vars(optimizer).items() if not k.startswith("_") and not k.endswith("_")}
+    """An optimiser's parameters: its public attributes not ending in ``_`` (those ending in it are fitted),
+    but ``progress``, which shows the work and does not change it."""
+    return {k: v for k, v in vars(optimizer).items()
+            if not k.startswith("_") and not k.endswith("_") and k != "progress"}
 
 
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:

@@ -270,8 +270,7 @@ def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec
     initial[:n_decoder] = decoder_weights(lists.features[:, :n_decoder], lists.totals, lists.offsets)
     fitted = optimizer.fit(pool, initial, rng)
     weights = np.array(fitted.weights_, dtype=np.float64)
-    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer_parameters(optimizer).items()
-                  if k != "progress"}
+    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer_parameters(optimizer).items()}
     if isinstance(fitted, ListNet):
         return RescoringModel(lists.layout, weights, tuple(specs), algorithm, fitted.normalisation,
                               fitted.score_range if fitted.normalisation == "score" else None, fitted.scaling_,

@@ -88,9 +88,12 @@ def test_pbmt_tune_lattice_mert(tiny_model_dir, tiny_dev, tmp_path, capsys):
     argv = ["tune", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"),
             "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "--out", str(tmp_path / "out"),
             "--algorithm", "lattice-mert", "--iterations", "2", "--n-best-size", "10"]
-    assert main(argv) == 0
+    assert main(argv[:-4] + ["--iterations", "1", "--n-best-size", "10", "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(argv + ["--resume"]) == 0  # progress shown or not is no setting of the run: it resumes
     err = capsys.readouterr().err
     assert "iteration 2: dev BLEU" in err
+    assert "lattice MERT" in err and "line searches" in err  # the fit's progress bar
     rows = [line.split("\t") for line in (tmp_path / "out" / "log.tsv").read_text().splitlines()[1:]]
     assert len(rows) == 2
     assert float(rows[1][2]) > float(rows[0][2])  # the references are reachable 4th-best translations
