@@ -28,11 +28,16 @@ def path_derivation(lattice, options, path):
     return Derivation.from_options(options, lattice.sentence_option[lattice.option[path]])
 
 
-@pytest.mark.parametrize("index", [0, 7, 400])
-def test_hypothesis_features_reproduce_decoder_scores(shared, index):
+def searched(shared, index):
+    """The shared model, and the translation options and search graph (with arcs) of dev line ``index``."""
     model, lines = shared
     options = TranslationOptions.build(model, model.vocab.ids(lines[index].split()))
-    graph = search(model, options, arcs=True)
+    return model, options, search(model, options, arcs=True)
+
+
+@pytest.mark.parametrize("index", [0, 7, 400])
+def test_hypothesis_features_reproduce_decoder_scores(shared, index):
+    model, options, graph = searched(shared, index)
     deltas = hypothesis_features(graph, options, model)
     totals = deltas.copy()
     for h in range(1, len(totals)):
@@ -53,9 +58,7 @@ def test_hypothesis_features_reproduce_decoder_scores(shared, index):
 @pytest.mark.parametrize("index", [0, 400])
 def test_lattice_paths_of_nbest_derivations(shared, index):
     """The n-best derivations are lattice paths whose summed edge features are score_derivation's."""
-    model, lines = shared
-    options = TranslationOptions.build(model, model.vocab.ids(lines[index].split()))
-    graph = search(model, options, arcs=True)
+    model, options, graph = searched(shared, index)
     lattice = graph_lattice(graph, options, model)
     features = lattice.features()
     key_of = {}
