@@ -29,6 +29,11 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on POSIX: journaled outputs go unlocked
+    fcntl = None
 from typing import IO, Callable, Iterator
 
 from pbmt.errors import FormatError, PbmtError
@@ -308,6 +313,27 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", compress: bool = True
         yield outputs.open(path, mode, compress=compress)
 
 
+def _locked(path: Path, target: Path) -> int:
+    """A descriptor of ``path`` (created if absent) under this process's exclusive lock; PbmtError naming
+    ``target`` when another live process holds it. The lock belongs to the open file, so the path is checked to
+    still name the locked file (a finishing run removes its journal while it holds the lock)."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise PbmtError(f"{target}: another pbmt run is writing it now; let it finish, or write to "
+                                "another file") from None
+        try:
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 class Journal:
     """Outputs written one record at a time (a translated sentence: a line or a few in each output), which a
     killed run resumes.
@@ -327,6 +353,11 @@ class Journal:
     As a context manager: commit on success; a ``PbmtError`` (bad input, which
     a rerun with the same input would repeat) discards the partial files; any
     other exception (Ctrl-C, a kill, a full disk) keeps them for a resume.
+
+    The run holds an exclusive lock on the journal while it writes (released
+    by the kernel when the process ends, however it ends), so a second run
+    writing the same outputs at the same time stops with an error instead of
+    appending to the same partial files.
     """
 
     def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True):
@@ -342,18 +373,23 @@ class Journal:
         self.journal = first.parent / f".{first.name}.pbmt-journal"
         partials = [t.parent / f".{t.name}.pbmt-partial" for t, _ in targets]
         self._header = f"pbmt-journal 1 {fingerprint()} {len(paths)}"
-        recovered = self._recover(partials) if resume else None
         try:
+            first.parent.mkdir(parents=True, exist_ok=True)
+            lock = _locked(self.journal, first)
+            recovered = self._recover(partials) if resume else None
             if recovered is None:
                 for partial in partials:
                     partial.parent.mkdir(parents=True, exist_ok=True)
                     partial.write_bytes(b"")
-                self.journal.write_text(self._header + "\n")
+                os.ftruncate(lock, 0)
             else:
                 self.done, lengths = recovered
                 for partial, length in zip(partials, lengths):
                     os.truncate(partial, length)
-            self._log = open(self.journal, "a", encoding="utf-8")
+            self._log = os.fdopen(lock, "a", encoding="utf-8")  # appends from the journal's end
+            if recovered is None:
+                self._log.write(self._header + "\n")
+                self._log.flush()
         except OSError as err:
             raise PbmtError(f"{first}: cannot write beside it: {err.strerror or err}") from None
         self.handles = [self.outputs.open(p, temporary=partial) for p, partial in zip(paths, partials)]
@@ -390,9 +426,9 @@ class Journal:
         """Make the outputs visible (renamed together) and forget the journal."""
         self.outputs.commit()
         if self.journal is not None:
-            self._log.close()
             with contextlib.suppress(OSError):
                 self.journal.unlink()
+            self._log.close()
 
     def __enter__(self) -> "Journal":
         return self
@@ -401,8 +437,6 @@ class Journal:
         if kind is None:
             self.commit()
             return
-        if self.journal is not None:
-            self._log.close()
         if isinstance(value, PbmtError) or self.journal is None:
             self.outputs.discard()
             if self.journal is not None:
@@ -410,3 +444,5 @@ class Journal:
                     self.journal.unlink()
         else:
             self.outputs.close()
+        if self.journal is not None:
+            self._log.close()

@@ -112,6 +112,23 @@ def test_temporary_files_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
     assert not stale.exists() and live.exists()
 
 
+def test_a_second_run_writing_the_same_journaled_outputs_stops_instead_of_mixing_them(tmp_path):
+    """Two runs into one output at the same time appended to the same partial file (2,012 garbled lines where
+    1,006 were due); the second now stops with a one-line error, the first is untouched, and once it is done
+    the output is free again."""
+    paths = [tmp_path / "out.txt"]
+    with Journal(paths, lambda: "run-1") as first:
+        first.write(["a\n"])
+        with pytest.raises(PbmtError, match=r"out.txt: another pbmt run is writing it now"):
+            Journal(paths, lambda: "run-1")
+        first.write(["b\n"])
+    assert paths[0].read_text() == "a\nb\n"
+    with Journal(paths, lambda: "run-2") as again:
+        again.write(["c\n"])
+    assert paths[0].read_text() == "c\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
 def test_a_journaled_output_resumes_after_the_last_record_and_only_on_the_same_fingerprint(tmp_path):
     paths = [tmp_path / "out.txt", tmp_path / "nbest.txt"]
     records = [[f"line {i}\n", f"{i} ||| a\n{i} ||| b\n"] for i in range(6)]
