@@ -45,7 +45,6 @@ from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
 from pbmt.errors import PbmtError, UsageError
 from pbmt.files import atomic_write
 from pbmt.metrics.bleu import SENTENCE_GAINS, corpus_bleu
-from pbmt.tune.apro import Apro
 from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
 from pbmt.tune.loop import OPTIMIZERS
 from pbmt.tune.pool import References
@@ -179,7 +178,7 @@ def _params(args: argparse.Namespace) -> dict:
                 "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}
     if args.algorithm == "mert":
         return mert_params(args)
-    return {"gain": args.gain or default_of(Pro if args.algorithm == "pro" else Apro, "gain")}
+    return {"gain": args.gain} if args.gain else {}  # PRO and APRO: their own default otherwise
 
 
 def _stored_features(model: RescoringModel, args: argparse.Namespace) -> list[FeatureSpec]:
