@@ -1,7 +1,24 @@
 """pbmt: phrase-based statistical machine translation.
 
 Moses-format models (phrase tables, ARPA LMs, moses.ini, n-best lists) load
-unchanged; numba kernels do the scoring and search.
+unchanged; numba kernels do the scoring and search. The Python API
+(``docs/python-api.md``): ``pbmt.load`` a model once, then translate, explain
+and evaluate with it. Its names come from ``pbmt.api`` when first used, so
+that importing one of pbmt's modules does not load them all.
 """
 
+from importlib import import_module
+
 __version__ = "0.1.0"
+__all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "DEFAULT_MODEL",
+           "__version__"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return getattr(import_module("pbmt.api"), name)
+    raise AttributeError(f"module 'pbmt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

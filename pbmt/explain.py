@@ -445,25 +445,8 @@ def render_html(e: Explanation, model: TranslationModel, options_per_span: int =
     esc = html.escape
     data = explanation_data(e, model, hypotheses_per_stack=0)
     labels = [f["label"] for f in data["features"]]
-    target = data["translation"].split()
-    links = {tuple(link) for link in data["alignment"]}
-    block_of = {}
-    for b, block in enumerate(data["blocks"]):
-        for t in range(*block["target_span"]):
-            for s in range(*block["source"]):
-                block_of[s, t] = b
-    grid = ["<table class='grid'><tr><th></th>" + "".join(f"<th class='v'>{esc(w)}</th>" for w in e.source) + "</tr>"]
-    for t, word in enumerate(target):
-        cells = []
-        for s in range(len(e.source)):
-            b = block_of.get((s, t))
-            edges = "" if b is None else " ".join(
-                side for side, (ds, dt) in (("bl", (-1, 0)), ("br", (1, 0)), ("bt", (0, -1)), ("bb", (0, 1)))
-                if block_of.get((s + ds, t + dt)) != b)
-            on = " on" if (s, t) in links else ""
-            cells.append(f"<td class='{('blk ' + edges) if b is not None else ''}{on}'></td>")
-        grid.append(f"<tr><th>{esc(word)}</th>{''.join(cells)}</tr>")
-    grid.append("</table>")
+    grid = alignment_grid(e.source, data["translation"].split(), data["alignment"],
+                          [(*block["source"], *block["target_span"]) for block in data["blocks"]])
     used = [k for k in range(len(labels)) if any(block["features"][k] for block in data["blocks"])
             or data["end"]["features"][k]]
     head = "".join(f"<th>{esc(labels[k])}</th>" for k in used)
@@ -507,24 +490,55 @@ def render_html(e: Explanation, model: TranslationModel, options_per_span: int =
     nbest = "".join(f"<li>{entry['score']:.4f} {esc(entry['text'])}<br><span class='seg'>"
                     + " ".join(f"[{esc(seg['source_words'])} → {esc(seg['target'])}]" for seg in entry["segments"])
                     + "</span></li>" for entry in data["nbest"])
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>pbmt explain</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; margin-bottom: 1.5em; }}
-td, th {{ border: 1px solid #ccc; padding: 2px 6px; font-size: 90%; }} .grid td {{ width: 1.2em; height: 1.2em; }}
-.grid td.blk {{ background: #eef4fb; }} .grid td.on {{ background: #2b6cb0; }}
-.grid td.bl {{ border-left: 2px solid #c05621; }} .grid td.br {{ border-right: 2px solid #c05621; }}
-.grid td.bt {{ border-top: 2px solid #c05621; }} .grid td.bb {{ border-bottom: 2px solid #c05621; }}
-th.v {{ writing-mode: vertical-rl; }} tr.chosen {{ background: #e6f0ff; }}
-td.f {{ font-family: monospace; text-align: right; }} .note, .seg {{ color: #555; font-size: 85%; }}
-</style></head><body>
-<h1>{esc(' '.join(e.source))}</h1>
+    return html_page("pbmt explain", f"""<h1>{esc(' '.join(e.source))}</h1>
 <h2>Translation (model score {data['score']:.4f})</h2><p>{esc(data['translation'])}</p>
-<h2>Word alignment (phrase blocks outlined)</h2>{''.join(grid)}
+<h2>Word alignment (phrase blocks outlined)</h2>{grid}
 <h2>Derivation</h2>{''.join(blocks)}
 <h2>Future cost of translating source words i..j (weighted, natural log)</h2>{''.join(future)}
 <h2>Search: hypotheses per stack</h2>{''.join(stats)}
 <h2>{len(data['nbest'])}-best from the search graph, with their segmentations</h2><ol>{nbest}</ol>
 <h2>Translation options (best {options_per_span} per span; chosen ones highlighted)</h2>{''.join(opts)}
-</body></html>
+""")
+
+
+PAGE_STYLE = """
+body { font-family: sans-serif; margin: 2em; } table { border-collapse: collapse; margin-bottom: 1.5em; }
+td, th { border: 1px solid #ccc; padding: 2px 6px; font-size: 90%; } .grid td { width: 1.2em; height: 1.2em; }
+.grid td.blk { background: #eef4fb; } .grid td.on { background: #2b6cb0; }
+.grid td.bl { border-left: 2px solid #c05621; } .grid td.br { border-right: 2px solid #c05621; }
+.grid td.bt { border-top: 2px solid #c05621; } .grid td.bb { border-bottom: 2px solid #c05621; }
+th.v { writing-mode: vertical-rl; } tr.chosen { background: #e6f0ff; }
+td.f { font-family: monospace; text-align: right; } .note, .seg { color: #555; font-size: 85%; }
 """
+
+
+def html_page(title: str, body: str) -> str:
+    """A self-contained HTML page (the style of ``pbmt explain --html``) around ``body``."""
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>\n"
+            f"<style>{PAGE_STYLE}</style></head><body>\n{body}</body></html>\n")
+
+
+def alignment_grid(source: list[str], target: list[str], links, blocks) -> str:
+    """An HTML table of the word alignment ``links`` ((source, target) positions): source words across, target
+    words down, linked cells filled and each phrase block of ``blocks`` ((source start, source end, target start,
+    target end), ends exclusive) outlined."""
+    esc = html.escape
+    links = {tuple(link) for link in links}
+    block_of = {}
+    for b, (s0, s1, t0, t1) in enumerate(blocks):
+        for t in range(t0, t1):
+            for s in range(s0, s1):
+                block_of[s, t] = b
+    grid = ["<table class='grid'><tr><th></th>" + "".join(f"<th class='v'>{esc(w)}</th>" for w in source) + "</tr>"]
+    for t, word in enumerate(target):
+        cells = []
+        for s in range(len(source)):
+            b = block_of.get((s, t))
+            edges = "" if b is None else " ".join(
+                side for side, (ds, dt) in (("bl", (-1, 0)), ("br", (1, 0)), ("bt", (0, -1)), ("bb", (0, 1)))
+                if block_of.get((s + ds, t + dt)) != b)
+            on = " on" if (s, t) in links else ""
+            cells.append(f"<td class='{('blk ' + edges) if b is not None else ''}{on}'></td>")
+        grid.append(f"<tr><th>{esc(word)}</th>{''.join(cells)}</tr>")
+    grid.append("</table>")
+    return "".join(grid)

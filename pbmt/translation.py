@@ -12,6 +12,7 @@ lines of a document jointly, with the sampler and global features.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
@@ -34,11 +35,13 @@ from pbmt.nbest import NBestEntry
 
 @dataclass(frozen=True)
 class Translation:
-    """The translation of one line: output text, n-best entries, 1-best word alignment."""
+    """The translation of one line: output text, n-best entries, 1-best word alignment; ``nbest_output``: each
+    n-best entry's output text (as ``text`` is made) when the translator was asked for them, else empty."""
 
     text: str
     nbest: tuple[NBestEntry, ...]
     alignment: tuple[tuple[int, int], ...]
+    nbest_output: tuple[str, ...] = ()
 
 
 class Translator:
@@ -47,17 +50,21 @@ class Translator:
     ``n_best``: n-best entries per sentence (0: none); ``distinct``: n-best
     entries with distinct target strings; ``tokenized``: input is already in
     the model's token form (skip tokenising, casing, detruecasing and
-    detokenising). N-best entries are in the model's token form.
+    detokenising). N-best entries are in the model's token form; ``nbest_output``: also make each one's output
+    text (detokenised unless ``tokenized``), which costs a detokenisation per entry.
     """
 
-    def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False):
+    def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False,
+                 nbest_output: bool = False):
         self.model = model
         self.n_best = n_best
         self.distinct = distinct
         self.tokenized = tokenized
+        self.nbest_output = nbest_output
 
     def __reduce__(self):
-        return type(self), (self.model, self.n_best, self.distinct, self.tokenized)  # not the LM cache
+        # not the LM cache
+        return type(self), (self.model, self.n_best, self.distinct, self.tokenized, self.nbest_output)
 
     def split(self, line: str) -> list[str]:
         """The tokens of a line of input in their original casing."""
@@ -90,7 +97,11 @@ class Translator:
         if not found:
             return Translation("", (), ())
         nbest = nbest_entries(sentence_id, found, options, self.model) if self.n_best else ()
-        return self._translation(found[0].derivation, options, words, nbest)
+        translation = self._translation(found[0].derivation, options, words, nbest)
+        if not (self.n_best and self.nbest_output):
+            return translation
+        return dataclasses.replace(translation, nbest_output=tuple(self.output(s.derivation, options, words)
+                                                                   for s in found))
 
     def translate_document(self, lines: Sequence[str], rng: np.random.Generator,
                            global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,

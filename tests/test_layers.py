@@ -19,7 +19,7 @@ LAYERS = (
     ("pbmt.model", "pbmt.metrics"),
     ("pbmt.search", "pbmt.explain"),
     ("pbmt.features", "pbmt.translation"),
-    ("pbmt.tune", "pbmt.train"),
+    ("pbmt.tune", "pbmt.train", "pbmt.api"),
     ("pbmt.commands", "pbmt.server", "pbmt.cli", "pbmt.__main__"),
 )
 

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.api import DEFAULT_MODEL
 from pbmt.config import MosesConfig, read_weights
 from pbmt.documents import Documents
 from pbmt.features import registry
@@ -50,8 +51,6 @@ from pbmt.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.translation import Translator
 from pbmt.nbest import parse_features
-
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "model" / "moses.ini"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,303 @@
+"""pbmt's Python API: load a model once, then translate, explain and evaluate (``docs/python-api.md``).
+
+What ``import pbmt`` offers, re-exported from here::
+
+    import pbmt
+    model = pbmt.load("model/moses.ini")            # or pbmt.load() for the embedded Spanish-English model
+    model.translate("En el principio creó Dios los cielos y la tierra.").text
+    model.translate(lines, n_best=10)                # a list in, a list out
+    model.explain("Dios es amor.")                   # shows itself in Jupyter
+    model.evaluate(sources, references).score        # BLEU in percent, equal to sacrebleu's
+
+Text is plain by default: tokenised and truecased as the model's ``pbmt.toml`` says on the way in, detruecased
+and detokenised on the way out, as ``pbmt translate`` does; ``tokenized=True`` takes and gives the model's own
+tokens. Scores are the model's weighted scores (natural log); alignments are (source, target) token positions.
+Everything returned is a frozen value; errors are ``pbmt.errors.PbmtError`` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Mapping, Sequence, overload
+
+import numpy as np
+
+from pbmt.config import MosesConfig, read_weights
+from pbmt.errors import PbmtError, UsageError
+from pbmt.explain import Explanation as SearchExplanation
+from pbmt.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
+from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.nbest import parse_features
+from pbmt.translation import Translator
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "model" / "moses.ini"
+
+Weights = Mapping[str, "float | Sequence[float]"] | str | os.PathLike
+"""Feature weights: ``{"LM0": 0.5, "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}``, the string ``"LM0= 0.5
+WordPenalty0= -1"``, or the path of a moses.ini (or of a file holding only its ``[weight]`` section); features
+left out keep the model's weights."""
+
+
+def load(config: str | os.PathLike = DEFAULT_MODEL, *, weights: Weights | None = None, search: str | None = None,
+         **settings) -> Model:
+    """Load the model a ``moses.ini`` describes, once (later loads of the same files read its binary caches).
+
+    ``weights`` replace the ini's (see ``Weights``); ``search``: ``"cube"`` (cube pruning, the default) or
+    ``"stack"``; ``settings``: any other field of ``pbmt.model.model.SearchSettings`` (``stack_size``,
+    ``beam_threshold``, ``distortion_limit``, ``table_limit``, ``reordering``, ``pop_limit``), overriding the
+    ini's. Without ``config``, the embedded Spanish-English model of ``data/model``.
+    """
+    path = Path(config)
+    if not path.is_file():
+        raise PbmtError(f"{path}: no such model configuration")
+    unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(SearchSettings)})
+    if unknown:
+        raise UsageError(f"unknown search setting {', '.join(unknown)}; known: "
+                         f"{', '.join(f.name for f in dataclasses.fields(SearchSettings))}")
+    if search is not None:
+        settings["search"] = search
+    defaults = SearchSettings.from_config(MosesConfig.read(path))
+    model = Model(TranslationModel.load(path, dataclasses.replace(defaults, **settings)))
+    return model if weights is None else model.with_weights(weights)
+
+
+def _weight_dict(weights: Weights) -> dict[str, tuple[float, ...]]:
+    if isinstance(weights, Mapping):
+        return {name: tuple(np.atleast_1d(np.asarray(value, dtype=np.float64)).tolist())
+                for name, value in weights.items()}
+    if isinstance(weights, str) and "=" in weights:
+        return parse_features(weights, "weights")
+    return read_weights(weights)
+
+
+@dataclass(frozen=True)
+class NBestTranslation:
+    """One entry of a sentence's n-best list.
+
+    ``text``: its output text (detokenised unless asked for tokens); ``tokens``: the model's target tokens;
+    ``score``: the weighted model score (natural log); ``features``: the unweighted feature values by name;
+    ``segmentation``: (source start, source end, target start, target end) token positions of each phrase
+    block, ends exclusive, in target order; ``alignment``: (source, target) token links.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    score: float
+    features: dict[str, tuple[float, ...]]
+    segmentation: tuple[tuple[int, int, int, int], ...]
+    alignment: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """The translation of one sentence.
+
+    ``source``: the sentence as given; ``source_tokens``: its tokens (in their own casing); ``text``: the
+    translation, as ``pbmt translate`` writes it; ``score``: its weighted model score (natural log; -inf when
+    the search found none); ``alignment``: (source, target) token links of the best translation; ``nbest``: the
+    n-best list asked for (the first is the best translation), else empty. In Jupyter it shows as a table with
+    its word-alignment grid.
+    """
+
+    source: str
+    source_tokens: tuple[str, ...]
+    text: str
+    score: float
+    alignment: tuple[tuple[int, int], ...]
+    nbest: tuple[NBestTranslation, ...] = ()
+    best: NBestTranslation | None = dataclasses.field(default=None, repr=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        body = [f"<p><b>{esc(self.source)}</b></p><p>{esc(self.text)} "
+                f"<span class='note'>(model score {self.score:.4f})</span></p>"]
+        if self.best is not None:
+            body.append(alignment_grid(list(self.source_tokens), list(self.best.tokens), self.alignment,
+                                       self.best.segmentation))
+        if self.nbest:
+            body.append("<table><tr><th>#</th><th>score</th><th>translation</th></tr>" + "".join(
+                f"<tr><td>{k}</td><td>{entry.score:.4f}</td><td>{esc(entry.text)}</td></tr>"
+                for k, entry in enumerate(self.nbest, 1)) + "</table>")
+        return _frame(html_page("pbmt translation", "".join(body)), 120 + 22 * len(self.nbest)
+                      + (22 * len(self.best.tokens) + 80 if self.best is not None else 0))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """How one sentence was translated: its translation options, future costs, best derivation with each
+    block's feature contributions, the hypotheses of every stack and the n-best list (``pbmt explain``).
+
+    ``data``: all of it as the JSON-ready dict ``pbmt serve``'s ``/explain`` answers; ``text``: the plain
+    report ``pbmt explain`` prints; ``html``: the page of ``pbmt explain --html``, which is also how it shows
+    in Jupyter. ``search``: the underlying ``pbmt.explain.Explanation`` (search graph, options).
+    """
+
+    search: SearchExplanation
+    model: TranslationModel = dataclasses.field(repr=False)
+    options_per_span: int = 5
+
+    @property
+    def translation(self) -> str:
+        """The best translation, in the model's tokens."""
+        return self.data["translation"]
+
+    @property
+    def score(self) -> float:
+        return float(self.search.best.score)
+
+    @cached_property
+    def data(self) -> dict:
+        return explanation_data(self.search, self.model)
+
+    @property
+    def text(self) -> str:
+        return render_text(self.search, self.model, self.options_per_span)
+
+    @property
+    def html(self) -> str:
+        return render_html(self.search, self.model, self.options_per_span)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return _frame(self.html, 700)
+
+
+def _frame(page: str, height: int) -> str:
+    """``page`` in an iframe, so its style stays out of the notebook's."""
+    return (f"<iframe srcdoc=\"{html.escape(page, quote=True)}\" style=\"width: 100%; height: {min(height, 900)}px; "
+            "border: 1px solid #ddd;\"></iframe>")
+
+
+@dataclass(frozen=True)
+class Bleu:
+    """Corpus BLEU, as sacrebleu computes it: ``score`` in percent, the 1- to 4-gram ``precisions`` in percent,
+    the ``brevity_penalty``, and the hypothesis and reference lengths in tokens. ``str()`` is sacrebleu's line."""
+
+    score: float
+    precisions: tuple[float, float, float, float]
+    brevity_penalty: float
+    hyp_len: int
+    ref_len: int
+    line: str = dataclasses.field(repr=False, default="")
+
+    def __str__(self) -> str:
+        return self.line
+
+
+def evaluate(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,
+             tokenized: bool = False, lowercase: bool = False) -> Bleu:
+    """Corpus BLEU of ``hypotheses`` against ``references``: one reference per hypothesis, or several
+    streams of them (sacrebleu's order: ``[refs_a, refs_b]``). Plain text is tokenised by sacrebleu's 13a
+    tokeniser (equal to ``sacrebleu.corpus_bleu``); ``tokenized=True`` splits on whitespace only."""
+    streams = [list(references)] if references and isinstance(references[0], str) else [list(r) for r in references]
+    for stream in streams:
+        if len(stream) != len(hypotheses):
+            raise PbmtError(f"{len(hypotheses)} hypotheses but a reference stream of {len(stream)} lines")
+    if tokenized:
+        def tokenizer(line: str) -> str:
+            return line
+    else:
+        from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+        tokenizer = Tokenizer13a()
+
+    def prepare(line: str) -> str:
+        return tokenizer((line.lower() if lowercase else line).rstrip())
+
+    stats = segment_stats([prepare(h) for h in hypotheses],
+                          [[prepare(r) for r in refs] for refs in zip(*streams)]).sum(axis=0)
+    return Bleu(100 * float(bleu(stats)), tuple(100 * float(p) for p in precisions(stats)),
+                float(brevity_penalty(stats)), int(stats[HYP_LEN]), int(stats[REF_LEN]), format_bleu(stats))
+
+
+class Model:
+    """A loaded model (``load``): translate, explain and evaluate with it.
+
+    ``model``: the underlying ``pbmt.model.model.TranslationModel``; ``weights``: its weights by feature name;
+    ``settings``: its search settings.
+    """
+
+    def __init__(self, model: TranslationModel):
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"pbmt.Model({str(self.model.config.path)!r}, search={self.settings.search!r})"
+
+    @property
+    def weights(self) -> dict[str, tuple[float, ...]]:
+        return self.model.layout.as_dict(self.model.weights)
+
+    @property
+    def settings(self) -> SearchSettings:
+        return self.model.settings
+
+    def with_weights(self, weights: Weights) -> Model:
+        """This model under other weights (``Weights``; features left out keep theirs): the phrase table is
+        pruned again under them, as Moses does."""
+        config = self.model.config.with_weights(_weight_dict(weights))
+        return Model(self.model.with_weights(self.model.layout.weights(config)))
+
+    @overload
+    def translate(self, text: str, *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...
+                  ) -> Translation: ...
+
+    @overload
+    def translate(self, text: Sequence[str], *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...
+                  ) -> list[Translation]: ...
+
+    def translate(self, text, *, tokenized=False, n_best=0, distinct=False):
+        """Translate one sentence (a ``Translation``) or a list of them (a list of ``Translation``).
+
+        ``tokenized``: the text is in the model's token form already, and the output stays in it;
+        ``n_best``: also list that many best translations of each sentence (``Translation.nbest``);
+        ``distinct``: n-best entries with distinct target strings.
+        """
+        if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 0:
+            raise UsageError(f"n_best must be an integer of at least 0, got {n_best!r}")
+        if isinstance(text, str):
+            return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct)[0]
+        translator = Translator(self.model, n_best=max(1, n_best), distinct=distinct, tokenized=tokenized,
+                                nbest_output=True)
+        return [self._translation(translator, number, line, n_best) for number, line in enumerate(text)]
+
+    @staticmethod
+    def _translation(translator: Translator, number: int, line: str, n_best: int) -> Translation:
+        if not isinstance(line, str):
+            raise UsageError(f"sentence {number} is a {type(line).__name__}, not a str")
+        found = translator.translate(number, line)
+        entries = tuple(NBestTranslation(output, tuple(entry.text.split()), float(entry.total), entry.features,
+                                         entry.segmentation, entry.alignment)
+                        for entry, output in zip(found.nbest, found.nbest_output))
+        best = entries[0] if entries else None
+        return Translation(line, tuple(translator.split(line)), found.text,
+                           best.score if best else float("-inf"), found.alignment, entries[:n_best], best)
+
+    def explain(self, sentence: str, *, tokenized: bool = False, n_best: int = 10,
+                options_per_span: int = 5) -> Explanation:
+        """How ``sentence`` is translated (``Explanation``): ``n_best`` derivations listed from the search graph,
+        ``options_per_span`` translation options shown per source span."""
+        tokens = Translator(self.model, tokenized=tokenized).tokens(sentence)
+        if not tokens:
+            raise PbmtError("the sentence is empty")
+        try:
+            found = explain(self.model, tokens, n_best=n_best)
+        except ValueError as err:
+            raise PbmtError(str(err)) from None
+        return Explanation(found, self.model, options_per_span)
+
+    def evaluate(self, sources: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,
+                 tokenized: bool = False, lowercase: bool = False) -> Bleu:
+        """Translate ``sources`` and score the translations against ``references`` (``evaluate``): plain text
+        and sacrebleu's 13a tokeniser by default, the model's tokens with ``tokenized=True``."""
+        hypotheses = [t.text for t in self.translate(list(sources), tokenized=tokenized)]
+        return evaluate(hypotheses, references, tokenized=tokenized, lowercase=lowercase)

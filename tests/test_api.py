@@ -1,0 +1,145 @@
+"""The Python API of docs/python-api.md, one test per documented call, on the embedded model (no ../shared).
+
+References: sacrebleu for BLEU, a from-scratch weights · features rescoring for every score, the explain
+search for the translate search, and README's example run as written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+
+import pbmt
+from pbmt.errors import PbmtError, UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+SENTENCES = ["Dios es amor.", "Josué habló al pueblo.", "En el principio creó Dios los cielos y la tierra."]
+
+
+@pytest.fixture(scope="module")
+def model() -> pbmt.Model:
+    return pbmt.load()
+
+
+def weighted(model: pbmt.Model, features: dict[str, tuple[float, ...]]) -> float:
+    return float(sum(np.dot(model.weights[name], values) for name, values in features.items()))
+
+
+def test_the_package_exports_the_api_lazily_and_typed():
+    assert set(pbmt.__all__) <= set(dir(pbmt))
+    assert pbmt.load is pbmt.api.load and pbmt.Model is pbmt.api.Model
+    assert (REPO / "pbmt" / "py.typed").is_file() and (REPO / "pbmt" / "__init__.pyi").is_file()
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        pbmt.nothing  # noqa: B018
+
+
+def test_load_takes_weights_search_and_settings(model, tmp_path):
+    assert model.settings.search == "cube" and model.weights["LM0"] == (0.5,)
+    stack = pbmt.load(pbmt.DEFAULT_MODEL, search="stack", stack_size=50, weights={"LM0": 0.25})
+    assert (stack.settings.search, stack.settings.stack_size, stack.weights["LM0"]) == ("stack", 50, (0.25,))
+    assert pbmt.load(weights="LM0= 0.25 WordPenalty0= -2").weights["WordPenalty0"] == (-2.0,)
+    (tmp_path / "weights.ini").write_text("[weight]\nLM0= 0.75\n")
+    assert pbmt.load(weights=tmp_path / "weights.ini").weights["LM0"] == (0.75,)
+    with pytest.raises(UsageError, match="unknown search setting stack"):
+        pbmt.load(stack=10)
+    with pytest.raises(PbmtError, match="no such model configuration"):
+        pbmt.load(tmp_path / "missing.ini")
+    with pytest.raises(PbmtError, match="no feature named 'LM9'"):
+        pbmt.load(weights={"LM9": 1.0})
+
+
+def test_translate_one_sentence_gives_text_score_and_alignment(model):
+    t = model.translate(SENTENCES[0])
+    assert isinstance(t, pbmt.Translation) and str(t) == t.text == "God is love."
+    assert t.source_tokens == ("Dios", "es", "amor", ".") and t.nbest == ()
+    assert t.score == pytest.approx(weighted(model, t.best.features))
+    assert all(0 <= s < len(t.source_tokens) and 0 <= w < len(t.best.tokens) for s, w in t.alignment)
+
+
+def test_translate_a_list_equals_each_sentence_alone(model):
+    together = model.translate(SENTENCES)
+    assert [t.text for t in together] == [model.translate(s).text for s in SENTENCES]
+    assert model.translate([]) == []
+    with pytest.raises(UsageError, match="sentence 1 is a int"):
+        model.translate(["Dios es amor.", 3])
+
+
+def test_n_best_lists_are_detokenised_text_with_scores_and_alignments(model):
+    t = model.translate(SENTENCES[2], n_best=5)
+    assert len(t.nbest) == 5 and t.nbest[0].text == t.text and t.nbest[0].score == t.score
+    scores = [entry.score for entry in t.nbest]
+    assert scores == sorted(scores, reverse=True)
+    for entry in t.nbest:
+        assert entry.score == pytest.approx(weighted(model, entry.features))
+        assert entry.text[0].isupper() and " ." not in entry.text  # detruecased and detokenised
+        assert sum(b[3] - b[2] for b in entry.segmentation) == len(entry.tokens)
+        assert {s for s, _ in entry.alignment} <= set(range(len(t.source_tokens)))
+    distinct = model.translate(SENTENCES[2], n_best=5, distinct=True)
+    assert len({entry.text for entry in distinct.nbest}) == 5
+    with pytest.raises(UsageError, match="n_best"):
+        model.translate(SENTENCES[0], n_best=-1)
+
+
+def test_tokenized_input_and_output_stay_in_the_model_tokens(model):
+    t = model.translate("dios es amor .", tokenized=True, n_best=1)
+    assert t.text == " ".join(t.nbest[0].tokens) == "God is love ."
+
+
+def test_with_weights_rescores_and_can_change_the_translation(model):
+    heavy = model.with_weights({"WordPenalty0": -3.0})  # -1 per word: a bonus for length
+    t = heavy.translate(SENTENCES[2], n_best=2)
+    assert t.score == pytest.approx(weighted(heavy, t.best.features))
+    assert len(t.best.tokens) > len(model.translate(SENTENCES[2], n_best=1).best.tokens)
+
+
+def test_explain_shows_the_search_of_one_sentence(model):
+    e = model.explain(SENTENCES[0], n_best=3)
+    assert e.score == pytest.approx(model.translate(SENTENCES[0]).score)
+    assert e.data["source"] == ["Dios", "es", "amor", "."] and len(e.data["nbest"]) == 3
+    assert str(e).startswith("SOURCE") and "BEST DERIVATION" in e.text
+    assert e.html.startswith("<!DOCTYPE html>") and "Word alignment" in e.html
+    with pytest.raises(PbmtError, match="empty"):
+        model.explain("  ")
+
+
+def test_translation_and_explanation_show_themselves_in_jupyter(model):
+    shown = model.translate(SENTENCES[0], n_best=2)._repr_html_()
+    assert shown.startswith("<iframe srcdoc=") and "God is love." in shown and "class=&#x27;grid&#x27;" in shown
+    assert model.explain(SENTENCES[0])._repr_html_().startswith("<iframe srcdoc=")
+
+
+def test_evaluate_equals_sacrebleu():
+    hyps = ["The cat sat on the mat.", "God is love, he said."]
+    refs_a = ["The cat sat on a mat.", "God is love."]
+    refs_b = ["A cat was on the mat.", "He said: God is love."]
+    assert pbmt.evaluate(hyps, refs_a).score == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs_a]).score)
+    both = pbmt.evaluate(hyps, [refs_a, refs_b], lowercase=True)
+    expected = sacrebleu.corpus_bleu(hyps, [refs_a, refs_b], lowercase=True)
+    assert both.score == pytest.approx(expected.score) and str(both) == str(expected)
+    assert both.precisions == pytest.approx(expected.precisions) and both.ref_len == expected.ref_len
+    tokenized = pbmt.evaluate(["a b c d"], ["a b c d"], tokenized=True)
+    assert tokenized.score == pytest.approx(100.0) and tokenized.hyp_len == 4
+    with pytest.raises(PbmtError, match="2 hypotheses but a reference stream of 1 lines"):
+        pbmt.evaluate(hyps, ["one"])
+
+
+def test_model_evaluate_translates_then_scores(model):
+    sources = (REPO / "data" / "sample.es").read_text().splitlines()[:4]
+    refs = (REPO / "data" / "sample.ref.en").read_text().splitlines()[:4]
+    outputs = [t.text for t in model.translate(sources)]
+    assert model.evaluate(sources, refs).score == pytest.approx(sacrebleu.corpus_bleu(outputs, [refs]).score)
+
+
+def test_readme_python_example_runs_as_written(monkeypatch):
+    readme = (REPO / "README.md").read_text()
+    example = re.search(r"## Python\n.*?```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(REPO)
+    printed = []
+    exec(compile(example, "README.md", "exec"), {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
+    assert printed and all(line.strip() for line in printed)
+    assert os.getcwd() == str(REPO)
