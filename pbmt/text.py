@@ -4,15 +4,22 @@ A ``TextForm`` says how a line of plain text in one language becomes the
 tokens a model was trained on, and how the model's output tokens become plain
 text again:
 
+- NFC-normalise (a letter with a combining accent and the same letter
+  precomposed are one word to the model);
 - tokenise with sacremoses's Moses tokeniser (``escape=False``: quotes and
-  ampersands stay as they are, as the shared ``*.tok.*`` files were made), or
-  split at spaces and tabs for text that is already tokenised;
+  ampersands stay as they are, as the shared ``*.tok.*`` files were made),
+  each protected span (``pbmt.protected``: placeholders, tags, URLs, ...) one
+  token, or split at spaces and tabs for text that is already tokenised;
 - case: ``truecase`` (Moses's truecaser, ``train-truecaser.perl`` and
   ``truecase.perl``: every word takes its most frequent casing in the training
   text, except that a word seen in another casing inside a sentence keeps
   it), ``lowercase``, or ``none``;
 - back: ``detruecase`` (a capital at the start of the line and after a full
-  stop), then the Moses detokeniser.
+  stop), then the Moses detokeniser, which leaves protected tokens byte for
+  byte as they are, glues a paired tag to the text it encloses and, but in
+  French, guillemets to their quote (``«%s»``).
+
+Protected tokens keep their casing: ``%S`` is not ``%s``.
 
 Why only after a full stop: Moses's ``detruecase.perl`` also capitalises after
 ``?``, ``!`` and ``:``, but in the English of the shared Bible training text
@@ -26,6 +33,7 @@ The truecaser's model file is Moses's format (one line per lowercased word:
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,44 +41,115 @@ from typing import Callable, Iterable, Sequence
 
 from pbmt.errors import FormatError
 from pbmt.files import atomic_write, read_lines
+from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, opening_tag
 
 CASINGS = ("truecase", "lowercase", "none")
 
 #: Tokens that do not end the sentence start (an opening quote or bracket before the first word).
 _DELAYED_START = frozenset({"(", "[", '"', "'", "«", "¿", "¡", "“", "‘"})
+#: The built-in protected patterns, which every text form uses unless given its own.
+BUILT_IN = ProtectedPatterns()
+#: Guillemets written against their quote (but in French, which spaces them).
+_OPENING_QUOTES, _CLOSING_QUOTES = frozenset("«‹"), frozenset("»›")
+
+
+def nfc(line: str) -> str:
+    """``line`` in Unicode normal form C (precomposed letters)."""
+    return line if line.isascii() else unicodedata.normalize("NFC", line)
 
 
 def tokens(line: str) -> list[str]:
-    """The tokens of a line: split at spaces and tabs, empty tokens dropped."""
-    return [t for t in line.replace("\t", " ").split(" ") if t]
+    """The tokens of a line: NFC-normalised, split at spaces and tabs, empty tokens dropped."""
+    return [t for t in nfc(line).replace("\t", " ").split(" ") if t]
 
 
-def tokenizer(language: str) -> Callable[[str], list[str]]:
-    """Moses's tokeniser for ``language`` (sacremoses, ``escape=False``): a line to its tokens."""
+def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[str], list[str]]:
+    """Moses's tokeniser for ``language`` (sacremoses, ``escape=False``) with each ``protected`` span one token
+    (``pbmt.protected.encode``): an NFC-normalised line to its tokens."""
     from sacremoses import MosesTokenizer
 
-    tokenize = MosesTokenizer(language).tokenize
-    return lambda line: tokenize(line, escape=False)
+    moses = MosesTokenizer(language).tokenize
+
+    def tokenize(line: str) -> list[str]:
+        line = nfc(line)
+        found, position = [], 0
+        for span in protected.spans(line):
+            found += moses(line[position:span.start], escape=False)
+            found.append(encode(line[span.start:span.end]))
+            position = span.end
+        return found + moses(line[position:], escape=False)
+
+    return tokenize
 
 
-def detokenizer(language: str) -> Callable[[Sequence[str]], str]:
-    """Moses's detokeniser for ``language`` (sacremoses): tokens to a line of plain text."""
+def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[Sequence[str]], str]:
+    """Moses's detokeniser for ``language`` (sacremoses, no unescaping, as the tokeniser escapes nothing):
+    tokens to a line of plain text. Protected tokens come back as they were, spaced as words, except that a
+    tag with its partner in the line is written against the text it encloses, as are guillemets (but in
+    French)."""
     from sacremoses import MosesDetokenizer
 
-    detokenize = MosesDetokenizer(language).detokenize
-    return lambda words: detokenize(list(words))
+    moses = MosesDetokenizer(language).detokenize
+    quotes = language != "fr"
+
+    def detokenize(words: Sequence[str]) -> str:
+        hidden = [i for i, w in enumerate(words) if protected.protects(w)
+                  or quotes and (w in _OPENING_QUOTES or w in _CLOSING_QUOTES)]
+        if not hidden:
+            return moses(list(words), unescape=False)
+        stand_in = "Pbmtprotected"
+        while any(stand_in in w for w in words):
+            stand_in += "x"
+        shown = list(words)
+        for i in hidden:
+            shown[i] = stand_in
+        parts = moses(shown, unescape=False).split(stand_in)
+        glue_right, glue_left = _glued(words, quotes)
+        out = parts[0]
+        for i, after in zip(hidden, parts[1:]):
+            if i in glue_left and out.endswith(" "):
+                out = out[:-1]
+            out += decode(words[i])
+            if i in glue_right and after.startswith(" "):
+                after = after[1:]
+            out += after
+        return out
+
+    return detokenize
+
+
+def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
+    """The positions of the tokens written against the next token (an opening tag with its closing tag later
+    in the line, an opening guillemet) and against the previous one (the closing tag, a closing guillemet)."""
+    right, left = set(), set()
+    open_tags: list[tuple[str, int]] = []
+    for i, word in enumerate(words):
+        if quotes and word in _OPENING_QUOTES:
+            right.add(i)
+        elif quotes and word in _CLOSING_QUOTES:
+            left.add(i)
+        elif (name := opening_tag(word)) is not None:
+            open_tags.append((name, i))
+        elif (name := closing_tag(word)) is not None:
+            for k in range(len(open_tags) - 1, -1, -1):
+                if open_tags[k][0] == name:
+                    right.add(open_tags[k][1])
+                    left.add(i)
+                    del open_tags[k:]
+                    break
+    return right, left
 
 
 def _has_letter(token: str) -> bool:
     return any(c.isalpha() for c in token)
 
 
-def detruecase(words: Sequence[str]) -> list[str]:
+def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) -> list[str]:
     """``words`` with a capital first letter on the first word of the line and the first word after a ``.``
-    (opening quotes and brackets before it are skipped)."""
+    (opening quotes and brackets before it are skipped; a protected token there keeps its casing)."""
     out, start = [], True
     for word in words:
-        if start and _has_letter(word):
+        if start and _has_letter(word) and not protected.protects(word):
             word = word[:1].upper() + word[1:]
             start = False
         elif start and word not in _DELAYED_START:
@@ -83,23 +162,25 @@ def detruecase(words: Sequence[str]) -> list[str]:
 
 class Truecaser:
     """Moses's truecaser (sacremoses's ``MosesTruecaser``, which ports ``train-truecaser.perl`` and
-    ``truecase.perl``)."""
+    ``truecase.perl``). Protected tokens are left out of both learning and truecasing: they keep their casing
+    and do not count as a sentence's first word."""
 
-    def __init__(self, moses):
+    def __init__(self, moses, protected: ProtectedPatterns = BUILT_IN):
         self._moses = moses
+        self._protected = protected
 
     @classmethod
-    def train(cls, sentences: Iterable[Sequence[str]]) -> "Truecaser":
+    def train(cls, sentences: Iterable[Sequence[str]], protected: ProtectedPatterns = BUILT_IN) -> "Truecaser":
         """Learn from tokenised sentences: each word's casings counted inside sentences (not a sentence's
         first word, which is capitalised whatever it is)."""
         from sacremoses import MosesTruecaser
 
         moses = MosesTruecaser()
-        moses.train([list(s) for s in sentences])
-        return cls(moses)
+        moses.train([[w for w in s if not protected.protects(w)] for s in sentences])
+        return cls(moses, protected)
 
     @classmethod
-    def read(cls, path: str | os.PathLike) -> "Truecaser":
+    def read(cls, path: str | os.PathLike, protected: ProtectedPatterns = BUILT_IN) -> "Truecaser":
         """Read a truecaser model in Moses's format (plain or gzip); FormatError names a malformed line."""
         from sacremoses import MosesTruecaser
 
@@ -119,7 +200,7 @@ class Truecaser:
         best = {lower: counts.most_common(1)[0][0] for lower, counts in casing.items()}
         known = Counter(word for counts in casing.values() for word, _ in counts.most_common()[1:])
         moses.model = {"best": best, "known": known, "casing": casing}
-        return cls(moses)
+        return cls(moses, protected)
 
     def write(self, path: str | os.PathLike) -> None:
         """Write the model in Moses's format (``Word (count/total) word (count) ...`` per lowercased word;
@@ -136,7 +217,9 @@ class Truecaser:
         """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does: a sentence-initial word
         takes its most frequent casing, a word seen in its own casing inside sentences keeps it, another known
         word takes its most frequent casing, an unknown word stays as it is."""
-        return self._moses.truecase(" ".join(words), use_known=True) if words else []
+        kept = [w for w in words if not self._protected.protects(w)]
+        cased = iter(self._moses.truecase(" ".join(kept), use_known=True) if kept else ())
+        return [w if self._protected.protects(w) else next(cased) for w in words]
 
 
 @dataclass(frozen=True)
@@ -145,13 +228,15 @@ class TextForm:
 
     ``tokenize``: Moses's tokeniser (else split at spaces); ``casing``: one of
     ``CASINGS``; ``truecaser``: the model file of the truecaser (``casing ==
-    "truecase"``), read on first use.
+    "truecase"``), read on first use; ``protected``: the spans kept whole and
+    as they are.
     """
 
     language: str
     tokenize: bool
     casing: str = "none"
     truecaser: str | os.PathLike | None = None
+    protected: ProtectedPatterns = BUILT_IN
 
     def __post_init__(self):
         if self.casing not in CASINGS:
@@ -161,18 +246,18 @@ class TextForm:
 
     @cached_property
     def _split(self) -> Callable[[str], list[str]]:
-        return tokenizer(self.language) if self.tokenize else tokens
+        return tokenizer(self.language, self.protected) if self.tokenize else tokens
 
     @cached_property
     def _truecaser(self) -> Truecaser:
-        return Truecaser.read(self.truecaser)
+        return Truecaser.read(self.truecaser, self.protected)
 
     @cached_property
     def _detokenize(self) -> Callable[[Sequence[str]], str]:
-        return detokenizer(self.language)
+        return detokenizer(self.language, self.protected)
 
     def split(self, line: str) -> list[str]:
-        """The tokens of a line of plain text, in their original casing."""
+        """The tokens of a line of plain text (NFC-normalised), in their original casing."""
         return self._split(line)
 
     def case(self, words: Sequence[str]) -> list[str]:
@@ -180,7 +265,7 @@ class TextForm:
         if self.casing == "truecase":
             return self._truecaser.truecase(words)
         if self.casing == "lowercase":
-            return [w.lower() for w in words]
+            return [w if self.protected.protects(w) else w.lower() for w in words]
         return list(words)
 
     def tokens(self, line: str) -> list[str]:
@@ -190,5 +275,5 @@ class TextForm:
     def text(self, words: Sequence[str]) -> str:
         """A line of plain text from the model's tokens: detruecased (truecase) and detokenised (tokenize)."""
         if self.casing == "truecase":
-            words = detruecase(words)
+            words = detruecase(words, self.protected)
         return self._detokenize(words) if self.tokenize else " ".join(words)

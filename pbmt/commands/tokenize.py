@@ -5,7 +5,9 @@ tokeniser (sacremoses, no escaping: quotes stay quotes), then its truecaser or
 lowercasing; --side target gives the form of its references. With --language
 L, Moses's tokeniser for L alone (--lowercase to lowercase too). Reads
 --input (default: standard input), writes one line of space-separated tokens
-per input line. pbmt detokenize goes back.
+per input line. Placeholders, tags, URLs, e-mail addresses, paths and
+accelerators (pbmt.protected; --protected adds patterns) stay one token
+each, as they are. pbmt detokenize goes back.
 
 Examples:
   pbmt tokenize -f model/moses.ini -i dev.es -o dev.tok.es
@@ -16,12 +18,14 @@ Examples:
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL
 from pbmt.errors import PbmtError
 from pbmt.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
+from pbmt.protected import ProtectedPatterns
 from pbmt.text import TextForm
 
 SIDES = ("source", "target")
@@ -35,6 +39,9 @@ def add_form_arguments(parser: argparse.ArgumentParser, side: str) -> None:
     parser.add_argument("--language", metavar="L", help="Moses's tokeniser for language L (e.g. es, en) instead "
                         "of a model's preprocessing")
     parser.add_argument("--lowercase", action="store_true", help="with --language: lowercase as well")
+    parser.add_argument("--protected", type=Path, metavar="FILE", help="more protected patterns (one regular "
+                        "expression a line, tried before the built-in ones and a model's): text they match stays "
+                        "one token, as it is")
     parser.add_argument("-i", "--input", default="-", help="text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the lines go ('-': standard output)")
 
@@ -46,14 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def text_form(args: argparse.Namespace) -> TextForm:
     """The form ``add_form_arguments``'s options choose."""
+    extra = ProtectedPatterns.read(args.protected).extra if args.protected else ()
     if args.language is not None:
-        return TextForm(args.language, True, "lowercase" if args.lowercase else "none")
+        return TextForm(args.language, True, "lowercase" if args.lowercase else "none",
+                        protected=ProtectedPatterns(extra))
     if args.lowercase:
         raise PbmtError("--lowercase goes with --language; a model's pbmt.toml says its own casing")
     if not args.config.is_file():
         raise PbmtError(f"{args.config}: no such model configuration")
     preprocessing = Preprocessing.read(args.config.parent)
-    return preprocessing.source_form if args.side == "source" else preprocessing.target_form
+    form = preprocessing.source_form if args.side == "source" else preprocessing.target_form
+    return replace(form, protected=ProtectedPatterns(extra + form.protected.extra)) if extra else form
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,184 @@
+"""Protected tokens: the spans of plain text that tokenising must not split, casing must not touch and
+detokenising must not space out.
+
+Software messages and web text carry strings whose every byte matters:
+printf and positional placeholders (``%s``, ``%1$d``, ``%.*s``, ``%1``),
+brace placeholders (``{name}``, ``{0}``, ``${HOME}``), markup tags and
+character entities (``<b>``, ``&lt;b&gt;``, ``&amp;``), URLs, e-mail
+addresses, file paths and accelerator marks (``_File``, ``&Open``). Moses's
+tokeniser cuts them into pieces (``% s``, ``< b >``, ``https : / /``) that
+its detokeniser cannot put back. ``ProtectedPatterns`` finds them in a line:
+each span becomes one token, whatever the tokeniser would do inside it.
+
+Spans directly adjacent to each other or to letters and digits (``%d%%``,
+``%sKB``) are one token, so that no space can appear between them; an opening
+tag and the word after it (``<b>Fondo``), and a word and the closing tag after
+it (``Fondo</b>``), stay apart so the word between can be translated: the
+detokeniser glues a paired tag back to its neighbour (``TagGlue``).
+
+A token holds no space (the model's files separate tokens by spaces), so a
+space or tab inside a protected span (``<a href="x">``) is carried in the
+token form as a private-use character (``encode``) and given back by
+``decode``.
+
+The user's own patterns (one Python regular expression a line, ``#``
+comments; Moses's tokeniser takes such a file as ``-protected``) are tried
+before the built-in ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from pbmt.errors import FormatError
+from pbmt.files import read_lines
+
+#: Each built-in pattern with its class (the placeholder class a model with placeholders puts in its place):
+#: ``url`` (URLs, e-mail addresses, file paths), ``tag`` (markup tags and entities), ``ph`` (printf, positional
+#: and brace placeholders), ``acc`` (a word with an accelerator mark, ``_File``, ``&Open``, ``Arc_hivo``; an
+#: identifier such as ``snake_case`` or ``AT&T`` looks the same). The longest match at a position wins.
+_END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
+BUILT_IN = (
+    ("url", r"(?:(?:https?|s?ftp|file|smb|ssh|git)://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
+    ("url", r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    ("tag", r"&lt;/?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?&gt;"),
+    ("tag", r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?>"),
+    ("tag", r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});"),
+    ("url", r"(?<![\w/.~])(?:~|\.{1,2})?(?:/[\w.+@~%-]*[\w+@~%-])+/?"),
+    ("url", r"(?<!\w)[A-Za-z]:\\(?:[\w .+@~-]*[\w+@~-]\\?)*"),
+    ("ph", r"%\([\w.-]+\)[-+#0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa%]"),
+    ("ph", r"%(?:\d+\$)?[-+#0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?"
+           r"(?:hh|h|ll|l|L|q|j|z|Z|t|I64|I32|I)?[diouxXeEfFgGaAcCsSpn%]"),
+    ("ph", r"%L?\d+|%\{\w+\}"),
+    ("ph", r"\{\{\s*[\w.]+\s*\}\}|\$\{[^{}\s]+\}|\{[A-Za-z_][\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
+           r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
+    ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
+)
+#: The class of a user's pattern.
+USER_CLASS = "ph"
+#: Where a space or tab inside a protected token goes in the token form: this offset plus its code point.
+_SPACE_OFFSET = 0xE000
+_ENCODED_SPACE = re.compile("[\uE009\uE020]")
+_OPENING_TAG = re.compile(r"(?:<|&lt;)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(?<!/)(?:>|&gt;)")
+_CLOSING_TAG = re.compile(r"(?:<|&lt;)/([A-Za-z][\w:.-]*)\s*(?:>|&gt;)")
+
+
+def encode(span: str) -> str:
+    """A protected span as one token: its spaces and tabs as private-use characters."""
+    return span.replace(" ", chr(_SPACE_OFFSET + 32)).replace("\t", chr(_SPACE_OFFSET + 9))
+
+
+def decode(token: str) -> str:
+    """The text of a token ``encode`` made (any other token as it is)."""
+    return _ENCODED_SPACE.sub(lambda m: chr(ord(m.group()) - _SPACE_OFFSET), token)
+
+
+def opening_tag(token: str) -> str | None:
+    """The element name of an opening tag (``<b>``, ``&lt;a href=...&gt;``; not ``<br/>``), else None."""
+    m = _OPENING_TAG.fullmatch(decode(token))
+    return m.group(1).lower() if m else None
+
+
+def closing_tag(token: str) -> str | None:
+    """The element name of a closing tag (``</b>``, ``&lt;/b&gt;``), else None."""
+    m = _CLOSING_TAG.fullmatch(decode(token))
+    return m.group(1).lower() if m else None
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters ``start`` to ``end`` of a line (a half-open range) are one protected token of class ``kind``."""
+
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class ProtectedPatterns:
+    """The built-in patterns after the user's ``extra`` ones (regular expressions, tried first), and, when
+    they came from a file, its ``path``."""
+
+    extra: tuple[str, ...] = ()
+    path: str | None = None
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> "ProtectedPatterns":
+        """Patterns from a file: one regular expression a line; blank lines and lines starting with ``#`` are
+        skipped. FormatError names a line that is not a valid regular expression or matches the empty string."""
+        extra = []
+        for number, line in read_lines(path):
+            pattern = line.strip()
+            if not pattern or pattern.startswith("#"):
+                continue
+            try:
+                compiled = re.compile(pattern)
+            except re.error as err:
+                raise FormatError(path, number, f"not a regular expression: {err}") from None
+            if compiled.fullmatch(""):
+                raise FormatError(path, number, f"{pattern!r} matches the empty string")
+            extra.append(pattern)
+        return cls(tuple(extra), os.fspath(path))
+
+    @cached_property
+    def _patterns(self) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((USER_CLASS, re.compile(p)) for p in self.extra) + tuple(
+            (kind, re.compile(p)) for kind, p in BUILT_IN)
+
+    @cached_property
+    def _any(self) -> re.Pattern:
+        return re.compile("|".join(f"(?:{p.pattern})" for _, p in self._patterns))
+
+    def spans(self, line: str) -> list[Span]:
+        """The protected tokens of ``line``, left to right: at each position the longest match of any
+        pattern (the first pattern's on a tie), then adjacent spans and the letters and digits they touch
+        joined into one (see the module's docstring)."""
+        if not self._any.search(line):
+            return []
+        found: list[Span] = []
+        position = 0
+        while position < len(line):
+            best = None
+            for kind, pattern in self._patterns:
+                m = pattern.search(line, position)
+                if m and m.end() > m.start() and (best is None or (m.start(), m.start() - m.end())
+                                                  < (best.start, best.start - best.end)):
+                    best = Span(m.start(), m.end(), kind)
+            if best is None:
+                break
+            found.append(best)
+            position = best.end
+        return _joined(line, found)
+
+    def protects(self, token: str) -> bool:
+        """Whether a token holds protected text (so casing and the detokeniser leave it as it is)."""
+        return bool(self._any.search(decode(token))) or token != decode(token)
+
+    def kind(self, token: str) -> str | None:
+        """The class of the first protected span of a token (``url``, ``tag``, ``ph``, ``acc``), or None."""
+        spans = self.spans(decode(token))
+        return spans[0].kind if spans else None
+
+
+def _joined(line: str, spans: list[Span]) -> list[Span]:
+    """``spans`` with touching spans merged and each extended over the letters and digits it touches, except
+    where an opening tag meets what follows it or a closing tag what precedes it."""
+    out: list[Span] = []
+    for span in spans:
+        start, end = span.start, span.end
+        text = line[start:end]
+        if not closing_tag(text):
+            while start > 0 and line[start - 1].isalnum() and (not out or start > out[-1].end):
+                start -= 1
+        if not opening_tag(text):
+            while end < len(line) and line[end].isalnum():
+                end += 1
+        if out and start <= out[-1].end and not opening_tag(line[out[-1].start:out[-1].end]) \
+                and not closing_tag(text):
+            out[-1] = Span(out[-1].start, max(end, out[-1].end), out[-1].kind)
+        else:
+            out.append(Span(start, end, span.kind))
+    return out

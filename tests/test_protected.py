@@ -1,0 +1,173 @@
+"""Protected tokens (``pbmt.protected``) through pbmt's tokeniser and detokeniser: one token each, back byte
+for byte, no space put next to them; a user's pattern file; NFC normalisation."""
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbmt.cli import main
+from pbmt.errors import FormatError
+from pbmt.files import read_lines
+from pbmt.protected import ProtectedPatterns, decode
+from pbmt.text import TextForm
+
+ES, EN = TextForm("es", tokenize=True), TextForm("en", tokenize=True)
+
+# (line, its tokens): every class of the issue, and what sacremoses alone breaks
+EXAMPLES = [
+    ("Ya existe un archivo llamado «%s».", ["Ya", "existe", "un", "archivo", "llamado", "«", "%s", "»", "."]),
+    ("%1 de %2 copiados", ["%1", "de", "%2", "copiados"]),
+    ("<b>Fondo</b>", ["<b>", "Fondo", "</b>"]),
+    ("&lt;b&gt;negrita&lt;/b&gt; y &amp;", ["&lt;b&gt;", "negrita", "&lt;/b&gt;", "y", "&amp;"]),
+    ("Crear _carpeta", ["Crear", "_carpeta"]),
+    ("&Abrir y Arc_hivo", ["&Abrir", "y", "Arc_hivo"]),
+    ("https://www.ejemplo.es/informe-2024.html", ["https://www.ejemplo.es/informe-2024.html"]),
+    ("Visite www.ejemplo.es/a?b=1.", ["Visite", "www.ejemplo.es/a?b=1", "."]),
+    ("Escriba a juan.perez@ejemplo.es.", ["Escriba", "a", "juan.perez@ejemplo.es", "."]),
+    ("Abra ~/.config/app o /etc/fstab.", ["Abra", "~/.config/app", "o", "/etc/fstab", "."]),
+    ("%1$d de %2$s: %.*s (%-10s)", ["%1$d", "de", "%2$s", ":", "%.*s", "(", "%-10s", ")"]),
+    ("%d%% completado", ["%d%%", "completado"]),
+    ("{0} de {total}, ${HOME}", ["{0}", "de", "{total}", ",", "${HOME}"]),
+    ("%(name)s tiene %(count)d", ["%(name)s", "tiene", "%(count)d"]),
+    ('<a href="http://x.es">enlace</a>', ['<a\ue020href="http://x.es">', "enlace", "</a>"]),
+    ("Uso: %s [OPCIÓN]... <archivo>", ["Uso", ":", "%s", "[", "OPCIÓN", "]", "...", "<archivo>"]),
+]
+
+
+@pytest.mark.parametrize("line,expected", EXAMPLES)
+def test_protected_tokens_are_one_token_each_and_come_back_byte_exact(line, expected):
+    assert ES.tokens(line) == expected
+    assert EN.text(expected) == line
+
+
+def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as_a_word():
+    assert EN.text(["Press", "<b>", "OK", "</b>", "now"]) == "Press <b>OK</b> now"
+    assert EN.text(["cp", "<source>", "<dest>"]) == "cp <source> <dest>"
+    # French spaces its guillemets; the others write them against the quote
+    assert TextForm("fr", tokenize=True).text(["«", "%s", "»"]) == "« %s »"
+    assert EN.text(["named", "«", "%s", "»", "."]) == "named «%s»."
+
+
+def test_casing_leaves_protected_tokens_alone(tmp_path):
+    from pbmt.text import Truecaser, detruecase
+
+    assert detruecase(["%s", "files"]) == ["%s", "files"]
+    assert detruecase(["https://x.es", "is", "down"]) == ["https://x.es", "is", "down"]
+    path = tmp_path / "truecase.es"
+    Truecaser.train([["el", "%S", "es"], ["y", "el", "%S"]]).write(path)
+    form = TextForm("es", tokenize=True, casing="truecase", truecaser=path)
+    assert form.tokens("%S y El") == ["%S", "y", "el"]
+    assert "%S" not in path.read_text(encoding="utf-8")
+    assert TextForm("es", True, "lowercase").tokens("Abrir %S en _Archivo") == ["abrir", "%S", "en", "_Archivo"]
+
+
+def test_nfd_and_nfc_lines_give_the_same_tokens():
+    line = "Nivel de compresión: «%s» ¿Señor?"
+    nfd = unicodedata.normalize("NFD", line)
+    assert nfd != line
+    assert ES.tokens(nfd) == ES.tokens(line) == ["Nivel", "de", "compresión", ":", "«", "%s", "»", "¿", "Señor", "?"]
+    assert TextForm("es", tokenize=False).tokens(nfd) == TextForm("es", tokenize=False).tokens(line)
+
+
+# Random messages: words, punctuation and protected tokens; a protected token touches only the punctuation
+# that belongs against it ("(%s)", "«%s»", "%s:") or another protected token ("%d%%").
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzáéíóúñ", min_size=1, max_size=8).map(
+    lambda w: w if w not in {"y", "a"} else w + "s")
+_PRINTF = st.builds(lambda pos, flags, width, precision, conv: f"%{pos}{flags}{width}{precision}{conv}",
+                    st.sampled_from(["", "1$", "2$"]), st.sampled_from(["", "-", "0", "+"]),
+                    st.sampled_from(["", "5", "*"]), st.sampled_from(["", ".2", ".*"]),
+                    st.sampled_from(list("sdiuxfgc") + ["ld", "lu", "zu"]))
+_PROTECTED = st.one_of(
+    _PRINTF,
+    st.integers(1, 12).map(lambda n: f"%{n}"),
+    st.sampled_from(["{0}", "{1}", "{name}", "{count}", "${HOME}", "%(file)s", "&amp;", "&lt;", "&#169;"]),
+    _WORD.map(lambda w: f"https://www.{w}.es/{w}-2024.html"),
+    _WORD.map(lambda w: f"{w}@ejemplo.org"),
+    _WORD.map(lambda w: f"/usr/share/{w}/{w}.conf"),
+    _WORD.map(lambda w: f"_{w}"),
+    _WORD.map(lambda w: f"&{w.capitalize()}"),
+)
+
+
+@st.composite
+def _messages(draw):
+    """A message and the (start, end) of each protected token in it."""
+    line, spans = "", []
+
+    def add(text, protected=False):
+        nonlocal line
+        if protected:
+            spans.append((len(line), len(line) + len(text)))
+        line += text
+
+    for _ in range(draw(st.integers(1, 8))):
+        if line:
+            add(" ")
+        kind = draw(st.sampled_from(["word", "word", "protected", "wrapped", "pair", "tag"]))
+        if kind == "word":
+            add(draw(_WORD) + draw(st.sampled_from(["", "", ",", ":", "."])))
+        elif kind == "protected":
+            add(draw(_PROTECTED), True)
+        elif kind == "wrapped":
+            left, right = draw(st.sampled_from([("(", ")"), ("«", "»"), ('"', '"'), ("¿", "?"), ("", ":")]))
+            add(left)
+            add(draw(_PROTECTED.filter(lambda p: not p.startswith(("&", "_")))), True)
+            add(right)
+        elif kind == "pair":
+            add(draw(_PRINTF), True)
+            add(draw(st.sampled_from(["%%", "%s", "{0}"])), True)
+        else:
+            add("<b>", True)
+            add(draw(_WORD))
+            add("</b>", True)
+    return line, spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(_messages())
+def test_tokenize_then_detokenize_gives_back_every_protected_token_with_no_space_put_next_to_it(message):
+    line, spans = message
+    words = ES.tokens(line)
+    assert all(" " not in w for w in words)
+    out = EN.text(words)
+    position = 0
+    for start, end in spans:
+        piece = line[start:end]
+        found = out.find(piece, position)
+        assert found >= 0, (line, out, piece)
+        if start > 0 and not line[start - 1].isspace():
+            assert found > 0 and not out[found - 1].isspace(), (line, out, piece)
+        if end < len(line) and not line[end].isspace():
+            assert found + len(piece) < len(out) and not out[found + len(piece)].isspace(), (line, out, piece)
+        position = found + len(piece)
+
+
+def test_a_users_patterns_come_first_and_a_bad_one_names_its_line(tmp_path, capsys):
+    patterns = tmp_path / "protected.txt"
+    patterns.write_text("# emoji codes\n\n:[a-z_]+:\n", encoding="utf-8")
+    form = TextForm("es", tokenize=True, protected=ProtectedPatterns.read(patterns))
+    assert form.tokens("Véase :sonrisa:, %s.") == ["Véase", ":sonrisa:", ",", "%s", "."]
+    assert ":sonrisa:" not in ES.tokens("Véase :sonrisa:.")
+    text = tmp_path / "in.es"
+    text.write_text("Véase :sonrisa: en <b>%s</b>\n", encoding="utf-8")
+    assert main(["tokenize", "--language", "es", "--protected", str(patterns), "-i", str(text)]) == 0
+    assert capsys.readouterr().out == "Véase :sonrisa: en <b> %s </b>\n"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("ok\n(unclosed\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"bad.txt:2: not a regular expression"):
+        ProtectedPatterns.read(bad)
+    bad.write_text("x*\n", encoding="utf-8")
+    assert main(["tokenize", "--language", "es", "--protected", str(bad), "-i", str(text)]) == 1
+    assert "bad.txt:1: 'x*' matches the empty string" in capsys.readouterr().err
+
+
+def test_tokenize_and_detokenize_verbs_keep_protected_tokens(tmp_path, capsys):
+    text = tmp_path / "in.es"
+    text.write_text("".join(line + "\n" for line, _ in EXAMPLES), encoding="utf-8")
+    assert main(["tokenize", "--language", "es", "-i", str(text), "-o", str(tmp_path / "tok")]) == 0
+    tokenised = [line for _, line in read_lines(tmp_path / "tok")]
+    assert [decode(t) for t in tokenised[0].split()] == EXAMPLES[0][1]
+    assert main(["detokenize", "--language", "es", "-i", str(tmp_path / "tok")]) == 0
+    assert capsys.readouterr().out.splitlines() == [line for line, _ in EXAMPLES]
