@@ -1,5 +1,4 @@
 import dataclasses
-import itertools
 import math
 
 import numpy as np
@@ -11,6 +10,8 @@ from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry, nbest_entries, word_alignment
 
+from enumeration import all_derivations
+
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
 # both searches; cube pruning with no pop limit explores every extension the stack search does
 SEARCHES = {"stack": dict(search="stack"), "cube": dict(search="cube", pop_limit=0)}
@@ -19,34 +20,6 @@ SEARCHES = {"stack": dict(search="stack"), "cube": dict(search="cube", pop_limit
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")
-
-
-def all_derivations(options, distortion_limit):
-    """Every derivation Moses's distortion rules allow, by exhaustive recursion (independent of the kernel)."""
-    n = options.n_words
-    out = []
-
-    def extend(covered, prev_end, chosen):
-        if all(covered):
-            out.append(list(chosen))
-            return
-        first_gap = covered.index(False)
-        for start in range(n):
-            if covered[start]:
-                continue
-            if distortion_limit >= 0 and abs(start - prev_end) > distortion_limit:
-                continue
-            for end in range(start + 1, min(n, start + options.max_length) + 1):
-                if any(covered[start:end]):
-                    break
-                if distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
-                    continue
-                for o in options.span(start, end):
-                    now = covered[:start] + [True] * (end - start) + covered[end:]
-                    extend(now, end, chosen + [o])
-
-    extend([False] * n, 0, [])
-    return [Derivation.from_options(options, c) for c in out]
 
 
 SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]

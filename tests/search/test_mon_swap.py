@@ -1,7 +1,6 @@
 """The MON/SWAP block orientation model: decoder against brute force, orientation labels (Fig. 1)."""
 
 import dataclasses
-import itertools
 
 import numpy as np
 import pytest
@@ -17,6 +16,8 @@ from pbmt.search.oracle import oracle_search
 from pbmt.model.block_features import BlockWeights, sequence_names
 from pbmt.model.sparse import SparseModel, WordClasses
 
+from enumeration import mon_swap_derivations
+
 L, R, N = Orientation.LEFT, Orientation.RIGHT, Orientation.NEUTRAL
 NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0)
 SEARCHES = {"stack": dict(search="stack"), "cube": dict(search="cube", pop_limit=0)}
@@ -27,38 +28,6 @@ SENTENCES = ["a b c", "c a e b", "a b c d e", "e d c b a", "b x a d"]
 def tiny(tiny_model_dir):
     model = TranslationModel.load(tiny_model_dir / "moses.ini")
     return dataclasses.replace(model, settings=SearchSettings(**NO_PRUNING, reordering="mon-swap"))
-
-
-def mon_swap_derivations(options):
-    """Every MON/SWAP block sequence: a segmentation into phrases, some neighbour pairs swapped, any options."""
-    n = options.n_words
-    out = []
-
-    def segmentations(start):
-        if start == n:
-            yield []
-            return
-        for end in range(start + 1, min(n, start + options.max_length) + 1):
-            if len(options.span(start, end)):
-                for rest in segmentations(end):
-                    yield [(start, end)] + rest
-
-    for spans in segmentations(0):
-        k = len(spans)
-        for swaps in itertools.product([False, True], repeat=max(0, k - 1)):
-            if any(a and b for a, b in zip(swaps, swaps[1:])):
-                continue  # a block is swapped with one neighbour at most
-            order, i = [], 0
-            while i < k:
-                if i < k - 1 and swaps[i]:
-                    order += [spans[i + 1], spans[i]]
-                    i += 2
-                else:
-                    order.append(spans[i])
-                    i += 1
-            for chosen in itertools.product(*(options.span(s, e) for s, e in order)):
-                out.append(Derivation.from_options(options, list(chosen)))
-    return out
 
 
 @pytest.mark.parametrize("search", SEARCHES)

@@ -1,0 +1,256 @@
+"""Numba kernels of the constrained searches: forced decoding and prefix-constrained decoding.
+
+A hypothesis is the decoder's (coverage bitmap, last block, LM state,
+accumulated score) plus ``pos``, the number of target words of the constraint
+it has produced: a block may extend it only if its target words agree with
+the constraint from ``pos`` on (``fit``). Forced decoding's constraint is the
+whole reference; prefix decoding's a prefix, after which ``pos`` stays at the
+prefix length and the search is free.
+
+Hypotheses with the same coverage, last block (its end, or the option when
+lexicalized reordering or sparse transitions read it), ``pos`` and LM state
+continue identically, so only the best of such a class needs expanding: with
+no pruning the search is exact dynamic programming over that state space
+(under forced decoding the LM state is a function of ``pos``, the target
+words being fixed). Stacks hold classes by source words covered; a block
+covers at least one source word, so stack ``s`` is final before it is
+expanded. Prefix decoding prunes only the classes past the prefix (histogram
+pruning by score plus future estimate, as the stack decoder does); classes
+still inside the prefix are all kept. Every hypothesis stays in the pool as
+an arc of its class, so n-best lists come from ``_nbest_kernels``.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from pbmt.search._array_kernels import grow1, grow2
+from pbmt.search._decoder_kernels import _future_of, reachable_spans
+from pbmt.search._scoring_kernels import extension_score
+
+Sentence = namedtuple("Sentence", [
+    "n",  # int: source words
+    "opt_start", "opt_end",  # int32[n_opt]: each option's source span [start, end)
+    "tgt_offsets", "tgt_words",  # option o produces tgt_words[tgt_offsets[o]:tgt_offsets[o + 1]]
+    "local_score",  # float64[n_opt]: weighted option-local score (natural log)
+    "span_offsets",  # int64[n * max_length + 1]: options of span (i, i + l + 1) as in TranslationOptions
+    "max_length",  # int: longest source phrase
+    "future",  # float64[n + 1, n + 1]: future-cost table (TranslationOptions.future)
+])
+"""One sentence's translation options as the constrained kernels read them (``TranslationOptions``)."""
+
+Constraint = namedtuple("Constraint", [
+    "fit",  # bool[n_opt, length + 1]: option o may start at constraint position t
+    "length",  # int: constraint words (the reference, or the prefix)
+    "exact",  # bool: the output must be exactly the constraint (forced decoding), else begin with it
+    "distortion_limit",  # int: < 0 unlimited
+    "mon_swap",  # bool: the MON/SWAP space instead of the distortion limit
+    "stack_size",  # int: classes kept per stack past the prefix (<= 0: all)
+    "max_hypotheses",  # int: stop (and say so) when the pool would grow past this
+])
+"""What a constrained search must produce and in which space (``forced_kernel``)."""
+
+OVERFLOW = -2  # final_class when the search stopped at Constraint.max_hypotheses
+
+
+@njit(cache=True)
+def fit_table(tgt_offsets, tgt_words, constraint, last_ok, exact):
+    """``fit[o, t]``: option ``o``'s target words agree with ``constraint`` (``int32[m]`` ids) from position
+    ``t`` (``0 <= t <= m``). ``exact``: the words must lie within the constraint and equal it (forced
+    decoding); else they must equal it where they overlap it (a prefix: words past its end are free).
+    ``last_ok``: ``bool[V]`` over word ids, the words allowed at the constraint's last position in place of
+    equality (a prefix ending mid-word: the words it begins), or an empty array for equality there too."""
+    n_opt = tgt_offsets.shape[0] - 1
+    m = constraint.shape[0]
+    fit = np.zeros((n_opt, m + 1), dtype=np.bool_)
+    for o in range(n_opt):
+        lo, hi = tgt_offsets[o], tgt_offsets[o + 1]
+        for t in range(m + 1):
+            if exact and t + hi - lo > m:
+                break
+            ok = True
+            for k in range(lo, hi):
+                j = t + k - lo
+                if j >= m:
+                    break
+                w = tgt_words[k]
+                if j == m - 1 and last_ok.shape[0] > 0:
+                    if w >= last_ok.shape[0] or not last_ok[w]:
+                        ok = False
+                        break
+                elif w != constraint[j]:
+                    ok = False
+                    break
+            fit[o, t] = ok
+    return fit
+
+
+@njit(cache=True, inline="always")
+def _hash(cov, h, key_a, pos, lm_state):
+    x = (np.uint64(lm_state) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(key_a + 7) * np.uint64(0xC2B2AE3D27D4EB4F)
+         ^ np.uint64(pos + 1) * np.uint64(0x165667B19E3779F9))
+    for k in range(cov.shape[1]):
+        x = (x ^ cov[h, k]) * np.uint64(0x100000001B3)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+@njit(cache=True)
+def _same_key(cov, key_a, pos, lm_state, a, b):
+    if key_a[a] != key_a[b] or pos[a] != pos[b] or lm_state[a] != lm_state[b]:
+        return False
+    for w in range(cov.shape[1]):
+        if cov[a, w] != cov[b, w]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_size):
+    """Representatives of one stack's classes to expand: every class inside the constraint, and of those
+    past it (``pos == prefix_end`` of a prefix) the ``stack_size`` best by score plus future estimate."""
+    count = 0
+    c = head
+    while c >= 0:
+        count += 1
+        c = c_next[c]
+    reps = np.empty(count, dtype=np.int32)
+    totals = np.empty(count)
+    free = np.zeros(count, dtype=np.bool_)
+    k = 0
+    c = head
+    while c >= 0:
+        h = c_rep[c]
+        reps[k] = h
+        free[k] = prefix_end >= 0 and pos[h] == prefix_end
+        totals[k] = score[h] + _future_of(cov, h, n, future) if free[k] else np.inf
+        k += 1
+        c = c_next[c]
+    if stack_size <= 0:
+        return reps
+    order = np.argsort(-totals, kind="mergesort")
+    keep = np.empty(count, dtype=np.int32)
+    n_keep = 0
+    n_free = 0
+    for i in order:
+        if free[i]:
+            if n_free == stack_size:
+                continue
+            n_free += 1
+        keep[n_keep] = reps[i]
+        n_keep += 1
+    return keep[:n_keep]
+
+
+@njit(cache=True)
+def forced_kernel(sentence, tr, constraint):
+    """The constrained search of one sentence of ``sentence.n`` > 0 words (see the module docstring).
+
+    ``tr``: the weighted transition features (``Transitions``). Returns the search graph as the stack
+    decoder's (``SearchGraph``: parent int32[h], option int32[h], score float64[h], klass int32[h],
+    final_class) and how many hypotheses each stack received (int64[n + 1]); final_class is -1 when no
+    complete hypothesis satisfies the constraint, ``OVERFLOW`` when the pool reached
+    ``constraint.max_hypotheses`` first.
+    """
+    n, max_length = sentence.n, sentence.max_length
+    span_offsets, tgt_offsets = sentence.span_offsets, sentence.tgt_offsets
+    fit, m, exact = constraint.fit, constraint.length, constraint.exact
+    prefix_end = -1 if exact else m
+    key_option = tr.has_lr or tr.has_sparse
+    cap = 1024
+    words = max(1, (n + 63) // 64)
+    cov = np.zeros((cap, words), dtype=np.uint64)
+    prev_start = np.zeros(cap, dtype=np.int32)
+    prev_end = np.zeros(cap, dtype=np.int32)
+    lm_state = np.zeros(cap, dtype=np.int64)
+    option = np.full(cap, -1, dtype=np.int32)
+    parent = np.full(cap, -1, dtype=np.int32)
+    score = np.zeros(cap)
+    pos = np.zeros(cap, dtype=np.int32)
+    key_a = np.zeros(cap, dtype=np.int64)
+    klass = np.zeros(cap, dtype=np.int32)
+    lm_state[0] = tr.begin_state
+    c_rep = np.zeros(1024, dtype=np.int32)
+    c_next = np.full(1024, -1, dtype=np.int32)
+    table = np.full(4096, -1, dtype=np.int32)
+    n_class = 1
+    final_class = -1
+    stack_head = np.full(n + 1, -1, dtype=np.int32)
+    stack_head[0] = 0
+    received = np.zeros(n + 1, dtype=np.int64)
+    spans = np.empty((n * max_length + 1, 2), dtype=np.int32)
+    n_hyp = 1
+    for s in range(n):
+        for h in _kept(stack_head[s], c_next, c_rep, pos, score, cov, n, sentence.future, prefix_end,
+                       constraint.stack_size):
+            n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, constraint.distortion_limit,
+                                      constraint.mon_swap, span_offsets, spans)
+            t = pos[h]
+            for k in range(n_spans):
+                start, end = spans[k, 0], spans[k, 1]
+                covered = s + end - start
+                complete = covered == n
+                for o in range(span_offsets[start * max_length + end - start - 1],
+                               span_offsets[start * max_length + end - start]):
+                    if not fit[o, t]:
+                        continue
+                    new_pos = t + tgt_offsets[o + 1] - tgt_offsets[o]
+                    if prefix_end >= 0:
+                        new_pos = min(new_pos, prefix_end)
+                    if complete and new_pos != m:
+                        continue  # the output is not the reference, or is shorter than the prefix
+                    if n_hyp == constraint.max_hypotheses:
+                        return (parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], OVERFLOW,
+                                received)
+                    if n_hyp == cap:
+                        cap *= 2
+                        cov, prev_start, prev_end = grow2(cov, cap), grow1(prev_start, cap), grow1(prev_end, cap)
+                        lm_state, option, parent = grow1(lm_state, cap), grow1(option, cap), grow1(parent, cap)
+                        score, pos, key_a, klass = grow1(score, cap), grow1(pos, cap), grow1(key_a, cap), grow1(klass, cap)
+                    step, new_state = extension_score(tr, tgt_offsets, sentence.tgt_words, lm_state[h],
+                                                      prev_start[h], prev_end[h], option[h], o, start, end, complete)
+                    g = n_hyp
+                    for w in range(words):
+                        cov[g, w] = cov[h, w]
+                    for i in range(start, end):
+                        cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+                    prev_start[g], prev_end[g], option[g], parent[g] = start, end, o, h
+                    score[g] = score[h] + sentence.local_score[o] + step
+                    pos[g] = new_pos
+                    lm_state[g] = -1 if complete else new_state
+                    key_a[g] = -1 if complete else (o if key_option else end)
+                    n_hyp += 1
+                    received[covered] += 1
+                    if 2 * (n_class + 1) > table.shape[0]:
+                        table = np.full(2 * table.shape[0], -1, dtype=np.int32)
+                        for c in range(n_class):
+                            r = c_rep[c]
+                            sl = np.int64(_hash(cov, r, key_a[r], pos[r], lm_state[r]) & np.uint64(table.shape[0] - 1))
+                            while table[sl] >= 0:
+                                sl = (sl + 1) & (table.shape[0] - 1)
+                            table[sl] = c
+                    mask = table.shape[0] - 1
+                    slot = np.int64(_hash(cov, g, key_a[g], pos[g], lm_state[g]) & np.uint64(mask))
+                    found = -1
+                    while table[slot] >= 0:
+                        if _same_key(cov, key_a, pos, lm_state, c_rep[table[slot]], g):
+                            found = table[slot]
+                            break
+                        slot = (slot + 1) & mask
+                    if found >= 0:
+                        klass[g] = found
+                        if score[g] > score[c_rep[found]]:
+                            c_rep[found] = g
+                        continue
+                    if n_class == c_rep.shape[0]:
+                        c_rep, c_next = grow1(c_rep, 2 * n_class), grow1(c_next, 2 * n_class)
+                    c_rep[n_class] = g
+                    c_next[n_class] = stack_head[covered]
+                    stack_head[covered] = n_class
+                    table[slot] = n_class
+                    klass[g] = n_class
+                    if complete:
+                        final_class = n_class
+                    n_class += 1
+    return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class, received

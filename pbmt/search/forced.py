@@ -1,0 +1,207 @@
+"""Constrained search: forced decoding of a reference, and the best completions of a target prefix.
+
+``forced_decode`` finds the model's best derivations whose output is exactly
+a reference (Moses's ``ConstrainedDecoding``), in the model's search space
+(distortion limit or MON/SWAP). Its search is exact: dynamic programming
+over (coverage, last block, reference words produced) with no pruning
+(``_forced_kernels``), bounded only by a number of hypotheses; Moses's
+beam search with a constraint feature can lose the reference when the beam
+drops its partial derivations. A reference it cannot reach gets a reason
+(``Unreachable``): found by relaxing one limit at a time.
+
+``prefix_decode`` finds the best derivations whose output begins with a
+prefix, the last word of which may be unfinished (``partial``): its words
+are searched exactly, the rest with the stack decoder's histogram pruning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+
+import numpy as np
+
+from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.search._forced_kernels import OVERFLOW, Constraint, Sentence, fit_table, forced_kernel
+from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, decode
+from pbmt.search.options import TranslationOptions
+from pbmt.search.transitions import transitions
+
+MAX_HYPOTHESES = 5_000_000  # a forced search stops (Unreachable.SEARCH_LIMIT) past this many hypotheses (~0.5 GB)
+
+
+class Unreachable(Enum):
+    """Why no derivation of the model produces a reference, most basic cause first."""
+
+    REFERENCE_WORD = "a reference word no phrase produces"
+    SOURCE_WORD = "a source word whose every phrase produces words not in the reference"
+    TABLE_LIMIT = "the phrase table limit (ttable-limit) pruned a phrase pair the reference needs"
+    PHRASE_LENGTH = "the phrase-length limit (max-phrase-length)"
+    DISTORTION_LIMIT = "the distortion limit"
+    MON_SWAP = "the MON/SWAP reordering space"
+    SEGMENTATION = "no segmentation of the source into the model's phrases yields it"
+    SEARCH_LIMIT = "the forced search reached its hypothesis limit"
+
+
+@dataclass(frozen=True)
+class ForcedResult:
+    """A constrained search's derivations, best first (empty when none satisfies the constraint), why there
+    is none (``reason``, None when found), and the words behind the reason (``detail``, e.g. the reference
+    words no phrase produces)."""
+
+    found: tuple[ScoredDerivation, ...]
+    reason: Unreachable | None = None
+    detail: str = ""
+
+    @property
+    def reachable(self) -> bool:
+        return bool(self.found)
+
+
+def sentence_arrays(options: TranslationOptions) -> Sentence:
+    """The constrained kernels' view of a sentence's options."""
+    return Sentence(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
+                    options.local_score, options.span_offsets, options.max_length, options.future)
+
+
+def reference_ids(options: TranslationOptions, words: list[str]) -> np.ndarray:
+    """``int32`` ids of target words in ``options.vocab``, -1 for a word it lacks (which no option produces)."""
+    ids = options.vocab.ids(words, add=False).astype(np.int32)
+    ids[[w not in options.vocab for w in words]] = -1
+    return ids
+
+
+def constrained_graph(model: TranslationModel, options: TranslationOptions, constraint: np.ndarray,
+                      exact: bool, settings: SearchSettings | None = None, last_ok: np.ndarray | None = None,
+                      max_hypotheses: int = MAX_HYPOTHESES) -> SearchGraph:
+    """The search graph of the constrained search (``_forced_kernels``) of a sentence of at least one word.
+
+    ``constraint``: ``int32[m]`` target ids; ``exact``: the output is the constraint (forced decoding),
+    else it begins with it (its completions pruned to ``settings.stack_size`` per stack); ``last_ok``:
+    ``bool[V]``, the word ids allowed at the constraint's last position (an unfinished word). ``final_class``
+    is -1 when nothing satisfies the constraint, ``OVERFLOW`` past ``max_hypotheses``.
+    """
+    settings = settings or model.settings
+    last_ok = np.zeros(0, np.bool_) if last_ok is None else last_ok
+    fit = fit_table(options.tgt_offsets, options.tgt_words, np.asarray(constraint, np.int32), last_ok, exact)
+    spec = Constraint(fit, len(constraint), exact, settings.distortion_limit, settings.reordering == "mon-swap",
+                      0 if exact else settings.stack_size, max_hypotheses)
+    parent, option, score, klass, final_class, received = forced_kernel(sentence_arrays(options),
+                                                                       transitions(model, options), spec)
+    return SearchGraph(parent, option, score, klass, final_class, received[:, None])
+
+
+class ForcedDecoder:
+    """Forced decoding with one model: ``decode`` a sentence's options into a reference.
+
+    ``settings`` (default: the model's) give the search space, distortion limit or MON/SWAP; no pruning
+    setting applies, the search being exact up to ``max_hypotheses``. The models without the table and
+    phrase-length limits that ``why_unreachable`` searches are built once, when first needed.
+    """
+
+    def __init__(self, model: TranslationModel, settings: SearchSettings | None = None,
+                 max_hypotheses: int = MAX_HYPOTHESES):
+        self.model = model
+        self.settings = settings or model.settings
+        self.max_hypotheses = max_hypotheses
+
+    def decode(self, options: TranslationOptions, reference: list[str], n_best: int = 1,
+               explain: bool = True) -> ForcedResult:
+        """The ``n_best`` best derivations whose output is exactly ``reference`` (the model's tokens), best
+        first by model score (natural log, as ``model_score``). ``explain``: when there is none, find why
+        (``why_unreachable``: more searches); else the reason is ``SEGMENTATION``."""
+        words = list(reference)
+        reference = reference_ids(options, words)
+        if options.n_words == 0 or len(reference) == 0:
+            found = decode(self.model, options) if options.n_words == len(reference) == 0 else []
+            return ForcedResult(tuple(found), None if found else Unreachable.SEGMENTATION)
+        graph = self._graph(self.model, options, reference, self.settings)
+        if graph.final_class >= 0:
+            return ForcedResult(tuple(best_paths(options, graph, n_best)))
+        if graph.final_class == OVERFLOW:
+            return ForcedResult((), Unreachable.SEARCH_LIMIT, f"more than {self.max_hypotheses} hypotheses")
+        if not explain:
+            return ForcedResult((), Unreachable.SEGMENTATION)
+        return ForcedResult((), *self.why_unreachable(options, reference, words))
+
+    def _graph(self, model, options, reference, settings) -> SearchGraph:
+        return constrained_graph(model, options, reference, True, settings, max_hypotheses=self.max_hypotheses)
+
+    def why_unreachable(self, options: TranslationOptions, reference: np.ndarray, words: list[str]
+                        ) -> tuple[Unreachable, str]:
+        """Why no derivation over ``options`` in the search space produces the reference ``words`` (ids
+        ``reference``: ``reference_ids``), which none does: the first of ``Unreachable``'s causes that holds,
+        and the words concerned.
+
+        A reference word that no phrase pair of the whole table (no table or phrase-length limit) produces
+        there, or a source word none of whose phrase pairs fits the reference, is reported as such. Otherwise
+        each limit is lifted alone (the table limit, the phrase length, the reordering space), and the first
+        whose lifting reaches the reference is the cause; when none alone does, ``SEGMENTATION``.
+        """
+        vocab = options.vocab
+        full = self._options(self._unlimited, options)
+        fit = fit_table(full.tgt_offsets, full.tgt_words, reference, np.zeros(0, np.bool_), True)
+        fits, at = np.nonzero(fit)
+        produced = np.zeros(len(reference) + 1, np.int64)
+        np.add.at(produced, at, 1)
+        np.add.at(produced, at + np.diff(full.tgt_offsets)[fits], -1)
+        missing = np.flatnonzero(np.cumsum(produced)[:-1] == 0)
+        if len(missing):
+            return Unreachable.REFERENCE_WORD, _quoted(words, missing)
+        used = np.zeros(options.n_words + 1, np.int64)
+        np.add.at(used, full.start[fits], 1)
+        np.add.at(used, full.end[fits], -1)
+        unused = np.flatnonzero(np.cumsum(used)[:-1] == 0)
+        if len(unused):
+            return Unreachable.SOURCE_WORD, _quoted(vocab.words(options.sentence), unused)
+        space = (Unreachable.MON_SWAP if self.settings.reordering == "mon-swap" else Unreachable.DISTORTION_LIMIT)
+        free = dataclasses.replace(self.settings, reordering="distortion", distortion_limit=-1)
+        limited = self.settings.reordering == "mon-swap" or self.settings.distortion_limit >= 0
+        for cause, model, settings in ((Unreachable.TABLE_LIMIT, self._no_table_limit, self.settings),
+                                       (Unreachable.PHRASE_LENGTH, self._no_length_limit, self.settings),
+                                       (space, self.model if limited else None, free)):
+            if model is None:
+                continue
+            if self._graph(model, self._options(model, options), reference, settings).final_class >= 0:
+                return cause, ""
+        return Unreachable.SEGMENTATION, ""
+
+    def _options(self, model: TranslationModel | None, options: TranslationOptions) -> TranslationOptions:
+        """The sentence's options under ``model`` (``options`` itself under the decoder's own model)."""
+        if model is None or model is self.model:
+            return options
+        return TranslationOptions.build(model, options.sentence, options.vocab)
+
+    @cached_property
+    def _longest_source(self) -> int:
+        return int(np.diff(self.model.full_table.src_offsets).max(initial=1))
+
+    def _relaxed(self, table: bool, lengths: bool) -> TranslationModel | None:
+        """The model without its table limit and/or phrase-length limit, or None when that lifts nothing."""
+        settings = self.model.settings
+        wider = lengths and self._longest_source > settings.max_phrase_length
+        more = table and self.model.full_table.n_candidates > self.model.phrases.n_candidates
+        if not (wider or more):
+            return None
+        relaxed = dataclasses.replace(settings, table_limit=10**9 if more else settings.table_limit,
+                                      max_phrase_length=self._longest_source if wider else settings.max_phrase_length)
+        return dataclasses.replace(self.model, settings=relaxed).with_weights(self.model.weights)
+
+    @cached_property
+    def _no_table_limit(self) -> TranslationModel | None:
+        return self._relaxed(True, False)
+
+    @cached_property
+    def _no_length_limit(self) -> TranslationModel | None:
+        return self._relaxed(False, True)
+
+    @cached_property
+    def _unlimited(self) -> TranslationModel:
+        return self._relaxed(True, True) or self.model
+
+
+def _quoted(words: list[str], positions: np.ndarray) -> str:
+    """The ``words`` at ``positions`` (0-based), quoted, with their 1-based position."""
+    return ", ".join(f"{words[p]!r} (word {p + 1})" for p in positions)
