@@ -25,6 +25,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
+from pbmt.search.forced import ForcedDecoder
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
@@ -36,12 +37,14 @@ from pbmt.nbest import NBestEntry
 @dataclass(frozen=True)
 class Translation:
     """The translation of one line: output text, n-best entries, 1-best word alignment; ``nbest_output``: each
-    n-best entry's output text (as ``text`` is made) when the translator was asked for them, else empty."""
+    n-best entry's output text (as ``text`` is made) when the translator was asked for them, else empty; under
+    a constraint none satisfies (forced decoding), the empty translation and ``unreachable``, why."""
 
     text: str
     nbest: tuple[NBestEntry, ...]
     alignment: tuple[tuple[int, int], ...]
     nbest_output: tuple[str, ...] = ()
+    unreachable: str = ""
 
 
 class Translator:
@@ -80,6 +83,26 @@ class Translator:
         options = self.options(words)
         return self._result(sentence_id, decode(self.model, options, n_best=max(1, self.n_best),
                                                 distinct=self.distinct), options, words)
+
+    def force(self, sentence_id: int, line: str, reference: str) -> Translation:
+        """Forced decoding (``pbmt.search.forced``): the best derivations of one line whose output is exactly
+        the line ``reference`` (in the model's target tokens: tokenised and cased as the model's target
+        side, unless ``tokenized``); unreachable, the empty translation and why."""
+        words = self.split(line)
+        options = self.options(words)
+        result = self._forced.decode(options, self.target_tokens(reference), n_best=max(1, self.n_best))
+        if not result.reachable:
+            return Translation("", (), (), unreachable=result.reason.value
+                               + (f": {result.detail}" if result.detail else ""))
+        return self._result(sentence_id, result.found, options, words)
+
+    def target_tokens(self, line: str) -> list[str]:
+        """The model's target tokens of a line of target text (a reference, a prefix)."""
+        return tokens(line) if self.tokenized else self.model.preprocessing.target_form.tokens(line)
+
+    @cached_property
+    def _forced(self) -> ForcedDecoder:
+        return ForcedDecoder(self.model)
 
     def translate_with_lattice(self, sentence_id: int, line: str) -> tuple[Translation, Lattice | None]:
         """``translate`` a line of at least one word, and the lattice of the search graph its translation and

@@ -33,6 +33,7 @@ import hashlib
 import json
 import sys
 import time
+from collections import Counter
 from functools import partial
 from pathlib import Path
 
@@ -68,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="input is in the model's token form already (tokenised and cased as pbmt tokenize "
                         "writes it); output stays in that form (pbmt detokenize makes text of it)")
     add_model_arguments(parser)
+    constrained = parser.add_argument_group("constrained decoding")
+    constrained.add_argument("--constraint", type=Path, metavar="REFS",
+                             help="forced decoding: translate every line into the line of REFS beside it (one "
+                                  "reference a line, in the same form as the input: plain text or --tokenized), "
+                                  "by the model's best derivation producing exactly it (an exact search within "
+                                  "--distortion-limit or --reordering mon-swap; no pruning option applies); "
+                                  "the output line is that translation, or empty when no derivation produces it, "
+                                  "and the reason is reported; --n-best lists its derivations")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -182,6 +191,21 @@ def _translate(translator: Translator, item: tuple[int, str]):
     return translator.translate(*item)
 
 
+def _force(translator: Translator, item: tuple[int, str, str]):
+    return translator.force(*item)
+
+
+def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]:
+    """The lines of ``path`` (given to ``option``), one for every input line; a different count is an error
+    naming both files."""
+    lines = [line for _, line in read_lines(path)]
+    if len(lines) != n_lines:
+        shown = "<stdin>" if str(input_path) == "-" else input_path
+        raise PbmtError(f"{option} {path} has {len(lines)} lines but the input {shown} has {n_lines}: they must "
+                        "pair line by line")
+    return lines
+
+
 def _make_translator(args: argparse.Namespace) -> Translator:
     n_best = args.n_best_size if args.n_best else 0
     return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
@@ -230,7 +254,13 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
-    if args.documents is None:
+    if args.constraint is not None:
+        if args.documents is not None:
+            raise PbmtError("--constraint does not go with --documents (forced decoding is sentence by sentence)")
+        references = paired_lines(args.constraint, "--constraint", args.input, len(lines))
+        state, work, unit = translator, _force, "sent"
+        items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
+    elif args.documents is None:
         state, work, items, unit = translator, _translate, list(enumerate(lines)), "sent"
     else:
         state = _DocumentTranslator(translator, args)
@@ -243,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
         _check_separators(args.input, lines, translator)
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     loaded = time.perf_counter()
+    unreachable: list[str] = []
     with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume) as journal:
         if journal.done and not args.quiet:
             print(f"resuming a killed run: {journal.done} of {len(items)} "
@@ -250,10 +281,16 @@ def run(args: argparse.Namespace) -> int:
         progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet,
                         file=sys.stderr, desc="translating")
         with ParallelMap(work, state, args.workers, args.scheduler) as pool:
-            for result in pool.map(list(items)[journal.done:], chunksize=1 if args.documents else 8,
-                                   progress=progress.update):
+            for number, result in enumerate(pool.map(list(items)[journal.done:],
+                                                     chunksize=1 if args.documents else 8,
+                                                     progress=progress.update), journal.done + 1):
                 journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
                                       bool(args.alignment)))
+                if args.constraint is not None:
+                    unreachable.append(result.unreachable)
+                    if result.unreachable and not args.quiet:
+                        tqdm.write(f"line {number}: no derivation produces the reference: {result.unreachable}",
+                                   file=sys.stderr)
         progress.close()
     if not args.quiet:
         seconds = time.perf_counter() - loaded
@@ -261,6 +298,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
               f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
               f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
+        if args.constraint is not None and unreachable:
+            causes = Counter(reason.split(":")[0] for reason in unreachable if reason)
+            print(f"forced decoding reached {unreachable.count('')} of {len(unreachable)} references"
+                  + "".join(f"; {count} not: {cause}" for cause, count in causes.most_common()),
+                  file=sys.stderr)
     return 0
 
 
@@ -292,7 +334,7 @@ def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list) -> s
     files = {"model": model_files(args.config)}
     if args.weights and _weights_file(args.weights) is not None:
         files["weights"] = args.weights
-    for key in ("documents", "global_weights"):
+    for key in ("documents", "global_weights", "constraint"):
         if getattr(args, key, None):
             files[key] = getattr(args, key)
     parts = {"input": digest_text(lines), "settings": settings, "outputs": [str(o) for o in outputs],

@@ -30,12 +30,13 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
 
 MAX_HYPOTHESES = 5_000_000  # a forced search stops (Unreachable.SEARCH_LIMIT) past this many hypotheses (~0.5 GB)
+RELAXED_HYPOTHESES = 1_000_000  # the same for each search with a limit lifted that looks for the cause
 
 
 class Unreachable(Enum):
     """Why no derivation of the model produces a reference, most basic cause first."""
 
-    REFERENCE_WORD = "a reference word no phrase produces"
+    REFERENCE_WORD = "a reference word no phrase pair of the sentence produces in its place"
     SOURCE_WORD = "a source word whose every phrase produces words not in the reference"
     TABLE_LIMIT = "the phrase table limit (ttable-limit) pruned a phrase pair the reference needs"
     PHRASE_LENGTH = "the phrase-length limit (max-phrase-length)"
@@ -117,7 +118,8 @@ class ForcedDecoder:
         if options.n_words == 0 or len(reference) == 0:
             found = decode(self.model, options) if options.n_words == len(reference) == 0 else []
             return ForcedResult(tuple(found), None if found else Unreachable.SEGMENTATION)
-        graph = self._graph(self.model, options, reference, self.settings)
+        graph = constrained_graph(self.model, options, reference, True, self.settings,
+                                  max_hypotheses=self.max_hypotheses)
         if graph.final_class >= 0:
             return ForcedResult(tuple(best_paths(options, graph, n_best)))
         if graph.final_class == OVERFLOW:
@@ -125,9 +127,6 @@ class ForcedDecoder:
         if not explain:
             return ForcedResult((), Unreachable.SEGMENTATION)
         return ForcedResult((), *self.why_unreachable(options, reference, words))
-
-    def _graph(self, model, options, reference, settings) -> SearchGraph:
-        return constrained_graph(model, options, reference, True, settings, max_hypotheses=self.max_hypotheses)
 
     def why_unreachable(self, options: TranslationOptions, reference: np.ndarray, words: list[str]
                         ) -> tuple[Unreachable, str]:
@@ -137,8 +136,10 @@ class ForcedDecoder:
 
         A reference word that no phrase pair of the whole table (no table or phrase-length limit) produces
         there, or a source word none of whose phrase pairs fits the reference, is reported as such. Otherwise
-        each limit is lifted alone (the table limit, the phrase length, the reordering space), and the first
-        whose lifting reaches the reference is the cause; when none alone does, ``SEGMENTATION``.
+        each limit is lifted alone (the table limit, the phrase length, the reordering space: MON/SWAP to the
+        distortion limit, the distortion limit to none), and the first whose lifting reaches the reference is
+        the cause; when none alone does, ``SEGMENTATION``. A lifted search stops at ``RELAXED_HYPOTHESES``
+        (without the distortion limit the space grows exponentially): then the cause is ``SEARCH_LIMIT``.
         """
         vocab = options.vocab
         full = self._options(self._unlimited, options)
@@ -156,17 +157,36 @@ class ForcedDecoder:
         unused = np.flatnonzero(np.cumsum(used)[:-1] == 0)
         if len(unused):
             return Unreachable.SOURCE_WORD, _quoted(vocab.words(options.sentence), unused)
-        space = (Unreachable.MON_SWAP if self.settings.reordering == "mon-swap" else Unreachable.DISTORTION_LIMIT)
-        free = dataclasses.replace(self.settings, reordering="distortion", distortion_limit=-1)
-        limited = self.settings.reordering == "mon-swap" or self.settings.distortion_limit >= 0
-        for cause, model, settings in ((Unreachable.TABLE_LIMIT, self._no_table_limit, self.settings),
-                                       (Unreachable.PHRASE_LENGTH, self._no_length_limit, self.settings),
-                                       (space, self.model if limited else None, free)):
+        budget = min(self.max_hypotheses, RELAXED_HYPOTHESES)
+        space = Unreachable.MON_SWAP if self.settings.reordering == "mon-swap" else Unreachable.DISTORTION_LIMIT
+        trials = [(Unreachable.TABLE_LIMIT, self._no_table_limit, self.settings),
+                  (Unreachable.PHRASE_LENGTH, self._no_length_limit, self.settings)]
+        trials += [(space, self.model, wider) for wider in self._wider_spaces(options.n_words)]
+        for cause, model, settings in trials:
             if model is None:
                 continue
-            if self._graph(model, self._options(model, options), reference, settings).final_class >= 0:
-                return cause, ""
+            graph = constrained_graph(model, self._options(model, options), reference, True, settings,
+                                      max_hypotheses=budget)
+            if graph.final_class == OVERFLOW:
+                return Unreachable.SEARCH_LIMIT, f"lifting {cause.value} takes more than {budget} hypotheses"
+            if graph.final_class >= 0:
+                if cause is not space:
+                    return cause, ""
+                limit = settings.distortion_limit
+                return cause, f"reachable with distortion limit {limit}" if limit >= 0 else "reachable without it"
         return Unreachable.SEGMENTATION, ""
+
+    def _wider_spaces(self, n: int) -> list[SearchSettings]:
+        """Ever wider reordering spaces than the decoder's: from MON/SWAP the distortion limit; from a
+        distortion limit, twice and four times it (when below the sentence length), then none."""
+        settings = self.settings
+        if settings.reordering == "mon-swap":
+            return [dataclasses.replace(settings, reordering="distortion")]
+        limit = settings.distortion_limit
+        if limit < 0:
+            return []
+        wider = [k * limit for k in (2, 4) if 0 < k * limit < n - 1]
+        return [dataclasses.replace(settings, distortion_limit=k) for k in wider + [-1]]
 
     def _options(self, model: TranslationModel | None, options: TranslationOptions) -> TranslationOptions:
         """The sentence's options under ``model`` (``options`` itself under the decoder's own model)."""

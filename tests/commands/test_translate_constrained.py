@@ -1,0 +1,43 @@
+"""``pbmt translate --constraint``: forced decoding from the command line."""
+
+from pbmt.cli import main
+from pbmt.nbest import read_nbest
+
+
+def test_forced_translations_are_the_references_with_their_derivations(tiny_model_dir, tiny_dev, tmp_path, capsys):
+    refs = (tiny_dev / "dev.ref").read_text().splitlines()
+    code = main(["translate", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tiny_dev / "dev.src"),
+                 "--constraint", str(tiny_dev / "dev.ref"), "-o", str(tmp_path / "out"),
+                 "--n-best", str(tmp_path / "nbest"), "--n-best-size", "3", "--alignment", str(tmp_path / "align")])
+    assert code == 0
+    assert (tmp_path / "out").read_text().splitlines() == refs
+    entries = list(read_nbest(tmp_path / "nbest"))
+    assert {e.sentence for e in entries} == set(range(len(refs)))
+    for e in entries:
+        assert e.text == refs[e.sentence] and e.segmentation and e.alignment
+    for k in range(len(refs)):
+        totals = [e.total for e in entries if e.sentence == k]
+        assert totals == sorted(totals, reverse=True)
+    assert f"reached {len(refs)} of {len(refs)} references" in capsys.readouterr().err
+
+
+def test_an_unreachable_reference_gives_an_empty_line_and_why(tiny_model_dir, tmp_path, capsys):
+    (tmp_path / "src").write_text("a b\nc\n")
+    (tmp_path / "refs").write_text("the zebra\nc\n")
+    assert main(["translate", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tmp_path / "src"),
+                 "--constraint", str(tmp_path / "refs"), "-o", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out").read_text() == "\n\n"
+    err = capsys.readouterr().err
+    assert "line 1: no derivation produces the reference" in err and "'zebra' (word 2)" in err
+    assert "line 2: no derivation produces the reference" in err
+    assert "reached 0 of 2 references" in err
+
+
+def test_a_constraint_file_of_another_length_is_an_error_naming_both(tiny_model_dir, tmp_path, capsys):
+    (tmp_path / "src").write_text("a b\nc\n")
+    (tmp_path / "refs").write_text("the\n")
+    assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i",
+                 str(tmp_path / "src"), "--constraint", str(tmp_path / "refs"), "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'refs'} has 1 lines but the input {tmp_path / 'src'} has 2" in err
+    assert not (tmp_path / "out").exists()
