@@ -14,8 +14,8 @@ text again:
   ``truecase.perl``: every word takes its most frequent casing in the training
   text, except that a word seen in another casing inside a sentence keeps
   it), ``lowercase``, or ``none``;
-- back: ``detruecase`` (a capital at the start of the line and after a full
-  stop), then the Moses detokeniser, which leaves protected tokens byte for
+- back: ``detruecase`` (a capital at the start of the line, unless the
+  source line starts lowercase, and after a full stop), then the Moses detokeniser, which leaves protected tokens byte for
   byte as they are, glues a paired tag to the text it encloses and, but in
   French, guillemets to their quote (``«%s»``).
 
@@ -46,7 +46,9 @@ from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, openi
 CASINGS = ("truecase", "lowercase", "none")
 
 #: Tokens that do not end the sentence start (an opening quote or bracket before the first word).
-_DELAYED_START = frozenset({"(", "[", '"', "'", "«", "¿", "¡", "“", "‘"})
+DELAYED_START = frozenset({"(", "[", '"', "'", "«", "‹", "¿", "¡", "“", "‘", "„", "‚"})
+#: Tokens after which the truecaser starts a sentence (Moses's ``truecase.perl``'s).
+_SENTENCE_END = frozenset({".", ":", "?", "!"})
 #: The built-in protected patterns, which every text form uses unless given its own.
 BUILT_IN = ProtectedPatterns()
 #: Guillemets written against their quote (but in French, which spaces them).
@@ -144,15 +146,29 @@ def _has_letter(token: str) -> bool:
     return any(c.isalpha() for c in token)
 
 
-def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) -> list[str]:
-    """``words`` with a capital first letter on the first word of the line and the first word after a ``.``
-    (opening quotes and brackets before it are skipped; a protected token there keeps its casing)."""
-    out, start = [], True
+def starts_lowercase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) -> bool:
+    """Whether the first letter of a line's tokens is lowercase: a message, a title or a list item that does
+    not open a sentence. Protected tokens other than a word with an accelerator mark (``_Abrir``) do not
+    count (``%s archivos`` starts lowercase)."""
+    for word in words:
+        if protected.protects(word) and protected.kind(word) != "acc":
+            continue
+        letter = next((c for c in decode(word) if c.isalpha()), None)
+        if letter is not None:
+            return letter.islower()
+    return False
+
+
+def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN, capitalise: bool = True) -> list[str]:
+    """``words`` with a capital first letter on the first word of the line (unless not ``capitalise``) and the
+    first word after a ``.`` (opening quotes and brackets before it are skipped; a protected token there keeps
+    its casing)."""
+    out, start = [], capitalise
     for word in words:
         if start and _has_letter(word) and not protected.protects(word):
             word = word[:1].upper() + word[1:]
             start = False
-        elif start and word not in _DELAYED_START:
+        elif start and word not in DELAYED_START:
             start = False
         out.append(word)
         if word == ".":
@@ -161,12 +177,28 @@ def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) ->
 
 
 class Truecaser:
-    """Moses's truecaser (sacremoses's ``MosesTruecaser``, which ports ``train-truecaser.perl`` and
-    ``truecase.perl``). Protected tokens are left out of both learning and truecasing: they keep their casing
-    and do not count as a sentence's first word."""
+    """Moses's truecaser (``train-truecaser.perl`` and ``truecase.perl``; learnt by sacremoses's
+    ``MosesTruecaser``), with two differences that keep a word's written case where it is evidence:
 
-    def __init__(self, moses, protected: ProtectedPatterns = BUILT_IN):
-        self._moses = moses
+    - a sentence starts after an opening quote or bracket of any language (``¿``, ``¡``, ``«``, ``“`` as well
+      as ``"``, ``(``), in learning and truecasing alike: Moses's list has only the English ones, so in Spanish
+      every word that opens a question (``¿ A quién``) counted as capitalised inside a sentence;
+    - inside a sentence, a word written in lowercase stays lowercase. Moses gives a word whose written form it
+      never saw its most frequent casing, so a spelling its training text lacks (modern ``a`` where the 1909
+      Bible writes ``á``) took the casing of the form's few capitalised sightings (``A``) mid-sentence. Only
+      position (a sentence start) or style (a title, capitals) capitalises a word that is not a name, and
+      neither lowercases one, so a lowercase word inside a sentence is as the writer meant it.
+
+    Protected tokens are left out of both learning and truecasing: they keep their casing and do not count
+    as a sentence's first word.
+    """
+
+    def __init__(self, casing: dict[str, Counter], protected: ProtectedPatterns = BUILT_IN):
+        self._casing = casing
+        # the best casing of a word is its most frequent (ties: first seen); the others are "known", kept
+        # where seen inside a sentence (as MosesTruecaser and truecase.perl build their model)
+        self._best = {lower: counts.most_common(1)[0][0] for lower, counts in casing.items()}
+        self._known = {word for counts in casing.values() for word, _ in counts.most_common()[1:]}
         self._protected = protected
 
     @classmethod
@@ -176,14 +208,13 @@ class Truecaser:
         from sacremoses import MosesTruecaser
 
         moses = MosesTruecaser()
-        moses.train([[w for w in s if not protected.protects(w)] for s in sentences])
-        return cls(moses, protected)
+        moses.DELAYED_SENT_START = set(moses.DELAYED_SENT_START) | DELAYED_START
+        model = moses.train([[w for w in s if not protected.protects(w)] for s in sentences])
+        return cls(model["casing"], protected)
 
     @classmethod
     def read(cls, path: str | os.PathLike, protected: ProtectedPatterns = BUILT_IN) -> "Truecaser":
         """Read a truecaser model in Moses's format (plain or gzip); FormatError names a malformed line."""
-        from sacremoses import MosesTruecaser
-
         casing: dict[str, Counter] = defaultdict(Counter)
         for number, line in read_lines(path):
             fields = line.split()
@@ -194,32 +225,38 @@ class Truecaser:
                 if not value.isdigit():
                     raise FormatError(path, number, f"count {count!r} of {word!r} is not '(N)' or '(N/TOTAL)'")
                 casing[word.lower()][word] += int(value)
-        moses = MosesTruecaser()
-        # the best casing of a word is its most frequent; the others are "known", kept where seen inside a
-        # sentence (as MosesTruecaser and truecase.perl build their model)
-        best = {lower: counts.most_common(1)[0][0] for lower, counts in casing.items()}
-        known = Counter(word for counts in casing.values() for word, _ in counts.most_common()[1:])
-        moses.model = {"best": best, "known": known, "casing": casing}
-        return cls(moses, protected)
+        return cls(casing, protected)
 
     def write(self, path: str | os.PathLike) -> None:
         """Write the model in Moses's format (``Word (count/total) word (count) ...`` per lowercased word;
-        gzip-compressed if ``path`` ends in ``.gz``), atomically, words in sorted order so that the file is reproducible."""
-        casing = self._moses.model["casing"]
+        gzip-compressed if ``path`` ends in ``.gz``), atomically, words in sorted order so that the file is
+        reproducible."""
         with atomic_write(path) as out:
-            for lower in sorted(casing):
-                ranked = casing[lower].most_common()  # ties in order of first sight, as the truecaser ranks them
+            for lower in sorted(self._casing):
+                ranked = self._casing[lower].most_common()  # ties in order of first sight, as the truecaser ranks
                 total = sum(count for _, count in ranked)
                 out.write(" ".join(f"{w} ({int(c)}/{int(total)})" if i == 0 else f"{w} ({int(c)})"
                                    for i, (w, c) in enumerate(ranked)) + "\n")
 
     def truecase(self, words: Sequence[str]) -> list[str]:
-        """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does: a sentence-initial word
-        takes its most frequent casing, a word seen in its own casing inside sentences keeps it, another known
-        word takes its most frequent casing, an unknown word stays as it is."""
-        kept = [w for w in words if not self._protected.protects(w)]
-        cased = iter(self._moses.truecase(" ".join(kept), use_known=True) if kept else ())
-        return [w if self._protected.protects(w) else next(cased) for w in words]
+        """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does but for the class's two
+        differences: a sentence's first word takes its most frequent casing; inside a sentence, a word seen
+        in its own casing keeps it, a lowercase word stays, another known word takes its most frequent
+        casing; an unknown word stays as it is."""
+        out, first = [], True
+        for word in words:
+            if self._protected.protects(word):
+                out.append(word)
+                continue
+            best = self._best.get(word.lower())
+            if best is not None and (first or (word not in self._known and not word.islower())):
+                word = best
+            out.append(word)
+            if word in _SENTENCE_END:
+                first = True
+            elif word not in DELAYED_START:
+                first = False
+        return out
 
 
 @dataclass(frozen=True)
@@ -272,8 +309,9 @@ class TextForm:
         """The model's tokens of a line of plain text."""
         return self.case(self.split(line))
 
-    def text(self, words: Sequence[str]) -> str:
-        """A line of plain text from the model's tokens: detruecased (truecase) and detokenised (tokenize)."""
+    def text(self, words: Sequence[str], capitalise: bool = True) -> str:
+        """A line of plain text from the model's tokens: detruecased (truecase; the first word only if
+        ``capitalise``) and detokenised (tokenize)."""
         if self.casing == "truecase":
-            words = detruecase(words, self.protected)
+            words = detruecase(words, self.protected, capitalise)
         return self._detokenize(words) if self.tokenize else " ".join(words)

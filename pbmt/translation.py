@@ -4,7 +4,8 @@
 worker process: it turns a line of plain text into a ``Translation``: the
 line is tokenised and truecased (or lowercased) as the model's ``pbmt.toml``
 says, unless it is already in the model's token form; the output is
-detruecased (a capital at the start) and detokenised. A source word the
+detruecased (a capital at the start, unless the source line starts
+lowercase) and detokenised. A source word the
 phrase table does not know passes through in its original form (casing
 included), not in the model's casing. ``translate_document`` translates the
 lines of a document jointly, with the sampler and global features.
@@ -30,7 +31,7 @@ from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
-from pbmt.text import tokenizer, tokens
+from pbmt.text import starts_lowercase, tokenizer, tokens
 from pbmt.nbest import NBestEntry
 
 
@@ -158,13 +159,17 @@ class Translator:
 
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
-        words as they are in ``source``, then, unless ``tokenized``, detruecased and detokenised."""
+        words as they are in ``source``, then, unless ``tokenized``, detruecased (the first word capitalised
+        unless ``source`` starts lowercase) and detokenised."""
         words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)
         for block, option in enumerate(derivation.option):
             if options.candidate[option] < 0:
                 words[bounds[block]] = source[options.start[option]]
-        return " ".join(words) if self.tokenized else self.model.preprocessing.target_form.text(words)
+        if self.tokenized:
+            return " ".join(words)
+        source_form = self.model.preprocessing.source_form
+        return self.model.preprocessing.target_form.text(words, not starts_lowercase(source, source_form.protected))
 
     def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
                      nbest: tuple) -> Translation:

@@ -1,6 +1,7 @@
 import re
 import subprocess
 import sys
+import unicodedata
 
 import pytest
 
@@ -78,13 +79,18 @@ def test_a_reader_that_stops_early_ends_the_run_quietly(tiny_model_dir, tmp_path
 
 def test_plain_text_through_the_embedded_model_comes_out_cased(tmp_path, capsys):
     lines = ['"Yo tengo 12 ovejas," dijo Pablo en Jerusalén.', "«No tengo miedo», dijo Juan el 3 de mayo de 1999.",
-             "EN el principio crió Dios los cielos y la tierra.", "", "¿Quién eres, Señor?"]
+             "EN el principio crió Dios los cielos y la tierra.", "", "¿Quién eres, Señor?",
+             "El nivel de compresión es alto.", unicodedata.normalize("NFD", "El nivel de compresión es alto."),
+             "a partir de ahora, %1 de %2 en <b>Jerusalén</b>", "Ya existe un archivo llamado «%s»."]
     (tmp_path / "in.es").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["translate", "-q", "-i", str(tmp_path / "in.es"), "-o", str(tmp_path / "out")]) == 0
     out = (tmp_path / "out").read_text(encoding="utf-8").split("\n")
     assert len(out) == len(lines) + 1 and out[-1] == "" and out[3] == ""
+    assert lines[6] != lines[5] and out[6].encode() == out[5].encode()  # NFD and NFC alike, byte for byte
+    assert out[7][:1].islower() and re.search(r"%1 .*%2 .*<b>Jerusalén</b>", out[7])  # lowercase as its source
+    assert "«%s»" in out[8]
     assert out[0].count('"') == 2 and re.search(r"\b12\b", out[0]) and "Paul" in out[0] and "Jerusalén" in out[0]
     assert re.search(r"\b1999\b", out[1]) and re.search(r"\b3\b", out[1]) and "«" in out[1] and "»" in out[1]
     assert out[2].startswith("In the beginning God created the heaven")
     assert out[4].startswith("Who") and "Lord" in out[4] and out[4].endswith("?")
-    assert all(line[:1].isupper() or line[:1] in '"«' for line in out if line)
+    assert all(line[:1].isupper() or line[:1] in '"«' for line in out[:7] if line)
