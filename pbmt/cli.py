@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import copy
 import errno
+import io
 import os
 import signal
 import sys
@@ -18,8 +19,9 @@ import traceback
 from importlib import import_module
 
 from pbmt import __version__
+from pbmt.commands.options import range_of, visible_flags
 from pbmt.errors import PbmtError, UsageError
-from pbmt.files import parse_finite, parse_int
+from pbmt.files import parse_finite, parse_int, release_folders
 
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {
@@ -74,7 +76,20 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt."""
+    """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt, and every
+    numeric option's value checked against its declared range (``pbmt.commands.options.RANGES``)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            allowed = getattr(action, "range", None)
+            value = getattr(namespace, action.dest, None)
+            if allowed is None or value is None or value is argparse.SUPPRESS:
+                continue
+            for number in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(number, (int, float)) and number not in allowed:
+                    self.error(f"{'/'.join(visible_flags(action))} must be {allowed}, not {number:g}")
+        return namespace, extras
 
     def error(self, message: str):
         for action in self._actions:  # argparse names an option by all its strings: not by the deprecated ones
@@ -100,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=HelpFormatter,
         )
         module.add_arguments(sub)
-        _checked_numbers(sub)
+        _checked_numbers(sub, verb)
         sub.set_defaults(run=module.run)
     return parser
 
@@ -118,11 +133,12 @@ def ascii_int(text: str) -> int:
 finite_float.__name__, ascii_int.__name__ = "finite float", "int"  # argparse names the type in its message
 
 
-def _checked_numbers(parser: argparse.ArgumentParser) -> None:
-    """Every float or int option of ``parser`` (and its sub-commands) parsed by ``finite_float``/``ascii_int``,
-    so no verb can forget it; ranges (positive, at least 1, ...) stay each option's own check. Their
-    unnamed arguments show as N (an int) and X (a float)."""
+def _checked_numbers(parser: argparse.ArgumentParser, verb: str) -> None:
+    """Every float or int option of ``parser`` (and its sub-commands) parsed by ``finite_float``/``ascii_int``
+    and checked against its range (``Parser.parse_known_args``), so no verb can forget either. Their unnamed
+    arguments show as N (an int) and X (a float)."""
     for action in parser._actions:
+        action.range = range_of(verb, action.dest)
         if action.type in (float, int) and action.metavar is None:
             action.metavar = "N" if action.type is int else "X"  # short: the help line says what it counts
         if action.type is float:
@@ -130,7 +146,7 @@ def _checked_numbers(parser: argparse.ArgumentParser) -> None:
         elif action.type is int:
             action.type = ascii_int
         for choice in (action.choices or {}).values() if isinstance(action.choices, dict) else ():
-            _checked_numbers(choice)
+            _checked_numbers(choice, verb)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     traceback, and say so.
     """
     prefix = "pbmt"
+    _stand_in_for_closed_streams()
     try:
         args = build_parser().parse_args(argv)
         prefix = f"pbmt {args.verb}"
@@ -152,6 +169,40 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BaseException as err:  # noqa: BLE001 - the one place that turns every exception into an exit code
         return _report(prefix, err)
+    finally:
+        release_folders()
+
+
+class _ClosedStream(io.TextIOBase):
+    """What ``sys.stdin``/``sys.stdout`` become when the shell closed them (``<&-``, ``>&-``): reading or writing
+    is a PbmtError saying so; flushing what was never written is nothing."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _refuse(self, *_):
+        raise PbmtError(f"standard {self.name} is closed")
+
+    read = readline = readlines = write = writelines = fileno = _refuse
+    buffer = property(_refuse)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Standard streams the shell closed: their descriptors hold ``/dev/null`` (so no file pbmt opens later, nor
+    a worker process, takes descriptor 0, 1 or 2 and gets stray output), and using one of them is one line of
+    error (a closed standard error just takes nothing)."""
+    for fd, name, attribute in ((0, "input", "stdin"), (1, "output", "stdout"), (2, "error", "stderr")):
+        if getattr(sys, attribute) is not None:
+            continue
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+        setattr(sys, attribute, open(os.devnull, "w") if fd == 2 else _ClosedStream(name))
 
 
 def _report(prefix: str, err: BaseException) -> int:

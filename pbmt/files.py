@@ -36,11 +36,13 @@ except ImportError:  # not on POSIX: journaled outputs go unlocked
     fcntl = None
 from typing import IO, Callable, Iterator
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.errors import FormatError, PbmtError, UsageError
 
 _GZIP_LEVEL = 6
 _BOM = "\ufeff"
 _TMP_PREFIX = "pbmt-"  # temporary files: .NAME.pbmt-PID-RANDOM.tmp
+_TMP_RESERVE = 32  # bytes of a temporary name after the prefix: a process id, mkstemp's letters, .tmp
+_NAME_MAX = 255  # bytes of a file name on Linux, macOS and Windows file systems
 
 
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
@@ -149,14 +151,27 @@ def process_running(pid: int) -> bool:
     return True
 
 
+def hidden_name(name: str, suffix: str, reserve: int = 0) -> str:
+    """``.NAME.SUFFIX``, the name of a file of pbmt's beside the file ``NAME`` (a partial output, a lock), within
+    the file system's 255 bytes (``NAME_MAX``) with ``reserve`` bytes left: a name the file system takes, however
+    long, has its files beside it too (a long NAME is cut and ended by a digest of the whole)."""
+    room = _NAME_MAX - reserve - len(f"..{suffix}".encode())
+    encoded = name.encode("utf-8", "surrogateescape")
+    if len(encoded) > room:
+        digest = hashlib.sha256(encoded).hexdigest()[:16]
+        name = encoded[:room - len(digest) - 1].decode("utf-8", "ignore") + "~" + digest
+    return f".{name}.{suffix}"
+
+
 def remove_stale(folder: Path, name: str) -> None:
     """Remove temporary files (``.NAME.pbmt-PID-*``) that dead processes left beside ``folder/name``."""
+    prefix = hidden_name(name, _TMP_PREFIX, _TMP_RESERVE)
     try:
-        entries = list(folder.glob(f".{glob_escape(name)}.{_TMP_PREFIX}*"))
+        entries = list(folder.glob(f"{glob_escape(prefix)}*"))
     except OSError:
         return
     for entry in entries:
-        match = re.match(rf"\.{re.escape(name)}\.{_TMP_PREFIX}(\d+)-", entry.name)
+        match = re.match(rf"{re.escape(prefix)}(\d+)-", entry.name)
         if match and int(match[1]) != os.getpid() and not process_running(int(match[1])):
             with contextlib.suppress(OSError):
                 if entry.is_dir() and not entry.is_symlink():
@@ -172,7 +187,7 @@ def glob_escape(name: str) -> str:
 
 def temporary_name(name: str) -> str:
     """The prefix of this process's temporary files for ``name`` (see ``remove_stale``)."""
-    return f".{name}.{_TMP_PREFIX}{os.getpid()}-"
+    return f"{hidden_name(name, _TMP_PREFIX, _TMP_RESERVE)}{os.getpid()}-"
 
 
 def output_target(path: str | os.PathLike) -> tuple[Path, bool]:
@@ -208,11 +223,51 @@ class Outputs:
     regular files, and ``-``, are written in place (``pbmt.files`` module
     docstring). As a context manager: commit on success; on an exception the
     temporary files are removed and every regular target is left as it was.
+
+    Every regular target is claimed before anything is written (``claim``):
+    one file named twice in the run (by two options, a symlink, a hard link)
+    is a UsageError, and each target is locked (``.NAME.pbmt-lock`` beside
+    it, removed when the outputs are committed or dropped) so that a second
+    run writing any one of them at the same time stops with an error instead
+    of mixing its lines into the first's.
     """
 
     def __init__(self):
         self._stack = contextlib.ExitStack()
         self._pending: list[tuple[str, Path, int | None]] = []  # (temporary, target, mode to keep)
+        self._claimed: dict[tuple, tuple[Path, bool]] = {}  # identity of a target -> (its path, opened yet)
+        self._locks: list[tuple[int, Path]] = []
+
+    def claim(self, paths: list[str | os.PathLike]) -> None:
+        """Check that ``paths`` name distinct files, not named by this run before, and lock the regular ones;
+        PbmtError if another live run holds one (nothing is written either way)."""
+        for path in paths:
+            if str(path) == "-":
+                continue
+            target, regular = output_target(path)
+            if not regular:
+                continue
+            key = _identity(target)
+            if key in self._claimed:
+                raise UsageError(_named_twice(path, self._claimed[key][0]))
+            self._claimed[key] = (Path(path), False)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise PbmtError(f"{path}: cannot create its folder: {err.strerror or err}") from None
+            lock = target.parent / hidden_name(target.name, "pbmt-lock")
+            try:
+                self._locks.append((_locked(lock, target), lock))
+            except OSError as err:
+                raise PbmtError(f"{path}: cannot write beside it: {err.strerror or err}") from None
+
+    def release(self) -> None:
+        """Unlock the targets (``commit``, ``close`` and ``discard`` do, unless told to keep the locks)."""
+        for fd, lock in self._locks:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            os.close(fd)
+        self._locks = []
 
     def open(self, path: str | os.PathLike, mode: str = "w", temporary: Path | None = None,
              compress: bool = True) -> IO:
@@ -224,6 +279,13 @@ class Outputs:
             self._stack.callback(handle.flush)
             return handle
         target, regular = output_target(path)
+        if regular:
+            key = _identity(target)
+            if key not in self._claimed:
+                self.claim([path])
+            elif self._claimed[key][1]:
+                raise UsageError(_named_twice(path, self._claimed[key][0]))
+            self._claimed[key] = (self._claimed[key][0], True)
         if not regular:
             # append: /dev/stdout may be a file the shell opened for appending
             raw = self._stack.enter_context(_open_or_fail(target, "ab"))
@@ -254,7 +316,7 @@ class Outputs:
             handle = self._stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8", newline="\n"))
         return handle
 
-    def commit(self) -> None:
+    def commit(self, keep_locks: bool = False) -> None:
         """Close every handle, then rename every temporary file over its target."""
         self._stack.close()
         umask = os.umask(0)
@@ -264,14 +326,18 @@ class Outputs:
         for tmp, target, _ in self._pending:
             os.replace(tmp, target)
         self._pending = []
+        if not keep_locks:
+            self.release()
 
-    def close(self) -> None:
+    def close(self, keep_locks: bool = False) -> None:
         """Close every handle and keep the temporary files (a journaled run resumes from them)."""
         with contextlib.suppress(Exception):
             self._stack.close()
         self._pending = []
+        if not keep_locks:
+            self.release()
 
-    def discard(self) -> None:
+    def discard(self, keep_locks: bool = False) -> None:
         """Close every handle and remove the temporary files; the targets stay as they were."""
         with contextlib.suppress(Exception):
             self._stack.close()
@@ -279,6 +345,8 @@ class Outputs:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         self._pending = []
+        if not keep_locks:
+            self.release()
 
     def __enter__(self) -> "Outputs":
         return self
@@ -292,6 +360,51 @@ class Outputs:
                 raise
         else:
             self.discard()
+
+
+def _named_twice(path, earlier: Path) -> str:
+    also = "" if str(earlier) == str(path) else f" (as {earlier} too)"
+    return f"{path}: named twice as an output of this run{also}; give each output its own file"
+
+
+_held_folders: dict[Path, int] = {}  # run folders this process holds: resolved path -> locked descriptor
+
+
+def lock_folder(folder: str | os.PathLike) -> None:
+    """Lock the run folder ``folder`` (a tuner's ``--out``, a model being trained) for this process until
+    ``release_folders``: a second run into it at the same time stops at once with an error naming it, instead of
+    both writing the same checkpoint and files. The lock, ``.pbmt-lock`` in the folder, goes with the process
+    however it ends; locking a folder this process holds already does nothing."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PbmtError(f"{folder}: cannot create the folder: {err.strerror or err}") from None
+    key = folder.resolve()
+    if key not in _held_folders:
+        try:
+            _held_folders[key] = _locked(key / ".pbmt-lock", folder)
+        except OSError as err:
+            raise PbmtError(f"{folder}: cannot write in it: {err.strerror or err}") from None
+
+
+def release_folders() -> None:
+    """Unlock every run folder this process holds (``pbmt.cli.main`` does when a verb ends)."""
+    for folder, fd in list(_held_folders.items()):
+        with contextlib.suppress(OSError):
+            (folder / ".pbmt-lock").unlink()
+        os.close(fd)
+        del _held_folders[folder]
+
+
+def _identity(target: Path) -> tuple:
+    """What makes two output paths one file: its device and inode when it exists (a hard link), else its
+    resolved path."""
+    try:
+        info = os.stat(target)
+    except OSError:
+        return ("path", str(target))
+    return ("inode", info.st_dev, info.st_ino)
 
 
 def _open_or_fail(path: Path, mode: str) -> IO[bytes]:
@@ -354,10 +467,10 @@ class Journal:
     a rerun with the same input would repeat) discards the partial files; any
     other exception (Ctrl-C, a kill, a full disk) keeps them for a resume.
 
-    The run holds an exclusive lock on the journal while it writes (released
-    by the kernel when the process ends, however it ends), so a second run
-    writing the same outputs at the same time stops with an error instead of
-    appending to the same partial files.
+    The run holds a lock on every output while it writes (``Outputs.claim``;
+    released by the kernel when the process ends, however it ends), so a
+    second run writing any of the same outputs at the same time stops with an
+    error instead of appending to the same partial files.
     """
 
     def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True):
@@ -369,29 +482,34 @@ class Journal:
         if not all(regular and target.suffix != ".gz" for target, regular in targets):
             self.handles = [self.outputs.open(p) for p in paths]
             return
-        first = targets[0][0]
-        self.journal = first.parent / f".{first.name}.pbmt-journal"
-        partials = [t.parent / f".{t.name}.pbmt-partial" for t, _ in targets]
-        self._header = f"pbmt-journal 1 {fingerprint()} {len(paths)}"
         try:
-            first.parent.mkdir(parents=True, exist_ok=True)
-            lock = _locked(self.journal, first)
+            self.outputs.claim(paths)  # distinct and locked before the journal or a partial file is touched
+        except BaseException:
+            self.outputs.release()
+            raise
+        first = targets[0][0]
+        self.journal = first.parent / hidden_name(first.name, "pbmt-journal")
+        partials = [t.parent / hidden_name(t.name, "pbmt-partial") for t, _ in targets]
+        try:
+            self._header = f"pbmt-journal 1 {fingerprint()} {len(paths)}"
             recovered = self._recover(partials) if resume else None
             if recovered is None:
                 for partial in partials:
-                    partial.parent.mkdir(parents=True, exist_ok=True)
                     partial.write_bytes(b"")
-                os.ftruncate(lock, 0)
             else:
                 self.done, lengths = recovered
                 for partial, length in zip(partials, lengths):
                     os.truncate(partial, length)
-            self._log = os.fdopen(lock, "a", encoding="utf-8")  # appends from the journal's end
+            self._log = open(self.journal, "a" if recovered is not None else "w", encoding="utf-8")
             if recovered is None:
                 self._log.write(self._header + "\n")
                 self._log.flush()
         except OSError as err:
+            self.outputs.discard()
             raise PbmtError(f"{first}: cannot write beside it: {err.strerror or err}") from None
+        except BaseException:
+            self.outputs.discard()
+            raise
         self.handles = [self.outputs.open(p, temporary=partial) for p, partial in zip(paths, partials)]
 
     def _recover(self, partials: list[Path]) -> tuple[int, list[int]] | None:
@@ -424,11 +542,12 @@ class Journal:
 
     def commit(self) -> None:
         """Make the outputs visible (renamed together) and forget the journal."""
-        self.outputs.commit()
+        self.outputs.commit(keep_locks=True)
         if self.journal is not None:
             with contextlib.suppress(OSError):
                 self.journal.unlink()
             self._log.close()
+        self.outputs.release()
 
     def __enter__(self) -> "Journal":
         return self
@@ -438,11 +557,12 @@ class Journal:
             self.commit()
             return
         if isinstance(value, PbmtError) or self.journal is None:
-            self.outputs.discard()
+            self.outputs.discard(keep_locks=True)
             if self.journal is not None:
                 with contextlib.suppress(OSError):
                     self.journal.unlink()
         else:
-            self.outputs.close()
+            self.outputs.close(keep_locks=True)
         if self.journal is not None:
             self._log.close()
+        self.outputs.release()

@@ -23,7 +23,7 @@ import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, file_digest
+from pbmt.files import atomic_write, file_digest, lock_folder
 
 TOML = "pbmt.toml"
 
@@ -114,6 +114,7 @@ class RunFolder:
     def __init__(self, out: str | os.PathLike, kind: str, columns: Sequence[str], settings: dict,
                  inputs: dict[str, str] | None = None, resume: bool = False, quiet: bool = True):
         self.out = Path(out)
+        lock_folder(self.out)  # a second tuner into this folder stops here, before it reads the checkpoint
         self.kind, self.columns = kind, tuple(columns)
         self.settings = json.loads(json.dumps(settings, default=str))  # as it reads back from the checkpoint
         self.inputs = dict(inputs or {})

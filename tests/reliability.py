@@ -21,6 +21,8 @@ import pytest
 from pbmt.cli import main
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
+# cases per generator are multiplied by this (benchmarks/bench_fuzz.py runs the generators with 10)
+SCALE = int(os.environ.get("PBMT_FUZZ_SCALE", "1"))
 MODEL_FILES = ("moses.ini", "pbmt.toml", "phrase-table.gz", "reordering-table.gz", "lm.arpa")
 CANDIDATES = 4
 LM_LINES = 300

@@ -9,15 +9,27 @@ valid-looking change of a value (0.3 for 0.2) is undetectable by anyone and is n
 
 from __future__ import annotations
 
+import argparse
 import gzip
+import os
 import random
 import re
 import shutil
+import subprocess
+import sys
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from reliability import (SHARED, check, fuzz, model_copy, optimize_args, read_outputs, run,  # noqa: F401 - a fixture
-                         translate_args, translate_outputs)
+from pbmt.cli import build_parser
+from pbmt.commands.options import visible_flags
+from reliability import (SCALE, SHARED, check, fuzz, model_copy, optimize_args, read_outputs,  # noqa: F401
+                         run, translate_args, translate_outputs)
+
+EXAMPLES = settings(max_examples=20 * SCALE, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 BAD_NUMBERS = ["nan", "inf", "-inf", "1e999", "x", "\u0663", "1_0", "0x10", "--1", "1.2.3", "\u00b2"]
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?(?![\w.])")
@@ -421,3 +433,188 @@ def test_a_mutated_training_corpus_is_an_error_naming_it_or_changes_nothing(trai
     produced = {name: (tmp_path / "model" / name).read_bytes() for name in TRAINED
                 if (tmp_path / "model" / name).exists()}
     check(result, clean, produced, [str(mutated)])
+
+
+# --- option ranges: every numeric option of every verb, from both sides of its declared range -------------------
+
+def _verbs(parser, prefix=()):
+    """(verb words, parser) of every verb and sub-verb (``plot tuning``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                if any(isinstance(a, argparse._SubParsersAction) for a in sub._actions):
+                    yield from _verbs(sub, (*prefix, name))
+                else:
+                    yield (*prefix, name), sub
+
+
+def _required(parser) -> list[str]:
+    """Placeholder values for a parser's required arguments, so that parsing reaches the option tried."""
+    argv = []
+    for action in parser._actions:
+        value = next(iter(action.choices)) if action.choices else "x"
+        if not action.option_strings:
+            argv += [value] * (action.nargs if isinstance(action.nargs, int) else 1)
+        elif action.required:
+            argv += [action.option_strings[0], value]
+    for group in parser._mutually_exclusive_groups:
+        if group.required:
+            first = group._group_actions[0]
+            argv += [first.option_strings[0]] + (["x"] if first.nargs != 0 else [])
+    return argv
+
+
+PARSER = build_parser()
+NUMERIC = [(verb, sub, action) for verb, sub in _verbs(PARSER) for action in sub._actions
+           if action.option_strings and getattr(action.type, "__name__", "") in ("int", "finite float",
+                                                                                 "number or 'none'")]
+NUMERIC_IDS = [f"{' '.join(verb)} {visible_flags(action)[-1]}" for verb, _, action in NUMERIC]
+
+
+def test_every_numeric_option_of_every_verb_declares_its_range():
+    undeclared = [name for name, (_, _, action) in zip(NUMERIC_IDS, NUMERIC) if action.range is None]
+    assert not undeclared and len(NUMERIC) > 100, undeclared
+
+
+def _text(value) -> str:
+    """A number as a user types it (no exponent: argparse takes '-1e-05' for an option)."""
+    return str(value) if isinstance(value, int) else np.format_float_positional(value, trim="-")
+
+
+def _values(action, number: str) -> list[str]:
+    count = action.nargs if isinstance(action.nargs, int) else 3 if action.dest == "discount_fallback" else 1
+    return [action.option_strings[-1] if not getattr(action, "deprecated_strings", None)
+            else visible_flags(action)[-1], *[number] * count]
+
+
+def _outside(action) -> st.SearchStrategy:
+    allowed, integer = action.range, action.type.__name__ == "int"
+    sides = []
+    if allowed.low is not None:
+        below = allowed.low if allowed.open_low else allowed.low - (1 if integer else 0)
+        sides.append(st.integers(max_value=int(below)) if integer else
+                     st.floats(max_value=below, exclude_max=not allowed.open_low, allow_nan=False,
+                               allow_infinity=False))
+    if allowed.high is not None:
+        above = allowed.high if allowed.open_high else allowed.high + (1 if integer else 0)
+        sides.append(st.integers(min_value=int(above)) if integer else
+                     st.floats(min_value=above, exclude_min=not allowed.open_high, allow_nan=False,
+                               allow_infinity=False))
+    return st.one_of(sides)
+
+
+def _inside(action) -> st.SearchStrategy:
+    allowed, integer = action.range, action.type.__name__ == "int"
+    low = allowed.low if allowed.low is not None else -1e6
+    high = allowed.high if allowed.high is not None else low + 1e6
+    if integer:
+        return st.integers(min_value=int(low) + allowed.open_low, max_value=int(high) - allowed.open_high)
+    return st.floats(min_value=low, max_value=high, exclude_min=allowed.open_low, exclude_max=allowed.open_high)
+
+
+def _refused(verb, sub, action, number: str) -> None:
+    option = _values(action, number)
+    result = run([*verb, *_required(sub), *option])
+    assert result.code == 2 and "Traceback" not in result.err, (option, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and option[0] in lines[0] and f"must be {action.range}" in lines[0], lines
+
+
+@pytest.mark.parametrize("verb, sub, action", NUMERIC, ids=NUMERIC_IDS)
+def test_the_nearest_value_outside_each_range_is_a_usage_error_naming_the_option(verb, sub, action):
+    allowed, integer = action.range, action.type.__name__ == "int"
+    if allowed.low is not None:
+        nearest = allowed.low if allowed.open_low else (allowed.low - 1 if integer else np.nextafter(allowed.low, -1))
+    else:
+        nearest = allowed.high if allowed.open_high else allowed.high + 1
+    _refused(verb, sub, action, _text(int(nearest) if integer else float(nearest)))
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_random_values_outside_a_range_are_refused_and_inside_it_parsed(data):
+    verb, sub, action = data.draw(st.sampled_from(NUMERIC))
+    _refused(verb, sub, action, _text(data.draw(_outside(action))))
+    value = data.draw(_inside(action))
+    args = PARSER.parse_args([*verb, *_required(sub), *_values(action, _text(value))])
+    parsed = getattr(args, action.dest)
+    assert (parsed[0] if isinstance(parsed, (list, tuple)) else parsed) == value
+
+
+# --- output names: one file named twice in a run, by any spelling, is refused before anything is written ----------
+
+NAMES = ["a.txt", "b.txt", "c.txt", "sub/../a.txt", "./b.txt", "link-to-a", "hard-link-to-b",
+         "n" * 200 + ".txt", "é" * 100 + ".txt"]  # the last two: long names (200 and 204 bytes) the file system takes
+FILE_OF = {"sub/../a.txt": "a.txt", "./b.txt": "b.txt", "link-to-a": "a.txt", "hard-link-to-b": "b.txt"}
+
+
+@pytest.mark.parametrize("k", range(12 * SCALE))
+def test_random_output_names_collide_into_a_usage_error_or_translate_as_the_clean_run(fuzz, tmp_path, k):
+    rng = random.Random(f"names/{k}")
+    folder = tmp_path / "out"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("old a\n")
+    (folder / "b.txt").write_text("old b\n")
+    (folder / "link-to-a").symlink_to("a.txt")
+    os.link(folder / "b.txt", folder / "hard-link-to-b")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    names = [rng.choice(NAMES) for _ in range(3)]
+    outputs = {key: folder / name for key, name in zip(("text", "nbest", "alignment"), names)}
+    result = run(translate_args(fuzz["model"] / "moses.ini", fuzz["input"], outputs))
+    files = [FILE_OF.get(name, name) for name in names]
+    assert "Traceback" not in result.err, result.err
+    if len(set(files)) < len(files):
+        lines = result.err.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1 and "named twice as an output" in lines[0], result.err
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+        return
+    assert result.code == 0, result.err
+    assert read_outputs(outputs) == fuzz["translations"]
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_two_runs_sharing_one_output_are_refused_while_the_first_writes(fuzz, tmp_path):
+    """The second run's other outputs differ: every output is locked, not only the first."""
+    from pbmt.files import Outputs
+    with Outputs() as first:
+        first.claim([tmp_path / "one.txt", tmp_path / "shared-nbest.txt"])
+        first.open(tmp_path / "shared-nbest.txt").write("the first run's n-best\n")
+        outputs = {"text": tmp_path / "two.txt", "nbest": tmp_path / "shared-nbest.txt",
+                   "alignment": tmp_path / "align.txt"}
+        result = run(translate_args(fuzz["model"] / "moses.ini", fuzz["input"], outputs))
+        assert result.code == 1 and "shared-nbest.txt: another pbmt run is writing it now" in result.err
+        assert len(result.err.strip().splitlines()) == 1
+    assert (tmp_path / "shared-nbest.txt").read_text() == "the first run's n-best\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared-nbest.txt"]
+
+
+def test_a_second_tuner_into_a_run_folder_in_use_stops_at_once(fuzz, tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pbmt.files import lock_folder; "
+                               "lock_folder(sys.argv[1]); print('locked', flush=True); time.sleep(120)",
+                               str(tmp_path / "run")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for algorithm in ("mert", "pro"):
+            result = run(tune_args(fuzz, tmp_path / "run", "2", "--algorithm", algorithm))
+            assert result.code == 1 and "run: another pbmt run is writing it now" in result.err, result.err
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [".pbmt-lock"]  # the holder was killed
+
+
+@pytest.mark.parametrize("closed, argv", [
+    ("<&-", ["translate", "-q", "--tokenized", "-f", "MODEL", "-o", "OUT"]),
+    (">&-", ["eval", "REFS", "-i", "REFS"]),
+    ("<&-", ["eval", "REFS"]),
+    (">&-", ["translate", "-q", "--tokenized", "-f", "MODEL", "-i", "INPUT"]),
+])
+def test_a_closed_standard_stream_is_one_line_and_exit_1(fuzz, tmp_path, closed, argv):
+    values = {"MODEL": fuzz["model"] / "moses.ini", "OUT": tmp_path / "out.txt", "REFS": fuzz["refs"],
+              "INPUT": fuzz["input"]}
+    command = " ".join(f"'{values.get(a, a)}'" for a in argv)
+    result = subprocess.run(["bash", "-c", f"'{sys.executable}' -m pbmt {command} {closed}"], capture_output=True,
+                            text=True)
+    name = "input" if closed == "<&-" else "output"
+    assert result.returncode == 1 and result.stderr.strip().endswith(f"standard {name} is closed"), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.txt").exists()

@@ -14,6 +14,8 @@ import dataclasses
 import inspect
 import sys
 
+from pbmt.train.extract import MAX_SUPPORTED_LENGTH
+
 
 class _Deprecated:
     """Mixed into an action's class: used through one of its ``deprecated_strings``, it warns on standard
@@ -84,3 +86,64 @@ def preset_values(args: argparse.Namespace, preset: dict, owner, options: dict[s
     ``preset``'s, else ``owner``'s default."""
     return {parameter: getattr(args, dest) if getattr(args, dest) is not None
             else preset.get(parameter, default_of(owner, parameter)) for dest, parameter in options.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a numeric option takes: ``low`` to ``high`` (None: no bound), each end included unless
+    ``open_low``/``open_high`` says it is excluded."""
+
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        if self.low is not None and (value < self.low or (self.open_low and value == self.low)):
+            return False
+        return self.high is None or (value < self.high or (not self.open_high and value == self.high))
+
+    def __str__(self) -> str:
+        if self.high is None:
+            return "positive" if self.low == 0 and self.open_low else f"at least {self.low:g}"
+        if not (self.open_low or self.open_high):
+            return f"{self.low:g} to {self.high:g}"
+        return f"in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}{')' if self.open_high else ']'}"
+
+
+COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=True), Range(0, 1)
+
+# The range of every numeric option of every verb, by argparse destination (one concept, one range across the
+# verbs; RANGE_OF_VERB holds the few whose meaning differs in one verb). ``pbmt.cli`` checks every value parsed
+# against it; tests/test_fuzz.py draws values from both sides of each range and README.md lists them.
+RANGES: dict[str, Range] = {
+    # counts: at least 1
+    **dict.fromkeys(["n_best_size", "stack", "ttable_limit", "workers", "options_per_span", "trace_every",
+                     "order", "lm_order", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
+                     "oracle_beam", "epochs", "held_out", "batch_size", "samples_per_sentence", "chains",
+                     "max_batches", "eval_every", "min_count", "prune", "shard_size", "max_queue", "max_words",
+                     "max_sentences"], COUNT),
+    # at least 0: a seed, a count where 0 means none (or no limit), a time
+    **dict.fromkeys(["seed", "steps_per_sentence", "burn_in_per_sentence", "pop_limit", "restarts",
+                     "random_directions", "perturbation", "decay", "word_class_count", "shutdown_timeout",
+                     "flat_weight", "temperature"], NON_NEGATIVE),
+    # positive: rates, scales, temperatures, steps
+    **dict.fromkeys(["anneal", "apro_c", "learning_rate", "samplerank_c", "samplerank_step", "gain_scale",
+                     "score_range", "max_step", "discount_fallback"], POSITIVE),
+    **dict.fromkeys(["beam_threshold", "pro_min_difference", "interpolation"], FRACTION),
+    "significance": Range(0, 1, open_high=True),
+    "distortion_limit": Range(-1),  # -1: no limit
+    "passes": Range(2),  # the two seed decodings of the relevant-set tuners
+    "max_phrase_length": Range(1, MAX_SUPPORTED_LENGTH),
+    "port": Range(0, 65535),  # 0: any free port
+    "baseline": Range(0, 100),  # BLEU in percent
+}
+RANGE_OF_VERB: dict[tuple[str, str], Range] = {
+    ("sample", "steps_per_sentence"): COUNT,  # translate --documents: 0 steps keeps the decoder's translation
+    ("tune", "temperature"): POSITIVE,  # SampleRank's; sample's 0 is greedy
+}
+
+
+def range_of(verb: str, dest: str) -> Range | None:
+    """The declared range of option ``dest`` of ``verb`` (None: undeclared)."""
+    return RANGE_OF_VERB.get((verb, dest), RANGES.get(dest))

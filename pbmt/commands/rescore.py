@@ -111,11 +111,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.train and (args.refs is None or args.out is None):
         raise UsageError("--train needs --refs and --out")
-    if args.score_range <= 0 or (args.learning_rate is not None and args.learning_rate <= 0) or args.decay < 0:
-        raise UsageError("--score-range and --learning-rate must be positive, --decay at least 0")
-    for name in ("batch_size", "epochs", "max_batches", "eval_every"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
     sources = token_lines(args.src, args.config, "source", args.tokenized) if args.src is not None else None
     started = time.perf_counter()
     lists = read_lists(args.n_best, sources)

@@ -142,17 +142,9 @@ def _work(sampler: _SentenceSampler, item: tuple[int, str, str | None]) -> tuple
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.steps_per_sentence < 1 or args.burn_in_per_sentence < 0 or args.workers < 1:
-        raise PbmtError("--steps-per-sentence and --workers must be at least 1 and --burn-in-per-sentence at least 0")
     if args.decision != "best" and args.burn_in_per_sentence >= args.steps_per_sentence:
         raise PbmtError(f"--decision {args.decision} counts samples after --burn-in-per-sentence, "
                         f"which must be below --steps-per-sentence ({args.steps_per_sentence})")
-    if args.anneal and min(args.anneal) <= 0:
-        raise PbmtError("--anneal temperatures must be positive")
-    if args.temperature < 0:
-        raise PbmtError("--temperature must be at least 0")
-    if args.trace_every < 1:
-        raise PbmtError("--trace-every must be at least 1")
     if args.refs and not args.trace:
         raise PbmtError("--refs is for --trace's BLEU: give --trace FILE too")
     started = time.perf_counter()

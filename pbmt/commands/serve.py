@@ -58,11 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("workers", "max_queue", "max_words", "max_sentences"):
-        if getattr(args, name) < 1:
-            raise PbmtError(f"--{name.replace('_', '-')} must be at least 1")
-    if not 0 <= args.port < 65536:
-        raise PbmtError(f"--port {args.port}: not a TCP port")
     # the web stack (uvicorn, fastapi) costs start-up time every other verb would pay if imported above
     import uvicorn
 

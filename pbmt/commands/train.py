@@ -34,7 +34,6 @@ from pbmt.commands.lm import add_discount_fallback
 from pbmt.commands.options import deprecated
 from pbmt.errors import UsageError
 from pbmt.text import CASINGS
-from pbmt.train.extract import MAX_SUPPORTED_LENGTH
 from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
@@ -108,14 +107,6 @@ def language(path: Path, given: str | None, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
-    if args.word_class_count < 0:
-        raise UsageError(f"--word-class-count must not be negative, not {args.word_class_count}")
-    for option, value in (("--min-count", args.min_count), ("--prune", args.prune), ("--lm-order", args.lm_order),
-                          ("--shard-size", args.shard_size), ("--workers", args.workers)):
-        if value is not None and value < 1:
-            raise UsageError(f"{option} must be at least 1, not {value}")
-    if not 1 <= args.max_phrase_length <= MAX_SUPPORTED_LENGTH:
-        raise UsageError(f"--max-phrase-length must be 1 to {MAX_SUPPORTED_LENGTH}, not {args.max_phrase_length}")
     if args.lm is not None and args.lm_order != 3:
         raise UsageError("--lm-order applies to an estimated LM; --lm takes the given file's order")
     settings = TrainSettings(

@@ -241,16 +241,10 @@ def _translate_document(translator: _DocumentTranslator, item: tuple[int, list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.n_best_size < 1:
-        raise PbmtError(f"--n-best-size must be at least 1, got {args.n_best_size}")
-    if args.workers < 1:
-        raise PbmtError("--workers must be at least 1")
     if args.documents is None and (args.global_features or args.global_weights):
         raise PbmtError("--global-features and --global-weights need --documents")
     if args.documents is not None and args.n_best:
         raise PbmtError("--n-best is not available with --documents (the sampler keeps one derivation)")
-    if args.steps_per_sentence < 0 or min(args.anneal) <= 0:
-        raise PbmtError("--steps-per-sentence must be at least 0 and --anneal temperatures positive")
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it

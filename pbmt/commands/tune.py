@@ -150,12 +150,6 @@ def mert_params(args: argparse.Namespace) -> dict:
     """``Mert``'s parameters from ``add_mert_arguments``'s options, checked."""
     restarts = (args.restarts if args.restarts is not None
                 else default_of(LatticeMert if getattr(args, "algorithm", None) == "lattice-mert" else Mert, "restarts"))
-    if restarts < 0 or args.random_directions < 0:
-        raise UsageError("--restarts and --random-directions must not be negative")
-    if not 0.0 <= args.significance < 1.0:
-        raise UsageError("--significance must be in [0, 1)")
-    if args.max_step is not None and args.max_step <= 0:
-        raise UsageError("--max-step must be positive (0 or less is no search at all)")
     return {"restarts": restarts, "random_directions": args.random_directions, "significance": args.significance,
             "max_step": args.max_step, "keep_signs": args.keep_signs}
 
@@ -163,8 +157,6 @@ def mert_params(args: argparse.Namespace) -> dict:
 def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion") -> Optimizer:
     """The optimiser ``add_optimizer_arguments``'s options describe, for decoding in the ``reordering`` space
     (MERT's interpolation defaults to ``MON_SWAP_INTERPOLATION`` in MON/SWAP)."""
-    if args.interpolation is not None and not 0.0 <= args.interpolation <= 1.0:
-        raise UsageError("--interpolation must be in [0, 1]")
     if args.algorithm in ("pro", "apro"):
         ranker = Pro if args.algorithm == "pro" else Apro
         interpolation = default_of(ranker, "interpolation") if args.interpolation is None else args.interpolation
@@ -173,15 +165,9 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
             raise UsageError(f"--gain {gain} is a batch gain (SampleRank's); PRO and APRO take "
                              f"{' or '.join(SENTENCE_GAINS)}")
         if args.algorithm == "pro":
-            if args.pro_samples < 0 or args.pro_keep < 0:
-                raise UsageError("--pro-samples and --pro-keep must not be negative")
-            if not 0.0 <= args.pro_min_difference <= 1.0:
-                raise UsageError("--pro-min-difference must be in [0, 1] (a gain difference, BLEU+1 points over 100)")
             return make_optimizer("pro", samples=args.pro_samples, keep=args.pro_keep,
                                   min_difference=args.pro_min_difference, interpolation=interpolation,
                                   gain=gain)
-        if args.apro_c <= 0:
-            raise UsageError("--apro-c must be positive")
         return make_optimizer("apro", c=args.apro_c, interpolation=interpolation, gain=gain)
     params = mert_params(args)
     if args.algorithm == "listnet":
@@ -330,8 +316,6 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
     """``pbmt tune --algorithm costmargin --features binary``: binary block feature weights on a training subset."""
     if args.algorithm != "costmargin":
         raise UsageError("--features binary trains with --algorithm costmargin (Table II)")
-    if args.oracle_beam < 1 or args.passes < 2 or args.sgd_passes < 1:
-        raise UsageError("--oracle-beam must be at least 1, --passes at least 2, --sgd-passes at least 1")
     options = BlockTrainingSettings(args.passes, args.sgd_passes, args.learning_rate or LEARNING_RATES["costmargin"],
                                     args.n_best_size or 1, oracle_beam=args.oracle_beam, seed=args.seed)
     sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
@@ -350,10 +334,6 @@ def run_block_training(args: argparse.Namespace, settings: SearchSettings | None
 
 def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) -> int:
     """``pbmt tune --algorithm costmargin|perceptron``: tune, then write moses.ini, log.tsv and the plot to --out."""
-    if args.passes < 2 or args.sgd_passes < 1:
-        raise UsageError("--passes must be at least 2 (the seed decodings) and --sgd-passes at least 1")
-    if (args.learning_rate is not None and args.learning_rate <= 0) or args.perturbation < 0:
-        raise UsageError("--learning-rate must be positive and --perturbation at least 0")
     options = RelevantSetSettings(args.algorithm, args.passes, args.sgd_passes, args.learning_rate,
                                   args.n_best_size or 1, args.flat_weight, args.perturbation, args.seed, args.dedup,
                                   args.keep or RelevantSetSettings.keep)
@@ -400,20 +380,12 @@ def samplerank_parameters(args: argparse.Namespace) -> dict:
     if values["gain"] not in BATCH_GAINS:
         raise UsageError(f"--gain {values['gain']} is a sentence gain (PRO's and APRO's); SampleRank takes "
                          f"{' or '.join(BATCH_GAINS)}")
-    if min(args.epochs, args.batch_size, values["samples_per_sentence"], values["chains"]) < 1:
-        raise UsageError("--epochs, --batch-size, --samples-per-sentence and --chains must be at least 1")
-    if (values["burn_in_per_sentence"] < 0 or min(values["c"], values["gain_scale"], values["temperature"],
-                                                   values["step"]) <= 0):
-        raise UsageError("--burn-in-per-sentence must not be negative; --samplerank-c, --gain-scale, "
-                         "--temperature and --samplerank-step must be positive")
     return values
 
 
 def run_samplerank(args: argparse.Namespace) -> int:
     """``pbmt tune --algorithm samplerank``: tune, then write moses.ini and log.tsv to --out."""
     parameters = samplerank_parameters(args)
-    if args.held_out is not None and args.held_out < 1:
-        raise UsageError("--held-out must be at least 1")
     model = with_sparse_features(TranslationModel.load(args.config), args.features, args.word_classes)
     sources, refs = dev_set(args, model)
     if args.held_out is not None and args.held_out >= len(sources):
@@ -548,11 +520,6 @@ def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("n_best_size", "iterations", "workers"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.sentences is not None and args.sentences < 1:
-        raise UsageError("--sentences must be at least 1")
     if not args.config.exists():
         raise PbmtError(f"{args.config}: no such model configuration")
     if args.algorithm == "samplerank":

@@ -19,7 +19,7 @@ import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, lock_folder, read_lines
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
@@ -102,6 +102,7 @@ def filter_model(
     config = MosesConfig.read(ini)
     if out.resolve() == ini.parent.resolve():
         raise PbmtError(f"{out}: the filtered model must go to another folder than the model's own")
+    lock_folder(out)
     wanted = source_ngrams(sentences, SearchSettings.from_config(config).max_phrase_length)
     features, counts = [], []
     for feature in config.features:

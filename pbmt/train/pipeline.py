@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ from tqdm import tqdm
 
 from pbmt.config import Feature, MosesConfig
 from pbmt.errors import FormatError, PbmtError
-from pbmt.files import Outputs, atomic_write, open_binary, read_lines
+from pbmt.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
@@ -601,6 +600,6 @@ def train(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
                  settings.lm):
         if path is not None and not Path(path).exists():
             raise PbmtError(f"{path}: no such file")
-    os.makedirs(settings.out, exist_ok=True)
+    lock_folder(settings.out)
     steps = training_steps(settings, log, progress)
     return StepRunner(settings.work_dir / "steps", log).run(steps)

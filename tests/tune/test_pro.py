@@ -185,8 +185,10 @@ def test_tune_runs_the_loop(algorithm, tiny_model_dir, tmp_path):
 def test_bad_pro_options_are_usage_errors(moses_nbest, capsys, algorithm):
     argv = ["optimize", "--algorithm", algorithm, "--n-best", str(moses_nbest / "nbest"), "--refs",
             str(moses_nbest / "refs"), "--interpolation", "1.5"]
-    assert main(argv) == 2
-    assert "--interpolation must be in [0, 1]" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # a range error is argparse's
+        main(argv)
+    assert exit_.value.code == 2
+    assert "--interpolation must be 0 to 1, not 1.5" in capsys.readouterr().err
 
 
 def test_the_unclipped_gain_ranks_a_longer_candidate_above_a_short_exact_one():
