@@ -618,3 +618,71 @@ def test_a_closed_standard_stream_is_one_line_and_exit_1(fuzz, tmp_path, closed,
     name = "input" if closed == "<&-" else "output"
     assert result.returncode == 1 and result.stderr.strip().endswith(f"standard {name} is closed"), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out.txt").exists()
+
+
+# --- damaged binary caches: detected, rebuilt with a one-line note, never a traceback or another translation -----
+
+CACHE_DAMAGE = ["empty", "truncate", "flip", "garbage", "append", "delete", "meta_drop_array", "meta_not_json",
+                "meta_size"]
+
+
+def cached_model(fuzz, folder):
+    """A copy of the fuzz model in ``folder`` (its own files, so its own caches) whose caches a first translation
+    built; its cache folders."""
+    for name in ("moses.ini", "pbmt.toml", "phrase-table.gz", "reordering-table.gz", "lm.arpa"):
+        shutil.copy2(fuzz["model"] / name, folder / name)
+    outputs = translate_outputs(folder / "first")
+    assert run(translate_args(folder / "moses.ini", fuzz["input"], outputs)).code == 0
+    caches = sorted(folder.glob("*.pbmt-cache/*"))
+    assert len(caches) == 3
+    return caches
+
+
+def damage(rng: random.Random, path, kind: str) -> None:
+    data = path.read_bytes()
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "truncate":
+        path.write_bytes(data[:rng.randrange(len(data))])
+    elif kind == "flip":
+        path.write_bytes(flip_byte(rng, data))
+    elif kind == "garbage":
+        at, size = rng.randrange(len(data)), rng.randint(1, 64)
+        path.write_bytes(data[:at] + bytes(rng.randrange(256) for _ in range(size)) + data[at + size:])
+    elif kind == "append":
+        path.write_bytes(data + bytes(rng.randrange(256) for _ in range(rng.randint(1, 64))))
+    elif kind == "delete":
+        path.unlink()
+    else:
+        import json
+        meta = json.loads(data)
+        if kind == "meta_drop_array":
+            del meta["files"][rng.choice(sorted(meta["files"]))]
+        elif kind == "meta_size":
+            meta["files"][rng.choice(sorted(meta["files"]))]["bytes"] += rng.choice([-1, 1, 1000])
+        path.write_text(json.dumps(meta)[:-rng.randint(1, 5)] if kind == "meta_not_json" else json.dumps(meta))
+
+
+@pytest.mark.parametrize("k", range(16 * SCALE))
+def test_a_damaged_cache_is_rebuilt_with_a_note_and_translates_as_the_clean_model(fuzz, tmp_path, k):
+    rng = random.Random(f"cache/{k}")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    caches = cached_model(fuzz, folder)
+    damaged = set()
+    for _ in range(rng.randint(1, 3)):
+        cache = rng.choice(caches)
+        kind = rng.choice(CACHE_DAMAGE)
+        files = sorted(cache.glob("*.npy")) if not kind.startswith("meta") else [cache / "meta.json"]
+        if files:
+            damage(rng, rng.choice(files), kind)
+            damaged.add(cache)
+    outputs = translate_outputs(tmp_path / "out")
+    result = run(translate_args(folder / "moses.ini", fuzz["input"], outputs))
+    assert "Traceback" not in result.err and result.code == 0, result.err
+    assert read_outputs(outputs) == fuzz["translations"]
+    notes = result.err.strip().splitlines()
+    assert len(notes) == len(damaged) and all(" is damaged (" in note for note in notes), notes
+    assert {cache for cache in damaged if any(str(cache) in note for note in notes)} == damaged
+    again = run(translate_args(folder / "moses.ini", fuzz["input"], outputs))  # the rebuilt caches load quietly
+    assert again.code == 0 and again.err == "" and read_outputs(outputs) == fuzz["translations"]

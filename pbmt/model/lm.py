@@ -44,7 +44,8 @@ from pbmt.model._lm_kernels import (
 from pbmt.vocab import SPECIAL_WORDS, Vocab
 
 _KIND = "lm"
-_VERSION = "3"
+_VERSION = "4"  # 4: meta.json with sizes and checksums
+_ARRAYS = ("words", "specials", "entries", "counts")
 _KENLM_BINARY = b"mmap lm "
 _NGRAM_COUNT = re.compile(rb"ngram\s+(\d+)\s*=\s*(\d+)")
 _UNK, _BOS, _EOS = (w.encode() for w in SPECIAL_WORDS)
@@ -94,7 +95,7 @@ class NgramLM:
         binary file.
         """
         path = Path(path)
-        stored = cache.load_arrays(path, _KIND, _VERSION)
+        stored = cache.load_arrays(path, _KIND, _VERSION, _ARRAYS)
         from_cache = stored is not None
         if stored is None:
             stored = _parse_arpa(path)

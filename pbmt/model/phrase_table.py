@@ -25,7 +25,9 @@ from pbmt.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
 _CACHE_KIND = "phrase-table"
-_CACHE_VERSION = "3"
+_CACHE_VERSION = "4"  # 4: meta.json with sizes and checksums
+_CACHE_ARRAYS = ("src_vocab", "tgt_vocab", "src_offsets", "src_local", "cand_offsets", "tgt_offsets", "tgt_local",
+                 "scores", "align_offsets", "align", "trie_keys", "trie_values", "node_phrase")
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ class PhraseTable:
         given, is checked against the table (a moses.ini's num-features).
         """
         path = Path(path)
-        arrays = cache.load_arrays(path, _CACHE_KIND, _CACHE_VERSION)
+        arrays = cache.load_arrays(path, _CACHE_KIND, _CACHE_VERSION, _CACHE_ARRAYS)
         if arrays is None:
             arrays = _parse(path)
             cache.save_arrays(path, _CACHE_KIND, _CACHE_VERSION, arrays)
