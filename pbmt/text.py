@@ -41,6 +41,7 @@ from typing import Callable, Iterable, Sequence
 
 from pbmt.errors import FormatError
 from pbmt.files import atomic_write, read_lines
+from pbmt.placeholders import classes, unmarked
 from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, opening_tag
 
 CASINGS = ("truecase", "lowercase", "none")
@@ -144,6 +145,11 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
 
 def _has_letter(token: str) -> bool:
     return any(c.isalpha() for c in token)
+
+
+def lowercased(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) -> list[str]:
+    """``words`` lowercased, but the protected tokens (``%S`` is not ``%s``)."""
+    return [w if protected.protects(w) else w.lower() for w in words]
 
 
 def starts_lowercase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN) -> bool:
@@ -266,7 +272,8 @@ class TextForm:
     ``tokenize``: Moses's tokeniser (else split at spaces); ``casing``: one of
     ``CASINGS``; ``truecaser``: the model file of the truecaser (``casing ==
     "truecase"``), read on first use; ``protected``: the spans kept whole and
-    as they are.
+    as they are; ``placeholders``: numbers and protected tokens become their
+    class tokens, accelerator marks come off (``pbmt.placeholders``).
     """
 
     language: str
@@ -274,6 +281,7 @@ class TextForm:
     casing: str = "none"
     truecaser: str | os.PathLike | None = None
     protected: ProtectedPatterns = BUILT_IN
+    placeholders: bool = False
 
     def __post_init__(self):
         if self.casing not in CASINGS:
@@ -298,12 +306,14 @@ class TextForm:
         return self._split(line)
 
     def case(self, words: Sequence[str]) -> list[str]:
-        """Tokens in the model's casing."""
+        """Tokens in the model's casing (and with placeholders, the model's class tokens)."""
+        if self.placeholders:
+            words = unmarked(words, self.protected)
         if self.casing == "truecase":
-            return self._truecaser.truecase(words)
-        if self.casing == "lowercase":
-            return [w if self.protected.protects(w) else w.lower() for w in words]
-        return list(words)
+            words = self._truecaser.truecase(words)
+        elif self.casing == "lowercase":
+            words = lowercased(words, self.protected)
+        return classes(words, self.protected) if self.placeholders else list(words)
 
     def tokens(self, line: str) -> list[str]:
         """The model's tokens of a line of plain text."""

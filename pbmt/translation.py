@@ -31,6 +31,7 @@ from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
+from pbmt.placeholders import restore
 from pbmt.text import starts_lowercase, tokenizer, tokens
 from pbmt.nbest import NBestEntry
 
@@ -159,8 +160,9 @@ class Translator:
 
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
-        words as they are in ``source``, then, unless ``tokenized``, detruecased (the first word capitalised
-        unless ``source`` starts lowercase) and detokenised."""
+        words as they are in ``source``, then, unless ``tokenized``, with a model of placeholders their
+        originals put back (``pbmt.placeholders.restore``), detruecased (the first word capitalised unless
+        ``source`` starts lowercase) and detokenised."""
         words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)
         for block, option in enumerate(derivation.option):
@@ -168,8 +170,11 @@ class Translator:
                 words[bounds[block]] = source[options.start[option]]
         if self.tokenized:
             return " ".join(words)
-        source_form = self.model.preprocessing.source_form
-        return self.model.preprocessing.target_form.text(words, not starts_lowercase(source, source_form.protected))
+        preprocessing = self.model.preprocessing
+        protected = preprocessing.source_form.protected
+        if preprocessing.placeholders:
+            words = restore(words, word_alignment(derivation, options, self.model), source, protected)
+        return preprocessing.target_form.text(words, not starts_lowercase(source, protected))
 
     def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
                      nbest: tuple) -> Translation:

@@ -79,7 +79,7 @@ _PRINTF = st.builds(lambda pos, flags, width, precision, conv: f"%{pos}{flags}{w
                     st.sampled_from(["", "1$", "2$"]), st.sampled_from(["", "-", "0", "+"]),
                     st.sampled_from(["", "5", "*"]), st.sampled_from(["", ".2", ".*"]),
                     st.sampled_from(list("sdiuxfgc") + ["ld", "lu", "zu"]))
-_PROTECTED = st.one_of(
+PROTECTED = st.one_of(
     _PRINTF,
     st.integers(1, 12).map(lambda n: f"%{n}"),
     st.sampled_from(["{0}", "{1}", "{name}", "{count}", "${HOME}", "%(file)s", "&amp;", "&lt;", "&#169;"]),
@@ -109,11 +109,11 @@ def _messages(draw):
         if kind == "word":
             add(draw(_WORD) + draw(st.sampled_from(["", "", ",", ":", "."])))
         elif kind == "protected":
-            add(draw(_PROTECTED), True)
+            add(draw(PROTECTED), True)
         elif kind == "wrapped":
             left, right = draw(st.sampled_from([("(", ")"), ("«", "»"), ('"', '"'), ("¿", "?"), ("", ":")]))
             add(left)
-            add(draw(_PROTECTED.filter(lambda p: not p.startswith(("&", "_")))), True)
+            add(draw(PROTECTED.filter(lambda p: not p.startswith(("&", "_")))), True)
             add(right)
         elif kind == "pair":
             add(draw(_PRINTF), True)

@@ -61,6 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="truecase: learn Moses's truecaser on each side (kept in the model folder; translate "
                         "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
                         "none: keep the text's casing; auto: truecase if the text has capitals, else none")
+    parser.add_argument("--protected", type=Path, metavar="FILE",
+                        help="more protected patterns (one regular expression a line, tried before the built-in "
+                        "ones: placeholders, tags, URLs, e-mail addresses, paths, accelerators): text they match "
+                        "stays one token, as it is; copied into the model, which applies them to its input")
+    parser.add_argument("--placeholders", action="store_true",
+                        help="numbers and protected tokens stand in the model as class tokens (@num@, @ph@, @url@, "
+                        "@tag@) and accelerator marks come off their words; translate puts the originals back "
+                        "through the word alignment, so they cost nothing and never change")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="symmetrised word alignment (i-j per line of the texts, tokenised positions) to use "
                         "instead of aligning")
@@ -118,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
         word_classes=args.word_class_count, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
+        protected=args.protected, placeholders=args.placeholders,
     )
 
     def say(message: str) -> None:

@@ -30,6 +30,7 @@ from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
+from pbmt.protected import ProtectedPatterns
 from pbmt.text import TextForm
 from pbmt.vocab import Overlay, Vocab
 
@@ -128,14 +129,21 @@ def _search_algorithm(config: MosesConfig, default: str) -> str:
     return _MOSES_SEARCH_ALGORITHMS[number]
 
 
+#: The keys of ``[preprocess]`` that name a file in the model folder.
+_FILES = ("source_truecaser", "target_truecaser", "protected")
+
+
 @dataclass(frozen=True)
 class Preprocessing:
     """How plain text is turned into the model's tokens and back, from the ``[preprocess]`` table of
     ``pbmt.toml``.
 
     ``tokenize``: Moses's tokeniser; casing: ``truecase`` (Moses's truecaser, whose model files for each side
-    are ``source_truecaser`` and ``target_truecaser``, named relative to the model folder in ``pbmt.toml`` and
-    held here as absolute paths), or ``lowercase``, or neither (the text's own casing).
+    are ``source_truecaser`` and ``target_truecaser``), or ``lowercase``, or neither (the text's own casing);
+    ``protected``: a file of the model's own protected patterns (``pbmt.protected``), tried before the
+    built-in ones; ``placeholders``: numbers and protected tokens stand in the model as class tokens
+    (``pbmt.placeholders``). Files are named relative to the model folder in ``pbmt.toml`` and held here as
+    absolute paths.
     """
 
     tokenize: bool = False
@@ -145,6 +153,8 @@ class Preprocessing:
     target_language: str = "en"
     source_truecaser: Path | None = None
     target_truecaser: Path | None = None
+    protected: Path | None = None
+    placeholders: bool = False
 
     @classmethod
     def read(cls, folder: Path) -> "Preprocessing":
@@ -154,7 +164,7 @@ class Preprocessing:
         check_keys(folder, "preprocess", table, cls.__dataclass_fields__)
         where = Path(folder) / FILE
         for key, value in table.items():
-            expected = str if key.endswith("_truecaser") else type(getattr(cls, key))
+            expected = str if key in _FILES else type(getattr(cls, key))
             if type(value) is not expected:
                 raise PbmtError(f"{where}: [preprocess] {key} must be a {expected.__name__}, got {value!r}")
         if table.get("lowercase") and table.get("truecase"):
@@ -163,8 +173,8 @@ class Preprocessing:
         if table.get("truecase") and not all(names):
             raise PbmtError(f"{where}: [preprocess] truecase = true needs source_truecaser and target_truecaser "
                             "(the truecaser model files, relative to the model folder)")
-        for key, name in zip(("source_truecaser", "target_truecaser"), names):
-            if name:
+        for key in _FILES:
+            if name := table.get(key):
                 path = (Path(folder) / name).resolve()
                 if not path.is_file():
                     raise PbmtError(f"{where}: [preprocess] {key} = {name!r}: {path} does not exist")
@@ -177,20 +187,30 @@ class Preprocessing:
         return "truecase" if self.truecase else "lowercase" if self.lowercase else "none"
 
     @cached_property
+    def protected_patterns(self) -> ProtectedPatterns:
+        """The model's protected patterns: its own file's, then the built-in ones."""
+        return ProtectedPatterns.read(self.protected) if self.protected else ProtectedPatterns()
+
+    @cached_property
     def source_form(self) -> TextForm:
         """How source text becomes the model's tokens (one object, so its truecaser is read once)."""
-        return TextForm(self.source_language, self.tokenize, self.casing, self.source_truecaser)
+        return TextForm(self.source_language, self.tokenize, self.casing, self.source_truecaser,
+                        self.protected_patterns, self.placeholders)
 
     @cached_property
     def target_form(self) -> TextForm:
         """How target text becomes the model's tokens (references) and the model's tokens become text."""
-        return TextForm(self.target_language, self.tokenize, self.casing, self.target_truecaser)
+        return TextForm(self.target_language, self.tokenize, self.casing, self.target_truecaser,
+                        self.protected_patterns, self.placeholders)
 
     def table(self, folder: str | os.PathLike) -> dict:
-        """The ``[preprocess]`` table of a ``pbmt.toml`` in ``folder``: the truecaser model files are copied
-        there (under their own names) when they are elsewhere, so the folder stands alone."""
-        table = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.endswith("_truecaser")}
-        for key in ("source_truecaser", "target_truecaser"):
+        """The ``[preprocess]`` table of a ``pbmt.toml`` in ``folder``: the truecaser model files and the
+        protected patterns are copied there (under their own names) when they are elsewhere, so the folder
+        stands alone; ``placeholders`` is written when true."""
+        table = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _FILES}
+        if not self.placeholders:
+            del table["placeholders"]  # a model without them reads as it did before there were any
+        for key in _FILES:
             path = getattr(self, key)
             if path is not None:
                 target = Path(folder) / path.name

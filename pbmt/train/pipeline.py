@@ -56,7 +56,9 @@ from pbmt.files import Outputs, atomic_write, lock_folder, open_binary, read_lin
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
-from pbmt.text import CASINGS, Truecaser, tokenizer, tokens
+from pbmt.placeholders import classes, unmarked
+from pbmt.protected import ProtectedPatterns
+from pbmt.text import BUILT_IN, CASINGS, Truecaser, lowercased, tokenizer, tokens
 from pbmt.train.align import eflomal_align
 from pbmt.train.corpus import (
     alignment_points,
@@ -112,6 +114,8 @@ def prepare_corpus(
     progress: bool = False,
     casing: str = "none",
     truecasers: tuple[Path, Path] | None = None,
+    protected: ProtectedPatterns = BUILT_IN,
+    placeholders: bool = False,
 ) -> PreparedCorpus:
     """Tokenise the line-parallel texts ``src`` and ``tgt`` (plain or gzip) into
     ``out_src`` and ``out_tgt`` (tokens joined by single spaces), without the
@@ -120,7 +124,9 @@ def prepare_corpus(
     ``casing`` (``pbmt.text.CASINGS``): ``truecase`` learns a truecaser on
     each side's tokens, writes it to ``truecasers`` (source, target) and
     truecases the text with it; ``lowercase`` lowercases; ``none`` keeps the
-    text's casing.
+    text's casing. Protected tokens (``protected``) keep theirs; with
+    ``placeholders`` they and the numbers become class tokens and accelerator
+    marks come off (``pbmt.placeholders``).
 
     ``alignments`` maps given alignment files (``i-j`` per line of the input
     texts, positions in the tokenised sentences) to where their kept lines go;
@@ -128,7 +134,7 @@ def prepare_corpus(
     texts differ in length (naming both files and the first unmatched line),
     FormatError for a bad alignment line.
     """
-    cased = [_casing(casing, path, tokenize, out, progress)
+    cased = [_casing(casing, path, tokenize, out, progress, protected, placeholders)
              for path, tokenize, out in zip((src, tgt), (src_tokenizer, tgt_tokenizer), truecasers or (None, None))]
     given = list((alignments or {}).items())
     _check_lengths(src, tgt, given)
@@ -170,17 +176,20 @@ def _check_lengths(src: Path, tgt: Path, given: list) -> None:
 
 
 def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], truecaser: Path | None,
-            progress: bool) -> Callable[[str], list[str]]:
-    """A line's tokens in the casing asked for; ``truecase`` first learns the
-    truecaser on ``text`` (one pass) and writes it to ``truecaser``."""
+            progress: bool, protected: ProtectedPatterns, placeholders: bool) -> Callable[[str], list[str]]:
+    """A line's tokens in the casing asked for, with class tokens if ``placeholders``; ``truecase`` first
+    learns the truecaser on ``text`` (one pass) and writes it to ``truecaser``."""
+    split = (lambda line: unmarked(tokenize(line), protected)) if placeholders else tokenize
     if casing == "lowercase":
-        return lambda line: [w.lower() for w in tokenize(line)]
-    if casing == "truecase":
+        cased = lambda line: lowercased(split(line), protected)  # noqa: E731
+    elif casing == "truecase":
         lines = tqdm(read_lines(text), desc=f"truecaser of {text.name}", unit="line", disable=not progress)
-        model = Truecaser.train(tokenize(line) for _, line in lines)
+        model = Truecaser.train((split(line) for _, line in lines), protected)
         model.write(truecaser)
-        return lambda line: model.truecase(tokenize(line))
-    return tokenize
+        cased = lambda line: model.truecase(split(line))  # noqa: E731
+    else:
+        cased = split
+    return (lambda line: classes(cased(line), protected)) if placeholders else cased
 
 
 def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflomal: bool, quiet: bool = True) -> int:
@@ -465,7 +474,10 @@ class TrainSettings:
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
     ``casing``: one of ``pbmt.text.CASINGS``, or ``auto``: ``truecase`` for
-    cased text, ``none`` for text without capitals.
+    cased text, ``none`` for text without capitals. ``protected``: a file of
+    protected patterns (``pbmt.protected``) beside the built-in ones, copied
+    into the model folder; ``placeholders``: train on class tokens
+    (``pbmt.placeholders``).
     """
 
     src: Path
@@ -487,6 +499,8 @@ class TrainSettings:
     discount_fallback: tuple[float, float, float] | None = None
     word_classes: int = 50
     scale: Scale = Scale()
+    protected: Path | None = None
+    placeholders: bool = False
 
     @property
     def work_dir(self) -> Path:
@@ -501,7 +515,7 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         raise PbmtError("give either a symmetrised alignment or the two directed ones, not both")
     if (s.alignment_fwd is None) != (s.alignment_rev is None):
         raise PbmtError("directed alignments come in pairs: give both the forward and the reverse one")
-    for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, s.lm):
+    for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, s.lm, s.protected):
         if given is not None and not Path(given).is_file():
             raise PbmtError(f"{given}: no such file")
     work, out = s.work_dir, s.out
@@ -520,12 +534,14 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         raise PbmtError(f"unknown casing {s.casing!r}; known: auto, {', '.join(CASINGS)}")
     truecasers = tuple(out / name for name in TRUECASER_FILES) if casing == "truecase" else ()
 
+    patterns = ProtectedPatterns.read(s.protected) if s.protected else BUILT_IN
+
     def corpus() -> str:
         prepared = prepare_corpus(
             s.src, s.tgt, corpus_src, corpus_tgt,
-            tokenizer(s.src_lang) if s.tokenize else tokens,
-            tokenizer(s.tgt_lang) if s.tokenize else tokens,
-            given, progress, casing, truecasers or None,
+            tokenizer(s.src_lang, patterns) if s.tokenize else tokens,
+            tokenizer(s.tgt_lang, patterns) if s.tokenize else tokens,
+            given, progress, casing, truecasers or None, patterns, s.placeholders,
         )
         summary = f"{prepared.n_pairs:,} sentence pairs"
         if prepared.dropped:
@@ -534,8 +550,9 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         return summary + (f"; {casing}d" if casing != "none" else "")
 
     preprocessing = Preprocessing(s.tokenize, casing == "lowercase", casing == "truecase", s.src_lang, s.tgt_lang,
-                                  *(truecasers or (None, None)))
-    preprocess = {"tokenize": s.tokenize, "casing": casing, "languages": [s.src_lang, s.tgt_lang]}
+                                  *(truecasers or (None, None)), s.protected, s.placeholders)
+    preprocess = {"tokenize": s.tokenize, "casing": casing, "languages": [s.src_lang, s.tgt_lang],
+                  "protected": list(patterns.extra), "placeholders": s.placeholders}
     steps = [Step("corpus", (s.src, s.tgt, *given), (corpus_src, corpus_tgt, *given.values(), *truecasers),
                   {"preprocess": preprocess}, corpus)]
     if s.alignment is None:
@@ -585,7 +602,8 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         write_preprocessing(out / "pbmt.toml", preprocessing)
         return "moses.ini (default weights) and pbmt.toml"
 
-    steps.append(Step("config", truecasers, (out / "moses.ini", out / "pbmt.toml"),
+    steps.append(Step("config", truecasers + ((s.protected,) if s.protected else ()),
+                      (out / "moses.ini", out / "pbmt.toml"),
                       {"lm_order": lm_order, "preprocess": preprocess}, config))
     return steps
 
