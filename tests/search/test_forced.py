@@ -115,3 +115,25 @@ def test_table_limit_is_found(tiny_model_dir):
     assert len(produced) == 1 and pruned
     result = ForcedDecoder(limited).decode(options, list(pruned[0]))
     assert result.reason is Unreachable.TABLE_LIMIT
+
+
+# Moses 1's ConstrainedDecoding (path=REFS max-unknowns=0, stack 1000) on the first 100 dev sentences of the
+# shared model: the references it reaches and its best scores as printed (benchmarks/bench_forced.py).
+MOSES_REACHED = {9: -19.5813, 12: -37.3489, 46: -40.2975, 47: -45.4298, 62: -46.6014, 70: -41.4323,
+                 73: -5.67802, 74: -34.4392, 92: -36.2007}
+
+
+def test_reaches_every_reference_moses_reaches_with_a_score_at_least_its(shared, bible):
+    model, lines = shared
+    refs = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()
+    forced = ForcedDecoder(model)
+    for k, moses in MOSES_REACHED.items():
+        options = TranslationOptions.of_words(model, lines[k].split())
+        result = forced.decode(options, refs[k].split())
+        assert result.reachable, (k, result.reason)
+        assert result.found[0].score >= moses - 5e-6 * abs(moses)
+        best = result.found[0]
+        assert model_score(best.derivation, options, model) == pytest.approx(best.score, abs=1e-6)
+    # Moses's beam loses sentence 68's reference; the exact search does not
+    options = TranslationOptions.of_words(model, lines[68].split())
+    assert forced.decode(options, refs[68].split(), explain=False).reachable
