@@ -101,8 +101,9 @@ class Translation:
     ``source``: the sentence as given; ``source_tokens``: its tokens (in their own casing); ``text``: the
     translation, as ``pbmt translate`` writes it; ``score``: its weighted model score (natural log; -inf when
     the search found none); ``alignment``: (source, target) token links of the best translation; ``nbest``: the
-    n-best list asked for (the first is the best translation), else empty. In Jupyter it shows as a table with
-    its word-alignment grid.
+    n-best list asked for (the first is the best translation), else empty; ``unreachable``: under a constraint
+    (``Model.force``, ``Model.complete``) that no translation satisfies, why (the text is then empty). In
+    Jupyter it shows as a table with its word-alignment grid.
     """
 
     source: str
@@ -112,6 +113,7 @@ class Translation:
     alignment: tuple[tuple[int, int], ...]
     nbest: tuple[NBestTranslation, ...] = ()
     best: NBestTranslation | None = dataclasses.field(default=None, repr=False)
+    unreachable: str = ""
 
     def __str__(self) -> str:
         return self.text
@@ -171,6 +173,13 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         return _frame(self.html, 700)
+
+
+def _text(value, what: str) -> str:
+    """``value``, which must be a str (``what`` names it in the error)."""
+    if not isinstance(value, str):
+        raise UsageError(f"{what} is a {type(value).__name__}, not a str")
+    return value
 
 
 def _frame(page: str, height: int) -> str:
@@ -268,19 +277,43 @@ class Model:
             return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct)[0]
         translator = Translator(self.model, n_best=max(1, n_best), distinct=distinct, tokenized=tokenized,
                                 nbest_output=True)
-        return [self._translation(translator, number, line, n_best) for number, line in enumerate(text)]
+        return [self._translation(translator, line, translator.translate(number, _text(line, f"sentence {number}")),
+                                  n_best) for number, line in enumerate(text)]
+
+    def complete(self, sentence: str, prefix: str, *, tokenized: bool = False, n_best: int = 5) -> Translation:
+        """Interactive translation: the best translations of ``sentence`` that begin with ``prefix`` (target text,
+        as typed; unless it ends in a space its last word may be unfinished, and the translation completes it).
+        ``nbest``: the ``n_best`` best completions, with distinct words; ``unreachable``: why none begins with
+        the prefix. The prefix's words are searched exactly, the rest with the model's pruning; an empty prefix
+        is ``translate``."""
+        translator = self._translator(n_best, tokenized)
+        return self._translation(translator, sentence, translator.complete(0, _text(sentence, "sentence"),
+                                                                           _text(prefix, "prefix")), n_best)
+
+    def force(self, sentence: str, reference: str, *, tokenized: bool = False, n_best: int = 1) -> Translation:
+        """Forced decoding: the model's best derivations of ``sentence`` whose output is exactly ``reference``
+        (``nbest``: the ``n_best`` best, their segmentations and features), found by an exact search in the
+        model's reordering space; none: ``unreachable`` says why (a reference word no phrase produces, the
+        table limit, the distortion limit, ...)."""
+        translator = self._translator(n_best, tokenized)
+        return self._translation(translator, sentence, translator.force(0, _text(sentence, "sentence"),
+                                                                        _text(reference, "reference")), n_best)
+
+    def _translator(self, n_best: int, tokenized: bool) -> Translator:
+        if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 1:
+            raise UsageError(f"n_best must be an integer of at least 1, got {n_best!r}")
+        return Translator(self.model, n_best=n_best, tokenized=tokenized, nbest_output=True)
 
     @staticmethod
-    def _translation(translator: Translator, number: int, line: str, n_best: int) -> Translation:
-        if not isinstance(line, str):
-            raise UsageError(f"sentence {number} is a {type(line).__name__}, not a str")
-        found = translator.translate(number, line)
+    def _translation(translator: Translator, line: str, found, n_best: int) -> Translation:
+        """The API's ``Translation`` of what ``translator`` found for ``line`` (a ``pbmt.translation.Translation``)."""
         entries = tuple(NBestTranslation(output, tuple(entry.text.split()), float(entry.total), entry.features,
                                          entry.segmentation, entry.alignment)
                         for entry, output in zip(found.nbest, found.nbest_output))
         best = entries[0] if entries else None
         return Translation(line, tuple(translator.split(line)), found.text,
-                           best.score if best else float("-inf"), found.alignment, entries[:n_best], best)
+                           best.score if best else float("-inf"), found.alignment, entries[:n_best], best,
+                           found.unreachable)
 
     def explain(self, sentence: str, *, tokenized: bool = False, n_best: int = 10,
                 options_per_span: int = 5) -> Explanation:

@@ -110,6 +110,15 @@ def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weig
                        "alignment": [list(link) for link in e.alignment]} for e in translation.nbest]}
 
 
+def _complete_job(line: str, prefix: str, tokenized: bool, n_best: int, weights, search) -> dict:
+    """The best translations of one sentence that begin with ``prefix`` (``Translator.complete``)."""
+    translation = Translator(_model(weights, search), n_best=n_best, tokenized=tokenized,
+                             nbest_output=True).complete(0, line, prefix)
+    return {"text": translation.text, "unreachable": translation.unreachable or None,
+            "completions": [{"text": output, "tokens": e.text, "score": e.total}
+                            for e, output in zip(translation.nbest, translation.nbest_output)]}
+
+
 def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int) -> dict:
     model = _model(weights, search)
     tokens = Translator(model, tokenized=tokenized).tokens(line)
@@ -236,12 +245,22 @@ class ExplainRequest(Common):
                                       "the n-best paths and their ancestors are always listed)")
 
 
+class CompleteRequest(Common):
+    sentence: str
+    prefix: str = Field("", description="the start of the translation, as typed (target text in the form of "
+                                          "the sentence: plain, or the model's tokens with tokenized); unless it "
+                                          "ends in a space, its last word may be unfinished")
+    n_best: int = Field(5, ge=1, le=100, description="completions, with distinct target words")
+
+
 SAMPLE = "En el principio crió Dios los cielos y la tierra."
 TRANSLATE_EXAMPLES = {
     "sentences": {"value": {"sentences": [SAMPLE, "Y la tierra estaba desordenada y vacía."]}},
     "n-best, other weights and distortion limit": {"value": {
         "sentences": [SAMPLE], "n_best": 3, "weights": {"LM0": [0.8]}, "search": {"distortion_limit": 0}}},
 }
+COMPLETE_EXAMPLES = {"a prefix ending mid-word": {"value": {"sentence": SAMPLE, "prefix": "In the beg",
+                                                            "n_best": 3}}}
 EXPLAIN_EXAMPLES = {"a sentence": {"value": {"sentence": SAMPLE, "n_best": 5, "hypotheses_per_stack": 10}}}
 
 
@@ -342,6 +361,27 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         except ClientGone:
             return Response(status_code=499)
         return {"translations": translations}
+
+    @app.post("/complete", summary="Complete a translation from its typed start")
+    async def complete(body: Annotated[CompleteRequest, Body(openapi_examples=COMPLETE_EXAMPLES)],
+                       request: Request) -> dict:
+        """Interactive translation: the best translations of `sentence` that begin with `prefix` (`pbmt
+        translate --prefix`): `text`, the best one; `completions`, the `n_best` best with distinct words (text,
+        the model's tokens, score); `unreachable`, why none begins with the prefix (else null). The prefix's
+        words are searched exactly, the rest with the server's pruning; an empty prefix is `/translate`."""
+        if not body.sentence.strip():
+            raise HTTPException(422, "the sentence is empty")
+        if "\n" in body.sentence or "\n" in body.prefix:
+            raise HTTPException(422, "the sentence and the prefix are one line each")
+        check_length(None, body.sentence, body.tokenized)
+        dispatcher: Dispatcher = state["dispatcher"]
+        dispatcher.admit(1)
+        job = dispatcher.run(_complete_job, body.sentence, body.prefix, body.tokenized, body.n_best,
+                             weights_of(body), search_of(body))
+        try:
+            return await _unless_disconnected(request, job)
+        except ClientGone:
+            return Response(status_code=499)
 
     @app.post("/explain", summary="How one sentence was searched")
     async def explain_(body: Annotated[ExplainRequest, Body(openapi_examples=EXPLAIN_EXAMPLES)],

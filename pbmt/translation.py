@@ -26,7 +26,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
-from pbmt.search.forced import ForcedDecoder
+from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
@@ -93,9 +93,25 @@ class Translator:
         words = self.split(line)
         options = self.options(words)
         result = self._forced.decode(options, self.target_tokens(reference), n_best=max(1, self.n_best))
+        return self._constrained(sentence_id, result, options, words)
+
+    def complete(self, sentence_id: int, line: str, prefix: str) -> Translation:
+        """Prefix-constrained decoding (``pbmt.search.forced.prefix_decode``): the best translations of one line
+        that begin with ``prefix`` (target text, in the form of the input: plain, or the model's tokens with
+        ``tokenized``), n-best entries with distinct target words. Unless ``prefix`` ends in white space, its
+        last word may be unfinished: the translation's word there begins with it. No translation begins with
+        it: the empty translation and why. An empty prefix is ``translate``."""
+        words = self.split(line)
+        options = self.options(words)
+        typed = self.target_tokens(prefix)
+        partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
+        result = prefix_decode(self.model, options, typed, partial, n_best=max(1, self.n_best))
+        return self._constrained(sentence_id, result, options, words)
+
+    def _constrained(self, sentence_id: int, result: ForcedResult, options: TranslationOptions,
+                     words: list[str]) -> Translation:
         if not result.reachable:
-            return Translation("", (), (), unreachable=result.reason.value
-                               + (f": {result.detail}" if result.detail else ""))
+            return Translation("", (), (), unreachable=result.why)
         return self._result(sentence_id, result.found, options, words)
 
     def target_tokens(self, line: str) -> list[str]:

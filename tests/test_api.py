@@ -143,3 +143,22 @@ def test_readme_python_example_runs_as_written(monkeypatch):
     exec(compile(example, "README.md", "exec"), {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))})
     assert printed and all(line.strip() for line in printed)
     assert os.getcwd() == str(REPO)
+
+
+def test_complete_begins_with_the_prefix_and_force_gives_the_reference(model):
+    sentence = SENTENCES[2]
+    plain = model.translate(sentence, tokenized=False)
+    start = plain.best.tokens
+    done = model.complete(sentence, " ".join(start[:2]) + " " + start[2][:2], n_best=3)
+    assert done.text and not done.unreachable and 1 <= len(done.nbest) <= 3
+    for entry in done.nbest:
+        assert entry.tokens[:2] == start[:2] and entry.tokens[2].startswith(start[2][:2])
+        assert entry.score == pytest.approx(weighted(model, entry.features), abs=1e-6)
+    assert model.complete(sentence, "").text == plain.text
+    assert "'zebra' (word 1)" in model.complete(sentence, "zebra ").unreachable
+    # forcing the 1-best translation finds it, at its score or better (the search is exact)
+    forced = model.force(sentence, " ".join(start), tokenized=False, n_best=2)
+    assert forced.best.tokens == start and forced.score >= plain.score - 1e-9 and not forced.unreachable
+    assert model.force(sentence, "zebra").unreachable
+    with pytest.raises(UsageError, match="prefix is a int"):
+        model.complete(sentence, 3)

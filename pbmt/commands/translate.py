@@ -77,6 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                   "--distortion-limit or --reordering mon-swap; no pruning option applies); "
                                   "the output line is that translation, or empty when no derivation produces it, "
                                   "and the reason is reported; --n-best lists its derivations")
+    constrained.add_argument("--prefix", type=Path, metavar="PREFIXES",
+                             help="prefix-constrained decoding (interactive translation): the best translation "
+                                  "of every line that begins with the line of PREFIXES beside it (target text in "
+                                  "the input's form; a prefix not ending in a space may end mid-word: the "
+                                  "translation completes the word; an empty line: no constraint); --n-best lists "
+                                  "distinct completions")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -195,6 +201,10 @@ def _force(translator: Translator, item: tuple[int, str, str]):
     return translator.force(*item)
 
 
+def _complete(translator: Translator, item: tuple[int, str, str]):
+    return translator.complete(*item)
+
+
 def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]:
     """The lines of ``path`` (given to ``option``), one for every input line; a different count is an error
     naming both files."""
@@ -248,12 +258,15 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
-    if args.constraint is not None:
+    constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
+    if constrained:
+        if args.constraint is not None and args.prefix is not None:
+            raise PbmtError("--constraint and --prefix exclude each other (a reference is its own longest prefix)")
         if args.documents is not None:
-            raise PbmtError("--constraint does not go with --documents (forced decoding is sentence by sentence)")
-        references = paired_lines(args.constraint, "--constraint", args.input, len(lines))
-        state, work, unit = translator, _force, "sent"
-        items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
+            raise PbmtError(f"{constrained} does not go with --documents (it decodes sentence by sentence)")
+        paired = paired_lines(args.constraint or args.prefix, constrained, args.input, len(lines))
+        state, work, unit = translator, _force if args.constraint else _complete, "sent"
+        items = [(i, line, other) for i, (line, other) in enumerate(zip(lines, paired))]
     elif args.documents is None:
         state, work, items, unit = translator, _translate, list(enumerate(lines)), "sent"
     else:
@@ -280,11 +293,11 @@ def run(args: argparse.Namespace) -> int:
                                                      progress=progress.update), journal.done + 1):
                 journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
                                       bool(args.alignment)))
-                if args.constraint is not None:
+                if constrained:
                     unreachable.append(result.unreachable)
                     if result.unreachable and not args.quiet:
-                        tqdm.write(f"line {number}: no derivation produces the reference: {result.unreachable}",
-                                   file=sys.stderr)
+                        what = "produces the reference" if args.constraint else "begins with the prefix"
+                        tqdm.write(f"line {number}: no translation {what}: {result.unreachable}", file=sys.stderr)
         progress.close()
     if not args.quiet:
         seconds = time.perf_counter() - loaded
@@ -292,9 +305,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
               f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
               f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
-        if args.constraint is not None and unreachable:
+        if constrained and unreachable:
             causes = Counter(reason.split(":")[0] for reason in unreachable if reason)
-            print(f"forced decoding reached {unreachable.count('')} of {len(unreachable)} references"
+            what = "forced decoding reached" if args.constraint else "completed"
+            print(f"{what} {unreachable.count('')} of {len(unreachable)} "
+                  f"{'references' if args.constraint else 'prefixes'}"
                   + "".join(f"; {count} not: {cause}" for cause, count in causes.most_common()),
                   file=sys.stderr)
     return 0
@@ -328,7 +343,7 @@ def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list) -> s
     files = {"model": model_files(args.config)}
     if args.weights and _weights_file(args.weights) is not None:
         files["weights"] = args.weights
-    for key in ("documents", "global_weights", "constraint"):
+    for key in ("documents", "global_weights", "constraint", "prefix"):
         if getattr(args, key, None):
             files[key] = getattr(args, key)
     parts = {"input": digest_text(lines), "settings": settings, "outputs": [str(o) for o in outputs],

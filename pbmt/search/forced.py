@@ -11,7 +11,9 @@ drops its partial derivations. A reference it cannot reach gets a reason
 
 ``prefix_decode`` finds the best derivations whose output begins with a
 prefix, the last word of which may be unfinished (``partial``): its words
-are searched exactly, the rest with the stack decoder's histogram pruning.
+are searched exactly, the rest with the stack decoder's histogram pruning
+(interactive translation: a translator types the start, the model
+completes it).
 """
 
 from __future__ import annotations
@@ -59,6 +61,13 @@ class ForcedResult:
     @property
     def reachable(self) -> bool:
         return bool(self.found)
+
+    @property
+    def why(self) -> str:
+        """The reason and its detail as one line ("" when found)."""
+        if self.reason is None:
+            return ""
+        return self.reason.value + (f": {self.detail}" if self.detail else "")
 
 
 def sentence_arrays(options: TranslationOptions) -> Sentence:
@@ -144,13 +153,10 @@ class ForcedDecoder:
         vocab = options.vocab
         full = self._options(self._unlimited, options)
         fit = fit_table(full.tgt_offsets, full.tgt_words, reference, np.zeros(0, np.bool_), True)
-        fits, at = np.nonzero(fit)
-        produced = np.zeros(len(reference) + 1, np.int64)
-        np.add.at(produced, at, 1)
-        np.add.at(produced, at + np.diff(full.tgt_offsets)[fits], -1)
-        missing = np.flatnonzero(np.cumsum(produced)[:-1] == 0)
+        missing = _unproduced(fit, np.diff(full.tgt_offsets))
         if len(missing):
             return Unreachable.REFERENCE_WORD, _quoted(words, missing)
+        fits = np.flatnonzero(fit.any(axis=1))
         used = np.zeros(options.n_words + 1, np.int64)
         np.add.at(used, full.start[fits], 1)
         np.add.at(used, full.end[fits], -1)
@@ -220,6 +226,53 @@ class ForcedDecoder:
     @cached_property
     def _unlimited(self) -> TranslationModel:
         return self._relaxed(True, True) or self.model
+
+
+def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: list[str], partial: str = "",
+                  n_best: int = 1, distinct: bool = True, settings: SearchSettings | None = None,
+                  max_hypotheses: int = MAX_HYPOTHESES) -> ForcedResult:
+    """The ``n_best`` best derivations whose output begins with the words ``prefix`` (the model's tokens)
+    and then, when ``partial`` is not empty, a word beginning with ``partial`` (an unfinished word), best
+    first by model score (natural log); ``distinct``: completions with distinct target words.
+
+    The derivations' prefix part is searched exactly, their completion with ``settings.stack_size``
+    (default: the model's) classes per stack by score plus future estimate. With no prefix at all, this is
+    ``decode``, the model's own search. None found: ``reason`` is ``REFERENCE_WORD`` (with the words) when
+    a prefix word is one no phrase pair of the sentence produces in its place, else ``SEGMENTATION``.
+    """
+    settings = settings or model.settings
+    if not prefix and not partial:
+        found = decode(model, options, n_best=n_best, distinct=distinct, settings=settings)
+        return ForcedResult(tuple(found), None if found else Unreachable.SEGMENTATION)
+    constraint = reference_ids(options, list(prefix) + ([partial] if partial else []))
+    last_ok = np.zeros(0, np.bool_)
+    if partial:
+        ids = np.unique(options.tgt_words)
+        last_ok = np.zeros(int(ids.max(initial=0)) + 1, np.bool_)
+        last_ok[ids] = [word.startswith(partial) for word in options.vocab.words(ids)]
+    if options.n_words == 0:
+        return ForcedResult((), Unreachable.SEGMENTATION)
+    graph = constrained_graph(model, options, constraint, False, settings, last_ok, max_hypotheses)
+    if graph.final_class >= 0:
+        return ForcedResult(tuple(best_paths(options, graph, n_best, distinct)))
+    if graph.final_class == OVERFLOW:
+        return ForcedResult((), Unreachable.SEARCH_LIMIT, f"more than {max_hypotheses} hypotheses")
+    missing = _unproduced(fit_table(options.tgt_offsets, options.tgt_words, constraint, last_ok, False),
+                          np.diff(options.tgt_offsets))
+    if len(missing):
+        return ForcedResult((), Unreachable.REFERENCE_WORD, _quoted(list(prefix) + [partial + "…"], missing))
+    return ForcedResult((), Unreachable.SEGMENTATION)
+
+
+def _unproduced(fit: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Positions of a constraint of ``m`` words that no option produces where it fits (``fit``:
+    ``bool[n_opt, m + 1]``, ``fit_table``; ``lengths``: each option's target words)."""
+    m = fit.shape[1] - 1
+    fits, at = np.nonzero(fit[:, :m])
+    produced = np.zeros(m + 1, np.int64)
+    np.add.at(produced, at, 1)
+    np.add.at(produced, np.minimum(at + lengths[fits], m), -1)
+    return np.flatnonzero(np.cumsum(produced)[:-1] == 0)
 
 
 def _quoted(words: list[str], positions: np.ndarray) -> str:

@@ -318,3 +318,30 @@ def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path)
         finally:
             browser.close()
     assert errors == []
+
+
+def test_complete_equals_translate_with_prefix(server, tiny_model_dir, tmp_path):
+    """/complete gives pbmt translate --prefix's translations; every completion begins with the prefix."""
+    sources = TINY_SOURCES[:4]
+    plain = server.post("/translate", {"sentences": sources, "tokenized": True}).json()["translations"]
+    prefixes = ["", plain[1]["text"].split()[0] + " ", plain[2]["text"][:1], plain[3]["text"]]
+    (tmp_path / "src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "prefixes").write_text("\n".join(prefixes) + "\n")
+    assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i",
+                 str(tmp_path / "src"), "--prefix", str(tmp_path / "prefixes"), "-o", str(tmp_path / "out")]) == 0
+    expected = (tmp_path / "out").read_text().splitlines()
+    for sentence, prefix, want, translated in zip(sources, prefixes, expected, plain):
+        answer = server.post("/complete", {"sentence": sentence, "prefix": prefix, "tokenized": True, "n_best": 3})
+        assert answer.status_code == 200, answer.text
+        got = answer.json()
+        assert got["text"] == want and got["unreachable"] is None
+        assert got["completions"] and len({c["tokens"] for c in got["completions"]}) == len(got["completions"])
+        for c in got["completions"]:
+            assert c["tokens"].startswith(prefix.strip())
+        if not prefix:
+            assert got["text"] == translated["text"]
+    answer = server.post("/complete", {"sentence": "a b", "prefix": "zebra ", "tokenized": True})
+    assert answer.status_code == 200 and "'zebra' (word 1)" in answer.json()["unreachable"]
+    assert answer.json()["completions"] == []
+    for body in ({"sentence": " ", "prefix": "the"}, {"sentence": "a", "prefix": "x\ny"}, {"prefix": "the"}):
+        assert server.post("/complete", body).status_code == 422

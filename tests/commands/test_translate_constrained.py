@@ -28,8 +28,8 @@ def test_an_unreachable_reference_gives_an_empty_line_and_why(tiny_model_dir, tm
                  "--constraint", str(tmp_path / "refs"), "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out").read_text() == "\n\n"
     err = capsys.readouterr().err
-    assert "line 1: no derivation produces the reference" in err and "'zebra' (word 2)" in err
-    assert "line 2: no derivation produces the reference" in err
+    assert "line 1: no translation produces the reference" in err and "'zebra' (word 2)" in err
+    assert "line 2: no translation produces the reference" in err
     assert "reached 0 of 2 references" in err
 
 
@@ -41,3 +41,33 @@ def test_a_constraint_file_of_another_length_is_an_error_naming_both(tiny_model_
     err = capsys.readouterr().err
     assert f"{tmp_path / 'refs'} has 1 lines but the input {tmp_path / 'src'} has 2" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_prefix_completions_begin_with_the_prefix(tiny_model_dir, tiny_dev, tmp_path, capsys):
+    refs = (tiny_dev / "dev.ref").read_text().splitlines()
+    # the first word, a word and a half, and nothing
+    prefixes = [" ".join(r.split()[:1]) + " " for r in refs[:3]]
+    prefixes += [" ".join(r.split()[:1] + [r.split()[1][:1]]) if len(r.split()) > 1 else r for r in refs[3:6]]
+    prefixes += [""] * (len(refs) - 6)
+    (tmp_path / "prefixes").write_text("\n".join(prefixes) + "\n")
+    ini = str(tiny_model_dir / "moses.ini")
+    assert main(["translate", "--tokenized", "-f", ini, "-i", str(tiny_dev / "dev.src"), "--prefix",
+                 str(tmp_path / "prefixes"), "-o", str(tmp_path / "out"), "--n-best", str(tmp_path / "nbest"),
+                 "--n-best-size", "3"]) == 0
+    out = (tmp_path / "out").read_text().splitlines()
+    for line, prefix in zip(out, prefixes):
+        assert line.startswith(prefix.strip()), (line, prefix)
+    for e in read_nbest(tmp_path / "nbest"):
+        assert e.text.startswith(prefixes[e.sentence].strip())
+    assert f"completed {len(refs)} of {len(refs)} prefixes" in capsys.readouterr().err
+    # an empty prefix is plain translation
+    assert main(["translate", "-q", "--tokenized", "-f", ini, "-i", str(tiny_dev / "dev.src"), "-o",
+                 str(tmp_path / "plain")]) == 0
+    assert (tmp_path / "plain").read_text().splitlines()[6:] == out[6:]
+
+
+def test_constraint_and_prefix_exclude_each_other(tiny_model_dir, tmp_path, capsys):
+    (tmp_path / "src").write_text("a\n")
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tmp_path / "src"),
+                 "--constraint", str(tmp_path / "src"), "--prefix", str(tmp_path / "src")]) == 1
+    assert "exclude each other" in capsys.readouterr().err
