@@ -2,8 +2,8 @@
 case-insensitive BLEU of the same output), and a truecased model's
 case-insensitive BLEU is no lower than a lowercased model's.
 
-Data: the shared Bible corpus: the models are trained by ``pbmt train
---tokenizer moses`` on ``train.es``/``train.en`` with the shared alignment
+Data: the shared Bible corpus: the models are trained by ``pbmt train``
+(Moses's tokeniser) on ``train.es``/``train.en`` with the shared alignment
 (``train.align.gdfa``) and a 3-gram LM, as ``data/README.md`` builds the
 embedded model; all 1,006 verses of ``test.es`` are translated as plain text
 (``pbmt translate``, untuned weights) and scored with sacrebleu against the
@@ -56,7 +56,7 @@ def pbmt(*args: str) -> None:
 def train(data: Path, out: Path, casing: str, recipe: list[str]) -> Path:
     """Train (or bring up to date) a model folder; returns its moses.ini."""
     pbmt("train", "-q", "--src", str(data / "train.es"), "--tgt", str(data / "train.en"), "--alignment",
-         str(data / "train.align.gdfa"), "--tokenizer", "moses", "--casing", casing, "--lm-order", "3", *recipe,
+         str(data / "train.align.gdfa"), "--casing", casing, "--lm-order", "3", *recipe,
          "--out", str(out))
     return out / "moses.ini"
 

@@ -10,6 +10,7 @@ directory; resolving from the file is what makes a model folder portable).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -59,6 +60,16 @@ class Feature:
         return " ".join([self.type, f"name={self.name}", *(f"{k}={v}" for k, v in self.args.items())])
 
 
+def _relative(path: str, folder: str) -> str:
+    """``path`` relative to ``folder`` (absolute) when it is an absolute path in or below it, else as it is."""
+    if not os.path.isabs(path):
+        return path
+    absolute = os.path.normpath(path)
+    if os.path.commonpath([absolute, folder]) != folder:
+        return path
+    return Path(os.path.relpath(absolute, folder)).as_posix()
+
+
 @dataclass(frozen=True)
 class MosesConfig:
     """A parsed ``moses.ini``.
@@ -84,11 +95,15 @@ class MosesConfig:
         return cls(features, weights, settings, path, {name: headers[name] for name in settings})
 
     def write(self, path: str | Path) -> None:
-        """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given."""
+        """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given, but that an absolute
+        path in or below the folder written to is written relative to it, so that the folder can move."""
+        folder = os.path.abspath(Path(path).parent)
+        features = [replace(f, args={**f.args, "path": _relative(f.args["path"], folder)}) if "path" in f.args
+                    else f for f in self.features]
         out = []
         for name, values in self.settings.items():
             out += [f"[{name}]", *values, ""]
-        out += ["[feature]", *(f.to_line() for f in self.features), ""]
+        out += ["[feature]", *(f.to_line() for f in features), ""]
         out += ["[weight]"]
         out += [f"{name}= " + " ".join(format(w, ".9g") for w in ws) for name, ws in self.weights.items()]
         with atomic_write(path) as handle:

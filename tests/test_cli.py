@@ -99,7 +99,7 @@ def verbs(fuzz, tmp_path_factory):
                     "--epochs", "3"],
         "filter": ["filter", "--tokenized", "-f", ini, "-i", src, "--out", "{out}/filtered"],
         "train": ["train", "--src", folder / "train.es", "--tgt", folder / "train.en", "--alignment",
-                  folder / "train.gdfa", "--discount-fallback", "--out", "{out}/model"],
+                  folder / "train.gdfa", "--tokenized", "--discount-fallback", "--out", "{out}/model"],
         "plot": ["plot", "tuning", folder / "run" / "log.tsv", "--pool", "-o", "{out}/tuning.png"],
         "tune mert": tune,
         "tune pro --keep last": [*tune, "--algorithm", "pro", "--keep", "last"],

@@ -123,3 +123,21 @@ def test_search_settings_out_of_range_name_the_ini(tmp_path, section, value, rea
     with pytest.raises(FormatError) as err:
         SearchSettings.from_config(MosesConfig.read(path))
     assert str(path) in str(err.value) and reason in str(err.value)
+
+
+def test_written_paths_in_or_below_the_folder_are_relative_so_the_folder_can_move(tmp_path):
+    from dataclasses import replace
+
+    config = MosesConfig.read(_ini(tmp_path, GOOD))
+    folder = tmp_path / "tuned"
+    where = {"TranslationModel0": str(folder / "model" / "pt.gz"), "LM0": "/abs/lm.arpa"}
+    config = replace(config, features=tuple(replace(f, args={**f.args, "path": where[f.name]}) if f.name in where
+                                            else f for f in config.features))
+    config.write(folder / "moses.ini")
+    text = (folder / "moses.ini").read_text()
+    assert "path=model/pt.gz" in text and "path=/abs/lm.arpa" in text and str(tmp_path) not in text
+    (folder / "model").mkdir()
+    (folder / "model" / "pt.gz").write_bytes(b"")
+    moved = folder.rename(tmp_path / "moved")
+    again = MosesConfig.read(moved / "moses.ini")
+    assert again.resolve(again.feature("TranslationModel0").args["path"]).is_file()

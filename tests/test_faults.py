@@ -129,7 +129,8 @@ MODEL = ("moses.ini", "pbmt.toml", "phrase-table.gz", "reordering-table.gz", "lm
 
 def test_a_killed_training_run_resumes_to_the_uninterrupted_model(corpus, tmp_path):
     # a given alignment: eflomal has no seed, so two of its runs differ (pbmt/train/align.py)
-    argv = ["train", "-q", "--src", corpus / "train.es", "--tgt", corpus / "train.en", "--discount-fallback",
+    argv = ["train", "-q", "--tokenized", "--src", corpus / "train.es", "--tgt", corpus / "train.en",
+            "--discount-fallback",
             "--alignment", corpus / "train.align.gdfa"]
     assert run([*argv, "--out", tmp_path / "straight"]).code == 0
     process = start([*argv, "--out", tmp_path / "killed"])

@@ -419,7 +419,7 @@ TRAINED = ("phrase-table.gz", "reordering-table.gz", "lm.arpa.gz")
 
 def train_args(folder, out, src=None, alignment=None):
     return ["train", "-q", "--src", src or folder / "train.es", "--tgt", folder / "train.en", "--alignment",
-            alignment or folder / "align", "--discount-fallback", "--out", out]
+            alignment or folder / "align", "--tokenized", "--discount-fallback", "--out", out]
 
 
 @pytest.mark.parametrize("side, mutation", [(side, m.__name__) for side, ms in TRAIN_MUTATIONS.items() for m in ms])

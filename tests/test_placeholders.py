@@ -135,7 +135,7 @@ def test_train_with_placeholders_records_them_and_translate_puts_the_originals_b
     (tmp_path / "tickets.txt").write_text("TICKET-\\d+\n", encoding="utf-8")
     out = tmp_path / "model"
     assert main(["train", "--src", str(tmp_path / "train.es"), "--tgt", str(tmp_path / "train.en"), "--out", str(out),
-                 "--tokenizer", "moses", "--placeholders", "--protected", str(tmp_path / "tickets.txt"),
+                 "--placeholders", "--protected", str(tmp_path / "tickets.txt"),
                  "--word-class-count", "0", "--lm-order", "2", "--discount-fallback", "-q"]) == 0
     toml = (out / "pbmt.toml").read_text(encoding="utf-8")
     assert "placeholders = true" in toml and 'protected = "tickets.txt"' in toml

@@ -4,8 +4,10 @@ Writes to --out a model folder that pbmt translate and Moses load: moses.ini
 (train-model.perl's default, untuned weights; relative paths), pbmt.toml (the
 preprocessing), phrase-table.gz, reordering-table.gz (msd-bidirectional-fe)
 and lm.arpa.gz, and truecase-model.source.gz and truecase-model.target.gz
-when truecased. The steps: prepare the corpus (--tokenizer moses: tokenise
-with sacremoses, as the model then does to its input; then truecase, the default for cased text, or lowercase; pairs
+when truecased. The steps: prepare the corpus (tokenise plain text with
+sacremoses, placeholders, tags, URLs and the like kept whole, as the model
+then does to its input, unless --tokenized says the texts are tokenised
+already; then truecase, the default for cased text, or lowercase; pairs
 with an empty side are dropped, as Moses's clean-corpus-n.perl does), align
 (eflomal both ways, grow-diag-final-and), extract and score phrase pairs,
 estimate a Kneser-Ney LM of the target side, induce target word classes
@@ -18,9 +20,9 @@ eflomal seeds itself from the operating system: for a reproducible model give
 the alignment (--alignment, or --alignment-fwd/--alignment-rev to symmetrise).
 
 Examples:
-  pbmt train --src train.es --tgt train.en --out model --tokenizer moses
-  pbmt train --src train.es --tgt train.en --out model --tokenizer moses --casing lowercase
-  pbmt train --src train.tok.es --tgt train.tok.en --out model --alignment train.align.gdfa --lm-order 5
+  pbmt train --src train.es --tgt train.en --out model
+  pbmt train --src train.es --tgt train.en --out model --casing lowercase --placeholders
+  pbmt train --src train.tok.es --tgt train.tok.en --tokenized --out model --alignment train.align.gdfa --lm-order 5
 """
 
 from __future__ import annotations
@@ -39,7 +41,13 @@ from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
 LANGUAGE_DEFAULTS = ("es", "en")
-TOKENIZERS = ("moses", "none")
+
+
+class _Tokenizer(argparse.Action):
+    """The old ``--tokenizer moses|none``: stores whether the texts are tokenised already (``none``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values == "none")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,10 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"if it is a two-letter language code, else {LANGUAGE_DEFAULTS[0]})")
     parser.add_argument("--tgt-lang", help="target language (default: the --tgt file's suffix if it is a two-letter "
                         f"language code, else {LANGUAGE_DEFAULTS[1]})")
-    tokenizer = parser.add_argument("--tokenizer", choices=TOKENIZERS, default="none", help="moses: tokenise "
-                                    "both sides with sacremoses (Moses's tokeniser), and the model its input likewise; "
-                                    "none: the texts are tokenised already")
-    deprecated(parser, "--tokenize", tokenizer, "--tokenizer moses", action="store_const", const="moses")
+    tokenized = parser.add_argument("--tokenized", action="store_true",
+                                    help="the texts are tokenised already (tokens split at spaces), and so is the "
+                                    "model's input; without it both sides are tokenised with Moses's tokeniser "
+                                    "(sacremoses), and the model's input likewise")
+    deprecated(parser, "--tokenizer", tokenized, "--tokenized for 'none' (Moses's tokeniser is the default)",
+               action=_Tokenizer, choices=("none", "moses"))
+    deprecated(parser, "--tokenize", tokenized, "nothing (Moses's tokeniser is the default)",
+               action="store_const", const=False)
     parser.add_argument("--casing", choices=("auto",) + CASINGS, default="auto",
                         help="truecase: learn Moses's truecaser on each side (kept in the model folder; translate "
                         "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
@@ -101,7 +113,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "(a dask cluster)")
     scale.add_argument("--scheduler", metavar="ADDR", help="extract the shards on an existing dask cluster, e.g. "
                        "tcp://host:8786, whose workers share the work folder (see docs/scale-out.md)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (without it: a line "
+                        "per step, and progress bars when standard error is a terminal)")
 
 
 def language(path: Path, given: str | None, default: str) -> str:
@@ -121,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
         src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
         tgt_lang=language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]),
-        tokenize=args.tokenizer == "moses", casing=args.casing,
+        tokenize=not args.tokenized, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
         lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
@@ -134,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"pbmt train: {message}", file=sys.stderr, flush=True)
 
     start = time.perf_counter()
-    reports = train(settings, say, progress=not args.quiet)
+    # progress bars and the aligner's own report only on a terminal: a log file gets the steps' lines alone
+    reports = train(settings, say, progress=not args.quiet and sys.stderr.isatty())
     ran = [r.name for r in reports if r.ran]
     say(f"model in {args.out / 'moses.ini'}: {len(ran)} of {len(reports)} steps run "
         f"in {time.perf_counter() - start:.1f} s")

@@ -32,7 +32,7 @@ def corpus_slice(bible, tmp_path_factory):
 
 def train_args(data, out, *extra):
     return ["train", "--src", str(data / "train.es"), "--tgt", str(data / "train.en"), "--out", str(out),
-            "--tokenizer", "moses", *extra]
+            *extra]
 
 
 @pytest.fixture(scope="module")
@@ -213,8 +213,21 @@ def test_pairs_with_an_empty_side_are_dropped_with_their_alignment_lines(corpus_
         (tmp_path / name).write_text("\n".join(text) + "\n", encoding="utf-8")
     out = tmp_path / "model"
     assert main(["train", "--src", str(tmp_path / "s.es"), "--tgt", str(tmp_path / "s.en"), "--out", str(out),
-                 "--tokenizer", "moses", "--casing", "lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
+                 "--casing", "lowercase", "--alignment", str(tmp_path / "s.gdfa"), "--discount-fallback"]) == 0
     assert "18 sentence pairs; dropped 2 with an empty side (lines 3, 7)" in capsys.readouterr().err
     kept = [s for s in range(20) if s not in (2, 6)]
     assert lines(out / "work" / "alignment.gdfa") == [gdfa[s] for s in kept]
     assert len(lines(out / "work" / "corpus.src")) == len(lines(out / "work" / "corpus.tgt")) == 18
+
+
+def test_a_log_redirected_to_a_file_has_the_steps_lines_and_no_progress_bars_or_aligner_output(corpus_slice,
+                                                                                                tmp_path, capsys):
+    for lang in ("es", "en"):
+        (tmp_path / f"t.{lang}").write_text("\n".join(lines(corpus_slice / f"train.{lang}")[:40]) + "\n",
+                                            encoding="utf-8")
+    assert main(["train", "--src", str(tmp_path / "t.es"), "--tgt", str(tmp_path / "t.en"), "--out",
+                 str(tmp_path / "m"), "--word-class-count", "0", "--discount-fallback"]) == 0
+    log = capsys.readouterr().err
+    assert "pbmt train: [2/5] align: " in log and "pbmt train: [1/5] corpus: 40 sentence pairs; truecased" in log
+    assert "\r" not in log and "eflomal" not in log and "Aligning" not in log
+    assert all(line.startswith("pbmt train: ") for line in log.splitlines())
