@@ -1,0 +1,68 @@
+"""The real-text benchmark's instruments: the protected-token classifier and the gettext segmenting."""
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"benchmarks_{name}"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load("bench_real_text")
+corpus = load("gettext_corpus")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Ya existe «%s».", {"printf": Counter({"%s": 1})}),
+    ("%1$d de %2$s, 100%% hecho", {"printf": Counter({"%1$d": 1, "%2$s": 1, "%%": 1})}),
+    ("un 50% de descuento", {}),
+    ("%1 de %2 copiados", {"positional": Counter({"%1": 1, "%2": 1})}),
+    ("Hola {name}, {0}", {"brace": Counter({"{name}": 1, "{0}": 1})}),
+    ("<b>Fondo</b> &lt;b&gt;", {"tag": Counter({"<b>": 1, "</b>": 1}), "entity": Counter({"&lt;": 1, "&gt;": 1})}),
+    ("Véase https://www.ejemplo.es/informe-2024.html.", {"url": Counter({"https://www.ejemplo.es/informe-2024.html": 1})}),
+    ("Escriba a juan@ejemplo.es o abra /etc/fstab y ~/.bashrc", {
+        "email": Counter({"juan@ejemplo.es": 1}), "path": Counter({"/etc/fstab": 1, "~/.bashrc": 1})}),
+    ("Crear _carpeta, &Abrir, R&D, entrada/salida y/o nombre_de_archivo", {"accelerator": Counter({"_": 1, "&": 1})}),
+])
+def test_protected_tokens_by_class(text, expected):
+    assert bench.protected_tokens(text) == expected
+
+
+def test_keep_rates_count_only_tokens_the_reference_keeps_and_damage_anywhere_fails():
+    sources = ["Crear _carpeta", "%1 de %2", "Abrir %s", "«%s»"]
+    references = ["Create _Folder", "%1 of %2", "Open it", "'%s'"]
+    outputs = ["Create _ Folder", "%1 of %2", "Open it", "'% s'"]
+    rates = bench.keep_rates(sources, references, outputs)
+    assert rates["accelerator"] == {"segments": 1, "kept": 0}
+    assert rates["positional"] == {"segments": 1, "kept": 1}
+    assert rates["printf"] == {"segments": 1, "kept": 0}  # the third reference drops its %s: not counted
+    assert rates["all"] == {"segments": 3, "kept": 1}
+    assert bench.lowercase_rate(["abrir", "abrir", "Abrir"], ["open", "Open", "open"], ["Open", "x", "y"]) == \
+        {"segments": 1, "kept": 0}
+
+
+def test_multi_line_messages_pair_line_by_line_only_when_the_lines_match_up():
+    assert corpus.segment_pairs("Usage:\n  tar  [OPTION]\n", "Uso:\n\ttar [OPCIÓN]\n") == \
+        [("Uso:", "Usage:"), ("tar [OPCIÓN]", "tar [OPTION]")]
+    assert corpus.segment_pairs("One line.\nTwo.", "Una sola línea.") == [("Una sola línea.", "One line. Two.")]
+
+
+def test_split_is_by_package_deterministic_and_keeps_large_packages_out_of_test():
+    units = {f"p{k}": [corpus.Segment("a", "b", f"p{k}/d")] * (10 + k) for k in range(20)}
+    units["huge"] = [corpus.Segment("a", "b", "huge/d")] * 1000
+    first = corpus.split(units, 1, 40, 20, 100, 0.5)
+    assert first == corpus.split(units, 1, 40, 20, 100, 0.5)
+    assert "huge" not in first["test"] + first["dev"]
+    assert sum(len(units[n]) for n in first["test"]) >= 40
+    assert sorted(sum(first.values(), [])) == sorted(units)
+    assert first != corpus.split(units, 2, 40, 20, 100, 0.5)
