@@ -155,9 +155,21 @@ class MosesConfig:
             if len(ws) != len(merged[name]):
                 raise PbmtError(f"{name} has {len(merged[name])} weights, got {len(ws)}")
             merged[name] = tuple(float(w) for w in ws)
-            if not all(math.isfinite(w) for w in merged[name]):
-                raise PbmtError(f"{name}: weights must be finite numbers, got {ws}")
+            if not all(allowed_weight(w) for w in merged[name]):
+                raise PbmtError(f"{name}: weights must be finite numbers {WEIGHT_RANGE}, got "
+                                f"{' '.join(repr(float(w)) for w in ws)}")
         return replace(self, weights=merged)
+
+
+MAX_WEIGHT = 1e6
+WEIGHT_RANGE = f"from {-MAX_WEIGHT:,.0f} to {MAX_WEIGHT:,.0f}"
+
+
+def allowed_weight(weight: float) -> bool:
+    """Whether ``weight`` may weigh a feature: finite and at most ``MAX_WEIGHT`` in magnitude, so that a
+    sentence's score (features of up to about 1e6 in magnitude: log-probabilities, counts) stays finite where
+    1e308 and -1e308 overflowed to nan totals."""
+    return math.isfinite(weight) and abs(weight) <= MAX_WEIGHT
 
 
 def _sections(path: Path) -> tuple[dict[str, list[tuple[int, str]]], dict[str, int]]:
@@ -273,8 +285,9 @@ def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Fea
             ws = tuple(parse_float(v) for v in values.split())
         except ValueError:
             raise FormatError(path, number, f"weights of {name} are not all numbers: {values.strip()!r}") from None
-        if not all(math.isfinite(w) for w in ws):
-            raise FormatError(path, number, f"weights of {name} must be finite numbers: {values.strip()!r}")
+        if not all(allowed_weight(w) for w in ws):
+            raise FormatError(path, number, f"weights of {name} must be finite numbers {WEIGHT_RANGE}: "
+                                            f"{values.strip()!r}")
         if len(ws) != expected[name]:
             raise FormatError(path, number, f"{name} has {expected[name]} scores but {len(ws)} weights")
         weights[name] = ws

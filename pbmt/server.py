@@ -40,6 +40,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
+from pbmt.config import WEIGHT_RANGE, allowed_weight
 from pbmt.explain import explain, explanation_data
 from pbmt.feature_labels import column_labels
 from pbmt.model.model import TranslationModel
@@ -325,8 +326,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
                 raise HTTPException(422, f"weights: {name} has {len(merged[name])} weights, got {len(values)}")
             merged[name] = values
         vector = np.concatenate([np.asarray(merged[n], np.float64) for n in layout.names])
-        if not np.all(np.isfinite(vector)):
-            raise HTTPException(422, "weights: every weight must be a finite number")
+        if not all(allowed_weight(w) for w in vector):
+            raise HTTPException(422, f"weights: every weight must be a finite number {WEIGHT_RANGE}")
         return tuple(float(v) for v in vector)
 
     def search_of(request: Common) -> dict | None:

@@ -686,3 +686,35 @@ def test_a_damaged_cache_is_rebuilt_with_a_note_and_translates_as_the_clean_mode
     assert {cache for cache in damaged if any(str(cache) in note for note in notes)} == damaged
     again = run(translate_args(folder / "moses.ini", fuzz["input"], outputs))  # the rebuilt caches load quietly
     assert again.code == 0 and again.err == "" and read_outputs(outputs) == fuzz["translations"]
+
+
+# --- weights: unknown names and magnitudes whose scores overflow ---------------------------------------------------
+
+FEATURES = ["UnknownWordPenalty0", "WordPenalty0", "PhrasePenalty0", "LM0", "Distortion0"]
+
+
+@settings(EXAMPLES, max_examples=8 * SCALE)
+@given(weights=st.lists(st.tuples(st.sampled_from([*FEATURES, "Nope0", "lm0"]),
+                                  st.floats(allow_nan=False, allow_infinity=False)), min_size=1, max_size=3,
+                        unique_by=lambda pair: pair[0]))
+def test_random_weights_translate_to_finite_scores_or_are_a_usage_error_naming_weights(fuzz, tmp_path_factory,
+                                                                                      weights):
+    from pbmt.config import MAX_WEIGHT
+    folder = tmp_path_factory.mktemp("weights")
+    outputs = translate_outputs(folder)
+    text = " ".join(f"{name}= {np.format_float_positional(value, trim='-')}" for name, value in weights)
+    result = run([*translate_args(fuzz["model"] / "moses.ini", fuzz["input"], outputs), "--weights", text])
+    assert "Traceback" not in result.err and "Warning" not in result.err, result.err
+    unknown = [name for name, _ in weights if name not in FEATURES]
+    if unknown or any(abs(value) > MAX_WEIGHT for _, value in weights):
+        lines = result.err.strip().splitlines()
+        assert result.code == 2 and len(lines) == 1 and "--weights" in lines[0], result.err
+        if "no feature named" in lines[0]:
+            assert any(name in lines[0] for name in unknown) and all(name in lines[0] for name in FEATURES)
+        else:
+            assert "weights must be finite numbers from -1,000,000 to 1,000,000" in lines[0]
+        assert not any(path.exists() for path in outputs.values())
+        return
+    assert result.code == 0 and result.err == "", result.err
+    totals = [float(line.split(" ||| ")[3]) for line in outputs["nbest"].read_text().splitlines()]
+    assert totals and all(np.isfinite(totals))

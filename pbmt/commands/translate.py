@@ -167,7 +167,13 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
     settings = dataclasses.replace(SearchSettings.from_config(MosesConfig.read(args.config)), **search_overrides(args))
     model = TranslationModel.load(args.config, settings)
     if args.weights:
-        model = model.with_weights(model.layout.weights(model.config.with_weights(_parse_weights(args.weights))))
+        try:
+            weighted = model.config.with_weights(_parse_weights(args.weights))
+        except UsageError:
+            raise
+        except PbmtError as err:
+            raise UsageError(f"--weights: {err}") from None
+        model = model.with_weights(model.layout.weights(weighted))
     return model
 
 
