@@ -718,3 +718,89 @@ def test_random_weights_translate_to_finite_scores_or_are_a_usage_error_naming_w
     assert result.code == 0 and result.err == "", result.err
     totals = [float(line.split(" ||| ")[3]) for line in outputs["nbest"].read_text().splitlines()]
     assert totals and all(np.isfinite(totals))
+
+
+# --- what train and filter write always loads: bad input is refused at the start, naming the user's file ----------
+
+SEPARATOR_TOKENS = ["|||", "a|||b", "|||x", "||||"]
+SPACES_IN_TOKENS = ["\u00a0", "\u2009", "\u3000", "\u202f", "\x1c"]
+
+
+def _loads(model_folder, line: str) -> bool:
+    source = model_folder.parent / "probe.txt"
+    source.write_text(line + "\n")
+    result = run(["translate", "-q", "--tokenized", "-f", model_folder / "moses.ini", "-i", source])
+    return result.code == 0
+
+
+@pytest.mark.parametrize("k", range(4 * SCALE))
+def test_a_corpus_token_holding_the_field_separator_is_refused_naming_file_and_line(train_corpus, tmp_path, k):
+    folder, _ = train_corpus
+    rng = random.Random(f"separator/{k}")
+    side = rng.choice(["train.es", "train.en"])
+    lines = (folder / side).read_text().splitlines()
+    number = rng.randrange(len(lines))
+    words = lines[number].split(" ")
+    words.insert(rng.randrange(len(words) + 1), rng.choice(SEPARATOR_TOKENS))
+    lines[number] = " ".join(words)
+    mutated = tmp_path / side
+    mutated.write_text("\n".join(lines) + "\n")
+    argv = train_args(folder, tmp_path / "model", **({"src": mutated} if side == "train.es" else {}))
+    if side == "train.en":
+        argv[argv.index("--tgt") + 1] = mutated
+    result = run(argv)
+    err = result.err.strip().splitlines()
+    assert result.code == 1 and len(err) == 1 and f"{mutated}:{number + 1}: a token holds '|||'" in err[0], result.err
+    assert not (tmp_path / "model" / "moses.ini").exists()
+
+
+@pytest.mark.parametrize("k", range(2 * SCALE))
+def test_white_space_inside_tokens_trains_with_eflomal_a_model_that_loads(train_corpus, tmp_path, k):
+    folder, _ = train_corpus
+    rng = random.Random(f"space-in-token/{k}")
+    lines = (folder / "train.es").read_text().splitlines()[:30]
+    for _ in range(3):
+        number = rng.randrange(len(lines))
+        words = lines[number].split(" ")
+        i = rng.randrange(len(words))
+        cut = rng.randrange(len(words[i]) + 1)
+        words[i] = words[i][:cut] + rng.choice(SPACES_IN_TOKENS) + words[i][cut:]
+        lines[number] = " ".join(words)
+    (tmp_path / "s.es").write_text("\n".join(lines) + "\n")
+    (tmp_path / "s.en").write_text("\n".join((folder / "train.en").read_text().splitlines()[:30]) + "\n")
+    result = run(["train", "-q", "--src", tmp_path / "s.es", "--tgt", tmp_path / "s.en", "--discount-fallback",
+                  "--out", tmp_path / "model"])
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    assert _loads(tmp_path / "model", lines[number])
+
+
+@pytest.mark.parametrize("k", range(3 * SCALE))
+def test_a_truncated_lm_is_refused_by_train_naming_it(train_corpus, tmp_path, k):
+    folder, _ = train_corpus
+    rng = random.Random(f"truncated-lm/{k}")
+    text = (SHARED / "lm3.arpa.gz").read_bytes()
+    lines = gzip.decompress(text).decode().splitlines(keepends=True)
+    lm = tmp_path / "lm.arpa"
+    lm.write_text("".join(lines[:rng.randrange(2, len(lines) - 1)]))
+    result = run([*train_args(folder, tmp_path / "model"), "--lm", lm])
+    err = result.err.strip().splitlines()
+    assert result.code == 1 and len(err) == 1 and str(lm) in err[0], result.err
+    assert not (tmp_path / "model" / "moses.ini").exists()
+
+
+@EXAMPLES
+@given(words=st.lists(st.text(st.characters(blacklist_categories=["Cs", "Zs", "Cc", "Zl", "Zp"]), min_size=1,
+                              max_size=8), min_size=1, max_size=6))
+def test_filter_writes_a_model_that_loads_or_refuses_an_input_naming_it(fuzz, tmp_path_factory, words):
+    folder = tmp_path_factory.mktemp("filter")
+    source = folder / "in.txt"
+    source.write_text(" ".join(words) + "\n", encoding="utf-8")
+    result = run(["filter", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", source, "--out",
+                  folder / "filtered"])
+    assert "Traceback" not in result.err, result.err
+    if result.code == 0:
+        assert _loads(folder / "filtered", " ".join(words))
+    else:
+        err = result.err.strip().splitlines()
+        assert result.code == 1 and len(err) == 1 and f"{source}: no phrase of it is in" in err[0], result.err
+        assert not [p for p in (folder / "filtered").iterdir()]

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     prep = Preprocessing.read(args.config.parent)
     split = tokens if args.tokenized else prep.source_form.tokens
     sentences = [split(line) for _, line in read_lines(args.input)]
-    counts = filter_model(args.config, sentences, args.out)
+    counts = filter_model(args.config, sentences, args.out, "<stdin>" if str(args.input) == "-" else str(args.input))
     if not args.quiet:
         for name, kept, total in counts:
             print(f"pbmt filter: {name}: kept {kept:,} of {total:,} lines", file=sys.stderr)

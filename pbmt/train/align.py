@@ -13,11 +13,21 @@ so two runs give slightly different alignments.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
 from pbmt.errors import PbmtError
 from pbmt.train.corpus import Alignment, Corpus, read_alignment
+
+
+def _eflomal_line(words: list[str]) -> str:
+    """A sentence as eflomal reads it: it splits at every kind of white space, so one inside a token (a no-break
+    space, which pbmt's tokens keep) becomes U+2581, or eflomal would count more words than the corpus has."""
+    return _SPACE_IN_TOKEN.sub("\u2581", " ".join(words)) + "\n"
+
+
+_SPACE_IN_TOKEN = re.compile(r"[^\S ]")
 
 
 def eflomal_align(
@@ -46,8 +56,8 @@ def eflomal_align(
     with tempfile.TemporaryDirectory(prefix="pbmt-align-") as tmp:
         fwd_path, rev_path = Path(tmp) / "fwd", Path(tmp) / "rev"
         aligner.align(
-            [" ".join(src.sentence(s)) + "\n" for s in range(len(src))],
-            [" ".join(tgt.sentence(s)) + "\n" for s in range(len(tgt))],
+            [_eflomal_line(src.sentence(s)) for s in range(len(src))],
+            [_eflomal_line(tgt.sentence(s)) for s in range(len(tgt))],
             links_filename_fwd=str(fwd_path),
             links_filename_rev=str(rev_path),
             quiet=quiet,

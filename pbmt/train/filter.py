@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import IO, Iterable, Sequence
 
 import numpy as np
 
 from pbmt.config import MosesConfig
 from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, lock_folder, read_lines
+from pbmt.files import Outputs, atomic_write, lock_folder, read_lines
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
@@ -71,23 +71,21 @@ def prune(table: ScoredTable, limit: int) -> ScoredTable:
     return table.take(prune_rows(table.pairs.src_index, table.features[:, 2], limit))
 
 
-def filter_table_file(path: str | os.PathLike, out: str | os.PathLike, wanted: set[str]) -> tuple[int, int]:
+def filter_table_file(path: str | os.PathLike, handle: IO[str], wanted: set[str]) -> tuple[int, int]:
     """Copy the lines of a Moses phrase or reordering table (``src ||| ...``,
     plain or gzip) whose source phrase is in ``wanted`` (space-joined words)
-    to ``out`` (gzip if it ends in .gz; atomic), in file order.
-    Returns (lines kept, lines read)."""
+    to ``handle``, in file order. Returns (lines kept, lines read)."""
     kept = total = 0
-    with atomic_write(out) as handle:
-        for _, line in read_lines(path):
-            total += 1
-            if " ".join(line.split("|||", 1)[0].split()) in wanted:
-                handle.write(line + "\n")
-                kept += 1
+    for _, line in read_lines(path):
+        total += 1
+        if " ".join(line.split("|||", 1)[0].split()) in wanted:
+            handle.write(line + "\n")
+            kept += 1
     return kept, total
 
 
 def filter_model(
-    ini: str | os.PathLike, sentences: Iterable[Sequence[str]], out: str | os.PathLike
+    ini: str | os.PathLike, sentences: Iterable[Sequence[str]], out: str | os.PathLike, input_name: str = "the input"
 ) -> list[tuple[str, int, int]]:
     """Write to the folder ``out`` the model of ``ini`` filtered to the
     tokenised ``sentences``: its phrase and reordering tables keep the pairs
@@ -95,7 +93,8 @@ def filter_model(
     ``[max-phrase-length]``, the decoder's limit), under their own names; the
     new ``moses.ini`` points to them by relative paths and to every other file
     (the LM) by its absolute path. ``pbmt.toml`` is copied when present, with
-    the sparse features' files it names.
+    the sparse features' files it names. ``sentences`` sharing no phrase with
+    the phrase table are a PbmtError naming ``input_name``.
     Returns (feature name, lines kept, lines read) per filtered table.
     """
     ini, out = Path(ini), Path(out)
@@ -105,16 +104,21 @@ def filter_model(
     lock_folder(out)
     wanted = source_ngrams(sentences, SearchSettings.from_config(config).max_phrase_length)
     features, counts = [], []
-    for feature in config.features:
-        if "path" in feature.args:
-            source = config.resolve(feature.args["path"])
-            if feature.type in FILTERED_TYPES:
-                counts.append((feature.name, *filter_table_file(source, out / source.name, wanted)))
-                path = source.name
-            else:
-                path = str(source.resolve())
-            feature = replace(feature, args={**feature.args, "path": path})
-        features.append(feature)
+    with Outputs() as tables:  # every table or none: a refused input leaves no table behind
+        for feature in config.features:
+            if "path" in feature.args:
+                source = config.resolve(feature.args["path"])
+                if feature.type in FILTERED_TYPES:
+                    counts.append((feature.name, *filter_table_file(source, tables.open(out / source.name), wanted)))
+                    if feature.type == "PhraseDictionaryMemory" and counts[-1][1] == 0:
+                        raise PbmtError(f"{input_name}: no phrase of it is in {source}: the filtered model would "
+                                        "have an empty phrase table, which does not load (is the input in the "
+                                        "model's language and token form?)")
+                    path = source.name
+                else:
+                    path = str(source.resolve())
+                feature = replace(feature, args={**feature.args, "path": path})
+            features.append(feature)
     replace(config, features=tuple(features)).write(out / "moses.ini")
     preprocessing = ini.parent / "pbmt.toml"
     if preprocessing.exists():

@@ -53,6 +53,7 @@ from tqdm import tqdm
 from pbmt.config import Feature, MosesConfig
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
+from pbmt.model.lm import NgramLM
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
@@ -71,6 +72,7 @@ from pbmt.train.score import write_word_translation
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.symmetrize import symmetrize
 from pbmt.train.word_classes import induce_classes
+from pbmt.vocab import Vocab
 
 PHRASE_TABLE = "phrase-table.gz"
 REORDERING_TABLE = "reordering-table.gz"
@@ -147,6 +149,11 @@ def prepare_corpus(
         for lines in tqdm(zip(*readers), desc="corpus", unit="pair", disable=not progress):
             (number, src_line), (_, tgt_line) = lines[0], lines[1]
             f, e = cased[0](src_line), cased[1](tgt_line)
+            for path, words in ((src, f), (tgt, e)):
+                if any(FIELD_SEPARATOR in word for word in words):
+                    raise FormatError(path, number, f"a token holds {FIELD_SEPARATOR!r}, the phrase table's field "
+                                                    "separator: the model would not load; replace it (Moses's "
+                                                    "tokeniser escapes '|' as '&#124;')")
             for (path, _), handle, line in zip(given, alignment_handles, lines[2:]):
                 points = alignment_points(path, line[0], line[1], len(f), len(e))
                 if f and e:
@@ -158,6 +165,9 @@ def prepare_corpus(
             else:
                 dropped.append(number)
     return PreparedCorpus(kept, tuple(dropped))
+
+
+FIELD_SEPARATOR = "|||"
 
 
 def _check_lengths(src: Path, tgt: Path, given: list) -> None:
@@ -576,7 +586,8 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         {"max_phrase_length": s.max_phrase_length, "min_count": s.min_count, "prune": s.prune}, tables,
     ))
     if s.lm is not None:
-        lm_order = arpa_order(s.lm)
+        lm_order = NgramLM.load(s.lm, Vocab()).order  # read whole: a model must not be trained with an LM that
+        # does not load (a truncated file), which the error names with its line
         steps.append(Step("lm", (s.lm,), (out / LM_FILE,), {"copy": True},
                           lambda: f"copied a {copy_lm(s.lm, out / LM_FILE)}-gram ARPA LM"))
     else:
