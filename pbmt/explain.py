@@ -20,12 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbmt.feature_labels import column_labels
+from pbmt.markup import Markup
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import STAT_NAMES
 from pbmt.search._scoring_kernels import msd_orientation
 from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, search
 from pbmt.search.derivation import Derivation, Orientation, score_derivation
-from pbmt.search.options import TranslationOptions
+from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import target_text, word_alignment
 
 MSD_NAMES = ("monotone", "swap", "discontinuous")
@@ -60,17 +61,18 @@ class Explanation:
 
 
 def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
-            settings: SearchSettings | None = None) -> Explanation:
+            settings: SearchSettings | None = None, markup: Markup | None = None) -> Explanation:
     """Decode ``tokens`` (the model's token form) and keep the search's details.
 
     ``settings`` (stack size, beam threshold, distortion limit) default to the
-    model's. Raises ValueError for an empty sentence or when no complete
-    hypothesis survived the search.
+    model's; ``markup``: what the input's markup says of the tokens
+    (``pbmt.markup``). Raises ValueError for an empty sentence or when no
+    complete hypothesis survived the search.
     """
     if not tokens:
         raise ValueError("cannot explain an empty sentence")
     settings = settings or model.settings
-    options = TranslationOptions.of_words(model, list(tokens))
+    options = TranslationOptions.of_words(model, list(tokens), markup)
     graph = search(model, options, settings)
     if graph.final_class < 0:
         raise ValueError("no complete translation survived the search (raise the distortion limit or stack size)")
@@ -221,7 +223,8 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
                 spans.append({"span": [i, j], "source_words": " ".join(e.source[i:j]), "options": [
                     {"option": k, "target": target(k), "local": vector(o.local[k]),
                      "score": float(o.local_score[k]), "estimate": float(estimate[k]),
-                     "unknown": bool(o.candidate[k] < 0), "chosen": k in chosen} for k in span]})
+                     "unknown": bool(o.candidate[k] == UNKNOWN), "markup": o.is_markup(k),
+                     "chosen": k in chosen} for k in span]})
     nbest = [_nbest_entry(k, sd, e, model, table) for k, sd in enumerate(e.nbest)]
     return {
         "source": e.source,
@@ -237,6 +240,8 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
         "end": part(e.end),
         "total": part(e.features),
         "options": spans,
+        "zones": o.zones.tolist(),
+        "walls": [{"position": w, "within": [lo, hi]} for w, lo, hi in o.walls.tolist()],
         "future_cost": [[float(o.future[i, j]) if j > i else None for j in range(o.n_words + 1)]
                         for i in range(o.n_words)],
         "stacks": _stacks(e, model, table, [h for entry in nbest for h in entry["path"]], hypotheses_per_stack),
@@ -339,9 +344,15 @@ def render_text(e: Explanation, model: TranslationModel, options_per_span: int =
         i, j = span["span"]
         out.append(f"  [{i}-{j - 1}] {span['source_words']}  ({len(span['options'])} options)")
         for option in span["options"][:options_per_span]:
-            tag = "  (unknown word)" if option["unknown"] else ""
+            tag = "  (unknown word)" if option["unknown"] else "  (given by the markup)" if option["markup"] else ""
             out.append(f"      {option['target']:<40} score {option['score']:9.3f}  future {option['estimate']:9.3f}{tag}")
     out.append("")
+    if data["zones"] or data["walls"]:
+        out.append("REORDERING CONSTRAINTS")
+        out += [f"  zone [{i}-{j - 1}] {' '.join(e.source[i:j])}: translated as a unit" for i, j in data["zones"]]
+        out += [f"  wall before {w['position']}:{e.source[w['position']]}: words {w['within'][0]}..{w['position'] - 1} "
+                f"before words {w['position']}..{w['within'][1] - 1}" for w in data["walls"]]
+        out.append("")
     out.append("FUTURE COST (best estimated score of translating source words i..j; rows i, columns j)")
     out.append("      " + "".join(f"{j:>9}" for j in range(n)))
     for i, row in enumerate(data["future_cost"]):

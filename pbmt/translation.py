@@ -22,13 +22,14 @@ import numpy as np
 
 from pbmt.errors import FormatError
 from pbmt.features.base import GlobalFeature
+from pbmt.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
-from pbmt.search.options import TranslationOptions
+from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.model.lm import LMCache
 from pbmt.placeholders import restore
@@ -57,19 +58,44 @@ class Translator:
     the model's token form (skip tokenising, casing, detruecasing and
     detokenising). N-best entries are in the model's token form; ``nbest_output``: also make each one's output
     text (detokenised unless ``tokenized``), which costs a detokenisation per entry.
+    ``xml_input``: how markup in a line is read (``pbmt.markup.XML_MODES``;
+    ``pass-through``: not at all); ``quote_zones``: paired quotes and brackets
+    are zones (``pbmt.markup.quote_zones``).
     """
 
     def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False,
-                 nbest_output: bool = False):
+                 nbest_output: bool = False, xml_input: str = "pass-through", quote_zones: bool = True):
+        if xml_input not in XML_MODES:
+            raise ValueError(f"unknown xml_input {xml_input!r}; known: {', '.join(XML_MODES)}")
         self.model = model
         self.n_best = n_best
         self.distinct = distinct
         self.tokenized = tokenized
         self.nbest_output = nbest_output
+        self.xml_input = xml_input
+        self.quote_zones = quote_zones
 
     def __reduce__(self):
         # not the LM cache
-        return type(self), (self.model, self.n_best, self.distinct, self.tokenized, self.nbest_output)
+        return type(self), (self.model, self.n_best, self.distinct, self.tokenized, self.nbest_output,
+                            self.xml_input, self.quote_zones)
+
+    def read(self, line: str) -> tuple[list[str], Markup]:
+        """The tokens of a line of input in their original casing (``split``), without its markup, and what
+        the markup says of them (``pbmt.markup``). Raises MarkupError for malformed markup, unless
+        ``xml_input`` is ``ignore`` (the line is then text)."""
+        markup = Markup()
+        if self.xml_input == "pass-through":
+            words = self.split(line)
+        else:
+            split_target = tokens if self.tokenized else self.model.preprocessing.target_form.split
+            try:
+                words, markup = parse_markup(line, self.split, split_target, self.xml_input)
+            except MarkupError:
+                if self.xml_input != "ignore":
+                    raise
+                words = self.split(line)
+        return words, markup.with_quote_zones(words) if self.quote_zones else markup
 
     def split(self, line: str) -> list[str]:
         """The tokens of a line of input in their original casing."""
@@ -81,8 +107,8 @@ class Translator:
 
     def translate(self, sentence_id: int, line: str) -> Translation:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
-        words = self.split(line)
-        options = self.options(words)
+        words, markup = self.read(line)
+        options = self.options(words, markup)
         return self._result(sentence_id, decode(self.model, options, n_best=max(1, self.n_best),
                                                 distinct=self.distinct), options, words)
 
@@ -125,8 +151,8 @@ class Translator:
     def translate_with_lattice(self, sentence_id: int, line: str) -> tuple[Translation, Lattice | None]:
         """``translate`` a line of at least one word, and the lattice of the search graph its translation and
         n-best entries came from (``pbmt.search.lattice``; None when the search found no translation)."""
-        words = self.split(line)
-        options = self.options(words)
+        words, markup = self.read(line)
+        options = self.options(words, markup)
         graph = search(self.model, options, arcs=True)
         if graph.final_class < 0:
             return self._result(sentence_id, [], options, words), None
@@ -166,9 +192,10 @@ class Translator:
         """The model's tokens of a line of input whose tokens (``split``) are ``words``."""
         return words if self.tokenized else self.model.preprocessing.source_form.case(words)
 
-    def options(self, words: list[str]) -> TranslationOptions:
-        """The translation options of a line of input whose tokens (``split``) are ``words``."""
-        return TranslationOptions.of_words(self.model, self.cased(words))
+    def options(self, words: list[str], markup: Markup | None = None) -> TranslationOptions:
+        """The translation options of a line of input whose tokens (``split``) are ``words``, and what its
+        markup says of them (``read``)."""
+        return TranslationOptions.of_words(self.model, self.cased(words), markup)
 
     @cached_property
     def _lm_cache(self) -> LMCache:
@@ -182,7 +209,7 @@ class Translator:
         words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)
         for block, option in enumerate(derivation.option):
-            if options.candidate[option] < 0:
+            if options.candidate[option] == UNKNOWN:
                 words[bounds[block]] = source[options.start[option]]
         if self.tokenized:
             return " ".join(words)

@@ -14,8 +14,8 @@ import grimp
 
 # lowest first; a module may import its own layer and those before it (the longest listed prefix names its layer)
 LAYERS = (
-    ("pbmt", "pbmt.vocab", "pbmt.files", "pbmt.errors", "pbmt.csr", "pbmt.text", "pbmt.config", "pbmt.nbest",
-     "pbmt.documents", "pbmt.parallel", "pbmt.run_state", "pbmt.feature_labels", "pbmt.plots"),
+    ("pbmt", "pbmt.vocab", "pbmt.files", "pbmt.errors", "pbmt.csr", "pbmt.text", "pbmt.markup", "pbmt.config",
+     "pbmt.nbest", "pbmt.documents", "pbmt.parallel", "pbmt.run_state", "pbmt.feature_labels", "pbmt.plots"),
     ("pbmt.model", "pbmt.metrics"),
     ("pbmt.search", "pbmt.explain"),
     ("pbmt.features", "pbmt.translation"),

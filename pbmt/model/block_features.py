@@ -265,17 +265,18 @@ class BlockScores:
         local, orient = _pair_scores(tables, pair_source, src_offsets, src_words, tgt_offsets, tgt_words)
         return cls(tables, local, orient)
 
-    def options(self, candidate: np.ndarray, unknown_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def options(self, candidate: np.ndarray, src_offsets: np.ndarray, src_words: np.ndarray,
+                tgt_offsets: np.ndarray, tgt_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(local ``float64[n_opt]``, orient ``float64[n_opt, 3]``) of a sentence's options: candidate
-        ``candidate[o]``, or, where it is -1, the next of ``unknown_words`` passed through as itself."""
+        ``candidate[o]``, or, where it is negative (an unknown word passed through, a translation the input's
+        markup gives), the next pair of the CSR source phrases ``src_offsets``/``src_words`` and target
+        phrases ``tgt_offsets``/``tgt_words``."""
         candidate = np.asarray(candidate, np.int64)
-        unknown = candidate < 0
+        other = candidate < 0
         local, orient = self.local[candidate], self.orient[candidate]
-        if unknown.any():
-            words = np.asarray(unknown_words, np.int32)
-            offsets = np.arange(len(words) + 1, dtype=np.int64)
-            local[unknown], orient[unknown] = _pair_scores(self.tables, np.arange(len(words), dtype=np.int64),
-                                                           offsets, words, offsets, words)
+        if other.any():
+            local[other], orient[other] = _pair_scores(self.tables, np.arange(int(other.sum()), dtype=np.int64),
+                                                       src_offsets, src_words, tgt_offsets, tgt_words)
         return local, orient
 
     def bigrams(self, lasts: np.ndarray, firsts: np.ndarray) -> np.ndarray:

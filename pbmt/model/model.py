@@ -351,6 +351,17 @@ class TranslationModel:
         _set_column(self.layout, local, "PhrasePenalty", 1.0)
         return local[0]
 
+    def markup_local(self, n_words: int, log_prob: float) -> np.ndarray:
+        """Option-local features of a translation the input's markup gives (``pbmt.markup``), of ``n_words``
+        target words with probability ``exp(log_prob)``: ``float64[layout.size]``. As Moses scores it: the log
+        probability shared equally among the phrase table's columns, and the word and phrase penalties."""
+        local = np.zeros((1, self.layout.size))
+        tm = self.layout.columns_of_type("PhraseDictionaryMemory")
+        local[0, tm] = log_prob / (tm.stop - tm.start)
+        _set_column(self.layout, local, "WordPenalty", -n_words)
+        _set_column(self.layout, local, "PhrasePenalty", 1.0)
+        return local[0]
+
     @cached_property
     def block_scores(self) -> BlockScores | None:
         """The block family's option-local scores and orientation weights of every candidate of the pruned

@@ -53,7 +53,35 @@ def _hash(cov, h, key_a, lm_state):
 
 
 @njit(cache=True)
-def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap, span_offsets, spans):
+def respects_constraints(cov, h, start, end, zones, walls):
+    """Whether hypothesis h (coverage ``cov[h]``) may translate ``[start, end)`` next under the sentence's
+    reordering constraints (``TranslationOptions.zones`` and ``walls``).
+
+    A wall (w, lo, hi): no word of ``[w, hi)`` is translated while a word of ``[lo, w)`` outside this block
+    is still untranslated. A zone [zs, ze): the blocks that touch it follow one another, so a block that
+    does not touch it is refused while it is partly translated.
+    """
+    for k in range(walls.shape[0]):
+        w, lo, hi = walls[k, 0], walls[k, 1], walls[k, 2]
+        if start < hi and end > w:
+            for i in range(lo, min(w, start)):
+                if not _covered(cov, h, i):
+                    return False
+    for k in range(zones.shape[0]):
+        zs, ze = zones[k, 0], zones[k, 1]
+        if start < ze and end > zs:
+            continue
+        done = 0
+        for i in range(zs, ze):
+            if _covered(cov, h, i):
+                done += 1
+        if 0 < done < ze - zs:
+            return False
+    return True
+
+
+@njit(cache=True)
+def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap, span_offsets, spans, zones, walls):
     """The source spans a hypothesis with coverage ``cov[h]`` and last block ending at ``prev_end`` may
     translate next and that have options: their (start, end) in ``spans`` (int32[>= n * max_length, 2]);
     returns how many.
@@ -61,8 +89,9 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
     Distortion limit (< 0: none): the jump from ``prev_end`` and the reach past the first gap are at most
     the limit, as Moses checks. MON/SWAP (``mon_swap``): the next block starts at the first gap, or it is a
     swapped block whose left gap one option must then fill exactly; while such a gap is open, only a
-    block filling it exactly.
+    block filling it exactly. Either way, the sentence's walls and zones hold (``respects_constraints``).
     """
+    constrained = zones.shape[0] + walls.shape[0] > 0
     count = 0
     first_gap = 0
     while first_gap < n and _covered(cov, h, first_gap):
@@ -95,7 +124,8 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
             elif distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
                 break
             span = start * max_length + length
-            if span_offsets[span] < span_offsets[span + 1]:
+            if span_offsets[span] < span_offsets[span + 1] and (
+                    not constrained or respects_constraints(cov, h, start, end, zones, walls)):
                 spans[count, 0] = start
                 spans[count, 1] = end
                 count += 1
@@ -323,11 +353,12 @@ def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_o
 
 @njit(cache=True)
 def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
-                 tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs):
+                 zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs):
     """Stack decoding of one sentence of ``n`` > 0 words: every kept hypothesis of a stack is extended by
     every option it may take next.
 
-    Options as in ``TranslationOptions``; ``tr``: the weighted transition features (``Transitions``);
+    Options and reordering constraints (``zones``, ``walls``) as in ``TranslationOptions``; ``tr``: the
+    weighted transition features (``Transitions``);
     distortion_limit < 0: unlimited; log_beam: natural log of the beam threshold (-inf: no threshold
     pruning); mon_swap: search the MON/SWAP space instead (the distortion limit is ignored); keep_arcs: keep
     every recombined hypothesis as an arc (n-best lists, search graphs), else only each class's best member,
@@ -352,7 +383,7 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
         cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
         for h in _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats):
             n_spans = reachable_spans(pool[0], h, n, pool[2][h], max_length, distortion_limit, mon_swap,
-                                      span_offsets, spans)
+                                      span_offsets, spans, zones, walls)
             most = 0  # room for every extension of h
             for k in range(n_spans):
                 span = spans[k, 0] * max_length + spans[k, 1] - spans[k, 0] - 1
@@ -530,7 +561,7 @@ def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_
 
 @njit(cache=True)
 def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
-                future, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs, pop_limit):
+                future, zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs, pop_limit):
     """Cube pruning of one sentence of ``n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
 
     Arguments and result as ``stack_kernel``'s, plus ``estimate`` float64[n_opt] (each option's estimated
@@ -615,7 +646,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
             group_lo[group + 1] = n_members + offsets[g + 1]
             h = grouped[offsets[g]]
             n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, distortion_limit, mon_swap,
-                                      span_offsets, spans)
+                                      span_offsets, spans, zones, walls)
             if n_edge + n_spans > e_group.shape[0]:
                 cap = 2 * (n_edge + n_spans)
                 e_group, e_start, e_end = grow1(e_group, cap), grow1(e_start, cap), grow1(e_end, cap)

@@ -37,6 +37,7 @@ Sentence = namedtuple("Sentence", [
     "span_offsets",  # int64[n * max_length + 1]: options of span (i, i + l + 1) as in TranslationOptions
     "max_length",  # int: longest source phrase
     "future",  # float64[n + 1, n + 1]: future-cost table (TranslationOptions.future)
+    "zones", "walls",  # int32[z, 2], int32[w, 3]: reordering constraints (TranslationOptions.zones, .walls)
 ])
 """One sentence's translation options as the constrained kernels read them (``TranslationOptions``)."""
 
@@ -185,7 +186,7 @@ def forced_kernel(sentence, tr, constraint):
         for h in _kept(stack_head[s], c_next, c_rep, pos, score, cov, n, sentence.future, prefix_end,
                        constraint.stack_size):
             n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, constraint.distortion_limit,
-                                      constraint.mon_swap, span_offsets, spans)
+                                      constraint.mon_swap, span_offsets, spans, sentence.zones, sentence.walls)
             t = pos[h]
             for k in range(n_spans):
                 start, end = spans[k, 0], spans[k, 1]

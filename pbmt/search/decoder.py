@@ -63,7 +63,8 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     """
     settings = settings or model.settings
     log_beam = math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf
-    common = (options.span_offsets, options.max_length, options.future, transitions(model, options),
+    common = (options.span_offsets, options.max_length, options.future, options.zones, options.walls,
+              transitions(model, options),
               settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap")
     if settings.search == "cube":
         estimate = options.local_score + model.lm_weight_ln * options.lm_inside

@@ -73,7 +73,8 @@ class ForcedResult:
 def sentence_arrays(options: TranslationOptions) -> Sentence:
     """The constrained kernels' view of a sentence's options."""
     return Sentence(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
-                    options.local_score, options.span_offsets, options.max_length, options.future)
+                    options.local_score, options.span_offsets, options.max_length, options.future, options.zones,
+                    options.walls)
 
 
 def reference_ids(options: TranslationOptions, words: list[str]) -> np.ndarray:

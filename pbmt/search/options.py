@@ -5,7 +5,9 @@ candidates (pruned under the model's weights), their option-local feature
 values and scores, and the future-cost table. A source word the table does not
 know gets one option that passes it through with the unknown-word penalty
 (Moses's -100), except a token without letters (a number, punctuation), which
-copying translates: it passes through at no penalty.
+copying translates: it passes through at no penalty. Translations the input's
+markup gives (``pbmt.markup``) join them as options of their spans, and the
+markup's walls and zones are the sentence's reordering constraints.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from pbmt import csr
+from pbmt.markup import Markup
 from pbmt.model.model import TranslationModel
 from pbmt.search._future_kernels import future_table
 from pbmt.vocab import Overlay, Vocab
@@ -26,7 +29,8 @@ class TranslationOptions:
 
     Option ``o`` covers source words ``start[o] .. end[o] - 1`` and produces
     ``tgt_words[tgt_offsets[o]:tgt_offsets[o+1]]`` (global ids). ``candidate[o]``
-    is its phrase-table candidate (-1: unknown word passed through).
+    is its phrase-table candidate (``UNKNOWN``: an unknown word passed through;
+    ``MARKUP - k``: translation ``k`` the input's markup gives, ``markup_translations``).
     ``local[o]`` holds its option-local feature values (``float64[n_opt,
     n_features]``, natural log; transition columns are zero), ``local_score[o]``
     their weighted sum, ``reordering[o]`` its six reordering log probabilities,
@@ -36,6 +40,9 @@ class TranslationOptions:
     estimated score of translating ``[i, j)`` (natural log, weighted).
     ``vocab`` turns the sentence's ids back into words: the model's, or an
     ``Overlay`` of it holding the sentence's words the model does not know.
+    ``zones`` (``int32[z, 2]``) and ``walls`` (``int32[w, 3]``) are the
+    sentence's reordering constraints (``pbmt.markup.Markup.constraints``),
+    which every search respects.
     """
 
     sentence: np.ndarray
@@ -52,6 +59,8 @@ class TranslationOptions:
     span_offsets: np.ndarray
     future: np.ndarray
     vocab: Vocab | Overlay = field(repr=False)
+    zones: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32), repr=False)
+    walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int32), repr=False)
 
     @property
     def n_words(self) -> int:
@@ -73,18 +82,31 @@ class TranslationOptions:
     def block_scores(self, model: TranslationModel) -> tuple[np.ndarray, np.ndarray]:
         """The model's block family on these options (``TranslationModel.block_scores``, which must be set):
         (option-local ``float64[n_opt]``, orientation weights ``float64[n_opt, 3]`` in msd order)."""
-        return model.block_scores.options(self.candidate, self.sentence[self.start[self.candidate < 0]])
+        other = np.flatnonzero(self.candidate < 0)  # unknown words and markup: their own source and target
+        src_offsets = np.concatenate([[0], np.cumsum(self.end[other] - self.start[other])]).astype(np.int64)
+        src_words = (np.concatenate([self.sentence[self.start[o]:self.end[o]] for o in other]) if len(other)
+                     else np.zeros(0, np.int32))
+        return model.block_scores.options(self.candidate, src_offsets, src_words,
+                                          *csr.take(self.tgt_offsets, self.tgt_words, other))
+
+    def is_markup(self, option: int) -> bool:
+        """Whether option ``option`` is a translation the input's markup gives."""
+        return bool(self.candidate[option] <= MARKUP)
 
     @classmethod
-    def build(cls, model: TranslationModel, sentence: np.ndarray,
-              vocab: Vocab | Overlay | None = None) -> "TranslationOptions":
+    def build(cls, model: TranslationModel, sentence: np.ndarray, vocab: Vocab | Overlay | None = None,
+              markup: Markup | None = None) -> "TranslationOptions":
         """Options of ``sentence`` (``int32[n]`` ids in ``vocab``: ``model.vocab`` or an ``Overlay`` of it, see
         ``of_words``); with the model's block features (``pbmt.model.block_features``), ``local_score`` includes their
-        option-local part."""
+        option-local part. ``markup``: what the input's markup says of the sentence (``pbmt.markup``): its
+        translations join the options as its ``use`` says (their words must be in ``vocab``), and its walls and
+        zones constrain the searches."""
         vocab = model.vocab if vocab is None else vocab
+        markup = Markup() if markup is None else markup
         sentence = np.asarray(sentence, dtype=np.int32)
         n = len(sentence)
-        width = max(1, min(model.settings.max_phrase_length, n))
+        longest = max((s.end - s.start for s in markup.spans), default=1)
+        width = max(1, min(max(model.settings.max_phrase_length, longest), n))
         phrases = model.phrases
         spans = phrases.lookup(sentence, width) if n else np.zeros((0, width), np.int32)
 
@@ -97,34 +119,51 @@ class TranslationOptions:
         candidate = (np.repeat(first - known_offsets[:-1], counts) + np.arange(known_offsets[-1])).astype(np.int64)
         opt_start = np.repeat(starts, counts)
         opt_len = np.repeat(lengths, counts)
-
         unknown = np.flatnonzero(spans[:, 0] < 0) if n else np.zeros(0, np.int64)
-        opt_start = np.concatenate([opt_start, unknown]).astype(np.int32)
-        opt_len = np.concatenate([opt_len, np.zeros(len(unknown), np.int64)]).astype(np.int32)
-        candidate = np.concatenate([candidate, np.full(len(unknown), -1)])
+        given = [(s.start, s.end, words, log_p) for s in markup.spans
+                 for words, log_p in zip(s.translations, s.log_probs())]
+        if given:
+            keep, keep_unknown = _agreeing(opt_start, opt_start + opt_len + 1, candidate, unknown, markup, phrases,
+                                           vocab)
+            opt_start, opt_len, candidate = opt_start[keep], opt_len[keep], candidate[keep]
+            unknown = unknown[keep_unknown]
+
+        opt_start = np.concatenate([opt_start, unknown, [g[0] for g in given]]).astype(np.int32)
+        opt_len = np.concatenate([opt_len, np.zeros(len(unknown), np.int64),
+                                  [g[1] - g[0] - 1 for g in given]]).astype(np.int32)
+        candidate = np.concatenate([candidate, np.full(len(unknown), UNKNOWN), MARKUP - np.arange(len(given))])
         order = np.lexsort((opt_len, opt_start))  # stable: candidates keep the table's best-first order
         opt_start, opt_len, candidate = opt_start[order], opt_len[order], candidate[order]
-        is_unknown = candidate < 0
-        known = candidate[~is_unknown]
+        is_unknown = candidate == UNKNOWN
+        is_given = candidate <= MARKUP
+        is_table = candidate >= 0
+        known = candidate[is_table]
 
-        # unknown words become extra one-word rows after the table's own
+        # unknown words and given translations become extra rows after the table's own
         unknown_words = sentence[opt_start[is_unknown]]
+        given_offsets, given_words = csr.from_rows([vocab.ids(g[2]) for g in given])
         n_cand = phrases.n_candidates
-        rows = np.where(is_unknown, n_cand + np.cumsum(is_unknown) - 1, candidate)
-        ext_offsets = np.concatenate([phrases.tgt_offsets, phrases.tgt_offsets[-1] + 1 + np.arange(len(unknown_words))])
-        ext_words = np.concatenate([phrases.tgt_words, unknown_words]).astype(np.int32)
+        rows = np.where(is_unknown, n_cand + np.cumsum(is_unknown) - 1,
+                        np.where(is_given, n_cand + len(unknown_words) + MARKUP - candidate, candidate))
+        ext_offsets = np.concatenate([phrases.tgt_offsets, phrases.tgt_offsets[-1] + 1 + np.arange(len(unknown_words)),
+                                      phrases.tgt_offsets[-1] + len(unknown_words) + given_offsets[1:]])
+        ext_words = np.concatenate([phrases.tgt_words, unknown_words, given_words]).astype(np.int32)
         tgt_offsets, tgt_words = csr.take(ext_offsets, ext_words, rows)
 
         local = np.empty((len(candidate), model.layout.size))
-        local[~is_unknown] = model.cand_local[known]
+        local[is_table] = model.cand_local[known]
         letterless = np.array([not any(c.isalpha() for c in w) for w in vocab.words(unknown_words)], bool)
         local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
                                      model.unknown_word_local())
+        for o in np.flatnonzero(is_given):
+            _, _, words, log_p = given[MARKUP - candidate[o]]
+            local[o] = model.markup_local(len(words), log_p)
         reordering = np.zeros((len(candidate), model.reordering.shape[1]))
-        reordering[~is_unknown] = model.reordering[known]
+        reordering[is_table] = model.reordering[known]
         lm_inside = np.empty(len(candidate))
-        lm_inside[~is_unknown] = model.cand_lm_inside[known]
-        lm_inside[is_unknown] = model.lm.phrase_scores(np.arange(len(unknown_words) + 1, dtype=np.int64), unknown_words)
+        lm_inside[is_table] = model.cand_lm_inside[known]
+        other = ~is_table
+        lm_inside[other] = model.lm.phrase_scores(*csr.take(tgt_offsets, tgt_words, np.flatnonzero(other)))
         local_score = local @ model.weights
 
         span_counts = np.bincount(opt_start.astype(np.int64) * width + opt_len, minlength=n * width)
@@ -132,7 +171,7 @@ class TranslationOptions:
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)), vocab)
+                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)), vocab, *markup.constraints(n))
         if model.block_scores is not None:
             local_score = local_score + options.block_scores(model)[0]
         if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:
@@ -143,11 +182,47 @@ class TranslationOptions:
 
 
     @classmethod
-    def of_words(cls, model: TranslationModel, words: list[str]) -> "TranslationOptions":
-        """Options of a sentence given as the model's tokens; words the model does not know get ids in an
-        ``Overlay`` of this sentence alone (``model.vocab`` is shared and never grows)."""
-        overlay = model.overlay(words)
-        return cls.build(model, overlay.ids(words), overlay)
+    def of_words(cls, model: TranslationModel, words: list[str], markup: Markup | None = None
+                 ) -> "TranslationOptions":
+        """Options of a sentence given as the model's tokens, and what its markup says (``build``); words the
+        model does not know get ids in an ``Overlay`` of this sentence alone (``model.vocab`` is shared and
+        never grows)."""
+        given = [w for s in markup.spans for t in s.translations for w in t] if markup is not None else []
+        overlay = model.overlay(list(words) + given)
+        return cls.build(model, overlay.ids(words), overlay, markup)
+
+
+UNKNOWN = -1  # ``TranslationOptions.candidate`` of an unknown word passed through
+MARKUP = -2  # ... and, minus k, of translation k the input's markup gives
+
+
+def _agreeing(start, end, candidate, unknown, markup: Markup, phrases, vocab) -> tuple[np.ndarray, np.ndarray]:
+    """Which table options (spans ``[start, end)``, ``candidate``) and which unknown words (positions
+    ``unknown``) take part beside the translations ``markup`` gives, as its ``use`` says (``pbmt.markup``):
+    (bool mask of the options, bool mask of the unknown words). A word inside a given span is never passed
+    through unknown but in ``inclusive`` use."""
+    keep = np.ones(len(start), bool)
+    keep_unknown = np.ones(len(unknown), bool)
+    if markup.use == "inclusive":
+        return keep, keep_unknown
+    for span in markup.spans:
+        overlaps = (start < span.end) & (end > span.start)
+        keep_unknown &= (unknown < span.start) | (unknown >= span.end)
+        if markup.use == "exclusive":
+            keep &= ~overlaps
+            continue
+        covers = (start <= span.start) & (end >= span.end)
+        keep &= ~overlaps | covers
+        wanted = [vocab.ids(t) for t in span.translations]
+        for o in np.flatnonzero(keep & covers):
+            target = phrases.tgt_words[phrases.tgt_offsets[candidate[o]]:phrases.tgt_offsets[candidate[o] + 1]]
+            keep[o] = any(_contains(target, w) for w in wanted)
+    return keep, keep_unknown
+
+
+def _contains(words: np.ndarray, part: np.ndarray) -> bool:
+    """Whether ``part`` occurs in ``words`` as a contiguous run."""
+    return any(np.array_equal(words[i:i + len(part)], part) for i in range(len(words) - len(part) + 1))
 
 
 def _future(n, start, end, local_score, lm_inside, model: TranslationModel) -> np.ndarray:

@@ -25,12 +25,13 @@ def option_links(options: TranslationOptions, model: TranslationModel, option: i
     """(source position in the sentence, target position in the phrase) links of one option.
 
     From its phrase pair's internal alignment; an unknown word passed through
-    is linked to itself.
+    is linked to itself, and every word of a translation the input's markup
+    gives to every word of its span.
     """
     c = options.candidate[option]
     start = int(options.start[option])
     if c < 0:
-        return [(start, 0)]
+        return [(s, t) for s in range(start, int(options.end[option])) for t in range(len(options.target(option)))]
     table = model.phrases
     return [(start + int(s), int(t)) for s, t in table.align[table.align_offsets[c]:table.align_offsets[c + 1]]]
 
@@ -86,17 +87,21 @@ def _block_positions(chosen: np.ndarray, offsets: np.ndarray, options: Translati
 def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: TranslationOptions,
                       model: TranslationModel) -> tuple[list[int], list[tuple[int, int]]]:
     """Every path's (source, target) word links, sorted, as one list with per-path offsets (``option_links``
-    for all blocks at once: the phrase pairs' internal alignments, an unknown word linked to itself)."""
-    src_start, _, tgt_start, _ = blocks
+    for all blocks at once: the phrase pairs' internal alignments, an unknown word linked to itself, a
+    translation the input's markup gives linked word by word to its span)."""
+    src_start, src_end, tgt_start, tgt_end = blocks
     path = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     candidate = options.candidate[chosen]
     known = np.flatnonzero(candidate >= 0)
-    unknown = np.flatnonzero(candidate < 0)
+    other = np.flatnonzero(candidate < 0)
     link_offsets, links = csr.take(model.phrases.align_offsets, model.phrases.align, candidate[known])
     count = np.diff(link_offsets)
-    src = np.concatenate([links[:, 0] + np.repeat(src_start[known], count), src_start[unknown]])
-    tgt = np.concatenate([links[:, 1] + np.repeat(tgt_start[known], count), tgt_start[unknown]])
-    owner = np.concatenate([np.repeat(path[known], count), path[unknown]])
+    pairs = [(b, s, t) for b in other.tolist() for s in range(src_start[b], src_end[b])
+             for t in range(tgt_start[b], tgt_end[b])]
+    block, other_src, other_tgt = (np.array(pairs, np.int64).T if pairs else np.zeros((3, 0), np.int64))
+    src = np.concatenate([links[:, 0] + np.repeat(src_start[known], count), other_src])
+    tgt = np.concatenate([links[:, 1] + np.repeat(tgt_start[known], count), other_tgt])
+    owner = np.concatenate([np.repeat(path[known], count), path[block]])
     order = np.lexsort((tgt, src, owner))
     per_path = np.zeros(len(offsets), dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=len(offsets) - 1), out=per_path[1:])

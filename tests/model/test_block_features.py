@@ -96,7 +96,8 @@ def test_block_scores_of_candidates_equal_the_names_they_fire():
     np.testing.assert_allclose(scores.orient, [[weights.weight.get(orient_name(k, s, t), 0.0) for k in "RLN"]
                                                for s, t in pairs], atol=1e-12)
     unknown = vocab.add("q")  # an input word the table lacks, passed through as itself
-    local, orient = scores.options(np.array([2, -1, 0]), np.array([unknown]))
+    one = np.array([0, 1])
+    local, orient = scores.options(np.array([2, -1, 0]), one, np.array([unknown]), one, np.array([unknown]))
     assert local[1] == pytest.approx(sum(weights.weight.get(n, 0.0) for n in local_names(("q",), ("q",))))
     assert orient[1].tolist() == [0.0, weights.weight["ori:L:q|q"], 0.0] and local[0] == scores.local[2]
     x, y = vocab.get("x"), vocab.get("y")

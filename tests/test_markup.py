@@ -1,0 +1,147 @@
+"""Moses's XML input markup: parsing, the options it gives, and pbmt against the Moses 1 binary."""
+
+import itertools
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pbmt.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
+from pbmt.model.model import TranslationModel
+from pbmt.search.options import MARKUP, TranslationOptions
+from pbmt.translation import Translator
+
+MOSES = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "moses" / "bin" / "moses"
+
+
+def _parse(line, use="exclusive"):
+    return parse(line, str.split, str.split, use)
+
+
+def test_a_tag_gives_translations_of_the_words_it_encloses():
+    words, markup = _parse('das ist <np translation="a cute place||a house" prob="0.8||0.2">ein kleines haus</np> .')
+    assert words == "das ist ein kleines haus .".split()
+    assert markup.spans == (SpanTranslations(2, 5, (("a", "cute", "place"), ("a", "house")), (0.8, 0.2)),)
+    assert markup.spans[0].log_probs() == pytest.approx([np.log(0.8), np.log(0.2)])
+    _, markup = _parse('<n english="dwelling">haus</n>')  # Moses's old name of the attribute
+    assert markup.spans[0].translations == (("dwelling",),) and markup.spans[0].probs == (1.0,)
+    assert _parse('<n translation="x" prob="0">haus</n>')[1].spans[0].log_probs() == [-100.0]
+
+
+def test_walls_and_zones_are_positions_between_tokens():
+    words, markup = _parse("a <wall/> b <zone> c d <wall/> e </zone> f")
+    assert words == list("abcdef") and markup.zones == ((2, 5),) and markup.walls == (1, 4)
+    zones, walls = markup.constraints(len(words))
+    assert zones.tolist() == [[2, 5]] and walls.tolist() == [[1, 0, 6], [4, 2, 5]]  # the second is the zone's
+    assert _parse("<wall>a b</wall> c")[1].constraints(3)[1][:, 0].tolist() == [1, 2]  # ends of the line divide nothing
+
+
+def test_tags_fall_between_tokens_of_text_tokenised_piece_by_piece():
+    split = lambda text: text.replace(".", " .").split()  # noqa: E731 - a tokeniser that splits a full stop off
+    words, markup = parse('la <n translation="house">casa</n>. fin', split, str.split, "inclusive")
+    assert words == ["la", "casa", ".", "fin"] and (markup.spans[0].start, markup.spans[0].end) == (1, 2)
+
+
+def test_tags_without_translations_and_angles_that_open_no_tag_are_text():
+    words, markup = _parse("<b>Fondo</b> a < b, x<5 y")
+    assert words == ["Fondo", "a", "<", "b,", "x<5", "y"] and markup == Markup(use="exclusive")
+
+
+def test_ignore_reads_walls_and_zones_but_drops_translations():
+    words, markup = _parse('<zone>a <n translation="x">b</n></zone>', "ignore")
+    assert words == ["a", "b"] and markup.spans == () and markup.zones == ((0, 2),)
+
+
+@pytest.mark.parametrize("line, what", [
+    ('a <n translation="x">b', "<n> is never closed"),
+    ("a </n> b", "</n> closes a tag that was never opened"),
+    ('<a translation="x">b</c>', "<a> is closed by </c>"),
+    ("a <n translation=x>b</n>", "attribute translation of <n> has no quotes around its value"),
+    ('a <n translation="x" prob="high">b</n>', "prob 'high' of <n> is not a number >= 0"),
+    ('a <n translation="x" prob="-1">b</n>', "prob '-1' of <n> is not a number >= 0"),
+    ('<n translation="x||y" prob="1">b</n>', "<n> gives 2 translations but 1 probabilities"),
+    ('<n translation="x|| ">b</n>', "translation 2 of <n> is empty"),
+    ('a <n translation="x"/> b', "encloses no word"),
+    ("a <zone></zone> b", "a <zone> encloses no word"),
+    ("a <n b", "the tag '<n b' is not closed with '>'"),
+])
+def test_malformed_markup_says_what_is_wrong(line, what):
+    with pytest.raises(MarkupError, match=what.replace("(", r"\(").replace("|", r"\|")):
+        _parse(line)
+
+
+def test_paired_quotes_and_brackets_are_zones_with_their_marks_at_the_ends():
+    tokens = 'juan escribió " una carta " ( a « pedro » ) "'.split()
+    zones, walls = quote_zones(tokens)
+    assert set(zones) == {(2, 6), (8, 11), (6, 12)} and set(walls) >= {3, 5, 9, 10, 7, 11}
+    assert quote_zones(") a ( b".split()) == ((), ())
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    return TranslationModel.load(tiny_model_dir / "moses.ini")
+
+
+def _targets(options, start, end):
+    return {" ".join(options.vocab.words(options.target(o))) for o in options.span(start, end)}
+
+
+def test_exclusive_inclusive_and_constraint_options(tiny):
+    words = "a b c".split()
+    given = Markup((SpanTranslations(1, 3, (("house",),), (0.5,)),), "inclusive")
+    table = TranslationOptions.of_words(tiny, words)
+    inclusive = TranslationOptions.of_words(tiny, words, given)
+    assert _targets(inclusive, 1, 3) == _targets(table, 1, 3) | {"house"}
+    assert _targets(inclusive, 1, 2) == _targets(table, 1, 2)
+    o = next(o for o in inclusive.span(1, 3) if inclusive.is_markup(o))
+    assert inclusive.candidate[o] == MARKUP
+    tm = tiny.layout.columns_of_type("PhraseDictionaryMemory")
+    assert inclusive.local[o, tm] == pytest.approx([np.log(0.5) / 4] * 4)
+
+    exclusive = TranslationOptions.of_words(tiny, words, Markup(given.spans, "exclusive"))
+    assert _targets(exclusive, 1, 3) == {"house"}
+    for start, end in [(0, 2), (1, 2), (2, 3), (0, 3)]:  # nothing else reaches into the span
+        assert not _targets(exclusive, start, end)
+    assert _targets(exclusive, 0, 1) == _targets(table, 0, 1)
+
+    constraint = TranslationOptions.of_words(tiny, words, Markup(given.spans, "constraint"))
+    assert _targets(constraint, 0, 3) == {t for t in _targets(table, 0, 3) if "house" in t.split()}
+    assert not _targets(constraint, 1, 2) and not _targets(constraint, 0, 2)
+
+
+def test_the_translator_forces_a_translation_and_reports_malformed_markup(tiny):
+    exclusive = Translator(tiny, n_best=5, tokenized=True, xml_input="exclusive")
+    found = exclusive.translate(0, 'a <n translation="lord said">b c</n>')
+    assert "lord said" in found.text and all("lord said" in e.text for e in found.nbest)
+    with pytest.raises(MarkupError):
+        exclusive.translate(0, "a <n translation=x>b</n>")
+    ignore = Translator(tiny, tokenized=True, xml_input="ignore")
+    assert ignore.read("a <n translation=x>b</n>")[0] == ["a", "<n", "translation=x>b</n>"]
+    passing = Translator(tiny, tokenized=True)
+    assert passing.read('<n translation="x">b</n>')[0] == ['<n', 'translation="x">b</n>']
+
+
+LINES = [
+    'a <n translation="house||moses and" prob="0.3||0.6">b</n> c',
+    'e <x translation="lord">d c</x> b a',
+    "c a <wall/> e b d",
+    "a b <zone> c d e </zone>",
+    "e d <zone> c <wall/> b a </zone>",
+    'b d <y translation="israel of">a</y> e',
+]
+
+
+@pytest.mark.skipif(not MOSES.exists(), reason="the Moses 1 binary of ../shared/tools/moses is absent")
+@pytest.mark.parametrize("mode", ["exclusive", "inclusive", "constraint"])
+def test_the_same_translations_and_scores_as_moses(tiny, tiny_model_dir, tmp_path, mode):
+    nbest = tmp_path / "moses.nbest"
+    subprocess.run([str(MOSES), "-f", "moses.ini", "-xml-input", mode, "-n-best-list", str(nbest), "4"],
+                   input="\n".join(LINES) + "\n", text=True, cwd=tiny_model_dir, check=True, capture_output=True)
+    rows = [line.split(" ||| ") for line in nbest.read_text().splitlines()]
+    theirs = {int(k): [(r[1].strip(), float(r[3])) for r in g] for k, g in itertools.groupby(rows, lambda r: r[0])}
+    translator = Translator(tiny, n_best=4, tokenized=True, xml_input=mode)
+    for i, line in enumerate(LINES):
+        ours = [(e.text, e.total) for e in translator.translate(i, line).nbest]
+        assert [t for t, _ in ours[:1]] == [t for t, _ in theirs[i][:1]], line
+        np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs[i]], atol=2e-3, err_msg=line)
