@@ -31,6 +31,7 @@ from pbmt.config import MosesConfig, read_weights
 from pbmt.errors import PbmtError, UsageError
 from pbmt.explain import Explanation as SearchExplanation
 from pbmt.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
+from pbmt.markup import XML_MODES, MarkupError
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.nbest import parse_features
@@ -257,28 +258,40 @@ class Model:
         return Model(self.model.with_weights(self.model.layout.weights(config)))
 
     @overload
-    def translate(self, text: str, *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...
-                  ) -> Translation: ...
+    def translate(self, text: str, *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...,
+                  xml_input: str = ..., quote_zones: bool = ...) -> Translation: ...
 
     @overload
-    def translate(self, text: Sequence[str], *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...
-                  ) -> list[Translation]: ...
+    def translate(self, text: Sequence[str], *, tokenized: bool = ..., n_best: int = ..., distinct: bool = ...,
+                  xml_input: str = ..., quote_zones: bool = ...) -> list[Translation]: ...
 
-    def translate(self, text, *, tokenized=False, n_best=0, distinct=False):
+    def translate(self, text, *, tokenized=False, n_best=0, distinct=False, xml_input="pass-through",
+                  quote_zones=True):
         """Translate one sentence (a ``Translation``) or a list of them (a list of ``Translation``).
 
         ``tokenized``: the text is in the model's token form already, and the output stays in it;
         ``n_best``: also list that many best translations of each sentence (``Translation.nbest``);
-        ``distinct``: n-best entries with distinct target strings.
+        ``distinct``: n-best entries with distinct target strings; ``xml_input``: how Moses's XML markup in
+        the text is read (``pbmt.markup``: exclusive, inclusive, constraint, ignore, pass-through);
+        ``quote_zones``: paired quotes and brackets are zones.
         """
         if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 0:
             raise UsageError(f"n_best must be an integer of at least 0, got {n_best!r}")
+        if xml_input not in XML_MODES:
+            raise UsageError(f"xml_input must be one of {', '.join(XML_MODES)}, got {xml_input!r}")
         if isinstance(text, str):
-            return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct)[0]
+            return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct,
+                                  xml_input=xml_input, quote_zones=quote_zones)[0]
         translator = Translator(self.model, n_best=max(1, n_best), distinct=distinct, tokenized=tokenized,
-                                nbest_output=True)
-        return [self._translation(translator, line, translator.translate(number, _text(line, f"sentence {number}")),
-                                  n_best) for number, line in enumerate(text)]
+                                nbest_output=True, xml_input=xml_input, quote_zones=quote_zones)
+
+        def found(number: int, line):
+            try:
+                return translator.translate(number, _text(line, f"sentence {number}"))
+            except MarkupError as err:
+                raise PbmtError(f"sentence {number}: malformed markup: {err}") from None
+
+        return [self._translation(translator, line, found(number, line), n_best) for number, line in enumerate(text)]
 
     def complete(self, sentence: str, prefix: str, *, tokenized: bool = False, n_best: int = 5) -> Translation:
         """Interactive translation: the best translations of ``sentence`` that begin with ``prefix`` (target text,
@@ -311,19 +324,27 @@ class Model:
                                          entry.segmentation, entry.alignment)
                         for entry, output in zip(found.nbest, found.nbest_output))
         best = entries[0] if entries else None
-        return Translation(line, tuple(translator.split(line)), found.text,
+        return Translation(line, tuple(translator.read(line)[0]), found.text,
                            best.score if best else float("-inf"), found.alignment, entries[:n_best], best,
                            found.unreachable)
 
     def explain(self, sentence: str, *, tokenized: bool = False, n_best: int = 10,
-                options_per_span: int = 5) -> Explanation:
+                options_per_span: int = 5, xml_input: str = "pass-through", quote_zones: bool = True
+                ) -> Explanation:
         """How ``sentence`` is translated (``Explanation``): ``n_best`` derivations listed from the search graph,
-        ``options_per_span`` translation options shown per source span."""
-        tokens = Translator(self.model, tokenized=tokenized).tokens(sentence)
+        ``options_per_span`` translation options shown per source span; ``xml_input`` and ``quote_zones`` as
+        ``translate`` reads them."""
+        if xml_input not in XML_MODES:
+            raise UsageError(f"xml_input must be one of {', '.join(XML_MODES)}, got {xml_input!r}")
+        try:
+            tokens, markup = Translator(self.model, tokenized=tokenized, xml_input=xml_input,
+                                        quote_zones=quote_zones).model_input(sentence)
+        except MarkupError as err:
+            raise PbmtError(f"malformed markup: {err}") from None
         if not tokens:
             raise PbmtError("the sentence is empty")
         try:
-            found = explain(self.model, tokens, n_best=n_best)
+            found = explain(self.model, tokens, n_best=n_best, markup=markup)
         except ValueError as err:
             raise PbmtError(str(err)) from None
         return Explanation(found, self.model, options_per_span)

@@ -171,6 +171,13 @@ def parse(line: str, split: Callable[[str], list[str]], split_target: Callable[[
     return tokens, Markup(tuple(spans), use if use in USES else "inclusive", tuple(zones), tuple(walls))
 
 
+def check(line: str, use: str) -> None:
+    """Raise MarkupError if the markup of ``line`` is malformed and the ``--xml-input`` mode ``use`` reads it
+    (``exclusive``, ``inclusive``, ``constraint``; the others take such a line as text), before any tokenising."""
+    if use in USES:
+        parse(line, str.split, str.split, use)
+
+
 def _starts_tag(line: str, at: int) -> bool:
     """Whether the '<' at ``at`` opens a tag, as Moses tells: a letter or '/' follows it."""
     following = line[at + 1:at + 2]

@@ -43,6 +43,7 @@ from starlette.exceptions import HTTPException
 from pbmt.config import WEIGHT_RANGE, allowed_weight
 from pbmt.explain import explain, explanation_data
 from pbmt.feature_labels import column_labels
+from pbmt import markup
 from pbmt.model.model import TranslationModel
 from pbmt.translation import Translator
 
@@ -101,10 +102,12 @@ def _model(weights: tuple[float, ...] | None, search: dict | None) -> Translatio
     return model
 
 
-def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weights, search) -> dict:
-    """One sentence as ``pbmt translate`` translates it, as a JSON-ready dict."""
-    translation = Translator(_model(weights, search), n_best=n_best, distinct=distinct,
-                             tokenized=tokenized).translate(0, line)
+def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weights, search,
+                   reading: tuple[str, bool] = ("pass-through", True)) -> dict:
+    """One sentence as ``pbmt translate`` translates it, as a JSON-ready dict; ``reading``: how its markup is
+    read (``xml_input``, ``quote_zones``)."""
+    translation = Translator(_model(weights, search), n_best=n_best, distinct=distinct, tokenized=tokenized,
+                             xml_input=reading[0], quote_zones=reading[1]).translate(0, line)
     return {"text": translation.text, "alignment": [list(link) for link in translation.alignment],
             "nbest": [{"text": e.text, "score": e.total, "features": {k: list(v) for k, v in e.features.items()},
                        "segmentation": [list(s) for s in e.segmentation],
@@ -120,11 +123,13 @@ def _complete_job(line: str, prefix: str, tokenized: bool, n_best: int, weights,
                             for e, output in zip(translation.nbest, translation.nbest_output)]}
 
 
-def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int) -> dict:
+def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int,
+                 reading: tuple[str, bool] = ("pass-through", True)) -> dict:
     model = _model(weights, search)
-    tokens = Translator(model, tokenized=tokenized).tokens(line)
+    words, given = Translator(model, tokenized=tokenized, xml_input=reading[0],
+                              quote_zones=reading[1]).model_input(line)
     try:
-        return explanation_data(explain(model, tokens, n_best=n_best), model, per_stack)
+        return explanation_data(explain(model, words, n_best=n_best, markup=given), model, per_stack)
     except ValueError as err:
         return {"error": str(err)}
 
@@ -233,13 +238,29 @@ class Common(BaseModel):
     search: SearchOverrides | None = None
 
 
-class TranslateRequest(Common):
+class Reading(BaseModel):
+    """How a request's markup is read (``pbmt.markup``)."""
+
+    xml_input: Literal[markup.XML_MODES] = Field(  # type: ignore[valid-type]
+        "pass-through", description="read Moses's XML markup in the sentences (pbmt translate --xml-input): "
+                                    "a tag's translations are the only ones of its words (exclusive), compete with "
+                                    "the phrase table's (inclusive) or with its phrases that contain them "
+                                    "(constraint); ignore: walls and zones only; pass-through: text")
+    quote_zones: bool = Field(True, description="paired quotes and brackets are zones (a quoted span is "
+                                                "translated as a unit, inside its quotes)")
+
+    def reading(self) -> tuple[str, bool]:
+        """(``xml_input``, ``quote_zones``)."""
+        return self.xml_input, self.quote_zones
+
+
+class TranslateRequest(Common, Reading):
     sentences: list[str] = Field(..., min_length=1, description="one sentence per item")
     n_best: int = Field(0, ge=0, le=1000, description="n-best entries per sentence (0: none)")
     distinct: bool = Field(False, description="n-best entries with distinct target strings")
 
 
-class ExplainRequest(Common):
+class ExplainRequest(Common, Reading):
     sentence: str
     n_best: int = Field(10, ge=1, le=100, description="n-best entries from the search graph")
     hypotheses_per_stack: int = Field(50, ge=0, le=1000, description="hypotheses listed per stack (best first; "
@@ -333,6 +354,13 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     def search_of(request: Common) -> dict | None:
         return request.search.model_dump(exclude_none=True) if request.search else None
 
+    def check_markup(index: int | None, line: str, xml_input: str) -> None:
+        try:
+            markup.check(line, xml_input)
+        except markup.MarkupError as err:
+            where = f"sentence {index + 1}" if index is not None else "the sentence"
+            raise HTTPException(422, f"{where}: malformed markup: {err}") from None
+
     def check_length(index: int | None, line: str, tokenized: bool) -> None:
         words = len(translators[tokenized].tokens(line))
         if words > settings.max_words:
@@ -352,11 +380,12 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
             if "\n" in line:
                 raise HTTPException(422, f"sentence {i + 1} contains a line break; send one sentence per item")
             check_length(i, line, body.tokenized)
+            check_markup(i, line, body.xml_input)
         weights, search = weights_of(body), search_of(body)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(len(body.sentences))
         jobs = asyncio.gather(*(dispatcher.run(_translate_job, line, body.tokenized, body.n_best, body.distinct,
-                                               weights, search) for line in body.sentences))
+                                               weights, search, body.reading()) for line in body.sentences))
         try:
             translations = await _unless_disconnected(request, jobs)
         except ClientGone:
@@ -394,10 +423,11 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         if not body.sentence.strip():
             raise HTTPException(422, "the sentence is empty")
         check_length(None, body.sentence, body.tokenized)
+        check_markup(None, body.sentence, body.xml_input)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(1)
         job = dispatcher.run(_explain_job, body.sentence, body.tokenized, body.n_best, weights_of(body),
-                             search_of(body), body.hypotheses_per_stack)
+                             search_of(body), body.hypotheses_per_stack, body.reading())
         try:
             data = await _unless_disconnected(request, job)
         except ClientGone:

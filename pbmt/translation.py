@@ -97,6 +97,11 @@ class Translator:
                 words = self.split(line)
         return words, markup.with_quote_zones(words) if self.quote_zones else markup
 
+    def model_input(self, line: str) -> tuple[list[str], Markup]:
+        """The model's tokens of a line of input and what its markup says of them (``read``, then ``cased``)."""
+        words, markup = self.read(line)
+        return self.cased(words), markup
+
     def split(self, line: str) -> list[str]:
         """The tokens of a line of input in their original casing."""
         return tokens(line) if self.tokenized else self.model.preprocessing.source_form.split(line)

@@ -43,6 +43,8 @@ CONCEPTS = {
     "how many word classes to induce": ("word_class_count", ("--word-class-count",)),
     "lmplz's fallback discounts": ("discount_fallback", ("--discount-fallback",)),
     "memory for the LM's counts": ("memory", ("-S", "--memory")),
+    "how markup in the input is read": ("xml_input", ("--xml-input",)),
+    "quotes and brackets as zones": ("quote_zones", ("--no-quote-zones",)),
 }
 FLAG_DEST = {flag: dest for dest, flags in CONCEPTS.values() for flag in flags}
 DEST_FLAGS = dict(CONCEPTS.values())

@@ -7,8 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pbmt.cli import main
+from pbmt.errors import PbmtError
 from pbmt.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
 from pbmt.model.model import TranslationModel
+from pbmt.nbest import read_nbest
 from pbmt.search.options import MARKUP, TranslationOptions
 from pbmt.translation import Translator
 
@@ -145,3 +148,40 @@ def test_the_same_translations_and_scores_as_moses(tiny, tiny_model_dir, tmp_pat
         ours = [(e.text, e.total) for e in translator.translate(i, line).nbest]
         assert [t for t, _ in ours[:1]] == [t for t, _ in theirs[i][:1]], line
         np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs[i]], atol=2e-3, err_msg=line)
+
+
+def test_pbmt_translate_and_explain_read_markup_and_name_a_malformed_line(tiny_model_dir, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text('a <n translation="lord said">b c</n> d\nc a <wall/> e b\n')
+    ini = str(tiny_model_dir / "moses.ini")
+    assert main(["translate", "-q", "--tokenized", "-f", ini, "-i", str(src), "-o", str(tmp_path / "out"),
+                 "--xml-input", "exclusive", "--n-best", str(tmp_path / "nbest"), "--n-best-size", "3"]) == 0
+    first = (tmp_path / "out").read_text().splitlines()[0]
+    assert "lord said" in first and "<" not in first
+    assert all("lord said" in e.text for e in read_nbest(tmp_path / "nbest") if e.sentence == 0)
+    src.write_text('a b\nc <n translation="x" prob="high">d</n>\n')
+    assert main(["translate", "-q", "--tokenized", "-f", ini, "-i", str(src), "-o", str(tmp_path / "bad"),
+                 "--xml-input", "inclusive"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{src}:2: malformed markup: prob 'high' of <n> is not a number" in err[0]
+    assert not (tmp_path / "bad").exists()
+    assert main(["translate", "-q", "--tokenized", "-f", ini, "-i", str(src), "-o", str(tmp_path / "text"),
+                 "--xml-input", "ignore"]) == 0
+    assert main(["explain", "--tokenized", "-f", ini, "--xml-input", "exclusive",
+                 'a <n translation="lord said">b c</n> <wall/> d']) == 0
+    shown = capsys.readouterr().out
+    assert "(given by the markup)" in shown and "wall before 3:d" in shown
+    assert main(["explain", "--tokenized", "-f", ini, "--xml-input", "exclusive", "a <n>b"]) == 1
+    assert "malformed markup: <n> is never closed" in capsys.readouterr().err
+
+
+def test_the_python_api_reads_markup(tiny_model_dir):
+    import pbmt
+
+    model = pbmt.load(tiny_model_dir / "moses.ini")
+    found = model.translate('a <n translation="lord said">b c</n>', tokenized=True, xml_input="exclusive", n_best=2)
+    assert "lord said" in found.text and found.source_tokens == ("a", "b", "c")
+    with pytest.raises(PbmtError, match="sentence 0: malformed markup"):
+        model.translate("a <n>b", tokenized=True, xml_input="exclusive")
+    assert "(given by the markup)" in model.explain('a <n translation="x">b</n>', tokenized=True,
+                                                    xml_input="inclusive").text

@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 
 from pbmt.commands.options import deprecated
-from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
 from pbmt.errors import PbmtError
 from pbmt.explain import explain, render_dot, render_html, render_text
 from pbmt.files import atomic_write
+from pbmt.markup import MarkupError
 from pbmt.translation import Translator
 
 
@@ -35,16 +36,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
     add_model_arguments(parser)
+    add_markup_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     sentence = sys.stdin.readline().rstrip("\n") if args.sentence == "-" else args.sentence
     model = load_model(args)
-    tokens = Translator(model, tokenized=args.tokenized).tokens(sentence)
+    translator = Translator(model, tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
+    try:
+        tokens, markup = translator.model_input(sentence)
+    except MarkupError as err:
+        raise PbmtError(f"malformed markup: {err} (--xml-input ignore or pass-through takes it as text)") from None
     if not tokens:
         raise PbmtError("the sentence is empty")
     try:
-        e = explain(model, tokens, n_best=args.n_best_size)
+        e = explain(model, tokens, n_best=args.n_best_size, markup=markup)
     except ValueError as err:
         raise PbmtError(str(err)) from None
     sys.stdout.write(render_text(e, model, args.options_per_span))

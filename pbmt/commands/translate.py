@@ -17,6 +17,13 @@ Examples:
   pbmt translate -f model/moses.ini -i test.es --documents test.keys \
       --global-features lexical-consistency,repetition --global-weights global-weights.txt
 
+With --xml-input MODE a line may carry Moses's XML markup: a tag with a
+translation attribute gives the words it encloses their translation(s),
+<wall/> and <zone>...</zone> constrain the word order (docs/markup.md):
+  echo 'mi siervo moisés es <n translation="dead">muerto</n> .' | pbmt translate --xml-input exclusive
+Paired quotes and brackets are zones unless --no-quote-zones: a quoted span is
+translated as a unit, inside its quotes.
+
 With --documents KEYS (one 'BOOK CHAPTER:VERSE' key per input line) each
 chapter is one document: its sentences are first decoded by the stack decoder,
 then the sampler anneals over the whole document's derivations at once
@@ -46,6 +53,7 @@ from pbmt.documents import Documents
 from pbmt.features import registry
 from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import Journal, parse_int, read_lines
+from pbmt import markup
 from pbmt.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.parallel import ParallelMap
@@ -69,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="input is in the model's token form already (tokenised and cased as pbmt tokenize "
                         "writes it); output stays in that form (pbmt detokenize makes text of it)")
     add_model_arguments(parser)
+    add_markup_arguments(parser)
     constrained = parser.add_argument_group("constrained decoding")
     constrained.add_argument("--constraint", type=Path, metavar="REFS",
                              help="forced decoding: translate every line into the line of REFS beside it (one "
@@ -122,6 +131,30 @@ class _NBestFile(argparse.Action):
             except ValueError:
                 parser.error(f"{option_string}: N must be a positive integer, got {values[1]!r}")
         setattr(namespace, self.dest, values[0])
+
+
+def add_markup_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a line's markup is read (``pbmt.markup``): ``--xml-input`` and ``--no-quote-zones``."""
+    parser.add_argument("--xml-input", choices=markup.XML_MODES, default="pass-through",
+                        help="read Moses's XML markup in the input: a tag's translation(s) are the only ones of "
+                        "its words (exclusive), compete with the phrase table's (inclusive) or with the table's "
+                        "phrases that contain them (constraint); 'ignore' keeps walls and zones only and takes a "
+                        "line with malformed markup as text; 'pass-through': the input is text")
+    parser.add_argument("--no-quote-zones", dest="quote_zones", action="store_false",
+                        help="paired quotes and brackets are not zones (by default a quoted span is translated as "
+                        "a unit, inside its quotes)")
+
+
+def check_markup(path, lines: list[str], xml_input: str) -> None:
+    """Raise FormatError naming ``path`` and the first line whose markup is malformed, unless ``xml_input``
+    takes such a line as text (``ignore``, ``pass-through``)."""
+    for number, line in enumerate(lines, 1):
+        try:
+            markup.check(line, xml_input)
+        except markup.MarkupError as err:
+            raise FormatError("<stdin>" if str(path) == "-" else path, number,
+                              f"malformed markup: {err} (--xml-input ignore or pass-through takes such a line as "
+                              "text)") from None
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +257,8 @@ def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]
 
 def _make_translator(args: argparse.Namespace) -> Translator:
     n_best = args.n_best_size if args.n_best else 0
-    return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized)
+    return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized,
+                      xml_input=args.xml_input, quote_zones=args.quote_zones)
 
 
 class _DocumentTranslator:
@@ -261,8 +295,12 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--global-features and --global-weights need --documents")
     if args.documents is not None and args.n_best:
         raise PbmtError("--n-best is not available with --documents (the sampler keeps one derivation)")
+    if args.documents is not None and args.xml_input in markup.USES:
+        raise PbmtError(f"--xml-input {args.xml_input} is not available with --documents (the sampler does not "
+                        "take translations from markup)")
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
+    check_markup(args.input, lines, args.xml_input)
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
     if constrained:
@@ -270,6 +308,9 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError("--constraint and --prefix exclude each other (a reference is its own longest prefix)")
         if args.documents is not None:
             raise PbmtError(f"{constrained} does not go with --documents (it decodes sentence by sentence)")
+        if args.xml_input in markup.USES:
+            raise PbmtError(f"{constrained} does not go with --xml-input {args.xml_input} (it takes no translations "
+                            "from markup)")
         paired = paired_lines(args.constraint or args.prefix, constrained, args.input, len(lines))
         state, work, unit = translator, _force if args.constraint else _complete, "sent"
         items = [(i, line, other) for i, (line, other) in enumerate(zip(lines, paired))]
@@ -307,7 +348,7 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     if not args.quiet:
         seconds = time.perf_counter() - loaded
-        words = sum(len(translator.tokens(line)) for line in lines)
+        words = sum(len(translator.read(line)[0]) for line in lines)
         print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
               f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
               f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)

@@ -145,6 +145,9 @@ def test_fifty_concurrent_clients_equal_serial(server):
     (b'{"sentences": ["a"], "weights": {"LM0": [1, 2]}}', 422, "LM0 has 1 weights, got 2"),
     (b'{"sentences": ["a"], "search": {"stack_size": 0}}', 422, "search.stack_size"),
     (b'{"sentences": ["a\\nb"]}', 422, "line break"),
+    (b'{"sentences": ["a", "a <n translation=x>b</n>"], "xml_input": "exclusive"}', 422,
+     "sentence 2: malformed markup: attribute translation of <n> has no quotes"),
+    (b'{"sentences": ["a"], "xml_input": "sometimes"}', 422, "xml_input"),
     (json.dumps({"sentences": ["a " * 21]}).encode(), 413, "sentence 1 has 21 words; this server translates at most 20"),
     (json.dumps({"sentences": ["a"] * 61}).encode(), 413, "61 sentences"),
     (json.dumps({"sentences": ["a"] * 400000}).encode(), 413, "bytes; this server takes at most"),
@@ -154,6 +157,21 @@ def test_bad_requests_get_4xx_with_a_message(server, body, status, message):
                         timeout=60)
     assert answer.status_code == status, answer.text
     assert message in answer.json()["error"]
+
+
+def test_markup_is_read_as_pbmt_translate_reads_it(server, tiny_model_dir, tmp_path):
+    lines = ['a <n translation="lord said">b c</n> d', 'e " d c " b a', "c a <wall/> e b"]
+    src, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("\n".join(lines) + "\n")
+    for cli, request in (([], {}), (["--xml-input", "exclusive", "--no-quote-zones"],
+                                    {"xml_input": "exclusive", "quote_zones": False})):
+        assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                     "-o", str(out), *cli]) == 0
+        answer = server.post("/translate", {"sentences": lines, "tokenized": True, **request})
+        assert [t["text"] for t in answer.json()["translations"]] == out.read_text().splitlines()
+    assert "lord said" in out.read_text().splitlines()[0]
+    explained = server.post("/explain", {"sentence": lines[2], "tokenized": True, "xml_input": "ignore"}).json()
+    assert explained["walls"] == [{"position": 2, "within": [0, 4]}]
 
 
 def test_explain_rejects_bad_requests(server):
