@@ -27,6 +27,7 @@ EXAMPLES = [
     ("Visite www.ejemplo.es/a?b=1.", ["Visite", "www.ejemplo.es/a?b=1", "."]),
     ("Escriba a juan.perez@ejemplo.es.", ["Escriba", "a", "juan.perez@ejemplo.es", "."]),
     ("Abra ~/.config/app o /etc/fstab.", ["Abra", "~/.config/app", "o", "/etc/fstab", "."]),
+    ("Abra C:\\Windows\\system32 ahora", ["Abra", "C:\\Windows\\system32", "ahora"]),
     ("%1$d de %2$s: %.*s (%-10s)", ["%1$d", "de", "%2$s", ":", "%.*s", "(", "%-10s", ")"]),
     ("%d%% completado", ["%d%%", "completado"]),
     ("{0} de {total}, ${HOME}", ["{0}", "de", "{total}", ",", "${HOME}"]),
@@ -67,7 +68,8 @@ def test_nfd_and_nfc_lines_give_the_same_tokens():
     line = "Nivel de compresión: «%s» ¿Señor?"
     nfd = unicodedata.normalize("NFD", line)
     assert nfd != line
-    assert ES.tokens(nfd) == ES.tokens(line) == ["Nivel", "de", "compresión", ":", "«", "%s", "»", "¿", "Señor", "?"]
+    assert ES.tokens(nfd) == ES.tokens(line) == ["Nivel", "de", "compresión", ":", "«", "%s", "»", "¿", "Señor",
+                                                 "?"]
     assert TextForm("es", tokenize=False).tokens(nfd) == TextForm("es", tokenize=False).tokens(line)
 
 

@@ -68,8 +68,8 @@ def test_truecasing_agrees_with_sacremoses_as_truecase_perl(bible, truecasers, l
 
 def test_the_truecaser_keeps_a_lowercase_word_inside_a_sentence_and_starts_one_after_an_opening_mark():
     # as in the 1909 Bible, "a" is seen capitalised only: opening a question, once after a comma
-    model = Truecaser.train([["dijo", ":", "¿", "A", "quién", "vino", "?"], ["y", "vive", "en", "casa", "de", "Pedro"],
-                             ["y", "dijo", ",", "A", "ti", "te", "digo"]])
+    model = Truecaser.train([["dijo", ":", "¿", "A", "quién", "vino", "?"],
+                             ["y", "vive", "en", "casa", "de", "Pedro"], ["y", "dijo", ",", "A", "ti", "te", "digo"]])
     assert model.truecase(["Vive", "a", "partir", "de", "hoy", "en", "casa", "de", "pedro"]) == \
         ["vive", "a", "partir", "de", "hoy", "en", "casa", "de", "pedro"]
     assert model.truecase(["A", "partir", "de", "hoy"])[0] == "A"  # the best casing, at a sentence's start
