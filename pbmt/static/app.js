@@ -296,7 +296,8 @@ function drawOptions() {
     shown.forEach((o, i) => table.append(el("tr", { class: o.chosen ? "chosen" : "" },
       el("td", {}, i === 0 ? `${span.span[0]}–${span.span[1] - 1}` : ""),
       el("td", {}, i === 0 ? `${span.source_words} (${span.options.length})` : ""),
-      el("td", {}, o.target + (o.unknown ? " (unknown word)" : "")), numCell(o.score), numCell(o.estimate))));
+      el("td", {}, o.target + (o.unknown ? " (unknown word)" : o.markup ? " (given by the markup)" : "")),
+      numCell(o.score), numCell(o.estimate))));
   }
 }
 
