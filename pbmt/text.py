@@ -46,7 +46,8 @@ from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, openi
 
 CASINGS = ("truecase", "lowercase", "none")
 
-#: Tokens that do not end the sentence start (an opening quote or bracket before the first word).
+#: Tokens after which the truecaser still takes the next word as a sentence's first (opening quotes and brackets of
+#: any language).
 DELAYED_START = frozenset({"(", "[", '"', "'", "«", "‹", "¿", "¡", "“", "‘", "„", "‚"})
 #: Tokens after which the truecaser starts a sentence (Moses's ``truecase.perl``'s).
 _SENTENCE_END = frozenset({".", ":", "?", "!"})
@@ -167,14 +168,12 @@ def starts_lowercase(words: Sequence[str], protected: ProtectedPatterns = BUILT_
 
 def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN, capitalise: bool = True) -> list[str]:
     """``words`` with a capital first letter on the first word of the line (unless not ``capitalise``) and the
-    first word after a ``.`` (opening quotes and brackets before it are skipped; a protected token there keeps
-    its casing)."""
+    first word after a ``.``: the first token with a letter that is not protected, so that what comes before
+    it (quotes, brackets, numbers, ``%s:``) keeps its place and a protected token its casing."""
     out, start = [], capitalise
     for word in words:
         if start and _has_letter(word) and not protected.protects(word):
             word = word[:1].upper() + word[1:]
-            start = False
-        elif start and word not in DELAYED_START:
             start = False
         out.append(word)
         if word == ".":

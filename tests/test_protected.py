@@ -52,10 +52,13 @@ def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as
 
 
 def test_casing_leaves_protected_tokens_alone(tmp_path):
-    from pbmt.text import Truecaser, detruecase
+    from pbmt.text import Truecaser, detruecase, starts_lowercase
 
-    assert detruecase(["%s", "files"]) == ["%s", "files"]
-    assert detruecase(["https://x.es", "is", "down"]) == ["https://x.es", "is", "down"]
+    assert detruecase(["%s", "files"]) == ["%s", "Files"]
+    assert detruecase(["%s", ":", "cannot", "open"], capitalise=False) == ["%s", ":", "cannot", "open"]
+    assert detruecase(["https://x.es", "is", "down"]) == ["https://x.es", "Is", "down"]
+    assert starts_lowercase(["%s", ":", "No", "se"]) is False and starts_lowercase(["3", "archivos"]) is True
+    assert starts_lowercase(["_abrir"]) is True and starts_lowercase(["«", "_Abrir", "»"]) is False
     path = tmp_path / "truecase.es"
     Truecaser.train([["el", "%S", "es"], ["y", "el", "%S"]]).write(path)
     form = TextForm("es", tokenize=True, casing="truecase", truecaser=path)
