@@ -169,11 +169,13 @@ def starts_lowercase(words: Sequence[str], protected: ProtectedPatterns = BUILT_
 def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN, capitalise: bool = True) -> list[str]:
     """``words`` with a capital first letter on the first word of the line (unless not ``capitalise``) and the
     first word after a ``.``: the first token with a letter that is not protected, so that what comes before
-    it (quotes, brackets, numbers, ``%s:``) keeps its place and a protected token its casing."""
+    it (quotes, brackets, numbers, ``%s:``) keeps its place and a protected token its casing; a word with an
+    accelerator mark is a word (``_open`` -> ``_Open``)."""
     out, start = [], capitalise
     for word in words:
-        if start and _has_letter(word) and not protected.protects(word):
-            word = word[:1].upper() + word[1:]
+        if start and _has_letter(word) and (not protected.protects(word) or protected.kind(word) == "acc"):
+            first = next(i for i, c in enumerate(word) if c.isalpha())
+            word = word[:first] + word[first].upper() + word[first + 1:]
             start = False
         out.append(word)
         if word == ".":

@@ -130,6 +130,8 @@ def test_train_with_placeholders_records_them_and_translate_puts_the_originals_b
         tgt.append(f"{ve} {thing} in {n} {ue}")
         src.append(f"{v} <b>TICKET-{n}</b>")
         tgt.append(f"{ve} <b>TICKET-{n}</b>")
+        src.append(f"_{v} en {n} {u}")
+        tgt.append(f"_{ve} in {n} {ue}")
     (tmp_path / "train.es").write_text("\n".join(src) + "\n", encoding="utf-8")
     (tmp_path / "train.en").write_text("\n".join(tgt) + "\n", encoding="utf-8")
     (tmp_path / "tickets.txt").write_text("TICKET-\\d+\n", encoding="utf-8")
@@ -143,7 +145,9 @@ def test_train_with_placeholders_records_them_and_translate_puts_the_originals_b
     corpus = (out / "work" / "corpus.src").read_text(encoding="utf-8")
     assert "@ph@" in corpus and "@num@" in corpus and "@url@" in corpus and "TICKET" not in corpus
     (tmp_path / "in.es").write_text("Moviendo %2$d en 12345 minutos\nBorrando <b>TICKET-7</b>\n"
-                                    "Abriendo file:///tmp/x.txt en 3 segundos\n", encoding="utf-8")
+                                    "Abriendo file:///tmp/x.txt en 3 segundos\n_Borrando %s en 2 minutos\n"
+                                    "_Moviendo $HOME\n", encoding="utf-8")
     assert main(["translate", "-q", "-f", str(out / "moses.ini"), "-i", str(tmp_path / "in.es")]) == 0
     assert capsys.readouterr().out.splitlines() == ["Moving %2$d in 12345 minutes", "Deleting <b>TICKET-7</b>",
-                                                     "Opening file:///tmp/x.txt in 3 seconds"]
+                                                     "Opening file:///tmp/x.txt in 3 seconds",
+                                                     "_Deleting %s in 2 minutes", "_Moving $HOME"]

@@ -55,6 +55,7 @@ def test_casing_leaves_protected_tokens_alone(tmp_path):
     from pbmt.text import Truecaser, detruecase, starts_lowercase
 
     assert detruecase(["%s", "files"]) == ["%s", "Files"]
+    assert detruecase(["_open", "file"]) == ["_Open", "file"] and detruecase(["(", "&save", ")"]) == ["(", "&Save", ")"]
     assert detruecase(["%s", ":", "cannot", "open"], capitalise=False) == ["%s", ":", "cannot", "open"]
     assert detruecase(["https://x.es", "is", "down"]) == ["https://x.es", "Is", "down"]
     assert starts_lowercase(["%s", ":", "No", "se"]) is False and starts_lowercase(["3", "archivos"]) is True
