@@ -12,6 +12,7 @@ from pbmt.errors import PbmtError
 from pbmt.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
 from pbmt.model.model import TranslationModel
 from pbmt.nbest import read_nbest
+from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import MARKUP, TranslationOptions
 from pbmt.translation import Translator
 
@@ -185,3 +186,54 @@ def test_the_python_api_reads_markup(tiny_model_dir):
         model.translate("a <n>b", tokenized=True, xml_input="exclusive")
     assert "(given by the markup)" in model.explain('a <n translation="x">b</n>', tokenized=True,
                                                     xml_input="inclusive").text
+
+
+SHARED_LINES = [
+    'mi siervo moisés es <n translation="dead">muerto</n> : levántate pues ahora , y pasa este jordán .',
+    'yo os he <v translation="given||delivered" prob="0.4||0.6">entregado</v> , como lo había dicho á moisés .',
+    'nadie te podrá hacer frente <wall/> en todos los días de tu vida .',
+    'desde el desierto y <zone>este líbano hasta el gran río</zone> eufrates , toda la tierra .',
+    'esfuérzate y sé <a translation="of good courage">valiente</a> : porque tú repartirás á este pueblo .',
+]
+
+
+@pytest.fixture(scope="module")
+def shared_moses(shared, tmp_path_factory):
+    """Moses 1's 10-best lists (with segmentations) of ``SHARED_LINES`` under the shared model, per mode."""
+    if not MOSES.exists():
+        pytest.skip("the Moses 1 binary of ../shared/tools/moses is absent")
+    model, _ = shared
+    folder, lists = tmp_path_factory.mktemp("moses-markup"), {}
+    for mode in ("exclusive", "inclusive", "constraint"):
+        subprocess.run([str(MOSES), "-f", "moses.ini", "-xml-input", mode, "-n-best-list", str(folder / mode), "10",
+                        "-include-segmentation-in-n-best", "true"], input="\n".join(SHARED_LINES) + "\n",
+                       text=True, cwd=Path(model.config.path).parent, check=True, capture_output=True)
+        lists[mode] = {k: list(g) for k, g in itertools.groupby(read_nbest(folder / mode), lambda e: e.sentence)}
+    return model, lists
+
+
+def _entry_derivations(entry, options):
+    """Every derivation of ``options`` an n-best entry's segmentation describes: a span's table phrase and a
+    given translation may produce the same words."""
+    words = entry.text.split()
+    choices = [[o for o in options.span(s, e)
+                if options.vocab.words(options.target(o)) == words[ts:te]] for s, e, ts, te in entry.segmentation]
+    return [Derivation.from_options(options, chosen) for chosen in itertools.product(*choices)]
+
+
+@pytest.mark.parametrize("mode", ["exclusive", "inclusive", "constraint"])
+def test_on_the_shared_model_moses_derivations_score_alike_and_pbmt_finds_one_as_good(shared_moses, mode):
+    model, lists = shared_moses
+    translator = Translator(model, n_best=10, tokenized=True, xml_input=mode, quote_zones=False)
+    for i, line in enumerate(SHARED_LINES):
+        words, markup = translator.read(line)
+        options = translator.options(words, markup)
+        theirs = lists[mode][i]
+        for entry in theirs:  # a given translation is scored as Moses scores it
+            scores = [model_score(d, options, model) for d in _entry_derivations(entry, options)]
+            assert min(abs(np.array(scores) - entry.total)) < 2e-3, (line, entry.text, scores, entry.total)
+        ours = translator.translate(i, line).nbest
+        assert ours[0].total >= theirs[0].total - 1e-3, line
+        if mode == "exclusive" and markup.spans:
+            given = [" ".join(t) for s in markup.spans for t in s.translations]
+            assert all(any(g in e.text for g in given) for e in ours + tuple(theirs))

@@ -42,12 +42,22 @@ class ReorderingTable:
         A phrase pair missing from the reordering table gets zeros, as in
         Moses (its reordering feature is not applied).
         """
+        return self._scores(phrases.src_offsets, phrases.src_words, phrases.cand_offsets, phrases.tgt_offsets,
+                            phrases.tgt_words)
+
+    def pair_scores(self, src_offsets: np.ndarray, src_words: np.ndarray, tgt_offsets: np.ndarray,
+                    tgt_words: np.ndarray) -> np.ndarray:
+        """Reordering scores of phrase pairs given as two CSRs of word ids (pair ``k``: source row ``k``,
+        target row ``k``), such as the translations an input's markup gives: ``float64[k, 6]``, zeros for a
+        pair the table lacks. Moses looks a given translation up in the table so too."""
+        return self._scores(np.asarray(src_offsets, np.int64), np.asarray(src_words, np.int32),
+                            np.arange(len(src_offsets), dtype=np.int64), np.asarray(tgt_offsets, np.int64),
+                            np.asarray(tgt_words, np.int32))
+
+    def _scores(self, src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words) -> np.ndarray:
         t = self.table
-        match = match_pairs(
-            phrases.src_offsets, phrases.src_words, phrases.cand_offsets, phrases.tgt_offsets, phrases.tgt_words,
-            t.src_word_map, t.trie_keys, t.trie_values, t.n_src_words, t.node_phrase,
-            t.cand_offsets, t.tgt_offsets, t.tgt_words,
-        )
+        match = match_pairs(src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words, t.src_word_map, t.trie_keys,
+                            t.trie_values, t.n_src_words, t.node_phrase, t.cand_offsets, t.tgt_offsets, t.tgt_words)
         out = np.zeros((len(match), N_SCORES))
         found = match >= 0
         out[found] = t.scores[match[found]]

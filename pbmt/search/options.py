@@ -160,6 +160,11 @@ class TranslationOptions:
             local[o] = model.markup_local(len(words), log_p)
         reordering = np.zeros((len(candidate), model.reordering.shape[1]))
         reordering[is_table] = model.reordering[known]
+        if model.reordering_table is not None and is_given.any():
+            given_rows = np.flatnonzero(is_given)
+            reordering[given_rows] = model.reordering_table.pair_scores(
+                *csr.from_rows([sentence[opt_start[o]:opt_start[o] + opt_len[o] + 1] for o in given_rows]),
+                *csr.take(tgt_offsets, tgt_words, given_rows))
         lm_inside = np.empty(len(candidate))
         lm_inside[is_table] = model.cand_lm_inside[known]
         other = ~is_table
