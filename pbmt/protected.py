@@ -10,8 +10,8 @@ tokeniser cuts them into pieces (``% s``, ``< b >``, ``https : / /``) that
 its detokeniser cannot put back. ``ProtectedPatterns`` finds them in a line:
 each span becomes one token, whatever the tokeniser would do inside it.
 
-Spans directly adjacent to each other or to letters and digits (``%d%%``,
-``%sKB``) are one token, so that no space can appear between them; an opening
+Spans directly adjacent to each other or to letters, digits and ``_`` (``%d%%``,
+``%sKB``, ``_%s``) are one token, so that no space can appear between them; an opening
 tag and the word after it (``<b>Fondo``), and a word and the closing tag after
 it (``Fondo</b>``), stay apart so the word between can be translated: the
 detokeniser glues a paired tag back to its neighbour (``TagGlue``).
@@ -38,12 +38,14 @@ from pbmt.files import read_lines
 
 #: Each built-in pattern with its class (the placeholder class a model with placeholders puts in its place):
 #: ``url`` (URLs, e-mail addresses, file paths), ``tag`` (markup tags and entities), ``ph`` (printf, positional
-#: and brace placeholders), ``acc`` (a word with an accelerator mark, ``_File``, ``&Open``, ``Arc_hivo``; an
-#: identifier such as ``snake_case`` or ``AT&T`` looks the same). The longest match at a position wins.
+#: and brace placeholders, ``key=value`` settings), ``acc`` (a word with an accelerator mark, ``_File``,
+#: ``&Open``, ``Arc_hivo``; an identifier such as ``snake_case`` or ``AT&T`` looks the same). The longest match at
+#: a position wins.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 BUILT_IN = (
     ("url", r"(?:(?:https?|s?ftp|file|smb|ssh|git)://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
     ("url", r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    ("url", r"<(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>|<(?:https?|s?ftp)://[^\s<>]+>"),
     ("tag", r"&lt;/?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?&gt;"),
     ("tag", r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?>"),
     ("tag", r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});"),
@@ -56,6 +58,7 @@ BUILT_IN = (
     ("ph", r"\{\{\s*[\w.]+\s*\}\}|\$\{[^{}\s]+\}|\{[A-Za-z_][\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
     ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
+    ("ph", r"(?<![\w=])[A-Za-z][\w.-]*=[\w.:/-]*\w"),
 )
 #: The class of a user's pattern.
 USER_CLASS = "ph"
@@ -163,18 +166,24 @@ class ProtectedPatterns:
         return spans[0].kind if spans else None
 
 
+def _joins(char: str) -> bool:
+    """Whether a character touching a protected span is part of its token: a letter, a digit or ``_`` (an
+    accelerator mark before a placeholder: ``_%s``)."""
+    return char.isalnum() or char == "_"
+
+
 def _joined(line: str, spans: list[Span]) -> list[Span]:
-    """``spans`` with touching spans merged and each extended over the letters and digits it touches, except
+    """``spans`` with touching spans merged and each extended over the letters, digits and ``_`` it touches, except
     where an opening tag meets what follows it or a closing tag what precedes it."""
     out: list[Span] = []
     for span in spans:
         start, end = span.start, span.end
         text = line[start:end]
         if not closing_tag(text):
-            while start > 0 and line[start - 1].isalnum() and (not out or start > out[-1].end):
+            while start > 0 and _joins(line[start - 1]) and (not out or start > out[-1].end):
                 start -= 1
         if not opening_tag(text):
-            while end < len(line) and line[end].isalnum():
+            while end < len(line) and _joins(line[end]):
                 end += 1
         if out and start <= out[-1].end and not opening_tag(line[out[-1].start:out[-1].end]) \
                 and not closing_tag(text):

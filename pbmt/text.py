@@ -55,6 +55,7 @@ _SENTENCE_END = frozenset({".", ":", "?", "!"})
 BUILT_IN = ProtectedPatterns()
 #: Guillemets written against their quote (but in French, which spaces them).
 _OPENING_QUOTES, _CLOSING_QUOTES = frozenset("«‹"), frozenset("»›")
+_ELLIPSIS = "…"
 
 
 def nfc(line: str) -> str:
@@ -90,14 +91,14 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
     """Moses's detokeniser for ``language`` (sacremoses, no unescaping, as the tokeniser escapes nothing):
     tokens to a line of plain text. Protected tokens come back as they were, spaced as words, except that a
     tag with its partner in the line is written against the text it encloses, as are guillemets (but in
-    French)."""
+    French); an ellipsis character is written against the word before it (``Guardar como…``)."""
     from sacremoses import MosesDetokenizer
 
     moses = MosesDetokenizer(language).detokenize
     quotes = language != "fr"
 
     def detokenize(words: Sequence[str]) -> str:
-        hidden = [i for i, w in enumerate(words) if protected.protects(w)
+        hidden = [i for i, w in enumerate(words) if protected.protects(w) or w == _ELLIPSIS
                   or quotes and (w in _OPENING_QUOTES or w in _CLOSING_QUOTES)]
         if not hidden:
             return moses(list(words), unescape=False)
@@ -124,13 +125,14 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
 
 def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     """The positions of the tokens written against the next token (an opening tag with its closing tag later
-    in the line, an opening guillemet) and against the previous one (the closing tag, a closing guillemet)."""
+    in the line, an opening guillemet) and against the previous one (the closing tag, a closing guillemet, an
+    ellipsis)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     for i, word in enumerate(words):
         if quotes and word in _OPENING_QUOTES:
             right.add(i)
-        elif quotes and word in _CLOSING_QUOTES:
+        elif quotes and word in _CLOSING_QUOTES or word == _ELLIPSIS:
             left.add(i)
         elif (name := opening_tag(word)) is not None:
             open_tags.append((name, i))

@@ -34,6 +34,9 @@ EXAMPLES = [
     ("%(name)s tiene %(count)d", ["%(name)s", "tiene", "%(count)d"]),
     ('<a href="http://x.es">enlace</a>', ['<a\ue020href="http://x.es">', "enlace", "</a>"]),
     ("Uso: %s [OPCIÓN]... <archivo>", ["Uso", ":", "%s", "[", "OPCIÓN", "]", "...", "<archivo>"]),
+    ("Mostrar «_%s»…", ["Mostrar", "«", "_%s", "»", "…"]),
+    ("© 2003 Andrew Sobala <aes@gnome.org>", ["©", "2003", "Andrew", "Sobala", "<aes@gnome.org>"]),
+    ("una entrada «Type=Link»", ["una", "entrada", "«", "Type=Link", "»"]),
 ]
 
 
