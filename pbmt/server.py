@@ -10,8 +10,11 @@ queue answers 503 at once instead of piling work up. Workers keep the last
 few weight vectors' models, since re-weighting re-prunes the phrase table.
 
 Errors are JSON ``{"error": "one line"}`` with a 4xx status for the
-client's mistakes (413: too long or too many; 422: malformed) and 503 when
-the queue is full.
+client's mistakes (413: too long or too many, the body limit counting the
+bytes as they arrive, chunked or not; 422: malformed, a lone surrogate
+included) and 503 when the queue is full. Nothing slow runs in the event loop:
+a sentence is tokenised (to count its words) in a thread, so ``/health``
+answers while a long one is checked.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import dataclasses
 import multiprocessing
 import os
+import re
 import signal
 import threading
 import time
@@ -58,7 +62,7 @@ class ServerSettings:
 
     model_args: argparse.Namespace
     workers: int = 1
-    max_queue: int = 64
+    max_queue: int = 200  # at least max_sentences: a request of max_sentences fits an idle server's queue
     max_words: int = 100
     max_sentences: int = 100
     max_body_bytes: int = 1 << 20
@@ -313,6 +317,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, err: HTTPException):
+        if err.status_code == 400:  # FastAPI's: a body it could not parse (JSON nested too deep, say)
+            return JSONResponse({"error": f"malformed request: {err.detail}"}, status_code=422)
         return JSONResponse({"error": err.detail}, status_code=err.status_code)
 
     @app.exception_handler(RequestValidationError)
@@ -327,13 +333,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
             parts.append(f"{where}: {error['msg']}")
         return JSONResponse({"error": "malformed request: " + "; ".join(parts)}, status_code=422)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > settings.max_body_bytes):
-            return JSONResponse({"error": f"the request body has {length} bytes; this server takes at most "
-                                          f"{settings.max_body_bytes}"}, status_code=413)
-        return await call_next(request)
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
 
     def weights_of(request: Common) -> tuple[float, ...] | None:
         if request.weights is None:
@@ -361,12 +361,32 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
             where = f"sentence {index + 1}" if index is not None else "the sentence"
             raise HTTPException(422, f"{where}: malformed markup: {err}") from None
 
+    def refuse_surrogate(where: str, text: str) -> None:
+        surrogate = _LONE_SURROGATE.search(text)
+        if surrogate:
+            raise HTTPException(422, f"{where} holds a lone surrogate (U+{ord(surrogate[0]):04X} at character "
+                                     f"{surrogate.start() + 1}), which is no character")
+
     def check_length(index: int | None, line: str, tokenized: bool) -> None:
-        words = len(translators[tokenized].tokens(line))
+        """413 for a sentence of more than --max-words tokens, 422 for one holding a lone surrogate (no
+        character: it cannot even be written back as UTF-8). Slow on a long line: run it in a thread."""
+        where = f"sentence {index + 1}" if index is not None else "the sentence"
+        refuse_surrogate(where, line)
+        # tokenising never joins what white space separates, so this many words are too many tokens at once
+        words = len(line.split()) if len(line.split()) > settings.max_words else len(translators[tokenized].tokens(line))
         if words > settings.max_words:
-            where = f"sentence {index + 1}" if index is not None else "the sentence"
             raise HTTPException(413, f"{where} has {words} words; this server translates at most "
                                      f"{settings.max_words} (--max-words)")
+
+    async def check_lengths(lines: list[str], tokenized: bool, xml_input: str | None = None,
+                            single: bool = False) -> None:
+        """``check_length`` and, given ``xml_input``, ``check_markup`` of every line, in a thread."""
+        def check_all():
+            for i, line in enumerate(lines):
+                check_length(None if single else i, line, tokenized)
+                if xml_input is not None:
+                    check_markup(None if single else i, line, xml_input)
+        await asyncio.to_thread(check_all)
 
     @app.post("/translate", summary="Translate sentences")
     async def translate(body: Annotated[TranslateRequest, Body(openapi_examples=TRANSLATE_EXAMPLES)],
@@ -379,8 +399,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         for i, line in enumerate(body.sentences):
             if "\n" in line:
                 raise HTTPException(422, f"sentence {i + 1} contains a line break; send one sentence per item")
-            check_length(i, line, body.tokenized)
-            check_markup(i, line, body.xml_input)
+        await check_lengths(body.sentences, body.tokenized, body.xml_input)
         weights, search = weights_of(body), search_of(body)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(len(body.sentences))
@@ -403,7 +422,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
             raise HTTPException(422, "the sentence is empty")
         if "\n" in body.sentence or "\n" in body.prefix:
             raise HTTPException(422, "the sentence and the prefix are one line each")
-        check_length(None, body.sentence, body.tokenized)
+        refuse_surrogate("the prefix", body.prefix)
+        await check_lengths([body.sentence], body.tokenized, single=True)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(1)
         job = dispatcher.run(_complete_job, body.sentence, body.prefix, body.tokenized, body.n_best,
@@ -422,8 +442,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         n-best list with segmentations and paths through the search graph."""
         if not body.sentence.strip():
             raise HTTPException(422, "the sentence is empty")
-        check_length(None, body.sentence, body.tokenized)
-        check_markup(None, body.sentence, body.xml_input)
+        await check_lengths([body.sentence], body.tokenized, body.xml_input, single=True)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(1)
         job = dispatcher.run(_explain_job, body.sentence, body.tokenized, body.n_best, weights_of(body),
@@ -462,6 +481,40 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _mount_docs(app)
     return app
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body of more than ``limit`` bytes gets 413, whether its Content-Length says
+    so at once or its bytes (chunked, or more than declared) pass the limit as they arrive (an HTTPException
+    from reading the body, which the app's handler answers)."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            answer = JSONResponse({"error": f"the request body has {length.decode('latin-1')} bytes; this server "
+                                            f"takes at most {self.limit}"}, status_code=413)
+            return await answer(scope, receive, send)
+        received = 0
+
+        async def counted():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise HTTPException(413, f"the request body has more than {self.limit} bytes; this server "
+                                             f"takes at most {self.limit}")
+            return message
+
+        await self.app(scope, counted, send)
 
 
 def _mount_docs(app: FastAPI) -> None:

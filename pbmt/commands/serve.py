@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
-from pbmt.errors import PbmtError
+from pbmt.errors import PbmtError, UsageError
 from pbmt.files import read_lines
 
 DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
@@ -44,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the API has no authentication)")
     parser.add_argument("--port", type=int, default=8080, help="TCP port (0: any free port, printed at start)")
     parser.add_argument("--workers", type=int, default=1, help="decoding processes, each with the model loaded")
-    parser.add_argument("--max-queue", type=int, default=64, help="sentences that may wait for a worker; "
-                        "beyond, requests get 503")
+    parser.add_argument("--max-queue", type=int, default=200, help="sentences that may wait for a worker; "
+                        "beyond, requests get 503 (at least --max-sentences)")
     parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens); "
                         "longer ones get 413")
     parser.add_argument("--max-sentences", type=int, default=100, help="sentences per /translate request")
@@ -58,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.max_sentences > args.max_queue:
+        raise UsageError(f"--max-sentences {args.max_sentences} is more than --max-queue {args.max_queue}: such a "
+                         "request could never be queued, even on an idle server")
     # the web stack (uvicorn, fastapi) costs start-up time every other verb would pay if imported above
     import uvicorn
 
@@ -86,12 +89,14 @@ def run(args: argparse.Namespace) -> int:
                             access_log=not args.quiet, timeout_graceful_shutdown=args.shutdown_timeout,
                             lifespan="on")
     server = uvicorn.Server(config)
-    # uvicorn raises a caught SIGTERM again after its graceful shutdown; a no-op handler makes that an exit 0
-    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    # uvicorn raises a caught SIGTERM or SIGINT again after its graceful shutdown; no-op handlers make that an
+    # exit 0 (docs/serve.md: Ctrl-C stops the server as SIGTERM does)
+    previous = {number: signal.signal(number, lambda *_: None) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.run(sockets=[sock])
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         sock.close()
     if not server.started:
         raise PbmtError("the server did not start (see the messages above)")

@@ -37,6 +37,7 @@ def _free_port() -> int:
 
 class Server:
     def __init__(self, model_dir: Path, *options: str):
+        self.model_dir = model_dir
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
@@ -363,3 +364,113 @@ def test_complete_equals_translate_with_prefix(server, tiny_model_dir, tmp_path)
     assert answer.json()["completions"] == []
     for body in ({"sentence": " ", "prefix": "the"}, {"sentence": "a", "prefix": "x\ny"}, {"prefix": "the"}):
         assert server.post("/complete", body).status_code == 422
+
+
+# --- the server's limits (README.md, "Errors, outputs and interrupted runs") ---------------------------------------
+
+def _chunked(server: Server, body: bytes, chunk: int = 65536) -> tuple[int, dict]:
+    """POST ``body`` to /translate with chunked transfer encoding (no Content-Length); status and JSON answer."""
+    parts = (body[i:i + chunk] for i in range(0, len(body), chunk))
+    answer = httpx.post(server.url + "/translate", content=parts, headers={"content-type": "application/json"},
+                        timeout=120)
+    return answer.status_code, answer.json()
+
+
+def test_the_body_limit_holds_for_a_chunked_body(server):
+    big = json.dumps({"sentences": ["a b"] * 600000}).encode()  # 4.2 MB
+    status, answer = _chunked(server, big)
+    assert status == 413 and "this server takes at most 1048576" in answer["error"], answer
+    status, answer = _chunked(server, json.dumps({"sentences": ["a b"], "tokenized": True}).encode())
+    assert status == 200 and answer["translations"][0]["text"]
+
+
+def test_deeply_nested_json_is_422_as_documented(server):
+    body = b'{"sentences": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    answer = httpx.post(server.url + "/translate", content=body, headers={"content-type": "application/json"},
+                        timeout=60)
+    assert answer.status_code == 422 and answer.json()["error"].startswith("malformed request"), answer.text
+
+
+def test_a_huge_sentence_is_413_at_once_and_health_answers_meanwhile(server):
+    results: list = []
+    sender = threading.Thread(target=lambda: results.append(
+        server.post("/translate", {"sentences": ["a " * 120000]})))
+    sender.start()
+    started = time.monotonic()
+    assert server.health()["status"] == "ok"
+    sender.join()
+    assert results[0].status_code == 413 and "has 120000 words" in results[0].json()["error"]
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("body", [
+    '{"sentences": ["a \\ud800 b"]}', '{"sentences": ["\\udfff"], "tokenized": true}', '{"sentence": "a\\udc80"}',
+    '{"sentences": ["a"], "weights": {"\\ud800": [1]}}',
+])
+def test_a_lone_surrogate_is_a_4xx_json_answer(server, body):
+    path = "/explain" if '"sentence"' in body else "/translate"
+    answer = httpx.post(server.url + path, content=body.encode(), headers={"content-type": "application/json"},
+                        timeout=60)
+    assert 400 <= answer.status_code < 500, answer.text
+    assert answer.headers["content-type"] == "application/json" and answer.json()["error"]
+
+
+def test_the_default_queue_takes_a_request_of_the_most_sentences():
+    from pbmt.cli import build_parser
+    args = build_parser().parse_args(["serve"])
+    assert args.max_queue >= args.max_sentences
+
+
+def test_max_sentences_above_max_queue_is_a_usage_error(capsys):
+    assert main(["serve", "--max-sentences", "80", "--max-queue", "64", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("pbmt serve: error: --max-sentences 80 is more than --max-queue 64: such a request could never "
+                   "be queued, even on an idle server")
+
+
+def test_ctrl_c_stops_the_server_with_status_0_as_docs_serve_md_says(tiny_model_dir):
+    server = Server(tiny_model_dir, "--workers", "1")
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=120) == 0
+    assert "Traceback" not in server.process.stderr.read()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    assert "(or Ctrl-C) the server stops" in docs and "exits with status 0" in docs
+
+
+ODD_CHARACTERS = ["\ud800", "\udfff", "\u0301", "\u0303", "\u202e", "\u202c", "\u200f", "\u2066", "\u200b",
+                  "\u200d", "\ufeff", "\u00a0", "ñ", "n\u0303", "a"]
+
+
+def test_random_unicode_through_serve_is_answered_as_translate_answers_it_or_a_4xx(server, tmp_path_factory):
+    """Surrogates, combining marks (NFD), bidi controls and zero-width characters among the tiny model's words:
+    200 with the translation pbmt translate gives the same line (NFD and NFC alike), or a 4xx JSON answer."""
+    import unicodedata
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from reliability import SCALE
+
+    folder = tmp_path_factory.mktemp("unicode-serve")
+
+    @settings(max_examples=10 * SCALE, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(["a", "b", "c", "d", "e", " ", *ODD_CHARACTERS]), min_size=1, max_size=12))
+    def check(pieces):
+        line = "".join(pieces)
+        answer = httpx.post(server.url + "/translate", content=json.dumps({"sentences": [line]}).encode(),
+                            headers={"content-type": "application/json"}, timeout=120)
+        assert answer.headers["content-type"] == "application/json", answer.text
+        if any("\ud800" <= c <= "\udfff" for c in line):
+            assert answer.status_code == 422 and "lone surrogate" in answer.json()["error"]
+            return
+        if not line.strip():
+            assert answer.status_code in (200, 422)
+            return
+        assert answer.status_code == 200, answer.text
+        source = folder / "in.txt"
+        source.write_text(unicodedata.normalize("NFD", line) + "\n", encoding="utf-8")
+        assert main(["translate", "-q", "-f", str(server.model_dir / "moses.ini"), "-i", str(source), "-o",
+                     str(folder / "out.txt")]) == 0
+        assert answer.json()["translations"][0]["text"] == (folder / "out.txt").read_text(encoding="utf-8")[:-1]
+
+    check()
