@@ -31,7 +31,6 @@ from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
-from pbmt.model.lm import LMCache
 from pbmt.placeholders import restore
 from pbmt.text import starts_lowercase, tokenizer, tokens
 from pbmt.nbest import NBestEntry
@@ -76,7 +75,7 @@ class Translator:
         self.quote_zones = quote_zones
 
     def __reduce__(self):
-        # not the LM cache
+        # not what it caches
         return type(self), (self.model, self.n_best, self.distinct, self.tokenized, self.nbest_output,
                             self.xml_input, self.quote_zones)
 
@@ -189,7 +188,7 @@ class Translator:
         overlay = self.model.overlay(w for line in cased for w in line)  # one id per word in the document
         options = [TranslationOptions.build(self.model, overlay.ids(c), overlay) for c in cased]
         result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
-                                 temperatures, lm_cache=self._lm_cache)
+                                 temperatures, lm_cache=self.model.lm.score_cache)
         return ([self._translation(d, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
                 result.score)
 
@@ -201,10 +200,6 @@ class Translator:
         """The translation options of a line of input whose tokens (``split``) are ``words``, and what its
         markup says of them (``read``)."""
         return TranslationOptions.of_words(self.model, self.cased(words), markup)
-
-    @cached_property
-    def _lm_cache(self) -> LMCache:
-        return LMCache.new()
 
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown

@@ -17,6 +17,7 @@ Kernels elsewhere score through ``score_word(lm.arrays, state, word)`` from
 from __future__ import annotations
 
 import re
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ _MISSING_UNK_LOG10 = -100.0
 @dataclass(frozen=True, eq=False)
 class LMCache:
     """A direct-mapped cache of one LM's scores, keyed by (LM state, word) (``_lm_kernels.cached_score_word``);
-    shareable by every search of one model in one process."""
+    shareable by every search of one model in one thread (a search writes it, so threads never share one)."""
 
     entries: np.ndarray
 
@@ -84,7 +85,18 @@ class NgramLM:
     counts: tuple[int, ...]
     arrays: LMArrays
     from_cache: bool
-    score_cache: LMCache = field(default_factory=LMCache.new, repr=False)
+    _caches: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
+
+    def __reduce__(self):
+        return type(self), (self.path, self.words, self.counts, self.arrays, self.from_cache)  # not the caches
+
+    @property
+    def score_cache(self) -> LMCache:
+        """The calling thread's cache of this model's scores (``LMCache``), made at its first search."""
+        cache = getattr(self._caches, "cache", None)
+        if cache is None:
+            cache = self._caches.cache = LMCache.new()
+        return cache
 
     @classmethod
     def load(cls, path: str | Path, vocab: Vocab) -> NgramLM:

@@ -27,7 +27,7 @@ from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import NgramLM
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
-from pbmt.model.phrase_table import PhraseTable
+from pbmt.model.phrase_table import PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
 from pbmt.protected import ProtectedPatterns
@@ -315,7 +315,7 @@ class TranslationModel:
 
     def with_weights(self, weights: np.ndarray) -> "TranslationModel":
         """The model under new weights (``float64[layout.size]``): the table is pruned again, as Moses does."""
-        weights = np.asarray(weights, dtype=np.float64)
+        weights = np.array(weights, dtype=np.float64)
         if weights.shape != (self.layout.size,):
             raise ValueError(f"expected {self.layout.size} weights, got shape {weights.shape}")
         layout = self.layout
@@ -331,11 +331,11 @@ class TranslationModel:
         _set_column(layout, local, "PhrasePenalty", 1.0)
         reordering = (self.reordering_table.scores_for(phrases) if self.reordering_table is not None
                       else np.zeros((phrases.n_candidates, 6)))
-        return replace(
+        return read_only(replace(
             self, weights=weights, phrases=phrases, reordering=reordering, cand_local=local,
             cand_lm_inside=self.lm.phrase_scores(phrases.tgt_offsets, phrases.tgt_words),
             config=self.config.with_weights(layout.as_dict(weights)),
-        )
+        ))
 
     def unknown_word_local(self, n_words: int = 1, letterless: bool = False) -> np.ndarray:
         """Option-local features of an unknown word passed through: ``float64[layout.size]``.

@@ -91,7 +91,7 @@ class PhraseTable:
         tgt_global = vocab.ids(cache.decode_words(arrays["tgt_vocab"]))
         src_word_map = np.full(len(vocab), -1, dtype=np.int32)
         src_word_map[src_global] = np.arange(len(src_global), dtype=np.int32)
-        return cls(
+        return read_only(cls(
             path=path,
             n_scores=found,
             src_offsets=arrays["src_offsets"],
@@ -107,7 +107,7 @@ class PhraseTable:
             trie_keys=arrays["trie_keys"],
             trie_values=arrays["trie_values"],
             node_phrase=arrays["node_phrase"],
-        )
+        ))
 
     def lookup(self, sentence: np.ndarray, max_length: int) -> np.ndarray:
         """Source phrase of every span of ``sentence`` (int32 global ids).
@@ -158,10 +158,25 @@ class PhraseTable:
         kept, cand_offsets = top_candidates(self.cand_offsets, np.asarray(estimates, np.float64), limit)
         tgt_offsets, tgt_words = csr.take(self.tgt_offsets, self.tgt_words, kept)
         align_offsets, align = csr.take(self.align_offsets, self.align, kept)
-        return replace(
+        return read_only(replace(
             self, cand_offsets=cand_offsets, tgt_offsets=tgt_offsets, tgt_words=tgt_words,
             scores=np.ascontiguousarray(self.scores[kept]), align_offsets=align_offsets, align=align,
-        )
+        ))
+
+
+def read_only(holder):
+    """``holder`` (a frozen dataclass) with its numpy arrays made read-only, and returned.
+
+    A loaded model is shared by every search of a process, on every thread: no search may write it, and a
+    read-only array makes a write an error instead of a race. The kernels then also see the same array types
+    whether the arrays were parsed or memory-mapped from the cache, so a model's second load compiles no
+    specialisation its first did not.
+    """
+    for name in holder.__dataclass_fields__:
+        value = getattr(holder, name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return holder
 
 
 def _parse(path: Path) -> dict[str, np.ndarray]:
