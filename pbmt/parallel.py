@@ -1,7 +1,10 @@
-"""Mapping work over sentences here, on local worker processes, or on a dask cluster.
+"""Mapping work over sentences here (on one thread or several), on local worker processes, or on a dask cluster.
 
-``ParallelMap(work, state, workers, scheduler)`` applies ``work(state, item)``
-to items and gives the results in the items' order. ``state`` (a translator
+``ParallelMap(work, state, workers, scheduler, threads)`` applies ``work(state, item)``
+to items and gives the results in the items' order. On threads, every thread
+works on ``state`` itself (one model in memory): ``work`` must then leave it
+unchanged, or change it under a lock of its own, and the kernels it runs
+release the GIL. To processes, ``state`` (a translator
 holding a model, say) is pickled once here and travels with every shard, so
 that any worker, a restarted one too, can run any shard; each worker process
 unpickles it at its first shard and keeps it. ``work`` must be picklable (a
@@ -12,7 +15,8 @@ holding more than it can rebuild pickles as what builds it (``__reduce__``),
 never as arrays.
 
 - One worker and no scheduler: everything runs in this process, on ``state``
-  itself.
+  itself: on a pool of ``threads`` threads, or here alone when there is one
+  thread or fewer than two items (a pool would cost more than it buys).
 - ``workers`` > 1: a dask ``LocalCluster`` of that many single-threaded
   processes, started here and stopped by ``close()``.
 - ``scheduler`` ("tcp://host:port"): the workers of an existing
@@ -29,17 +33,29 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
+import os
 import pickle
 import signal
 import threading
 import warnings
-from itertools import islice
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
 
 import cloudpickle
 
 from pbmt.errors import PbmtError
+
+def available_cores() -> int:
+    """The processors this process may run on (its CPU affinity, as a container or ``taskset`` limits it):
+    the default number of decoding threads."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this system (macOS)
+        return os.cpu_count() or 1
+
 
 # worker side: state key -> (state, lock); lives as long as the worker process
 _states: dict[str, tuple[Any, threading.Lock]] = {}
@@ -91,17 +107,18 @@ def _sigint_ignored() -> Iterator[None]:
 
 
 class ParallelMap:
-    """``work(state, item)`` over items, in order: here, on ``workers`` local processes, or on ``scheduler``.
+    """``work(state, item)`` over items, in order: here (on ``threads`` threads), on ``workers`` local
+    processes, or on ``scheduler``.
 
     connect_timeout: seconds to wait for ``scheduler`` before a PbmtError
     naming it; retries: reruns of a shard whose work raised.
     """
 
     def __init__(self, work: Callable[[Any, Any], Any], state: Any = None, workers: int = 1,
-                 scheduler: str | None = None, retries: int = 2, connect_timeout: float = 5.0):
-        if workers < 1:
-            raise ValueError(f"workers must be at least 1, got {workers}")
-        self.work, self.state, self.retries = work, state, retries
+                 scheduler: str | None = None, retries: int = 2, connect_timeout: float = 5.0, threads: int = 1):
+        if workers < 1 or threads < 1:
+            raise ValueError(f"workers and threads must be at least 1, got {workers} and {threads}")
+        self.work, self.state, self.retries, self.threads = work, state, retries, threads
         self._client = self._cluster = self._state = None
         if scheduler is None and workers == 1:
             return
@@ -135,9 +152,13 @@ class ParallelMap:
         chunksize: items per shard sent to a worker; progress: called with the
         number of items just finished, as shards finish in any order.
         """
-        if self._client is None:
-            return self._serial(items, progress)
-        return self._distributed(items, chunksize, progress)
+        if self._client is not None:
+            return self._distributed(items, chunksize, progress)
+        items = iter(items)
+        head = list(itertools.islice(items, 2))
+        if self.threads == 1 or len(head) < 2:
+            return self._serial(itertools.chain(head, items), progress)
+        return self._threaded(itertools.chain(head, items), progress)
 
     def _serial(self, items, progress):
         for item in items:
@@ -146,12 +167,37 @@ class ParallelMap:
                 progress(1)
             yield result
 
+    def _threaded(self, items, progress):
+        """Items one at a time on a pool of threads (sentences differ in length, so no shards), at most a
+        few per thread ahead of the one to give next, so that results stream out in order as they do
+        serially and a long input is never all queued at once."""
+        ahead = 4 * self.threads
+        pending: deque = deque()
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="pbmt") as pool:
+            try:
+                for item in items:
+                    pending.append(pool.submit(self.work, self.state, item))
+                    if len(pending) >= ahead:
+                        yield self._next(pending, progress)
+                while pending:
+                    yield self._next(pending, progress)
+            finally:  # the caller stopped early, or work raised: drop what has not started
+                for future in pending:
+                    future.cancel()
+
+    @staticmethod
+    def _next(pending: deque, progress):
+        result = pending.popleft().result()
+        if progress is not None:
+            progress(1)
+        return result
+
     def _distributed(self, items, chunksize, progress):
         from distributed import as_completed
 
         items = iter(items)
         futures = []
-        while shard := list(islice(items, chunksize)):
+        while shard := list(itertools.islice(items, chunksize)):
             futures.append(self._client.submit(_run_shard, self._key, self.work, self._state, shard,
                                                pure=False, retries=self.retries))
         index = {future.key: i for i, future in enumerate(futures)}

@@ -32,6 +32,7 @@ CONCEPTS = {
     "feature weights": ("weights", ("--weights",)),
     "random seed": ("seed", ("--seed",)),
     "local worker processes": ("workers", ("--workers",)),
+    "threads sharing one model": ("threads", ("--threads",)),
     "a dask scheduler": ("scheduler", ("--scheduler",)),
     "quiet": ("quiet", ("-q", "--quiet")),
     "where a sampler chain starts": ("chain_start", ("--chain-start",)),

@@ -15,6 +15,7 @@ import inspect
 import sys
 
 from pbmt.train.extract import MAX_SUPPORTED_LENGTH
+from pbmt.parallel import available_cores
 
 
 class _Deprecated:
@@ -122,7 +123,7 @@ RANGES: dict[str, Range] = {
                      "order", "lm_order", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
                      "oracle_beam", "epochs", "held_out", "batch_size", "samples_per_sentence", "chains",
                      "max_batches", "eval_every", "min_count", "prune", "shard_size", "max_queue", "max_words",
-                     "max_sentences"], COUNT),
+                     "max_sentences", "threads"], COUNT),
     # at least 0: a seed, a count where 0 means none (or no limit), a time
     **dict.fromkeys(["seed", "steps_per_sentence", "burn_in_per_sentence", "pop_limit", "restarts",
                      "random_directions", "perturbation", "decay", "word_class_count", "shutdown_timeout",
@@ -147,3 +148,12 @@ RANGE_OF_VERB: dict[tuple[str, str], Range] = {
 def range_of(verb: str, dest: str) -> Range | None:
     """The declared range of option ``dest`` of ``verb`` (None: undeclared)."""
     return RANGE_OF_VERB.get((verb, dest), RANGES.get(dest))
+
+
+def add_threads_argument(parser, what: str = "decode sentences") -> argparse.Action:
+    """``--threads N``: how many threads of this process ``what``, sharing one model in memory (default: the
+    cores this process may use)."""
+    return parser.add_argument("--threads", type=int, default=available_cores(),
+                               help=f"{what} on this many threads sharing one model (default: the cores this "
+                               "process may use; with --workers, each worker process runs one)")
+

@@ -12,7 +12,7 @@ takes and gives the model's own tokens (pbmt tokenize / pbmt detokenize).
 Examples:
   echo "En el principio creó Dios los cielos y la tierra." | pbmt translate
   echo "En el principio creó Dios los cielos y la tierra ." | pbmt translate --tokenized
-  pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest --n-best-size 100 --workers 2
+  pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest --n-best-size 100 --threads 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
   pbmt translate -f model/moses.ini -i test.es --documents test.keys \
       --global-features lexical-consistency,repetition --global-weights global-weights.txt
@@ -48,6 +48,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.api import DEFAULT_MODEL
+from pbmt.commands.options import add_threads_argument
 from pbmt.config import MosesConfig, read_weights
 from pbmt.documents import Documents
 from pbmt.features import registry
@@ -92,7 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                   "the input's form; a prefix not ending in a space may end mid-word: the "
                                   "translation completes the word; an empty line: no constraint); --n-best lists "
                                   "distinct completions")
-    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
+    add_threads_argument(parser)
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
+                        "cluster; docs/scale-out.md says when threads do better)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     documents = parser.add_argument_group("document decoding (docs/global-features.md)")
@@ -334,7 +337,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
         progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet,
                         file=sys.stderr, desc="translating")
-        with ParallelMap(work, state, args.workers, args.scheduler) as pool:
+        # documents' global features may keep state of their own: documents go on processes only
+        threads = args.threads if args.documents is None else 1
+        with ParallelMap(work, state, args.workers, args.scheduler, threads=threads) as pool:
             for number, result in enumerate(pool.map(list(items)[journal.done:],
                                                      chunksize=1 if args.documents else 8,
                                                      progress=progress.update), journal.done + 1):
@@ -385,8 +390,8 @@ def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list) -> s
     """What a killed run's partial output must match to be resumed: the input, the model files' content, the
     settings that change a translation, and the outputs asked for."""
     settings = {key: str(value) for key, value in sorted(vars(args).items())
-                if key not in ("input", "output", "quiet", "workers", "scheduler", "no_resume", "run", "verb",
-                               "config")}
+                if key not in ("input", "output", "quiet", "threads", "workers", "scheduler", "no_resume", "run",
+                               "verb", "config")}
     files = {"model": model_files(args.config)}
     if args.weights and _weights_file(args.weights) is not None:
         files["weights"] = args.weights

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import default_of, deprecated, preset_values
+from pbmt.commands.options import add_threads_argument, default_of, deprecated, preset_values
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.config import MosesConfig
 from pbmt.documents import LEVELS, Documents
@@ -192,7 +192,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
     parser.add_argument("--sentences", type=int, metavar="K", help="tune on the first K dev sentences only")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask cluster)")
+    add_threads_argument(parser, "decode the dev set (n-best lists, lattices)")
+    parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
+                        "cluster; docs/scale-out.md says when threads do better)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")
@@ -341,7 +343,7 @@ def run_relevant_set(args: argparse.Namespace, settings: SearchSettings | None) 
     model = TranslationModel.load(args.config, settings)
     sources, references = dev_set(args, model)
     with DevDecoder(model, sources, options.n_best, args.workers, quiet=args.quiet,
-                    scheduler=args.scheduler) as decoder:
+                    scheduler=args.scheduler, threads=args.threads) as decoder:
         result = relevant_set_tune(decoder, References(references), model.config, model.layout, options, args.out,
                                    resume=args.resume, quiet=args.quiet,
                                    inputs=tuning_inputs(args.config, args.src, args.refs))
@@ -546,7 +548,7 @@ def run(args: argparse.Namespace) -> int:
     settings = LoopSettings(n_best=n_best, max_iterations=args.iterations, dedup=args.dedup, seed=args.seed,
                             output=args.keep or LoopSettings.output)
     with DevDecoder(model, sources, n_best, args.workers, quiet=args.quiet, scheduler=args.scheduler,
-                    lattices=args.algorithm == "lattice-mert") as decoder:
+                    lattices=args.algorithm == "lattice-mert", threads=args.threads) as decoder:
         result = tune(decoder, References(references), model.config, model.layout, optimizer, args.out, settings,
                       resume=args.resume, quiet=args.quiet, inputs=tuning_inputs(args.config, args.src, args.refs))
     model.write_settings(args.out)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from importlib import import_module
@@ -287,12 +288,12 @@ class DevDecoder:
     """
 
     def __init__(self, model: TranslationModel, sources: Sequence[str], n_best: int, workers: int = 1,
-                 quiet: bool = True, scheduler: str | None = None, lattices: bool = False):
+                 quiet: bool = True, scheduler: str | None = None, lattices: bool = False, threads: int = 1):
         self.sources = list(sources)
         self.quiet = quiet
         self.keep_lattices = lattices
         self.lattices: list[Lattice | None] = []
-        self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler)
+        self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler, threads=threads)
 
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
@@ -318,28 +319,29 @@ class DevDecoder:
 
 
 class _NBestWorker:
-    """A loaded model, re-pruned whenever the weights change; with ``lattices``, it returns each sentence's
-    n-best entries with its search graph's lattice."""
+    """A loaded model, re-pruned whenever the weights change (once, by the first of the threads that share
+    it); with ``lattices``, it returns each sentence's n-best entries with its search graph's lattice."""
 
     def __init__(self, model: TranslationModel, n_best: int, lattices: bool = False):
         self.base = model
         self.n_best = n_best
         self.lattices = lattices
-        self.weights: tuple[float, ...] | None = None
-        self.translator: Translator | None = None
+        self.pruned: tuple[tuple[float, ...] | None, Translator | None] = (None, None)
+        self.lock = threading.Lock()
 
     def __reduce__(self):
         return type(self), (self.base, self.n_best, self.lattices)
 
     def nbest(self, weights: tuple[float, ...], sentence: int, line: str):
-        if weights != self.weights:
-            model = self.base.with_weights(np.array(weights))
-            self.translator = Translator(model, n_best=self.n_best, tokenized=True)
-            self.weights = weights
+        with self.lock:
+            if weights != self.pruned[0]:
+                model = self.base.with_weights(np.array(weights))
+                self.pruned = (weights, Translator(model, n_best=self.n_best, tokenized=True))
+            translator = self.pruned[1]
         if self.lattices:
-            translation, lattice = self.translator.translate_with_lattice(sentence, line)
+            translation, lattice = translator.translate_with_lattice(sentence, line)
             return translation.nbest, lattice
-        return self.translator.translate(sentence, line).nbest
+        return translator.translate(sentence, line).nbest
 
 
 def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]):

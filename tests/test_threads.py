@@ -1,0 +1,134 @@
+"""Threads over one shared model: the serial output, byte for byte, in input order, and a model nobody writes."""
+
+import hashlib
+import threading
+
+import numpy as np
+import pytest
+
+from pbmt.cli import build_parser, main
+from pbmt.commands.translate import _fingerprint
+from pbmt.model.model import TranslationModel
+from pbmt.parallel import ParallelMap, available_cores
+from pbmt.run_state import CHECKPOINT
+from pbmt.translation import Translator
+
+SOURCES = ["a b c", "c a e b", "b x a d", "", "e d c b a", "d e", "a c e", "b b c d", "e a", "a"]
+
+
+def _square(state, item):
+    if item == state:
+        raise ValueError(f"item {item}")
+    return item * item
+
+
+def test_threaded_map_keeps_the_order_and_counts_every_item():
+    finished = []
+    with ParallelMap(_square, -1, threads=4) as pool:
+        assert list(pool.map(range(100), progress=finished.append)) == [i * i for i in range(100)]
+    assert sum(finished) == 100
+
+
+def test_an_error_on_a_thread_reaches_the_caller_after_the_results_before_it():
+    results = []
+    with pytest.raises(ValueError, match="item 37"):
+        for result in ParallelMap(_square, 37, threads=3).map(range(100)):
+            results.append(result)
+    assert results == [i * i for i in range(37)]
+
+
+def test_one_item_or_one_thread_runs_here():
+    seen = []
+
+    def record(state, item):
+        seen.append(threading.current_thread())
+        return item
+
+    assert list(ParallelMap(record, None, threads=8).map([5])) == [5]
+    assert list(ParallelMap(record, None, threads=1).map(range(3))) == [0, 1, 2]
+    assert set(seen) == {threading.current_thread()}
+
+
+def _outputs(folder, name):
+    return [(folder / f"{name}.{suffix}").read_bytes() for suffix in ("out", "nbest", "align")]
+
+
+def test_translate_on_one_thread_two_threads_and_two_workers_writes_the_same_bytes(tiny_model_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(SOURCES * 3) + "\n")
+    runs = {"one": ["--threads", "1"], "two": ["--threads", "2"], "workers": ["--threads", "1", "--workers", "2"]}
+    for name, extra in runs.items():
+        assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                     "-o", str(tmp_path / f"{name}.out"), "--n-best", str(tmp_path / f"{name}.nbest"),
+                     "--n-best-size", "7", "--alignment", str(tmp_path / f"{name}.align"), *extra]) == 0
+    one = _outputs(tmp_path, "one")
+    assert all(one) and _outputs(tmp_path, "two") == one and _outputs(tmp_path, "workers") == one
+
+
+def test_threads_is_a_setting_of_the_machine_not_of_the_output(tiny_model_dir, tmp_path, capsys):
+    """A run killed on two threads resumes on one: the journal's fingerprint leaves --threads out."""
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(SOURCES) + "\n")
+    common = ["translate", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o",
+              str(tmp_path / "out")]
+    lines = SOURCES
+    prints = {threads: _fingerprint(build_parser().parse_args([*common, "--threads", threads]), lines, ["out"])
+              for threads in ("1", "2")}
+    assert prints["1"] == prints["2"]
+    with pytest.raises(SystemExit) as exit_:
+        main([*common, "--threads", "0"])
+    assert exit_.value.code == 2 and "--threads must be at least 1" in capsys.readouterr().err
+    assert build_parser().parse_args(common).threads == available_cores() >= 1
+
+
+def test_tuning_on_one_thread_and_two_threads_gives_the_same_run(tiny_model_dir, tiny_dev, tmp_path):
+    for threads in ("1", "2"):
+        assert main(["tune", "-q", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"),
+                     "--refs", str(tiny_dev / "dev.ref"), "--out", str(tmp_path / threads), "--n-best-size", "10",
+                     "--restarts", "2", "--iterations", "2", "--threads", threads]) == 0
+    with np.load(tmp_path / "1" / CHECKPOINT) as one, np.load(tmp_path / "2" / CHECKPOINT) as two:
+        assert one["weights"].tobytes() == two["weights"].tobytes()
+    logs = [[row.split("\t")[:5] for row in (tmp_path / t / "log.tsv").read_text().splitlines()] for t in "12"]
+    assert logs[0] == logs[1]  # weights, dev BLEU and pool sizes; the seconds differ
+
+
+def _digest(model: TranslationModel) -> str:
+    """A hash of every array the searches read from the model."""
+    digest = hashlib.sha256()
+    for holder in (model, model.phrases, model.full_table, model.lm.arrays):
+        values = vars(holder).values() if hasattr(holder, "__dict__") else holder
+        for value in values:
+            if isinstance(value, np.ndarray):
+                digest.update(np.ascontiguousarray(value).view(np.uint8).tobytes())
+    return digest.hexdigest()
+
+
+def test_many_threads_decode_one_model_that_stays_read_only(tiny_model_dir):
+    """Sixteen threads decode the same sentences many times over one model while another thread tries to write
+    each of its arrays: every write is refused, every result is the serial one, and the model's bytes do not
+    change."""
+    model = TranslationModel.load(tiny_model_dir / "moses.ini")
+    translator = Translator(model, n_best=5, tokenized=True)
+    items = list(enumerate(SOURCES)) * 20
+    serial = [(t.text, [e.to_line() for e in t.nbest]) for t in (translator.translate(*item) for item in items)]
+    before = _digest(model)
+    arrays = [value for holder in (model, model.phrases, model.full_table)
+              for value in vars(holder).values() if isinstance(value, np.ndarray) and value.size]
+    arrays += [value for value in model.lm.arrays if isinstance(value, np.ndarray) and value.size]
+    refused = []
+
+    def writer():
+        for array in arrays:
+            try:
+                array.flat[0] = array.flat[0]
+            except ValueError:
+                refused.append(array)
+
+    pool = ParallelMap(lambda state, item: state.translate(*item), translator, threads=16)
+    writing = threading.Thread(target=writer)
+    writing.start()
+    threaded = [(t.text, [e.to_line() for e in t.nbest]) for t in pool.map(items)]
+    writing.join()
+    assert threaded == serial
+    assert len(refused) == len(arrays) > 20
+    assert _digest(model) == before
