@@ -46,11 +46,10 @@ from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, openi
 
 CASINGS = ("truecase", "lowercase", "none")
 
-#: Tokens after which the truecaser still takes the next word as a sentence's first (opening quotes and brackets of
-#: any language).
-DELAYED_START = frozenset({"(", "[", '"', "'", "«", "‹", "¿", "¡", "“", "‘", "„", "‚"})
-#: Tokens after which the truecaser starts a sentence (Moses's ``truecase.perl``'s).
+#: Tokens after which the truecaser starts a sentence, and those after which it still takes the next word as a
+#: sentence's first (``truecase.perl``'s).
 _SENTENCE_END = frozenset({".", ":", "?", "!"})
+_DELAYED_START = frozenset({"(", "[", '"', "'", "&apos;", "&quot;", "&#91;", "&#93;"})
 #: The built-in protected patterns, which every text form uses unless given its own.
 BUILT_IN = ProtectedPatterns()
 #: Guillemets written against their quote (but in French, which spaces them).
@@ -187,16 +186,15 @@ def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN, ca
 
 class Truecaser:
     """Moses's truecaser (``train-truecaser.perl`` and ``truecase.perl``; learnt by sacremoses's
-    ``MosesTruecaser``), with two differences that keep a word's written case where it is evidence:
+    ``MosesTruecaser``), but that inside a sentence a word written in lowercase stays lowercase.
 
-    - a sentence starts after an opening quote or bracket of any language (``¿``, ``¡``, ``«``, ``“`` as well
-      as ``"``, ``(``), in learning and truecasing alike: Moses's list has only the English ones, so in Spanish
-      every word that opens a question (``¿ A quién``) counted as capitalised inside a sentence;
-    - inside a sentence, a word written in lowercase stays lowercase. Moses gives a word whose written form it
-      never saw its most frequent casing, so a spelling its training text lacks (modern ``a`` where the 1909
-      Bible writes ``á``) took the casing of the form's few capitalised sightings (``A``) mid-sentence. Only
-      position (a sentence start) or style (a title, capitals) capitalises a word that is not a name, and
-      neither lowercases one, so a lowercase word inside a sentence is as the writer meant it.
+    Moses gives a word whose written form it never saw its most frequent casing. A spelling its training text
+    lacks then takes the casing of the form's other sightings: the 1909 Bible writes the preposition ``á``, so
+    the only ``a`` it holds are capitals opening a quoted question (``: ¿ A quién``; Moses's truecaser counts
+    the word after ``¿`` as inside a sentence, which keeps the quoted sentence's capital for the target), and
+    modern ``a partir de`` came out ``A partir de``. Only position (a sentence start) or style (a title,
+    capitals) capitalises a word that is not a name, and neither lowercases one, so a lowercase word inside a
+    sentence is as the writer meant it, whatever the counts say.
 
     Protected tokens are left out of both learning and truecasing: they keep their casing and do not count
     as a sentence's first word.
@@ -216,9 +214,7 @@ class Truecaser:
         first word, which is capitalised whatever it is)."""
         from sacremoses import MosesTruecaser
 
-        moses = MosesTruecaser()
-        moses.DELAYED_SENT_START = set(moses.DELAYED_SENT_START) | DELAYED_START
-        model = moses.train([[w for w in s if not protected.protects(w)] for s in sentences])
+        model = MosesTruecaser().train([[w for w in s if not protected.protects(w)] for s in sentences])
         return cls(model["casing"], protected)
 
     @classmethod
@@ -248,8 +244,8 @@ class Truecaser:
                                    for i, (w, c) in enumerate(ranked)) + "\n")
 
     def truecase(self, words: Sequence[str]) -> list[str]:
-        """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does but for the class's two
-        differences: a sentence's first word takes its most frequent casing; inside a sentence, a word seen
+        """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does but for the class's
+        difference: a sentence's first word takes its most frequent casing; inside a sentence, a word seen
         in its own casing keeps it, a lowercase word stays, another known word takes its most frequent
         casing; an unknown word stays as it is."""
         out, first = [], True
@@ -263,7 +259,7 @@ class Truecaser:
             out.append(word)
             if word in _SENTENCE_END:
                 first = True
-            elif word not in DELAYED_START:
+            elif word not in _DELAYED_START:
                 first = False
         return out
 

@@ -12,7 +12,6 @@ from pbmt.cli import main
 from pbmt.config import MosesConfig
 from pbmt.files import read_lines
 from pbmt.model.sparse import WordClasses
-from pbmt.text import DELAYED_START
 
 N = 300
 
@@ -52,14 +51,13 @@ def test_model_has_moses_default_configuration_and_tokenised_corpus(model, bible
             k: v for k, v in theirs.args.items() if k != "path"}
     assert [f.args["path"] for f in ours.features if "path" in f.args] == [
         "phrase-table.gz", "reordering-table.gz", "lm.arpa.gz"]  # relative to the model folder
-    # cased text is truecased by default: sacremoses's truecaser with every language's opening marks, trained on
-    # the tokenised text and applied as truecase.perl does (use_known), but that a lowercase word inside a
-    # sentence stays lowercase; lowercased, it is the shared tokenised text
+    # cased text is truecased by default: sacremoses's truecaser, trained on the tokenised text and applied as
+    # truecase.perl does (use_known), but that a lowercase word inside a sentence stays lowercase; lowercased,
+    # it is the shared tokenised text
     for side, lang, name in (("src", "es", "source"), ("tgt", "en", "target")):
         tokenised = [MosesTokenizer(lang).tokenize(line, escape=False)
                      for line in lines(corpus_slice / f"train.{lang}")]
         truecaser = MosesTruecaser()
-        truecaser.DELAYED_SENT_START |= DELAYED_START
         truecaser.train(tokenised)
         truecased = lines(model / "work" / f"corpus.{side}")
         moses = [truecaser.truecase(" ".join(t), return_str=True, use_known=True) for t in tokenised]
