@@ -45,7 +45,7 @@ import numpy as np
 
 from pbmt.errors import FormatError, PbmtError
 from pbmt.feature_labels import readable
-from pbmt.files import atomic_write, read_lines
+from pbmt.files import atomic_write, parse_finite, parse_int, read_lines
 from pbmt.nbest import parse_features
 
 if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported where a figure is drawn
@@ -191,12 +191,14 @@ def _rows(path: Path, formats: dict[tuple[str, ...], str]) -> list:
 
 
 def _number(text: str, path: Path, number: int, column: str, kind: type) -> float:
+    """An int or a finite float of a log's field; ``MISSING`` (not measured) is nan, the one nan a plot
+    leaves out on purpose; a written nan, an infinity (1e999) or other text is a FormatError naming the line."""
     if text.strip() == MISSING and kind is float:
         return math.nan
     try:
-        return kind(text)
+        return parse_int(text) if kind is int else parse_finite(text)
     except ValueError:
-        raise FormatError(path, number, f"{column} {text!r} is not {'an integer' if kind is int else 'a number'}") \
+        raise FormatError(path, number, f"{column} {text!r} is not {'an integer' if kind is int else 'a finite number'}") \
             from None
 
 

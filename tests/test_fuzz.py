@@ -804,3 +804,34 @@ def test_filter_writes_a_model_that_loads_or_refuses_an_input_naming_it(fuzz, tm
         err = result.err.strip().splitlines()
         assert result.code == 1 and len(err) == 1 and f"{source}: no phrase of it is in" in err[0], result.err
         assert not [p for p in (folder / "filtered").iterdir()]
+
+
+# --- plots of a log with a value that is no finite number: one line naming the file and the row ----------------------
+
+NOT_FINITE = ["nan", "NaN", "inf", "-inf", "1e999", "-1e999", "Infinity", "\u0663"]
+
+
+@pytest.mark.parametrize("k", range(6 * SCALE))
+def test_a_log_value_that_is_no_finite_number_is_one_line_naming_file_and_row(tuned_run, tmp_path, k):
+    rng = random.Random(f"plot/{k}")
+    folder, _ = tuned_run
+    lines = (folder / "log.tsv").read_text().splitlines()
+    row = rng.randrange(1, len(lines))
+    fields, header = lines[row].split("\t"), lines[0].split("\t")
+    if rng.random() < 0.3:  # a weight inside the weight vector
+        column = header.index("decoded_weights")
+        spots = list(NUMBER.finditer(fields[column]))
+        spot = rng.choice(spots)
+        fields[column] = fields[column][:spot.start()] + rng.choice(NOT_FINITE) + fields[column][spot.end():]
+    else:  # a column the plots read
+        column = header.index(rng.choice(["iteration", "dev_bleu", "new_weights_pool_bleu"]))
+        fields[column] = rng.choice(NOT_FINITE)
+    lines[row] = "\t".join(fields)
+    log = tmp_path / "log.tsv"
+    log.write_text("\n".join(lines) + "\n")
+    kind = rng.choice(["tuning", "weights"])
+    result = run(["plot", kind, log, "-o", tmp_path / "figure.png"])
+    err = result.err.strip().splitlines()
+    assert "Traceback" not in result.err and result.code == 1 and len(err) == 1, result.err
+    assert f"{log}:{row + 1}:" in err[0], err
+    assert not (tmp_path / "figure.png").exists()

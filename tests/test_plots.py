@@ -121,7 +121,7 @@ def test_trace_figure_draws_score_and_bleu_per_sentence(tmp_path):
     ("\t".join(LOOP_LOG_COLUMNS) + "\n", None, "no iterations yet"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n2\tLM0= 1\t20\t5\n", 3, "4 tab-separated fields"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\tabc\n", 2,
-     "new_weights_pool_bleu 'abc' is not a number"),
+     "new_weights_pool_bleu 'abc' is not a finite number"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1.5\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n", 2, "iteration '1.5' is not an integer"),
     ("\t".join(LOOP_LOG_COLUMNS) + "\n1\tLM0= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n2\tLM1= 1\t20\t5\t5\t1\t1\tLM0= 1\t21\n", 3,
      "other features than line 2"),
