@@ -14,6 +14,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.nbest import read_nbest
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import MARKUP, TranslationOptions
+from pbmt.text import TextForm
 from pbmt.translation import Translator
 
 MOSES = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "moses" / "bin" / "moses"
@@ -237,3 +238,15 @@ def test_on_the_shared_model_moses_derivations_score_alike_and_pbmt_finds_one_as
         if mode == "exclusive" and markup.spans:
             given = [" ".join(t) for s in markup.spans for t in s.translations]
             assert all(any(g in e.text for g in given) for e in ours + tuple(theirs))
+
+
+def test_markup_survives_the_text_front_end():
+    source, target = TextForm("es", tokenize=True), TextForm("en", tokenize=True)
+    words, markup = parse('Pulse <b translation="Save as…">Guardar como…</b>, luego «<n translation="%s">%s</n>».',
+                          source.split, target.split, "exclusive")
+    assert words == ["Pulse", "Guardar", "como", "…", ",", "luego", "«", "%s", "»", "."]
+    (save, placeholder) = markup.spans
+    assert (save.start, save.end, placeholder.start, placeholder.end) == (1, 4, 7, 8)
+    assert save.translations == (("Save", "as", "…"),) and placeholder.translations == (("%s",),)
+    zones, walls = markup.with_quote_zones(words).constraints(len(words))
+    assert zones.tolist() == [[6, 9]] and walls.tolist() == [[7, 6, 9], [8, 6, 9]]
