@@ -31,7 +31,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
+from typing import Callable
 
 from pbmt.errors import FormatError
 from pbmt.files import read_lines
@@ -126,6 +127,9 @@ class ProtectedPatterns:
             extra.append(pattern)
         return cls(tuple(extra), os.fspath(path))
 
+    def __getstate__(self) -> dict:
+        return {"extra": self.extra, "path": self.path}  # not the compiled patterns and the cache
+
     @cached_property
     def _patterns(self) -> tuple[tuple[str, re.Pattern], ...]:
         return tuple((USER_CLASS, re.compile(p)) for p in self.extra) + tuple(
@@ -158,7 +162,17 @@ class ProtectedPatterns:
 
     def protects(self, token: str) -> bool:
         """Whether a token holds protected text (so casing and the detokeniser leave it as it is)."""
-        return bool(self._any.search(decode(token))) or token != decode(token)
+        return self._protects(token)
+
+    @cached_property
+    def _protects(self) -> Callable[[str], bool]:
+        # asked of every token of a corpus, most of them many times over
+        @lru_cache(maxsize=1 << 16)
+        def protects(token: str) -> bool:
+            text = decode(token)
+            return text != token or bool(self._any.search(text))
+
+        return protects
 
     def kind(self, token: str) -> str | None:
         """The class of the first protected span of a token (``url``, ``tag``, ``ph``, ``acc``), or None."""
