@@ -22,8 +22,8 @@ token form as a private-use character (``encode``) and given back by
 ``decode``.
 
 The user's own patterns (one Python regular expression a line, ``#``
-comments; Moses's tokeniser takes such a file as ``-protected``) are tried
-before the built-in ones.
+comments; Moses's tokeniser takes such a file as ``-protected``) join the
+built-in ones: at each position the longest match wins, the user's on a tie.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Span:
 
 @dataclass(frozen=True)
 class ProtectedPatterns:
-    """The built-in patterns after the user's ``extra`` ones (regular expressions, tried first), and, when
+    """The built-in patterns and the user's ``extra`` ones (regular expressions, which win a tie), and, when
     they came from a file, its ``path``."""
 
     extra: tuple[str, ...] = ()

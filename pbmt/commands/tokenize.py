@@ -40,7 +40,7 @@ def add_form_arguments(parser: argparse.ArgumentParser, side: str) -> None:
                         "of a model's preprocessing")
     parser.add_argument("--lowercase", action="store_true", help="with --language: lowercase as well")
     parser.add_argument("--protected", type=Path, metavar="FILE", help="more protected patterns (one regular "
-                        "expression a line, tried before the built-in ones and a model's): text they match stays "
+                        "expression a line, beside the built-in ones and a model's): text they match stays "
                         "one token, as it is")
     parser.add_argument("-i", "--input", default="-", help="text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the lines go ('-': standard output)")

@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
                         "none: keep the text's casing; auto: truecase if the text has capitals, else none")
     parser.add_argument("--protected", type=Path, metavar="FILE",
-                        help="more protected patterns (one regular expression a line, tried before the built-in "
+                        help="more protected patterns (one regular expression a line, beside the built-in "
                         "ones: placeholders, tags, URLs, e-mail addresses, paths, accelerators): text they match "
                         "stays one token, as it is; copied into the model, which applies them to its input")
     parser.add_argument("--placeholders", action="store_true",

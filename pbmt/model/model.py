@@ -140,7 +140,7 @@ class Preprocessing:
 
     ``tokenize``: Moses's tokeniser; casing: ``truecase`` (Moses's truecaser, whose model files for each side
     are ``source_truecaser`` and ``target_truecaser``), or ``lowercase``, or neither (the text's own casing);
-    ``protected``: a file of the model's own protected patterns (``pbmt.protected``), tried before the
+    ``protected``: a file of the model's own protected patterns (``pbmt.protected``), beside the
     built-in ones; ``placeholders``: numbers and protected tokens stand in the model as class tokens
     (``pbmt.placeholders``). Files are named relative to the model folder in ``pbmt.toml`` and held here as
     absolute paths.
