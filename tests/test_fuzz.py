@@ -835,3 +835,25 @@ def test_a_log_value_that_is_no_finite_number_is_one_line_naming_file_and_row(tu
     assert "Traceback" not in result.err and result.code == 1 and len(err) == 1, result.err
     assert f"{log}:{row + 1}:" in err[0], err
     assert not (tmp_path / "figure.png").exists()
+
+
+# --- a very long input line: refused by --max-words before anything is translated --------------------------------
+
+@EXAMPLES
+@given(limit=st.integers(1, 30), lengths=st.lists(st.integers(1, 40), min_size=1, max_size=4))
+def test_a_line_longer_than_max_words_is_refused_naming_it_before_anything_is_written(fuzz, tmp_path_factory, limit,
+                                                                                       lengths):
+    folder = tmp_path_factory.mktemp("long")
+    words = fuzz["input"].read_text().split()
+    source = folder / "in.txt"
+    source.write_text("".join(" ".join(words[i % len(words)] for i in range(n)) + "\n" for n in lengths))
+    outputs = translate_outputs(folder / "out")
+    result = run([*translate_args(fuzz["model"] / "moses.ini", source, outputs), "--max-words", limit])
+    too_long = [k for k, n in enumerate(lengths, 1) if n > limit]
+    if not too_long:
+        assert result.code == 0, result.err
+        return
+    err = result.err.strip().splitlines()
+    assert result.code == 1 and len(err) == 1, result.err
+    assert f"{source}:{too_long[0]}: {lengths[too_long[0] - 1]} words, more than --max-words {limit}" in err[0]
+    assert not (folder / "out").exists()

@@ -71,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "--n-best-size best derivations of every sentence to FILE (Moses format, with segmentation "
                         "and word alignment)")
     parser.add_argument("--n-best-size", type=int, default=100, metavar="N", help="entries per sentence in --n-best")
+    parser.add_argument("--max-words", type=int, default=MAX_WORDS, metavar="N", help="longest input line, in "
+                        "words (separated by white space); a longer one is an error naming it before anything is "
+                        "translated (search time and memory grow with a line's length)")
     parser.add_argument("--distinct", action="store_true", help="n-best entries with distinct target strings")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
                         help="write the 1-best word alignment (source-target pairs) of every sentence to FILE")
@@ -303,6 +306,7 @@ def run(args: argparse.Namespace) -> int:
                         "take translations from markup)")
     started = time.perf_counter()
     lines = [line for _, line in read_lines(args.input)]
+    _check_lengths(args.input, lines, args.max_words)
     check_markup(args.input, lines, args.xml_input)
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
@@ -365,6 +369,17 @@ def run(args: argparse.Namespace) -> int:
                   + "".join(f"; {count} not: {cause}" for cause, count in causes.most_common()),
                   file=sys.stderr)
     return 0
+
+
+MAX_WORDS = 250  # a 5,000-word line took 3.5 minutes and 5.5 GB
+
+
+def _check_lengths(path, lines: list[str], max_words: int) -> None:
+    for number, line in enumerate(lines, 1):
+        if len(line) > max_words and len(line.split()) > max_words:
+            raise FormatError("<stdin>" if str(path) == "-" else path, number,
+                              f"{len(line.split()):,} words, more than --max-words {max_words}: split the line, or "
+                              "raise --max-words (search time and memory grow with the length)")
 
 
 def _check_separators(path, lines: list[str], translator: Translator) -> None:

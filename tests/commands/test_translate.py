@@ -55,7 +55,7 @@ def test_weights_override_changes_the_output(tiny_model_dir, tmp_path):
 @pytest.mark.parametrize("args, message, code", [
     (["-f", "/nonexistent/moses.ini"], "no such model configuration", 1),
     (["--weights", "LM0= x"], "--weights", 2),
-    (["--weights", "Nope0= 1"], "Nope0", 1),
+    (["--weights", "Nope0= 1"], "Nope0", 2),  # a usage error naming --weights
 ])
 def test_errors_exit_1_or_2_with_a_message(tiny_model_dir, tmp_path, capsys, args, message, code):
     src = tmp_path / "in.txt"
