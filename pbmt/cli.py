@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import difflib
 import errno
 import io
 import os
+import re
 import signal
 import sys
 import traceback
@@ -76,8 +78,9 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt, and every
-    numeric option's value checked against its declared range (``pbmt.commands.options.RANGES``)."""
+    """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt, that suggest
+    the nearest spelling of a misspelt option, verb or choice and point to this parser's own help; every
+    numeric option's value is checked against its declared range (``pbmt.commands.options.RANGES``)."""
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
@@ -95,7 +98,36 @@ class Parser(argparse.ArgumentParser):
         for action in self._actions:  # argparse names an option by all its strings: not by the deprecated ones
             for old in getattr(action, "deprecated_strings", ()):
                 message = message.replace(f"/{old}", "")
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {message}{self._suggestion(message)} (see {self.prog} --help)\n")
+
+    def _suggestion(self, message: str) -> str:
+        """'; did you mean X?' for an unrecognised option or an invalid choice close to a known one, else ''."""
+        if message.startswith("unrecognized arguments: "):
+            flags = [flag for action in self._actions for flag in visible_flags(action)]
+            guesses = [(word, difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6))
+                       for word in message.split(": ", 1)[1].split() if word.startswith("-")]
+            found = [f"{match[0]} for {word}" if len(guesses) > 1 else match[0] for word, match in guesses if match]
+            return f"; did you mean {', '.join(found)}?" if found else ""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            match = difflib.get_close_matches(choice[1], re.findall(r"'([^']*)'", choice[2]), n=1, cutoff=0.6)
+            return f"; did you mean {match[0]!r}?" if match else ""
+        return ""
+
+
+def unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The long options (``--name`` or ``--name=value``) of ``argv`` that ``parser`` knows by no spelling
+    and no unique prefix, up to a bare ``--``: found before argparse parses, so that a misspelt option is
+    named even when a required option is missing too."""
+    known = list(parser._option_string_actions)
+    unknown = []
+    for word in argv:
+        if word == "--":
+            break
+        name = word.split("=", 1)[0]
+        if word.startswith("--") and len(name) > 2 and not any(flag.startswith(name) for flag in known):
+            unknown.append(word)
+    return unknown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pbmt {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    parser.verb_parsers = {}
     for verb, summary in VERBS.items():
         module = import_module(f"pbmt.commands.{verb}")
         sub = verbs.add_parser(
@@ -117,6 +150,32 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(sub)
         _checked_numbers(sub, verb)
         sub.set_defaults(run=module.run)
+        parser.verb_parsers[verb] = sub
+    return parser
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """``pbmt``'s arguments; a usage error names the verb's own help, and an unknown option is named (with the
+    nearest known spelling) before any other mistake."""
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = build_parser()
+    command = _command(parser, argv)
+    unknown = unknown_options(command, argv) if command is not parser else []
+    if unknown and not {"-h", "--help"} & set(argv):
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub-)command ``argv`` names: ``pbmt plot tuning ...`` -> that of ``plot tuning``."""
+    for action in parser._actions:
+        if isinstance(action.choices, dict):
+            word = next((w for w in argv if w in action.choices), None)
+            if word is not None:
+                return _command(action.choices[word], argv[argv.index(word) + 1:])
     return parser
 
 
@@ -162,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     prefix = "pbmt"
     _stand_in_for_closed_streams()
     try:
-        args = build_parser().parse_args(argv)
+        args = parse(argv)
         prefix = f"pbmt {args.verb}"
         code = args.run(args)
         sys.stdout.flush()

@@ -32,6 +32,8 @@ from pbmt.search.output import target_text, word_alignment
 MSD_NAMES = ("monotone", "swap", "discontinuous")
 # what became of a hypothesis in its stack (HypothesisTable.status)
 STATUS_NAMES = ("expanded", "recombined", "histogram-pruned", "beam-pruned", "complete")
+# the keys of a stack's counts in ``explanation_data`` (JSON keys are snake_case; the values above are labels)
+STAT_KEYS = tuple(name.replace("-", "_") for name in STAT_NAMES)
 EXPANDED, RECOMBINED, HISTOGRAM, BEAM, COMPLETE = range(5)
 
 
@@ -286,7 +288,7 @@ def _stacks(e: Explanation, model: TranslationModel, table: HypothesisTable, on_
     for s in range(e.options.n_words + 1):
         members = table.stack == s
         listed = sorted((h for h in shown if table.stack[h] == s), key=lambda h: -table.total[h])
-        stats = dict(zip(STAT_NAMES, (int(v) for v in g.stats[s])))
+        stats = dict(zip(STAT_KEYS, (int(v) for v in g.stats[s])))
         stacks.append({
             "stack": s, **stats,
             "histogram_pruned": int(np.sum(members & (table.status == HISTOGRAM))),
@@ -373,7 +375,7 @@ def render_text(e: Explanation, model: TranslationModel, options_per_span: int =
     out.append("SEARCH (per stack = number of source words covered)")
     out.append("  stack " + " ".join(f"{name:>14}" for name in STAT_NAMES + ("histogram", "beam-pruned")))
     for stack in data["stacks"]:
-        out.append(f"  {stack['stack']:>5} " + " ".join(f"{stack[name]:>14}" for name in STAT_NAMES)
+        out.append(f"  {stack['stack']:>5} " + " ".join(f"{stack[key]:>14}" for key in STAT_KEYS)
                    + f" {stack['histogram_pruned']:>14} {stack['beam_pruned']:>14}")
     out.append(f"  hypotheses kept in the search graph: {len(e.graph.parent)}")
     out.append("")
@@ -493,7 +495,7 @@ def render_html(e: Explanation, model: TranslationModel, options_per_span: int =
         if more > 0:
             opts.append(f"<tr><td></td><td colspan='4' class='note'>… {more} more options of this span</td></tr>")
     opts.append("</table>")
-    columns = STAT_NAMES + ("histogram_pruned", "beam_pruned")
+    columns = STAT_KEYS + ("histogram_pruned", "beam_pruned")
     stats = ["<table><tr><th>stack</th>" + "".join(f"<th>{c.replace('_', ' ')}</th>" for c in columns) + "</tr>"]
     stats += [f"<tr><td>{stack['stack']}</td>" + "".join(f"<td>{stack[c]}</td>" for c in columns) + "</tr>"
               for stack in data["stacks"]]

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError
+from pbmt.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature
 from pbmt.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
 from pbmt.model.model import TranslationModel
@@ -253,3 +253,27 @@ def check_token_form(path, lines: Sequence[Sequence[str]], model: TranslationMod
         raise FormatError(path, number, f"{what}; {len(flagged)} of {len(lines)} lines are not in the model's "
                           "token form (give plain text without --tokenized, or make the token form with "
                           "pbmt tokenize)")
+
+
+def check_not_swapped(src_path, sources: Sequence[Sequence[str]], refs_path, references: Sequence[Sequence[str]],
+                      model: TranslationModel) -> None:
+    """Raise PbmtError naming both files when the source side looks like the target language: its words
+    (those with a letter, in the model's token form) are far less often source words of the phrase table than
+    the references' are, as when the two files are given the wrong way round. A dev set in an unfamiliar
+    domain has many unknown source words too, but then its references are no better known as source words."""
+    source_rate, reference_rate = (_source_word_share(model, lines) for lines in (sources, references))
+    if reference_rate >= 0.5 and reference_rate >= source_rate + 0.3:
+        raise PbmtError(f"{src_path} looks like the target language and {refs_path} like the source: "
+                        f"{100 * source_rate:.0f}% of the source's words are source words of the model, "
+                        f"{100 * reference_rate:.0f}% of the references' are; are the dev source and "
+                        "references given the wrong way round?")
+
+
+def _source_word_share(model: TranslationModel, lines: Sequence[Sequence[str]]) -> float:
+    """The share of the words with a letter in ``lines`` that the phrase table has as source words (0 when none)."""
+    words = [w for line in lines for w in line if any(c.isalpha() for c in w)]
+    if not words:
+        return 0.0
+    known = model.full_table.src_word_map  # word id -> the table's source word id, or -1
+    ids = [model.vocab.get(w) for w in words]  # 0 (UNK) for a word the model lacks
+    return sum(1 for i in ids if 0 < i < len(known) and known[i] >= 0) / len(words)

@@ -107,6 +107,21 @@ def test_explain_shows_the_search_of_one_sentence(model):
         model.explain("  ")
 
 
+def test_explanation_json_keys_are_snake_case(model):
+    def keys(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield key
+                yield from keys(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from keys(item)
+
+    found = set(keys(model.explain(SENTENCES[0]).data))
+    assert {"beam_rejected", "beam_pruned", "histogram_pruned"} <= found
+    assert all(re.fullmatch(r"[a-z0-9_]+", key) for key in found), sorted(found)
+
+
 def test_translation_and_explanation_show_themselves_in_jupyter(model):
     shown = model.translate(SENTENCES[0], n_best=2)._repr_html_()
     assert shown.startswith("<iframe srcdoc=") and "God is love." in shown and "class=&#x27;grid&#x27;" in shown

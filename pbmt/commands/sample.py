@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError(f"{args.refs} has {len(references)} lines but {args.input} has {len(lines)}")
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
-    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="sampling")
+    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="sampling")
     with ParallelMap(_work, sampler, args.workers, args.scheduler) as pool:
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()

@@ -339,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
         if journal.done and not args.quiet:
             print(f"resuming a killed run: {journal.done} of {len(items)} "
                   f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
-        progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet,
+        progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet or None,
                         file=sys.stderr, desc="translating")
         # documents' global features may keep state of their own: documents go on processes only
         threads = args.threads if args.documents is None else 1

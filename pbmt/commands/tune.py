@@ -3,8 +3,8 @@
 The dev source and references (--src, --refs) are plain text, made into the
 model's token form as its pbmt.toml says; --tokenized takes them in that form
 already (a dev set clearly not in the model's form is then an error naming
-its first such line). --algorithm chooses the tuner; the options of each are
-in its group below:
+its first such line). --algorithm chooses the tuner (default mert; pbmt tune
+--algorithm NAME --help lists that tuner's options, --help-all all of them):
 
   mert, pro, apro, listnet  decode the dev set to n-best lists, pool them and
                             optimise on the pool, until the pool gains nothing
@@ -59,7 +59,7 @@ from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import parse_finite, read_lines
 from pbmt.model.model import REORDERING_MODES, Preprocessing, SearchSettings, TranslationModel
 from pbmt.plots import read_tuning_log, save_png, tuning_figure
-from pbmt.translation import check_token_form
+from pbmt.translation import check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
 from pbmt.run_state import tuning_inputs
 from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, make_optimizer,
@@ -182,8 +182,13 @@ def optimizer_from_args(args: argparse.Namespace, reordering: str = "distortion"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``pbmt tune``: the common ones, then one group per tuner."""
+    """Arguments of ``pbmt tune``: the common ones, then one group per tuner. ``-h`` shows the common options
+    and the tuners (with ``--algorithm NAME``, that tuner's options), ``--help-all`` every option."""
     parser.usage = "%(prog)s -f CONFIG --src SRC --refs REFS --out OUT [--algorithm NAME] [options]"
+    shown = parser._option_string_actions["--help"]
+    shown.__class__ = _ShortHelp
+    shown.help = "show the common options and the tuners (after --algorithm NAME: that tuner's options) and exit"
+    parser.add_argument("--help-all", action=_ShortHelp, help="show every option of every tuner and exit")
     parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini (start weights)")
     parser.add_argument("--src", type=Path, required=True, help="dev source, one sentence a line")
     parser.add_argument("--refs", type=Path, required=True, help="dev references, one sentence a line")
@@ -215,8 +220,78 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       "optimiser's, mert-moses.pl's), or, costmargin and perceptron only, the pass's whose decode "
                       "had the highest averaged sentence BLEU+1 (the other reading of Tillmann & Zhang)")
     add_optimizer_arguments(parser, extra_algorithms=("lattice-mert",) + RELEVANT_SET_ALGORITHMS + ("samplerank",))
+    parser._option_string_actions["--algorithm"].__class__ = _RememberedChoice
     add_relevant_set_arguments(parser)
     add_samplerank_arguments(parser)
+
+
+ALGORITHMS = ("mert", "lattice-mert", "pro", "apro", "listnet", "costmargin", "perceptron", "samplerank")
+_LOOP = ("mert", "lattice-mert", "pro", "apro", "listnet")
+# the tuners each option group (by title), or each option outside the groups (by destination), is for; the
+# other options are common to all
+_FOR_ALGORITHMS = {
+    "decoding the dev set": ALGORITHMS,
+    "mert, lattice-mert, pro, apro, listnet: the decode-optimise loop": _LOOP,
+    "MERT": ("mert", "lattice-mert"),
+    "PRO, APRO": ("pro", "apro"),
+    "costmargin, perceptron": ("costmargin", "perceptron"),
+    "sparse features": ("costmargin", "samplerank"),
+    "samplerank": ("samplerank",),
+    "samplerank: documents and global features": ("samplerank",),
+    "dedup": _LOOP + ("costmargin", "perceptron"),
+    "gain": ("pro", "apro", "samplerank"),
+    "interpolation": ("mert", "lattice-mert", "pro", "apro"),
+}
+
+
+class _RememberedChoice(argparse._StoreAction):
+    """``--algorithm``: stores its value, and remembers on the parser that it was given (for ``-h``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.chosen_algorithm = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _ShortHelp(argparse.Action):
+    """``-h``: the description, the tuners and the common options (``--algorithm NAME -h``: that tuner's
+    options); ``--help-all``: every option. Then exits."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == "--help-all":
+            parser.print_help()
+        else:
+            sys.stdout.write(short_help(parser, getattr(parser, "chosen_algorithm", None)))
+        parser.exit()
+
+
+def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
+    """``pbmt tune -h``: without ``algorithm``, the description up to the output files (the tuners listed),
+    the common options and how to see the rest; with it, that tuner's groups and options."""
+    formatter = parser._get_formatter()
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
+    common = [a for a in parser._optionals._group_actions if a.dest not in _FOR_ALGORITHMS]
+    if algorithm is None:
+        formatter.add_text(parser.description.split("\nWrites to --out")[0])
+        sections = [("common options", None, common)]
+        footer = ("pbmt tune --algorithm NAME --help: the options of tuner NAME; pbmt tune --help-all: every "
+                  "option. docs/tutorial.md tunes with MERT, PRO and SampleRank step by step.")
+    else:
+        formatter.add_text(f"The options of --algorithm {algorithm}, besides the common ones (pbmt tune --help).")
+        own = [a for a in parser._optionals._group_actions if algorithm in _FOR_ALGORITHMS.get(a.dest, ())]
+        sections = [(f"{algorithm}: options outside the groups", None, own)] if own else []
+        sections += [(group.title, group.description, group._group_actions) for group in parser._action_groups
+                     if algorithm in _FOR_ALGORITHMS.get(group.title, ())]
+        footer = "pbmt tune --help-all: every option of every tuner."
+    for title, description, actions in sections:
+        formatter.start_section(title)
+        formatter.add_text(description)
+        formatter.add_arguments(actions)
+        formatter.end_section()
+    formatter.add_text(footer)
+    return formatter.format_help()
 
 
 def add_relevant_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -518,6 +593,8 @@ def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str
     if args.tokenized or (not prep.tokenize and prep.casing == "none"):
         check_token_form(args.src, [line.split() for line in sources], model, prep.source_language)
         check_token_form(args.refs, [line.split() for line in references], model, prep.target_language)
+    check_not_swapped(args.src, [line.split() for line in sources], args.refs, [line.split() for line in references],
+                      model)
     return sources, references
 
 

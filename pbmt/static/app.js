@@ -244,7 +244,7 @@ function showStack(k) {
   $("stack-prev").disabled = k === 0;
   $("stack-next").disabled = k === d.stacks.length - 1;
   const stats = $("stack-stats");
-  for (const key of ["classes", "expanded", "added", "recombined", "beam-rejected", "histogram_pruned", "beam_pruned"])
+  for (const key of ["classes", "expanded", "added", "recombined", "beam_rejected", "histogram_pruned", "beam_pruned"])
     stats.setAttribute("data-" + key.replace("_", "-"), s[key]);
   const b = (x) => el("b", {}, x);
   if (k === 0) {
@@ -252,7 +252,7 @@ function showStack(k) {
   } else {
     const last = k === d.stacks.length - 1;
     stats.replaceChildren(`Hypotheses covering ${k} of ${d.source.length} source words: `, b(s.added), " entered; ",
-      b(s["beam-rejected"]), " more were turned away by the beam before entering; ", b(s.recombined),
+      b(s.beam_rejected), " more were turned away by the beam before entering; ", b(s.recombined),
       " were recombined, leaving ", b(s.classes), " distinct states. ",
       ...(last ? ["These are complete translations: the best one is the output."]
         : [b(s.expanded), " were expanded; ", b(s.histogram_pruned), " fell to the stack size and ", b(s.beam_pruned),

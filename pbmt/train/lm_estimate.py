@@ -395,7 +395,7 @@ def _read(sentences, runs: _Runs, chunk_tokens: int, progress: bool) -> tuple[st
         first_line += len(lengths)
         token_ids, lengths = array("i"), array("q")
 
-    for sentence in tqdm(lines, desc="lm: counting", unit=" lines", disable=not progress, leave=False):
+    for sentence in tqdm(lines, desc="lm: counting", unit=" lines", disable=not progress or None, leave=False):
         if isinstance(sentence, str):
             raise TypeError("each sentence must be a sequence of tokens, not a string")
         token_ids.extend(map(vocab.add, sentence))
@@ -437,7 +437,7 @@ def _levels(runs: _Runs, folder: Path, rows: int, progress: bool) -> list[Path]:
     n = runs.order
     levels = {n: folder / f"level{n}"}
     _merge(runs.paths[n], n, levels[n], rows)
-    for k in tqdm(range(n - 1, 0, -1), desc="lm: merging", unit=" orders", disable=not progress, leave=False):
+    for k in tqdm(range(n - 1, 0, -1), desc="lm: merging", unit=" orders", disable=not progress or None, leave=False):
         above = _record(k + 1)
         paths = list(runs.paths[k])
         total = run_length(levels[k + 1], above)
@@ -500,7 +500,8 @@ def _estimate(sentences, order: int, discount_fallback, memory: int, folder: Pat
     ngrams = [np.arange(n_words, dtype=np.int32)[:, None]]
     del adjusted
 
-    for k in tqdm(range(2, order + 1), desc="lm: probabilities", unit=" orders", disable=not progress, leave=False):
+    for k in tqdm(range(2, order + 1), desc="lm: probabilities", unit=" orders", disable=not progress or None,
+                  leave=False):
         keys_path, prob_path, log_path = (folder / f"{name}{k}" for name in ("keys", "prob", "log10prob"))
         contexts_path = folder / f"contexts{k - 1}"
         lower_keys = None if k == 2 else _load(folder / f"keys{k - 1}", f"S{4 * (k - 1)}")

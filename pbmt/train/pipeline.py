@@ -146,7 +146,7 @@ def prepare_corpus(
     with Outputs() as outputs:
         out_src_handle, out_tgt_handle = outputs.open(out_src), outputs.open(out_tgt)
         alignment_handles = [outputs.open(out) for _, out in given]
-        for lines in tqdm(zip(*readers), desc="corpus", unit="pair", disable=not progress):
+        for lines in tqdm(zip(*readers), desc="corpus", unit="pair", disable=not progress or None):
             (number, src_line), (_, tgt_line) = lines[0], lines[1]
             f, e = cased[0](src_line), cased[1](tgt_line)
             for path, words in ((src, f), (tgt, e)):
@@ -193,7 +193,7 @@ def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], truec
     if casing == "lowercase":
         cased = lambda line: lowercased(split(line), protected)  # noqa: E731
     elif casing == "truecase":
-        lines = tqdm(read_lines(text), desc=f"truecaser of {text.name}", unit="line", disable=not progress)
+        lines = tqdm(read_lines(text), desc=f"truecaser of {text.name}", unit="line", disable=not progress or None)
         model = Truecaser.train((split(line) for _, line in lines), protected)
         model.write(truecaser)
         cased = lambda line: model.truecase(split(line))  # noqa: E731

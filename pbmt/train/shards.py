@@ -501,7 +501,7 @@ def build_tables(
     log(f"extracting phrase pairs in {len(shards)} shards of up to {shard_sentences:,} sentence pairs")
     word_keys, word_count = [], []
     with ParallelMap(_task, _Worker(scratch), workers, scheduler) as pool:
-        with tqdm(total=len(src), desc="extract", unit="pair", disable=not progress) as bar:
+        with tqdm(total=len(src), desc="extract", unit="pair", disable=not progress or None) as bar:
             for (_, lo, hi), counts in zip(shards, pool.map((("extract", s) for s in shards), chunksize=1)):
                 word_keys.append(counts.word_pairs)
                 word_count.append(counts.word_pair_count)
@@ -515,7 +515,7 @@ def build_tables(
                      tuple(".gz" if p.suffix == ".gz" else "" for p in (phrase_table, reordering_table)))
         log(f"scoring the phrase pairs of {n_targets:,} target phrases in {len(partitions)} partitions")
         extracted = written = 0
-        with tqdm(total=len(partitions), desc="score", unit="part", disable=not progress) as bar:
+        with tqdm(total=len(partitions), desc="score", unit="part", disable=not progress or None) as bar:
             for n, kept in pool.map((("score", p) for p in partitions), chunksize=1):
                 extracted += n
                 written += kept

@@ -137,7 +137,7 @@ def induce_classes(path: str | os.PathLike, n_classes: int = 50, max_passes: int
     counts = class_counts(classes, n_classes, *succ)
     objectives, moved = [objective(*counts)], []
     order = np.arange(n, dtype=np.int64)
-    for _ in tqdm(range(max_passes), desc="word classes", unit="pass", disable=not progress):
+    for _ in tqdm(range(max_passes), desc="word classes", unit="pass", disable=not progress or None):
         moved.append(int(exchange_pass(classes, order, *counts, *succ, *pred)))
         objectives.append(objective(*counts))
         if moved[-1] == 0:

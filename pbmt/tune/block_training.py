@@ -250,7 +250,8 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     with ParallelMap(_sequences, state, workers, scheduler) as pmap:
 
         def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
-            progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet, file=sys.stderr, leave=False)
+            progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet or None, file=sys.stderr,
+                            leave=False)
             items = [(kind, path, s, r) for s, r in zip(sources, references)]
             found = list(pmap.map(items, progress=progress.update))
             progress.close()

@@ -125,7 +125,7 @@ class LatticeMert(Mert):
             return self._optimise(lines, initial, free, rng)
         from tqdm import tqdm
 
-        with tqdm(desc="lattice MERT", unit=" line searches", leave=False) as bar:
+        with tqdm(desc="lattice MERT", unit=" line searches", leave=False, disable=None) as bar:
             return self._optimise(_Counted(lines, bar), initial, free, rng)
 
 

@@ -262,7 +262,8 @@ class ListNet:
         self.history_, self.score_ = [], -np.inf
         evaluate(0, weights)
         t = 0
-        bar = tqdm(total=budget, unit="batch", desc="ListNet", disable=not self.progress, file=sys.stderr, leave=False)
+        bar = tqdm(total=budget, unit="batch", desc="ListNet", disable=not self.progress or None, file=sys.stderr,
+                   leave=False)
         while t < budget:
             order = rng.permutation(n_sent)
             batch_offsets, candidates = take(offsets, np.arange(len(items)), order)

@@ -298,7 +298,7 @@ class DevDecoder:
     def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
         key = tuple(float(w) for w in weights)
         items = [(key, i, line) for i, line in enumerate(self.sources)]
-        progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet, file=sys.stderr,
+        progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet or None, file=sys.stderr,
                         leave=False)
         self.lattices = []  # the last decode's are freed before the next decode's arrive
         results = list(self._map.map(items, progress=progress.update))

@@ -583,6 +583,15 @@ class EpochLog:
     held_out_bleu: float = math.nan
 
 
+def epoch_line(e: EpochLog) -> str:
+    """What a run prints after an epoch, as the other tuners print an iteration: the averaged weights' BLEU on
+    the tuning (and held-out) sentences, the updates and the time."""
+    measured = [f"{name} BLEU {100 * value:.2f}" for name, value in (("dev", e.dev_bleu), ("held-out", e.held_out_bleu))
+                if not math.isnan(value)]
+    return (f"epoch {e.epoch}: {', '.join(measured) or 'dev BLEU not measured (--no-dev-bleu)'} under the "
+            f"averaged weights, {e.updates} updates in {e.steps} steps, {e.seconds:.1f} s")
+
+
 class SampleRank:
     """SampleRank tuning of a model's dense weights, and of its sparse ones when it has them (see the module
     docstring; ``model.sparse``'s families are tuned from its weights).
@@ -685,7 +694,7 @@ class SampleRank:
         with (ParallelMap(functools.partial(_chain_work, self.settings, seed), state, self.workers,
                           self.scheduler) as pool,
               tqdm(total=self.epochs, initial=min(start, self.epochs), unit="epoch", desc="SampleRank",
-                   disable=quiet, file=sys.stderr) as progress):
+                   disable=quiet or None, file=sys.stderr) as progress):
             measure = functools.partial(self._measured, pool, n_weights(model), dev, tuning, quiet)
             log, measured = measure(log)
             if measured:
@@ -704,6 +713,8 @@ class SampleRank:
                 if len(held):
                     progress.set_postfix_str(f"held-out BLEU {100 * log[-1].held_out_bleu:.2f}", refresh=False)
                 progress.update()
+                if not quiet:
+                    progress.write(epoch_line(log[-1]), file=sys.stderr)
         kept = (max(range(len(log)), key=lambda i: (log[i].held_out_bleu, -i)) if len(held)
                 else len(log) - 1)
         self.weights_ = log[kept].averaged
@@ -719,8 +730,8 @@ class SampleRank:
         any was missing."""
         def bleu(weights: np.ndarray, sentences: np.ndarray, name: str) -> float:
             key = tuple(float(w) for w in weights[:tuned])
-            with tqdm(total=len(sentences), unit="sent", desc=f"decoding the {name}", leave=False, disable=quiet,
-                      file=sys.stderr) as progress:
+            with tqdm(total=len(sentences), unit="sent", desc=f"decoding the {name}", leave=False,
+                      disable=quiet or None, file=sys.stderr) as progress:
                 outputs = list(pool.map([("decode", key, int(s)) for s in sentences], progress=progress.update))
             return outputs_bleu(outputs, sentences, dev.references)
 

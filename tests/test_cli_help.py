@@ -1,0 +1,101 @@
+"""A command line that helps: short per-tuner help, 'did you mean' for misspellings pointing to the verb's own
+help, progress bars only on a terminal, a swapped dev set named as such, SampleRank's dev BLEU per epoch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pbmt.cli import build_parser
+from pbmt.commands.tune import ALGORITHMS
+from reliability import run
+
+
+def test_tune_help_is_short_and_lists_every_tuner():
+    result = run(["tune", "--help"])
+    lines = result.out.splitlines()
+    assert result.code == 0 and len(lines) < 80
+    for algorithm in ALGORITHMS:
+        assert algorithm in result.out
+    assert "--samplerank-preset" not in result.out and "--pro-samples" not in result.out
+    assert "pbmt tune --algorithm NAME --help" in result.out
+
+
+@pytest.mark.parametrize("algorithm, shown, hidden", [
+    ("pro", ["--pro-samples", "--interpolation", "--n-best-size"], ["--epochs", "--restarts", "--passes"]),
+    ("mert", ["--restarts", "--keep-signs", "--iterations"], ["--pro-samples", "--epochs", "--gain"]),
+    ("samplerank", ["--epochs", "--samplerank-preset", "--gain"], ["--pro-samples", "--restarts", "--iterations"]),
+    ("costmargin", ["--passes", "--features"], ["--epochs", "--restarts"]),
+])
+def test_tune_algorithm_help_shows_that_tuners_options(algorithm, shown, hidden):
+    result = run(["tune", "--algorithm", algorithm, "--help"])
+    assert result.code == 0
+    for flag in shown:
+        assert flag in result.out, flag
+    for flag in hidden:
+        assert flag not in result.out, flag
+
+
+def test_help_all_shows_every_option():
+    result = run(["tune", "--help-all"])
+    parser = build_parser().verb_parsers["tune"]
+    assert result.code == 0 and result.out == parser.format_help()
+    assert "--samplerank-preset" in result.out and "--pro-samples" in result.out
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["tune", "--algoritm", "pro"], "unrecognized arguments: --algoritm; did you mean --algorithm? "
+                                     "(see pbmt tune --help)"),
+    (["translate", "--n-bset", "x", "--quite"], "did you mean --n-best for --n-bset, --quiet for --quite? "
+                                                 "(see pbmt translate --help)"),
+    (["tranlsate"], "did you mean 'translate'? (see pbmt --help)"),
+    (["tune", "-f", "m", "--src", "s", "--refs", "r", "--out", "o", "--algorithm", "mret"],
+     "did you mean 'mert'? (see pbmt tune --help)"),
+    (["eval", "ref", "--lowercse"], "did you mean --lowercase? (see pbmt eval --help)"),
+    (["translate", "--zzzz"], "unrecognized arguments: --zzzz (see pbmt translate --help)"),
+])
+def test_a_misspelling_gets_a_suggestion_and_the_verbs_help(argv, expected):
+    result = run(argv)
+    assert result.code == 2 and result.out == ""
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(expected), lines
+
+
+def test_an_abbreviated_option_still_parses():
+    args = build_parser().parse_args(["translate", "--n-best-s", "3"])
+    assert args.n_best_size == 3
+    result = run(["translate", "--n-best-si", "0", "-i", "/nonexistent"])
+    assert "unrecognized" not in result.err and "--n-best-size" in result.err
+
+
+def test_progress_bars_stay_out_of_a_redirected_log(tiny_model_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b c\nd e\n")
+    done = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", tiny_model_dir / "moses.ini",
+                           "--tokenized", "-i", source, "-o", tmp_path / "out.txt"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "\x1b" not in done.stderr and "translating" not in done.stderr
+    assert "translated 2 sentences" in done.stderr
+
+
+def test_a_swapped_dev_set_is_an_error_naming_both_files(tiny_model_dir, tiny_dev, tmp_path):
+    result = run(["tune", "-q", "-f", tiny_model_dir / "moses.ini", "--tokenized", "--src", tiny_dev / "dev.ref",
+                  "--refs", tiny_dev / "dev.src", "--out", tmp_path / "out"])
+    assert result.code == 1
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and "wrong way round" in lines[0], lines
+    assert str(tiny_dev / "dev.ref") in lines[0] and str(tiny_dev / "dev.src") in lines[0]
+    assert not (tmp_path / "out" / "moses.ini").exists()
+
+
+def test_samplerank_prints_its_dev_bleu_every_epoch(tiny_model_dir, tiny_dev, tmp_path):
+    result = run(["tune", "-f", tiny_model_dir / "moses.ini", "--tokenized", "--src", tiny_dev / "dev.src",
+                  "--refs", tiny_dev / "dev.ref", "--out", tmp_path / "sr", "--algorithm", "samplerank",
+                  "--epochs", "2", "--samples-per-sentence", "10", "--burn-in-per-sentence", "2"])
+    assert result.code == 0, result.err
+    epochs = [line for line in result.err.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in epochs] == ["epoch 1", "epoch 2"]
+    assert all(" dev BLEU " in line for line in epochs) and "\r" not in result.err
