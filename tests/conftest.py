@@ -1,4 +1,6 @@
-"""Shared test fixtures: ``../shared/data`` beside the repository, and a tiny model for exhaustive tests."""
+"""Shared test fixtures: the repository's own data (``data/``: the embedded model and Bible text), a tiny model
+for exhaustive tests built from it, and ``../shared/data`` beside the repository for the comparisons with Moses's
+outputs and the shared benchmarks (those tests skip without it; README's "Tests" says which)."""
 
 import gzip
 import itertools
@@ -7,8 +9,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from repo_data import REPO, data_lines
+
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
+
+
+@pytest.fixture(scope="session")
+def repo_corpus(tmp_path_factory) -> Path:
+    """A folder of what the repository alone provides, named as in the shared data: ``dev.tok.es`` and
+    ``dev.tok.en`` (``data/bible``, the shared corpus's token form) and ``lm3.arpa.gz``, a trigram Kneser-Ney
+    LM of ``dev.tok.en`` estimated by pbmt (equal to lmplz's, ``tests/train/test_lm_estimate.py``)."""
+    from pbmt.train.lm_estimate import write_lm
+
+    folder = tmp_path_factory.mktemp("repo-corpus")
+    for name in ("dev.tok.es", "dev.tok.en"):
+        (folder / name).write_text("\n".join(data_lines(name)) + "\n", encoding="utf-8")
+    write_lm(folder / "dev.tok.en", 3, folder / "lm3.arpa.gz")
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -51,7 +68,7 @@ def _tables(rng):
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory, bible):
+def tiny_model_dir(tmp_path_factory, repo_corpus):
     rng = np.random.default_rng(7)
     folder = tmp_path_factory.mktemp("tiny-model")
     pt, lr = _tables(rng)
@@ -72,7 +89,7 @@ PhrasePenalty
 PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 output-factor=0
 LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff input-factor=0 output-factor=0 path=reordering-table.gz
 Distortion
-KENLM name=LM0 factor=0 path={bible / 'lm3.arpa.gz'} order=3
+KENLM name=LM0 factor=0 path={repo_corpus / 'lm3.arpa.gz'} order=3
 
 [weight]
 UnknownWordPenalty0= 1

@@ -1,9 +1,11 @@
-"""Shared pieces of the reliability tests: a small model cut from the shared data, an in-process runner of
-``pbmt`` and the check every fuzz case must pass.
+"""Shared pieces of the reliability tests: a small model cut from the repository's data, an in-process runner
+of ``pbmt`` and the check every fuzz case must pass.
 
-The model is the shared Moses model filtered to a few dev sentences (``pbmt filter``), at most four candidates
-per source phrase, with a trigram LM estimated by ``pbmt lm`` on 300 lines of the shared training text: real
-files, small enough that a mutated copy loads in a fraction of a second.
+The model is the embedded model (``data/model``) filtered to a few dev sentences (``pbmt filter``), at most four
+candidates per source phrase, with a trigram LM estimated by ``pbmt lm`` on the last 300 lines of the dev set's
+English side (not the lines of those sentences): real files, small enough that a mutated copy loads in a
+fraction of a second, and no ``../shared`` needed. The tests of training corpora (``SHARED``: its training text
+and alignment) still need the shared data.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from repo_data import EMBEDDED_MODEL, data_lines
 from pbmt.cli import main
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
@@ -52,7 +55,7 @@ def build_model(folder: Path, sources: list[str]) -> Path:
     work = folder / "work"
     work.mkdir(parents=True)
     (work / "src").write_text("\n".join(sources) + "\n")
-    assert run(["filter", "-q", "-f", SHARED / "model" / "moses.ini", "-i", work / "src", "--tokenized",
+    assert run(["filter", "-q", "-f", EMBEDDED_MODEL, "-i", work / "src", "--tokenized",
                 "--out", work / "filtered"]).code == 0
     for name in ("phrase-table.gz", "reordering-table.gz"):
         kept, seen = [], {}
@@ -62,7 +65,7 @@ def build_model(folder: Path, sources: list[str]) -> Path:
             if seen[source] <= CANDIDATES:
                 kept.append(line)
         (folder / name).write_bytes(gzip.compress(("\n".join(kept) + "\n").encode(), mtime=0))
-    lines = (SHARED / "train.tok.en").read_text().splitlines()[:LM_LINES]
+    lines = data_lines("dev.tok.en")[-LM_LINES:]
     (work / "lm.txt").write_text("\n".join(lines) + "\n")
     assert run(["lm", "-q", "-n", "3", work / "lm.txt", folder / "lm.arpa"]).code == 0
     ini = (work / "filtered" / "moses.ini").read_text().splitlines()
@@ -107,15 +110,14 @@ def read_outputs(paths: dict[str, Path]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def fuzz(tmp_path_factory, bible):
+def fuzz(tmp_path_factory):
     """The clean model, its input and every clean output the cases compare with."""
     folder = tmp_path_factory.mktemp("fuzz")
-    sources = [line for line in (SHARED / "dev.tok.es").read_text().splitlines() if 4 < len(line.split()) < 9]
+    sources = [line for line in data_lines("dev.tok.es") if 4 < len(line.split()) < 9]
     sources = sources[:N_SENTENCES]
     ini = build_model(folder / "model", sources)
     (folder / "in.txt").write_text("\n".join(sources) + "\n")
-    refs = {line: ref for line, ref in zip((SHARED / "dev.tok.es").read_text().splitlines(),
-                                           (SHARED / "dev.tok.en").read_text().splitlines())}
+    refs = {line: ref for line, ref in zip(data_lines("dev.tok.es"), data_lines("dev.tok.en"))}
     (folder / "refs.txt").write_text("\n".join(refs[s] for s in sources) + "\n")
     outputs = translate_outputs(folder / "clean")
     result = run(translate_args(ini, folder / "in.txt", outputs))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from reliability import SHARED, fuzz, read_outputs, run, translate_args, translate_outputs  # noqa: F401 - a fixture
+from repo_data import data_lines
 
 REPO = Path(__file__).resolve().parents[1]
 KILL_SENTENCES = 60
@@ -57,7 +58,7 @@ def journaled(path: Path, records: int):
 def kill_input(fuzz, tmp_path_factory):
     """A longer input (dev sentences of up to 12 words) and its uninterrupted translation."""
     folder = tmp_path_factory.mktemp("kill")
-    lines = [line for line in (SHARED / "dev.tok.es").read_text().splitlines() if len(line.split()) <= 12]
+    lines = [line for line in data_lines("dev.tok.es") if len(line.split()) <= 12]
     (folder / "in.txt").write_text("\n".join(lines[:KILL_SENTENCES]) + "\n")
     outputs = translate_outputs(folder / "clean")
     assert run(translate_args(fuzz["model"] / "moses.ini", folder / "in.txt", outputs)).code == 0

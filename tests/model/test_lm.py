@@ -12,6 +12,7 @@ from pbmt.errors import FormatError, PbmtError
 from pbmt.model._lm_kernels import score_word
 from pbmt.model.lm import NgramLM
 from pbmt.vocab import Vocab
+from repo_data import EMBEDDED_MODEL, data_lines
 
 kenlm = pytest.importorskip("kenlm")
 
@@ -67,19 +68,25 @@ def kenlm_state_after(model, words, bos=True):
     return state
 
 
-# --- the shared 3-gram and 5-gram models on dev + test -----------------------
+# --- the embedded 3-gram model on the dev set, and the shared 5-gram model on dev + test -------------------
 
 
-@pytest.fixture(scope="module", params=["lm3", "lm5"])
-def model(request, bible):
-    """(NgramLM, kenlm.Model, Vocab, sentences as str, sentences as id arrays)."""
-    path = bible / f"{request.param}.arpa.gz"
+@pytest.fixture(scope="module", params=["embedded-lm3", "lm5"])
+def model(request):
+    """(NgramLM, kenlm.Model, Vocab, sentences as str, sentences as id arrays): the embedded model's trigram LM
+    (``data/model``, truecased English) on the dev set's lowercased tokens, which leaves it many unknown words,
+    or the shared 5-gram LM (skips without ``../shared``) on dev and test."""
+    if request.param == "embedded-lm3":
+        path, sentences = EMBEDDED_MODEL.parent / "lm.arpa.gz", data_lines("dev.tok.en")
+    else:
+        bible = request.getfixturevalue("bible")
+        path = bible / f"{request.param}.arpa.gz"
+        sentences = []
+        for name in ("dev.tok.en", "test.tok.en"):
+            sentences += (bible / name).read_text(encoding="utf-8").splitlines()
     vocab = Vocab(["a-word-the-lm-lacks"])
     lm = NgramLM.load(path, vocab)
     reference = kenlm.Model(str(path))
-    sentences = []
-    for name in ("dev.tok.en", "test.tok.en"):
-        sentences += (bible / name).read_text(encoding="utf-8").splitlines()
     # Words of dev/test that the LM lacks are added after loading: their ids
     # lie past the end of the LM's word map and must score as <unk>.
     ids = [vocab.ids(s.split()) for s in sentences]
