@@ -9,21 +9,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repo_data import REPO, data_lines
+from repo_data import DATA, REPO, data_lines
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
 
 
 @pytest.fixture(scope="session")
 def repo_corpus(tmp_path_factory) -> Path:
-    """A folder of what the repository alone provides, named as in the shared data: ``dev.tok.es`` and
-    ``dev.tok.en`` (``data/bible``, the shared corpus's token form) and ``lm3.arpa.gz``, a trigram Kneser-Ney
-    LM of ``dev.tok.en`` estimated by pbmt (equal to lmplz's, ``tests/train/test_lm_estimate.py``)."""
+    """A folder of what the repository alone provides, named as in the shared data: ``data/bible``'s files
+    unzipped (``train.es``, ``dev.es``, ``test.en``, ...: plain text; ``dev.tok.es``, ``dev.tok.en``: the shared
+    corpus's token form) and ``lm3.arpa.gz``, a trigram Kneser-Ney LM of ``dev.tok.en`` estimated by pbmt
+    (equal to lmplz's, ``tests/train/test_lm_estimate.py``)."""
     from pbmt.train.lm_estimate import write_lm
 
     folder = tmp_path_factory.mktemp("repo-corpus")
-    for name in ("dev.tok.es", "dev.tok.en"):
-        (folder / name).write_text("\n".join(data_lines(name)) + "\n", encoding="utf-8")
+    for path in sorted((DATA / "bible").glob("*.gz")):
+        (folder / path.stem).write_text("\n".join(data_lines(path.stem)) + "\n", encoding="utf-8")
     write_lm(folder / "dev.tok.en", 3, folder / "lm3.arpa.gz")
     return folder
 

@@ -18,6 +18,7 @@ from pbmt import cli
 from pbmt.errors import FormatError, PbmtError
 import pbmt.train.lm_estimate
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, parse_memory, write_arpa, write_lm
+from repo_data import data_lines
 
 # log10. The goal is 1e-4; lmplz computes in float32 and prints 8 digits, and
 # we agree to 5e-7, so a tighter bound also catches subtle slips (V vs V - 1).
@@ -164,9 +165,8 @@ def test_write_arpa_reads_back_and_scores_like_lmplz_in_kenlm(lm3, bible, tmp_pa
 
 
 @pytest.mark.parametrize("order", [1, 2, 3, 4, 5])
-def test_bible_subset_equals_brute_force(bible, order):
-    with open(bible / "train.tok.en", encoding="utf-8") as text:
-        sentences = [line.split() for line in itertools.islice(text, 100)]
+def test_bible_subset_equals_brute_force(order):
+    sentences = [line.split() for line in data_lines("dev.tok.en")[:100]]
     assert_same_model(model_entries(estimate_kn(sentences, order)), brute_force_kn(sentences, order), 1e-9)
 
 
@@ -184,9 +184,8 @@ def test_tiny_corpus_with_fallback_equals_brute_force(fallback):
     assert np.allclose(model.discounts[2], fallback)
 
 
-def test_file_and_token_lists_give_the_same_model(tmp_path, bible):
-    with open(bible / "dev.tok.en", encoding="utf-8") as text:
-        lines = list(itertools.islice(text, 300))
+def test_file_and_token_lists_give_the_same_model(tmp_path):
+    lines = [line + "\n" for line in data_lines("dev.tok.en")[:300]]
     path = tmp_path / "text.gz"
     with gzip.open(path, "wt", encoding="utf-8") as out:
         out.writelines(lines)
@@ -243,9 +242,8 @@ def test_command_line(tmp_path, capsys):
     assert exit_.value.code == 2 and "memory size '5X'" in capsys.readouterr().err
 
 
-def test_a_tiny_memory_budget_gives_the_same_arpa_bytes(bible, tmp_path, monkeypatch):
-    with open(bible / "train.tok.en", encoding="utf-8") as text:
-        (tmp_path / "text.en").write_text("".join(itertools.islice(text, 600)), encoding="utf-8")
+def test_a_tiny_memory_budget_gives_the_same_arpa_bytes(tmp_path, monkeypatch):
+    (tmp_path / "text.en").write_text("\n".join(data_lines("dev.tok.en")[:600]) + "\n", encoding="utf-8")
     write_lm(tmp_path / "text.en", 4, tmp_path / "big.arpa")
     runs = []
     real_write_run = pbmt.train.lm_estimate.write_run
@@ -275,7 +273,7 @@ def test_memory_percent_is_of_the_physical_memory():
     assert parse_memory("50%") == physical // 2
 
 
-def test_scratch_folders_of_runs_killed_outright_are_removed(tmp_path, bible):
+def test_scratch_folders_of_runs_killed_outright_are_removed(tmp_path):
     """A run killed with SIGKILL cannot remove its counts; the next run in the folder does, and leaves alone those of
     runs still going (this process's, a live parent's) and folders that are not its own."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
