@@ -136,7 +136,8 @@ class ParallelMap:
                 # the scheduler's (dashboard-less) HTTP server moves off a busy port 8787 by itself
                 warnings.filterwarnings("ignore", message="Port 8787 is already in use")
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
+                                             dashboard_address=None, memory_limit=0,
+                                             silence_logs=logging.CRITICAL)
             self._client = Client(self._cluster)
         else:
             try:
