@@ -31,6 +31,7 @@ VERBS = {
     "explain": "Show how one sentence is translated: options, future costs, derivation, search.",
     "sample": "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions).",
     "eval": "Score a translation against references with BLEU.",
+    "analyze": "Tell search errors from model errors over a dev set, by forced decoding of the references.",
     "tokenize": "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing).",
     "detokenize": "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser).",
     "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",

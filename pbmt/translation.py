@@ -122,7 +122,7 @@ class Translator:
         side, unless ``tokenized``); unreachable, the empty translation and why."""
         words = self.split(line)
         options = self.options(words)
-        result = self._forced.decode(options, self.target_tokens(reference), n_best=max(1, self.n_best))
+        result = self.forced_decoder.decode(options, self.target_tokens(reference), n_best=max(1, self.n_best))
         return self._constrained(sentence_id, result, options, words)
 
     def complete(self, sentence_id: int, line: str, prefix: str) -> Translation:
@@ -149,7 +149,9 @@ class Translator:
         return tokens(line) if self.tokenized else self.model.preprocessing.target_form.tokens(line)
 
     @cached_property
-    def _forced(self) -> ForcedDecoder:
+    def forced_decoder(self) -> ForcedDecoder:
+        """Forced decoding with this translator's model (built once: it keeps the relaxed models that find why
+        a reference is unreachable)."""
         return ForcedDecoder(self.model)
 
     def translate_with_lattice(self, sentence_id: int, line: str) -> tuple[Translation, Lattice | None]:
