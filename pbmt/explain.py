@@ -26,6 +26,7 @@ from pbmt.search._decoder_kernels import STAT_NAMES
 from pbmt.search._scoring_kernels import msd_orientation
 from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, search
 from pbmt.search.derivation import Derivation, Orientation, score_derivation
+from pbmt.search.forced import ForcedDecoder
 from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import target_text, word_alignment
 
@@ -173,6 +174,69 @@ def hypothesis_table(e: Explanation) -> HypothesisTable:
         status[kept[:cut]] = EXPANDED
         status[kept[cut:]] = BEAM
     return HypothesisTable(coverage, stack, future, total, representative, rank, status, stack_best)
+
+
+def reference_path(e: Explanation, model: TranslationModel, reference: list[str]) -> dict:
+    """Where the reference went in ``e``'s search, as a JSON-ready dict.
+
+    Forced decoding (``pbmt.search.forced``, in the search's space) finds the reference's best derivation;
+    it is then followed through the search graph, block by block, from each hypothesis's representative
+    (a hypothesis recombined into a better one continues through that one, with the same future).
+    ``path``: per block, the hypothesis it reached, its stack and status; ``fell_out``: the first stack
+    where it did not go on and the rule that dropped it, or None when it reached the last stack.
+    ``verdict`` as ``pbmt analyze`` gives it: correct, search error (the reference scores higher than the
+    1-best), model error, or unreachable (``why``).
+    """
+    found = ForcedDecoder(model, e.settings).decode(e.options, reference)
+    if not found.reachable:
+        return {"reference": " ".join(reference), "verdict": "unreachable", "why": found.why, "path": [],
+                "fell_out": None}
+    derivation, score = found.found[0].derivation, found.found[0].score
+    best = e.best
+    if np.array_equal(derivation.target_words(e.options), best.derivation.target_words(e.options)):
+        verdict = "correct"
+    else:
+        verdict = "search error" if score > best.score + 1e-6 else "model error"
+    g, table = e.graph, hypothesis_table(e)
+    children = {(int(p), int(op)): h for h, (p, op) in enumerate(zip(g.parent, g.option))}
+    path, fell_out, h = [], None, 0
+    words = e.options.vocab.words
+    for b, option in enumerate(derivation.option.tolist()):
+        rep = int(table.representative[h])
+        child = children.get((rep, option))
+        span = [int(e.options.start[option]), int(e.options.end[option])]
+        if child is None:
+            fell_out = _fell_out(e, table, rep, b, span, " ".join(words(e.options.target(option))))
+            break
+        path.append({"block": b, "source": span, "target": " ".join(words(e.options.target(option))),
+                     "hypothesis": child, "stack": int(table.stack[child]), "status": STATUS_NAMES[table.status[child]],
+                     "rank": int(table.rank[table.representative[child]]) + 1})
+        h = child
+    return {"reference": " ".join(reference), "verdict": verdict, "score": score, "best_score": best.score,
+            "why": "", "path": path, "fell_out": fell_out}
+
+
+def _fell_out(e: Explanation, table: HypothesisTable, rep: int, block: int, span: list[int], target: str) -> dict:
+    """Why the reference's path stops at hypothesis ``rep``, which the search never extended by its next block."""
+    s, settings = int(table.stack[rep]), e.settings
+    status, rank = int(table.status[rep]), int(table.rank[rep]) + 1
+    where = {"block": block, "source": span, "target": target, "hypothesis": rep}
+    if status == HISTOGRAM:
+        return {**where, "stack": s, "rule": "stack size",
+                "why": f"its partial translation ranked {rank} in stack {s}, beyond the stack size "
+                       f"{settings.stack_size}, so it was never extended"}
+    if status == BEAM:
+        return {**where, "stack": s, "rule": "beam threshold",
+                "why": f"its partial translation (total {table.total[rep]:.3f}) fell below stack {s}'s best "
+                       f"{table.stack_best[s]:.3f} + ln({settings.beam_threshold:g}), so it was never extended"}
+    t = s + span[1] - span[0]
+    if settings.search == "cube":
+        return {**where, "stack": t, "rule": "pop limit",
+                "why": f"cube pruning did not create its extension by [{span[0]}-{span[1] - 1}] '{target}' among "
+                       f"the {settings.pop_limit} it popped for stack {t} (or the beam rejected it there)"}
+    return {**where, "stack": t, "rule": "beam threshold",
+            "why": f"its extension by [{span[0]}-{span[1] - 1}] '{target}' scored below stack {t}'s beam "
+                   "before it entered the stack"}
 
 
 def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_stack: int = 50) -> dict:
@@ -332,6 +396,27 @@ def _hypothesis(h: int, e: Explanation, model: TranslationModel, table: Hypothes
         "score": float(g.score[h]), "future": float(table.future[h]), "total": float(table.total[h]),
         "class": int(g.klass[h]), "representative": rep, "rank": rank, "status": STATUS_NAMES[status], "why": why,
     }
+
+
+def render_reference(where: dict) -> str:
+    """A plain-text report of ``reference_path``: the reference's path through the stacks, where it fell out."""
+    out = [f"THE REFERENCE: {where['reference']}"]
+    if where["verdict"] == "unreachable":
+        return "\n".join(out + [f"  unreachable: no derivation produces it ({where['why']})"]) + "\n"
+    out.append(f"  its best derivation scores {where['score']:.4f} against the 1-best's {where['best_score']:.4f}: "
+               f"{where['verdict']}")
+    for step in where["path"]:
+        s, t = step["source"]
+        out.append(f"  block {step['block']}: [{s}-{t - 1}] {step['target']!r} -> hypothesis #{step['hypothesis']} "
+                   f"in stack {step['stack']}, {step['status']} (its class ranked {step['rank']})")
+    fell = where["fell_out"]
+    if fell is None:
+        out.append("  it reached the last stack")
+    else:
+        s, t = fell["source"]
+        out.append(f"  block {fell['block']}: [{s}-{t - 1}] {fell['target']!r}: fell out at stack {fell['stack']} "
+                   f"by the {fell['rule']}: {fell['why']}")
+    return "\n".join(out) + "\n"
 
 
 def render_text(e: Explanation, model: TranslationModel, options_per_span: int = 5) -> str:

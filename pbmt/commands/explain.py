@@ -20,7 +20,7 @@ from pathlib import Path
 from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
 from pbmt.errors import PbmtError
-from pbmt.explain import explain, render_dot, render_html, render_text
+from pbmt.explain import explain, reference_path, render_dot, render_html, render_reference, render_text
 from pbmt.files import atomic_write
 from pbmt.markup import MarkupError
 from pbmt.translation import Translator
@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")
+    parser.add_argument("--reference", metavar="TEXT", help="a reference translation (in the sentence's form): "
+                        "also show its best derivation's path through the stacks beside the 1-best's, the stack "
+                        "where it fell out and the rule that dropped it (stack size, beam threshold, pop limit), "
+                        "and whether the miss is a search error or a model error")
     add_model_arguments(parser)
     add_markup_arguments(parser)
 
@@ -54,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise PbmtError(str(err)) from None
     sys.stdout.write(render_text(e, model, args.options_per_span))
+    if args.reference is not None:
+        reference = Translator(model, tokenized=args.tokenized).target_tokens(args.reference)
+        if not reference:
+            raise PbmtError("--reference is empty")
+        sys.stdout.write("\n" + render_reference(reference_path(e, model, reference)))
     if args.html:
         with atomic_write(args.html) as handle:
             handle.write(render_html(e, model, args.options_per_span))
