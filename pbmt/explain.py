@@ -216,6 +216,14 @@ def reference_path(e: Explanation, model: TranslationModel, reference: list[str]
             "why": "", "path": path, "fell_out": fell_out}
 
 
+def _listed(reference: dict | None) -> list[int]:
+    """The hypotheses a ``reference_path`` names."""
+    if reference is None:
+        return []
+    fell = reference["fell_out"]
+    return [step["hypothesis"] for step in reference["path"]] + ([fell["hypothesis"]] if fell else [])
+
+
 def _fell_out(e: Explanation, table: HypothesisTable, rep: int, block: int, span: list[int], target: str) -> dict:
     """Why the reference's path stops at hypothesis ``rep``, which the search never extended by its next block."""
     s, settings = int(table.stack[rep]), e.settings
@@ -239,7 +247,8 @@ def _fell_out(e: Explanation, table: HypothesisTable, rep: int, block: int, span
                    "before it entered the stack"}
 
 
-def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_stack: int = 50) -> dict:
+def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_stack: int = 50,
+                     reference: dict | None = None) -> dict:
     """Everything about one sentence's search as a JSON-ready dict (the ``/explain`` answer of ``pbmt serve``).
 
     Scores are natural logs; ``features`` name the dense columns (readable
@@ -250,7 +259,8 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
     listed one; its counts cover them all. Each n-best entry names its
     ``path`` through the search graph: one hypothesis per block, and with
     ``via`` the representative it continued from when the entry runs
-    through a recombined hypothesis.
+    through a recombined hypothesis. ``reference``: a ``reference_path`` of this search, returned as the
+    ``reference`` entry (None without), whose hypotheses are listed too.
     """
     g, o, w = e.graph, e.options, model.weights
     layout = model.layout
@@ -310,8 +320,10 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
         "walls": [{"position": w, "within": [lo, hi]} for w, lo, hi in o.walls.tolist()],
         "future_cost": [[float(o.future[i, j]) if j > i else None for j in range(o.n_words + 1)]
                         for i in range(o.n_words)],
-        "stacks": _stacks(e, model, table, [h for entry in nbest for h in entry["path"]], hypotheses_per_stack),
+        "stacks": _stacks(e, model, table, [h for entry in nbest for h in entry["path"]] + _listed(reference),
+                          hypotheses_per_stack),
         "nbest": nbest,
+        "reference": reference,
         "lm_order": model.lm.order,
     }
 

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from pbmt.config import WEIGHT_RANGE, allowed_weight
-from pbmt.explain import explain, explanation_data
+from pbmt.explain import explain, explanation_data, reference_path
 from pbmt.feature_labels import column_labels
 from pbmt import markup
 from pbmt.model.model import TranslationModel
@@ -128,14 +128,16 @@ def _complete_job(line: str, prefix: str, tokenized: bool, n_best: int, weights,
 
 
 def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int,
-                 reading: tuple[str, bool] = ("pass-through", True)) -> dict:
+                 reading: tuple[str, bool] = ("pass-through", True), reference: str | None = None) -> dict:
     model = _model(weights, search)
-    words, given = Translator(model, tokenized=tokenized, xml_input=reading[0],
-                              quote_zones=reading[1]).model_input(line)
+    translator = Translator(model, tokenized=tokenized, xml_input=reading[0], quote_zones=reading[1])
+    words, given = translator.model_input(line)
     try:
-        return explanation_data(explain(model, words, n_best=n_best, markup=given), model, per_stack)
+        e = explain(model, words, n_best=n_best, markup=given)
     except ValueError as err:
         return {"error": str(err)}
+    target = translator.target_tokens(reference) if reference else []
+    return explanation_data(e, model, per_stack, reference_path(e, model, target) if target else None)
 
 
 def _ready() -> int:
@@ -269,6 +271,8 @@ class ExplainRequest(Common, Reading):
     n_best: int = Field(10, ge=1, le=100, description="n-best entries from the search graph")
     hypotheses_per_stack: int = Field(50, ge=0, le=1000, description="hypotheses listed per stack (best first; "
                                       "the n-best paths and their ancestors are always listed)")
+    reference: str | None = Field(None, description="a reference translation (in the sentence's form): the answer's "
+                                  "`reference` then says where its best derivation went in the search")
 
 
 class CompleteRequest(Common):
@@ -439,14 +443,18 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         """The search of one sentence (`pbmt explain` as JSON): translation options per span, the future-cost
         table, the best derivation's blocks with their feature contributions (columns named by `features`),
         every stack's counts and hypotheses (coverage, LM context, score, future, status and why), and the
-        n-best list with segmentations and paths through the search graph."""
+        n-best list with segmentations and paths through the search graph; with `reference`, where the
+        reference's best derivation went (`reference`: its verdict, its path through the stacks, and the stack
+        and rule where it fell out; null without one)."""
         if not body.sentence.strip():
             raise HTTPException(422, "the sentence is empty")
         await check_lengths([body.sentence], body.tokenized, body.xml_input, single=True)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(1)
+        if body.reference is not None and "\n" in body.reference:
+            raise HTTPException(422, "the reference is one line")
         job = dispatcher.run(_explain_job, body.sentence, body.tokenized, body.n_best, weights_of(body),
-                             search_of(body), body.hypotheses_per_stack, body.reading())
+                             search_of(body), body.hypotheses_per_stack, body.reading(), body.reference)
         try:
             data = await _unless_disconnected(request, job)
         except ClientGone:

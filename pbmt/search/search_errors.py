@@ -120,8 +120,8 @@ def summarize(analyses: list[SentenceAnalysis], samples: int = 1000, seed: int =
               confidence: float = 0.95) -> dict[str, Share]:
     """Shares of the sentences, with percentile bootstrap intervals (``samples`` resamplings of the
     sentences, ``confidence`` level): each verdict among all sentences (``Verdict`` values), ``reachable``
-    among all, ``search error among reachable`` and ``model error among reachable`` among the reachable
-    ones that are not correct."""
+    among all, and ``search error, of reachable errors`` and ``model error, of reachable errors`` among the
+    reachable sentences that are not correct."""
     verdicts = np.array([list(Verdict).index(a.verdict) for a in analyses], dtype=np.int64)
     n = len(verdicts)
     rng = np.random.default_rng(seed)
@@ -130,8 +130,11 @@ def summarize(analyses: list[SentenceAnalysis], samples: int = 1000, seed: int =
     unreachable = list(Verdict).index(Verdict.UNREACHABLE)
     measures = {v.value: (lambda x, k=k: x == k, lambda x: np.ones_like(x, bool)) for k, v in enumerate(Verdict)}
     measures["reachable"] = (lambda x: x != unreachable, lambda x: np.ones_like(x, bool))
-    measures["search error among reachable"] = (lambda x: x == search, lambda x: (x == search) | (x == model_err))
-    measures["model error among reachable"] = (lambda x: x == model_err, lambda x: (x == search) | (x == model_err))
+    def errors(x):
+        return (x == search) | (x == model_err)
+
+    measures["search error, of reachable errors"] = (lambda x: x == search, errors)
+    measures["model error, of reachable errors"] = (lambda x: x == model_err, errors)
     tail = (1 - confidence) / 2
     out = {}
     for name, (hit, among) in measures.items():

@@ -115,6 +115,7 @@ async function explainNow() {
   const seq = ++state.seq;
   const body = {
     sentence, tokenized: $("tokenized").checked, n_best: 10, hypotheses_per_stack: 50,
+    reference: $("reference").value.trim() || null,
     weights: weightsByFeature(),
     search: { distortion_limit: Number($("distortion").value), stack_size: Number($("stack-size").value),
               beam_threshold: Number($("beam").value), search: $("algorithm").value,
@@ -154,6 +155,7 @@ function draw() {
   drawAlignment();
   drawDerivation();
   drawNbest();
+  drawReference();
   drawFuture();
   drawOptions();
   showStack(Math.min(state.stack, d.stacks.length - 1));
@@ -215,6 +217,38 @@ function drawNbest() {
       ...entry.segments.map((s) => el("span", { class: "seg", title: `source words ${s.source[0]}–${s.source[1] - 1}` },
         el("span", { class: "src" }, s.source_words + " → "), s.target))));
   });
+}
+
+// The reference's path through the stacks (POST /explain's `reference`) and where it fell out.
+function drawReference() {
+  const r = state.data.reference;
+  $("reference-section").hidden = !r;
+  if (!r) return;
+  const stackLink = (k, text) => {
+    const link = el("a", { href: "#stacks-section" }, text);
+    link.addEventListener("click", () => showStack(k));
+    return link;
+  };
+  if (r.verdict === "unreachable") {
+    $("reference-verdict").replaceChildren(el("b", {}, "Unreachable"), `: no derivation of the model produces “${r.reference}” (${r.why}).`);
+    $("reference-path").replaceChildren();
+    $("reference-fell").replaceChildren();
+    return;
+  }
+  const verdicts = { "correct": "the output is the reference", "search error": "a search error: the search lost a better-scoring derivation",
+                     "model error": "a model error: the model prefers its output" };
+  $("reference-verdict").replaceChildren(`Its best derivation scores `, el("b", {}, fmt(r.score, 4)), ` against the output's `,
+    el("b", {}, fmt(r.best_score, 4)), `: ${verdicts[r.verdict]}.`);
+  $("reference-path").replaceChildren(...r.path.map((step) => el("li", { "data-stack": step.stack },
+    `+ “${step.target}” for source words ${step.source[0]}–${step.source[1] - 1}: `,
+    stackLink(step.stack, `#${step.hypothesis} in stack ${step.stack}`), ` (${step.status})`)));
+  const fell = r.fell_out;
+  $("reference-fell").dataset.stack = fell ? String(fell.stack) : "";
+  $("reference-fell").dataset.rule = fell ? fell.rule : "";
+  $("reference-fell").replaceChildren(...(fell
+    ? ["It fell out at ", stackLink(fell.stack, `stack ${fell.stack}`), ` by the `, el("b", {}, fell.rule),
+       ` before “${fell.target}”: ${fell.why}.`]
+    : ["Its path reached the last stack."]));
 }
 
 function traceEntry(entry) {

@@ -474,3 +474,69 @@ def test_random_unicode_through_serve_is_answered_as_translate_answers_it_or_a_4
         assert answer.json()["translations"][0]["text"] == (folder / "out.txt").read_text(encoding="utf-8")[:-1]
 
     check()
+
+
+def _reference_request(reference: str) -> dict:
+    return {"sentence": "e d c b a", "tokenized": True, "n_best": 3, "hypotheses_per_stack": 5,
+            "search": {"search": "stack", "stack_size": 1, "distortion_limit": 2}, "reference": reference}
+
+
+def test_explain_with_a_reference_says_where_it_went(server, tiny_model_dir):
+    """/explain's `reference` equals explain.reference_path in this process, and lists its hypotheses."""
+    from pbmt.explain import explain, reference_path
+    from pbmt.model.model import SearchSettings, TranslationModel
+
+    settings = SearchSettings(search="stack", stack_size=1, distortion_limit=2)
+    model = TranslationModel.load(tiny_model_dir / "moses.ini", settings)
+    unpruned = server.post("/translate", {"sentences": ["e d c b a"], "tokenized": True,
+                                          "search": {"search": "stack", "stack_size": 5000, "beam_threshold": 0,
+                                                     "distortion_limit": 2}}).json()["translations"][0]["text"]
+    answer = server.post("/explain", _reference_request(unpruned))
+    assert answer.status_code == 200, answer.text
+    got = answer.json()["reference"]
+    want = reference_path(explain(model, "e d c b a".split(), n_best=3), model, unpruned.split())
+    assert got["verdict"] == want["verdict"] and got["path"] == want["path"] and got["fell_out"] == want["fell_out"]
+    listed = {h["id"] for stack in answer.json()["stacks"] for h in stack["hypotheses"]}
+    assert {step["hypothesis"] for step in got["path"]} <= listed
+    assert server.post("/explain", {"sentence": "a", "tokenized": True}).json()["reference"] is None
+    assert server.post("/explain", _reference_request("zebra")).json()["reference"]["verdict"] == "unreachable"
+
+
+def test_the_page_shows_why_not_the_reference(server):
+    """The page's "why not the reference?" view in headless Chromium says what /explain says."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium to drive (Debian package chromium)")
+    reference = "the lord said unto moses"
+    want = server.post("/explain", _reference_request(reference)).json()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            errors: list = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            page.goto(server.url + "/")
+            page.wait_for_selector("#status:has-text('Ready')", timeout=60_000)
+            page.check("#tokenized")
+            page.fill("#source", "e d c b a")
+            page.fill("#reference", reference)
+            page.evaluate("() => { const s = document.getElementById('stack-size'); s.value = 1;"
+                          " s.dispatchEvent(new Event('input')); }")
+            page.select_option("#algorithm", "stack")
+            page.evaluate("() => { const s = document.getElementById('distortion'); s.value = 2;"
+                          " s.dispatchEvent(new Event('input')); }")
+            page.click("#go")
+            page.wait_for_function("document.body.dataset.version && !document.getElementById('reference-section')"
+                                   ".hidden", timeout=60_000)
+            page.wait_for_timeout(1000)  # the debounced requests of the controls settle
+            r = want["reference"]
+            if r["verdict"] == "unreachable":
+                assert "Unreachable" in page.inner_text("#reference-verdict")
+            else:
+                fell = page.locator("#reference-fell")
+                assert fell.get_attribute("data-stack") == (str(r["fell_out"]["stack"]) if r["fell_out"] else "")
+                assert page.locator("#reference-path li").count() == len(r["path"])
+            assert not errors
+        finally:
+            browser.close()

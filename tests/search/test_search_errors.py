@@ -85,7 +85,8 @@ def test_summary_counts_shares_and_intervals():
     shares = summarize(analyses, samples=2000, seed=3)
     assert shares["unreachable"].count == 10 and shares["unreachable"].share == 0.5
     assert shares["reachable"].share == 0.5
-    assert shares["search error among reachable"].count == 3 and shares["search error among reachable"].total == 8
+    errors = shares["search error, of reachable errors"]
+    assert errors.count == 3 and errors.total == 8
     for share in shares.values():
         assert share.low <= share.share <= share.high
     # the interval of a share of 20 sentences is about share ± 2 standard errors
