@@ -112,8 +112,8 @@ def report(analyses: list[SentenceAnalysis], settings, samples: int, seed: int) 
     rows = [f"{len(analyses)} sentences; {search}; {space}; 95% intervals from {samples} bootstrap resamplings",
             "", "| | sentences | share | 95% interval |", "|---|---|---|---|"]
     for name, share in shares.items():
-        rows.append(f"| {name} | {share.count} of {share.total} | {_percent(share.share)} | "
-                    f"{_percent(share.low)} – {_percent(share.high)} |")
+        interval = "–" if math.isnan(share.low) else f"{_percent(share.low)} – {_percent(share.high)}"
+        rows.append(f"| {name} | {share.count} of {share.total} | {_percent(share.share)} | {interval} |")
     gaps = [a.reference_score - a.best_score for a in analyses
             if a.verdict in (Verdict.SEARCH_ERROR, Verdict.MODEL_ERROR)]
     if gaps:

@@ -122,24 +122,23 @@ def summarize(analyses: list[SentenceAnalysis], samples: int = 1000, seed: int =
     sentences, ``confidence`` level): each verdict among all sentences (``Verdict`` values), ``reachable``
     among all, and ``search error, of reachable errors`` and ``model error, of reachable errors`` among the
     reachable sentences that are not correct."""
-    verdicts = np.array([list(Verdict).index(a.verdict) for a in analyses], dtype=np.int64)
+    order = list(Verdict)
+    verdicts = np.array([order.index(a.verdict) for a in analyses], dtype=np.int64)
     n = len(verdicts)
-    rng = np.random.default_rng(seed)
-    draws = verdicts[rng.integers(0, n, size=(samples, n))] if n else np.zeros((samples, 0), np.int64)
-    search, model_err = list(Verdict).index(Verdict.SEARCH_ERROR), list(Verdict).index(Verdict.MODEL_ERROR)
-    unreachable = list(Verdict).index(Verdict.UNREACHABLE)
-    measures = {v.value: (lambda x, k=k: x == k, lambda x: np.ones_like(x, bool)) for k, v in enumerate(Verdict)}
-    measures["reachable"] = (lambda x: x != unreachable, lambda x: np.ones_like(x, bool))
-    def errors(x):
-        return (x == search) | (x == model_err)
-
-    measures["search error, of reachable errors"] = (lambda x: x == search, errors)
-    measures["model error, of reachable errors"] = (lambda x: x == model_err, errors)
+    draws = verdicts[np.random.default_rng(seed).integers(0, max(n, 1), size=(samples, n))]
+    everything = set(Verdict)
+    errors = {Verdict.SEARCH_ERROR, Verdict.MODEL_ERROR}
+    measures = {v.value: ({v}, everything) for v in Verdict}  # name: (counted, out of)
+    measures["reachable"] = (everything - {Verdict.UNREACHABLE}, everything)
+    measures["search error, of reachable errors"] = ({Verdict.SEARCH_ERROR}, errors)
+    measures["model error, of reachable errors"] = ({Verdict.MODEL_ERROR}, errors)
     tail = (1 - confidence) / 2
     out = {}
-    for name, (hit, among) in measures.items():
-        count, total = int(hit(verdicts).sum()), int(among(verdicts).sum())
-        hits, totals = hit(draws).sum(axis=1), among(draws).sum(axis=1)
+    for name, (counted, among) in measures.items():
+        hit = [order.index(v) for v in counted]
+        base = [order.index(v) for v in among]
+        count, total = int(np.isin(verdicts, hit).sum()), int(np.isin(verdicts, base).sum())
+        hits, totals = np.isin(draws, hit).sum(axis=1), np.isin(draws, base).sum(axis=1)
         shares = hits[totals > 0] / totals[totals > 0]
         low, high = (np.quantile(shares, [tail, 1 - tail]) if len(shares) else (math.nan, math.nan))
         out[name] = Share(count, total, count / total if total else math.nan, float(low), float(high))
