@@ -120,8 +120,8 @@ class Translator:
         """Forced decoding (``pbmt.search.forced``): the best derivations of one line whose output is exactly
         the line ``reference`` (in the model's target tokens: tokenised and cased as the model's target
         side, unless ``tokenized``); unreachable, the empty translation and why."""
-        words = self.split(line)
-        options = self.options(words)
+        words, markup = self.read(line)
+        options = self.options(words, markup)
         result = self.forced_decoder.decode(options, self.target_tokens(reference), n_best=max(1, self.n_best))
         return self._constrained(sentence_id, result, options, words)
 
@@ -131,8 +131,8 @@ class Translator:
         ``tokenized``), n-best entries with distinct target words. Unless ``prefix`` ends in white space, its
         last word may be unfinished: the translation's word there begins with it. No translation begins with
         it: the empty translation and why. An empty prefix is ``translate``."""
-        words = self.split(line)
-        options = self.options(words)
+        words, markup = self.read(line)
+        options = self.options(words, markup)
         typed = self.target_tokens(prefix)
         partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
         result = prefix_decode(self.model, options, typed, partial, n_best=max(1, self.n_best))

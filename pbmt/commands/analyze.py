@@ -70,7 +70,7 @@ class _Analyzer:
     def analyze(self, item: tuple[str, str]) -> SentenceAnalysis:
         line, reference = item
         t = self.translator
-        return analyze_sentence(t.model, t.options(t.split(line)), t.target_tokens(reference), t.forced_decoder,
+        return analyze_sentence(t.model, t.options(*t.read(line)), t.target_tokens(reference), t.forced_decoder,
                                 self.causes)
 
 
