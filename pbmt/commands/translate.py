@@ -3,10 +3,14 @@
 Reads one sentence a line from --input (default: standard input) and writes
 one translation a line. The model is a moses.ini (default: the embedded
 Spanish-English model in the repository's data/model/). Plain text is
-tokenised and truecased (or lowercased) as the model's pbmt.toml says; the
-output gets a capital at the start (truecased models) and is detokenised.
-Words the model does not know (names, numbers) pass through as written, and
-numbers and punctuation are copied at no unknown-word penalty. --tokenized
+NFC-normalised, tokenised and truecased (or lowercased) as the model's
+pbmt.toml says, placeholders, tags, URLs, paths and accelerators one token
+each; the output of a truecased model gets a capital at the start where the
+source has one, and is detokenised, those tokens back as they were
+(docs/real-text.md). Words the model does not know (names, numbers) pass
+through as written, and numbers and punctuation are copied at no
+unknown-word penalty; a model trained with --placeholders puts numbers and
+protected tokens back through the word alignment. --tokenized
 takes and gives the model's own tokens (pbmt tokenize / pbmt detokenize).
 
 Examples:
