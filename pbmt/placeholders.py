@@ -10,7 +10,8 @@ be mistranslated. This is Moses's ``-placeholder-factor`` with Koehn's ``ph_numb
 ``restore`` puts the originals back: each class token of the output takes the original of the source class
 token of its class it is aligned to; the class tokens left over take the source's unused originals of their
 class in source order. An accelerator mark (``_Archivo``) comes off its word so that the word is translated,
-and goes back on the first letter of the target word aligned to it.
+and goes back on the first letter of the target word aligned to it (of the first unmarked word, when no
+target word is aligned to it), so the output has as many marks as the source.
 """
 
 from __future__ import annotations
@@ -81,12 +82,34 @@ def restore(target: Sequence[str], alignment: Iterable[tuple[int, int]], source:
         if left:
             used.add(left[0])
         out[t] = source[left[0]] if left else None
+    marked: set[int] = set()
+
+    def markable(t: int) -> bool:
+        word = out[t]
+        return (t not in marked and word is not None and any(c.isalpha() for c in word)
+                and not protected.protects(word))
+
+    unplaced = []
     for s, word in enumerate(source):
         mark = _mark(word, protected)[1]
-        candidates = [t for t in sorted(back.get(s, ())) if out[t] is not None and out[t] != word
-                      and any(c.isalpha() for c in out[t])]
-        if mark and candidates:
-            t = candidates[0]
-            first = next(i for i, c in enumerate(out[t]) if c.isalpha())
-            out[t] = out[t][:first] + mark + out[t][first:]
+        if not mark or any(out[t] == word for t in back.get(s, ())):  # none, or it passed through as written
+            continue
+        aligned = [t for t in sorted(back.get(s, ())) if markable(t)]
+        if aligned:
+            marked.add(aligned[0])
+        else:
+            unplaced.append(mark)
+            continue
+        out[aligned[0]] = _marked(out[aligned[0]], mark)
+    for mark in unplaced:  # a mark whose word has no aligned target word goes on the first free word
+        free = [t for t in range(len(out)) if markable(t)]
+        if free:
+            marked.add(free[0])
+            out[free[0]] = _marked(out[free[0]], mark)
     return [w for w in out if w is not None]
+
+
+def _marked(word: str, mark: str) -> str:
+    """``word`` with an accelerator ``mark`` before its first letter."""
+    first = next(i for i, c in enumerate(word) if c.isalpha())
+    return word[:first] + mark + word[first:]

@@ -90,6 +90,8 @@ def test_class_tokens_and_accelerator_marks():
     assert restore(["@ph@", "after", "@ph@", "Open", "@num@", "@num@"], [(0, 2), (3, 0), (4, 3)], source, P) == \
         ["%2", "after", "%1", "_Open", "3"]
     assert restore(["@ph@", "@ph@", "@url@"], [], source, P) == ["%1", "%2"]
+    # a mark with no aligned target word goes on the first word that has none
+    assert restore(["Open", "it", "@num@"], [(5, 2)], source, P) == ["_Open", "it", "3"]
 
 
 @pytest.fixture(scope="module")
