@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import sys
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +30,7 @@ from pbmt.commands.options import visible_flags
 from reliability import (SCALE, SHARED, check, fuzz, model_copy, optimize_args, read_outputs,  # noqa: F401
                          run, translate_args, translate_outputs)
 
+REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = settings(max_examples=20 * SCALE, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
@@ -682,7 +685,8 @@ def test_a_damaged_cache_is_rebuilt_with_a_note_and_translates_as_the_clean_mode
     assert "Traceback" not in result.err and result.code == 0, result.err
     assert read_outputs(outputs) == fuzz["translations"]
     notes = result.err.strip().splitlines()
-    assert len(notes) == len(damaged) and all(" is damaged (" in note for note in notes), notes
+    assert len(notes) == len(damaged) and all(note.startswith("pbmt: note: the cache ") and " is damaged (" in note
+                                              for note in notes), notes
     assert {cache for cache in damaged if any(str(cache) in note for note in notes)} == damaged
     again = run(translate_args(folder / "moses.ini", fuzz["input"], outputs))  # the rebuilt caches load quietly
     assert again.code == 0 and again.err == "" and read_outputs(outputs) == fuzz["translations"]
@@ -857,3 +861,41 @@ def test_a_line_longer_than_max_words_is_refused_naming_it_before_anything_is_wr
     assert result.code == 1 and len(err) == 1, result.err
     assert f"{source}:{too_long[0]}: {lengths[too_long[0] - 1]} words, more than --max-words {limit}" in err[0]
     assert not (folder / "out").exists()
+
+
+# --- README.md's "Errors, outputs and interrupted runs" states what the generators above check ----------------------
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+SECTION = README[README.index("## Errors, outputs and interrupted runs"):README.index("## Tests")]
+
+
+def test_the_readme_lists_every_option_range_as_the_parsers_declare_it():
+    from pbmt.commands.options import RANGE_OF_VERB
+    declared: dict[str, set[str]] = {}
+    for verb, _, action in NUMERIC:
+        if (verb[0], action.dest) not in RANGE_OF_VERB:
+            declared.setdefault(str(action.range), set()).add(visible_flags(action)[-1])
+    listed = {}
+    for bullet in re.findall(r"^  - (?!in one verb)([^:\n]+): (`.*?`);$", SECTION, re.M | re.S):
+        listed[bullet[0]] = set(re.findall(r"`([^`]+)`", bullet[1]))
+    assert listed == declared
+    for (verb, dest), allowed in RANGE_OF_VERB.items():
+        flag = next(visible_flags(a)[-1] for v, _, a in NUMERIC if v[0] == verb and a.dest == dest)
+        assert f"`{verb} {flag}` {allowed}" in " ".join(SECTION.split())
+
+
+def test_the_readme_states_the_weight_range_the_line_bound_and_the_servers_limits():
+    from pbmt.config import MAX_WEIGHT
+    from pbmt.server import ServerSettings
+    text = " ".join(SECTION.split())
+    assert f"finite numbers from -{MAX_WEIGHT:,.0f} to {MAX_WEIGHT:,.0f}" in text
+    translate = PARSER.parse_args(["translate"])
+    assert f"`--max-words` words (default {translate.max_words})" in text
+    serve = PARSER.parse_args(["serve"])
+    assert f"more than {ServerSettings.max_body_bytes:,} bytes gets 413 however it comes (chunked too)" in text
+    assert f"`--max-sentences` ({serve.max_sentences}) sentences" in text
+    assert f"`--max-words` ({serve.max_words}) tokens" in text
+    assert f"`--max-queue` ({serve.max_queue}) sentences waiting gets 503" in text
+    assert serve.max_queue >= serve.max_sentences and ServerSettings.max_queue == serve.max_queue
+    assert "(`pbmt: note: the cache ... is damaged`)" in text
+    assert "`standard input is closed` or `standard output is closed`, and exit code 1" in text
