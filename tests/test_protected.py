@@ -180,3 +180,12 @@ def test_tokenize_and_detokenize_verbs_keep_protected_tokens(tmp_path, capsys):
     assert [decode(t) for t in tokenised[0].split()] == EXAMPLES[0][1]
     assert main(["detokenize", "--language", "es", "-i", str(tmp_path / "tok")]) == 0
     assert capsys.readouterr().out.splitlines() == [line for line, _ in EXAMPLES]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab_&%<>/{}$@.:;,'\"«»¿?()[]=~\\ \t1é\u0301…-*#")), max_size=40)
+       | st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
+def test_any_line_tokenises_into_tokens_without_spaces_and_detokenises(line):
+    words = ES.tokens(line)
+    assert all(w and " " not in w and "\t" not in w for w in words)
+    assert isinstance(EN.text(words), str)
