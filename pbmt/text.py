@@ -13,11 +13,14 @@ text again:
 - case: ``truecase`` (Moses's truecaser, ``train-truecaser.perl`` and
   ``truecase.perl``: every word takes its most frequent casing in the training
   text, except that a word seen in another casing inside a sentence keeps
-  it), ``lowercase``, or ``none``;
+  it, and a lowercase word inside a sentence stays lowercase), ``lowercase``,
+  or ``none``; with placeholders, numbers and protected tokens then become
+  class tokens (``pbmt.placeholders``);
 - back: ``detruecase`` (a capital at the start of the line, unless the
-  source line starts lowercase, and after a full stop), then the Moses detokeniser, which leaves protected tokens byte for
-  byte as they are, glues a paired tag to the text it encloses and, but in
-  French, guillemets to their quote (``«%s»``).
+  source line starts lowercase, and after a full stop), then the Moses
+  detokeniser, which leaves protected tokens byte for byte as they are,
+  glues a paired tag to the text it encloses, an ellipsis to its word and,
+  but in French, guillemets to their quote (``«%s»``).
 
 Protected tokens keep their casing: ``%S`` is not ``%s``.
 
