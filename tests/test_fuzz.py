@@ -197,7 +197,7 @@ def mutate(rng: random.Random, name: str, data: bytes, mutation) -> bytes:
 CASES_PER_MUTATION = {"phrase-table.gz": 4, "reordering-table.gz": 3, "lm.arpa": 4, "moses.ini": 5,
                       "pbmt.toml": 4}
 MODEL_CASES = [(name, m.__name__, k) for name, mutations in TEXT_MUTATIONS.items() for m in mutations
-               for k in range(CASES_PER_MUTATION[name])]
+               for k in range(CASES_PER_MUTATION[name] * SCALE)]
 
 
 @pytest.mark.parametrize("name, mutation, k", MODEL_CASES)
@@ -217,7 +217,7 @@ INPUT_MUTATIONS = ["bom", "crlf", "invalid_utf8", "separator"]
 
 
 @pytest.mark.parametrize("mutation", INPUT_MUTATIONS)
-@pytest.mark.parametrize("k", range(3))
+@pytest.mark.parametrize("k", range(3 * SCALE))
 def test_a_mutated_input_is_an_error_naming_it_or_changes_nothing(fuzz, tmp_path, mutation, k):
     rng = random.Random(f"input/{mutation}/{k}")
     text = fuzz["input"].read_text()
@@ -241,7 +241,7 @@ NBEST_MUTATIONS = [bad_number, bom, crlf, invalid_utf8, drop_separator, unicode_
 
 
 @pytest.mark.parametrize("mutation", [m.__name__ for m in NBEST_MUTATIONS])
-@pytest.mark.parametrize("k", range(4))
+@pytest.mark.parametrize("k", range(4 * SCALE))
 def test_a_mutated_nbest_list_is_an_error_naming_it_or_changes_nothing(fuzz, tmp_path, mutation, k):
     rng = random.Random(f"nbest/{mutation}/{k}")
     nbest = tmp_path / "nbest.txt"
@@ -255,7 +255,7 @@ CORPUS_MUTATIONS = [bom, crlf, invalid_utf8, delete_line, duplicate_line]
 
 @pytest.mark.parametrize("side", ["hypothesis", "references"])
 @pytest.mark.parametrize("mutation", [m.__name__ for m in CORPUS_MUTATIONS])
-@pytest.mark.parametrize("k", range(2))
+@pytest.mark.parametrize("k", range(2 * SCALE))
 def test_a_mutated_corpus_is_an_error_naming_it_or_changes_nothing(fuzz, tmp_path, side, mutation, k):
     rng = random.Random(f"corpus/{side}/{mutation}/{k}")
     files = {"hypothesis": tmp_path / "hyp.txt", "references": tmp_path / "ref.txt"}
@@ -348,7 +348,7 @@ def test_a_bad_option_is_a_usage_error_naming_it(fuzz, tmp_path, option, value):
     assert not (tmp_path / "out.txt").exists()
 
 
-STACKED_CASES = 60
+STACKED_CASES = 60 * SCALE
 
 
 @pytest.mark.parametrize("k", range(STACKED_CASES))
@@ -899,3 +899,43 @@ def test_the_readme_states_the_weight_range_the_line_bound_and_the_servers_limit
     assert serve.max_queue >= serve.max_sentences and ServerSettings.max_queue == serve.max_queue
     assert "(`pbmt: note: the cache ... is damaged`)" in text
     assert "`standard input is closed` or `standard output is closed`, and exit code 1" in text
+
+
+# --- odd Unicode through translate: one translation a line, NFD as NFC, or an error naming the file's line --------
+
+ODD = ["\u0301", "\u0303", "\u0308", "\u202e", "\u202c", "\u200f", "\u2066", "\u2069", "\u200b", "\u200c", "\u200d",
+       "\ufeff", "\u00a0", "\u2028", "\ud800", "\udfff"]
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_random_unicode_translates_one_line_each_nfd_as_nfc_or_is_an_error_naming_the_line(fuzz, tmp_path_factory,
+                                                                                          data):
+    import unicodedata
+    folder = tmp_path_factory.mktemp("unicode")
+    lines = fuzz["input"].read_text().splitlines()
+    chosen = data.draw(st.lists(st.sampled_from(lines), min_size=1, max_size=3))
+    odd = []
+    for line in chosen:
+        pieces = list(line)
+        for _ in range(data.draw(st.integers(0, 3))):
+            pieces.insert(data.draw(st.integers(0, len(pieces))), data.draw(st.sampled_from(ODD)))
+        odd.append("".join(pieces))
+    source = folder / "in.txt"
+    source.write_bytes("".join(line + "\n" for line in odd).encode("utf-8", "surrogatepass"))
+    result = run(["translate", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", source, "-o",
+                  folder / "out.txt"])
+    assert "Traceback" not in result.err, result.err
+    broken = [k for k, line in enumerate(odd, 1) if any("\ud800" <= c <= "\udfff" for c in line)]
+    if broken:  # a lone surrogate is no character: the file is not valid UTF-8 there
+        err = result.err.strip().splitlines()
+        assert result.code == 1 and len(err) == 1 and f"{source}:{broken[0]}: not valid UTF-8" in err[0], result.err
+        assert not (folder / "out.txt").exists()
+        return
+    assert result.code == 0, result.err
+    assert len((folder / "out.txt").read_text(encoding="utf-8").split("\n")) == len(odd) + 1
+    nfc = folder / "nfc.txt"
+    nfc.write_text(unicodedata.normalize("NFC", source.read_text(encoding="utf-8")), encoding="utf-8")
+    assert run(["translate", "-q", "--tokenized", "-f", fuzz["model"] / "moses.ini", "-i", nfc, "-o",
+                folder / "nfc.out"]).code == 0
+    assert (folder / "nfc.out").read_bytes() == (folder / "out.txt").read_bytes()
