@@ -29,27 +29,6 @@ def lookup_spans(sentence, word_map, keys, values, n_words, node_phrase, max_len
 
 
 @njit(cache=True)
-def top_candidates(cand_offsets, estimates, limit):
-    """Indices of the ``limit`` best candidates of every source phrase.
-
-    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand]
-    (higher is better; ties keep file order). Returns (kept int64[k] in
-    phrase order, new_offsets int64[n_src + 1]).
-    """
-    n_src = cand_offsets.shape[0] - 1
-    new_offsets = np.zeros(n_src + 1, dtype=np.int64)
-    for p in range(n_src):
-        new_offsets[p + 1] = new_offsets[p] + min(limit, cand_offsets[p + 1] - cand_offsets[p])
-    kept = np.empty(new_offsets[n_src], dtype=np.int64)
-    for p in range(n_src):
-        lo = cand_offsets[p]
-        k = new_offsets[p + 1] - new_offsets[p]
-        order = np.argsort(-estimates[lo:cand_offsets[p + 1]], kind="mergesort")
-        kept[new_offsets[p]:new_offsets[p + 1]] = lo + order[:k]
-    return kept, new_offsets
-
-
-@njit(cache=True)
 def match_pairs(src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words,
                 o_word_map, o_keys, o_values, o_n_words, o_node_phrase,
                 o_cand_offsets, o_tgt_offsets, o_tgt_words):

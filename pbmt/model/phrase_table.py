@@ -9,18 +9,24 @@ text file (see ``pbmt.model.cache``), so pruning under new weights is cheap.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import math
+import re
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from pbmt import csr
 from pbmt.errors import FormatError, PbmtError
 from pbmt.files import parse_float, read_lines
 from pbmt.model import cache
 from pbmt.model._hashtable import build_table
-from pbmt.model._phrase_kernels import lookup_spans, top_candidates
+from pbmt.model._phrase_kernels import lookup_spans
 from pbmt.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
@@ -155,13 +161,29 @@ class PhraseTable:
         """
         if limit <= 0:
             raise ValueError("the table limit must be positive")
-        kept, cand_offsets = top_candidates(self.cand_offsets, np.asarray(estimates, np.float64), limit)
+        kept, cand_offsets = _top_candidates(self.cand_offsets, np.asarray(estimates, np.float64), limit)
         tgt_offsets, tgt_words = csr.take(self.tgt_offsets, self.tgt_words, kept)
         align_offsets, align = csr.take(self.align_offsets, self.align, kept)
         return read_only(replace(
             self, cand_offsets=cand_offsets, tgt_offsets=tgt_offsets, tgt_words=tgt_words,
             scores=np.ascontiguousarray(self.scores[kept]), align_offsets=align_offsets, align=align,
         ))
+
+
+def _top_candidates(cand_offsets: np.ndarray, estimates: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the ``limit`` best candidates of every source phrase, and the CSR offsets over them.
+
+    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better; ties keep
+    file order). Returns (kept int64[k] in phrase order, best first within a phrase; new_offsets
+    int64[n_src + 1]). One stable sort of the whole table, by phrase and then estimate.
+    """
+    counts = np.diff(cand_offsets)
+    phrase = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((-estimates, phrase))
+    rank = np.arange(len(order)) - np.repeat(cand_offsets[:-1], counts)
+    new_offsets = np.zeros_like(cand_offsets)
+    np.cumsum(np.minimum(counts, limit), out=new_offsets[1:])
+    return order[rank < limit].astype(np.int64), new_offsets
 
 
 def read_only(holder):
@@ -180,70 +202,51 @@ def read_only(holder):
 
 
 def _parse(path: Path) -> dict[str, np.ndarray]:
-    """Parse the text table into the arrays of the cache (table-local word ids)."""
-    src_ids: dict[tuple[str, ...], int] = {}  # source phrase tokens -> index
-    src_words: dict[str, int] = {}
-    tgt_words: dict[str, int] = {}
-    phrase_of_line: list[int] = []
-    tgt_rows: list[list[int]] = []
-    score_rows: list[list[float]] = []
-    align_rows: list[list[tuple[int, int]]] = []
-    src_phrases: list[list[int]] = []
-    n_scores = None
-    for number, line in read_lines(path):
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("|||")]
-        if len(fields) < 3:
-            raise FormatError(path, number, f"expected at least 3 fields separated by '|||', found {len(fields)}")
-        src, tgt, score_text = fields[0], fields[1], fields[2]
-        src_tokens, tgt_tokens = src.split(), tgt.split()
-        if not src_tokens or not tgt_tokens:
-            raise FormatError(path, number, "empty source or target phrase")
-        try:
-            probs = [parse_float(v) for v in score_text.split()]
-        except ValueError:
-            raise FormatError(path, number, f"scores are not all numbers: {score_text!r}") from None
-        if n_scores is None:
-            n_scores = len(probs)
-            if n_scores == 0:
-                raise FormatError(path, number, "no scores in the third field")
-        elif len(probs) != n_scores:
-            raise FormatError(path, number, f"{len(probs)} scores, but the first line has {n_scores}")
-        if min(probs) <= 0 or not all(math.isfinite(p) for p in probs):
-            raise FormatError(path, number, f"scores must be positive finite probabilities, found {score_text!r}")
-        links = []
-        if len(fields) > 3 and fields[3]:
-            for token in fields[3].split():
-                i, dash, j = token.partition("-")
-                if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
-                    raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
-                i, j = int(i), int(j)
-                if i >= len(src_tokens) or j >= len(tgt_tokens):
-                    raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
-                links.append((i, j))
-        key = tuple(src_tokens)  # tokens, not text: "a  b" and "a\tb" are the phrase "a b"
-        phrase = src_ids.get(key)
-        if phrase is None:
-            phrase = src_ids[key] = len(src_ids)
-            src_phrases.append([src_words.setdefault(w, len(src_words)) for w in src_tokens])
-        phrase_of_line.append(phrase)
-        tgt_rows.append([tgt_words.setdefault(w, len(tgt_words)) for w in tgt_tokens])
-        score_rows.append(probs)
-        align_rows.append(links)
-    if n_scores is None:
-        raise FormatError(path, None, "the phrase table is empty")
+    """Parse the text table into the arrays of the cache (table-local word ids).
 
-    order = np.argsort(np.asarray(phrase_of_line, dtype=np.int64), kind="stable")
-    counts = np.bincount(np.asarray(phrase_of_line), minlength=len(src_ids))
+    Column by column over all lines (a split per field, one dictionary per vocabulary, numpy for the numbers),
+    with the garbage collector paused while millions of small lists live: a table loads at about the speed
+    Moses2 reads it (docs/decoding.md). Any malformed line sends the lines through ``_check_line`` one by
+    one, for the message naming the first.
+    """
+    with _collector_paused():
+        lines = [(number, line) for number, line in _with_progress(path, read_lines(path))
+                 if line and not line.isspace()]
+        if not lines:
+            raise FormatError(path, None, "the phrase table is empty")
+        fields = [line.split("|||") for _, line in lines]
+        try:
+            columns = _columns(fields)
+        except ValueError:
+            columns = None
+        if columns is None:
+            n_scores = len(fields[0][2].split()) if len(fields[0]) >= 3 else 0  # a first line of < 3 fails first
+            for (number, _), line_fields in zip(lines, fields):
+                _check_line(path, number, line_fields, n_scores)
+            raise AssertionError("a malformed phrase table line went unnamed")  # _check_line names it
+        src_tokens, tgt_tokens, probs, align_counts, links = columns
+
+        src_ids: dict[tuple[str, ...], int] = {}  # source phrase tokens -> index, in order of first sight
+        phrase_of_line = np.fromiter((src_ids.setdefault(key, len(src_ids)) for key in map(tuple, src_tokens)),
+                                     np.int64, len(src_tokens))
+        src_words: dict[str, int] = {}
+        src_phrases = [[src_words.setdefault(w, len(src_words)) for w in phrase] for phrase in src_ids]
+        tgt_words: dict[str, int] = {}
+        tgt_lengths = np.fromiter(map(len, tgt_tokens), np.int64, len(tgt_tokens))
+        tgt_ids = np.fromiter((tgt_words.setdefault(w, len(tgt_words)) for w in itertools.chain.from_iterable(
+            tgt_tokens)), np.int32, int(tgt_lengths.sum()))
+        parents, last_words, node_phrase = _trie(src_phrases)
+
+    order = np.argsort(phrase_of_line, kind="stable")
+    counts = np.bincount(phrase_of_line, minlength=len(src_ids))
     cand_offsets = np.zeros(len(src_ids) + 1, dtype=np.int64)
     np.cumsum(counts, out=cand_offsets[1:])
-    tgt_offsets, tgt_local = csr.take(*csr.from_rows(tgt_rows), order)
-    align_offsets, align = csr.take(*_pairs_csr(align_rows), order)
-    scores = np.maximum(np.log(np.asarray(score_rows, dtype=np.float64)), LOG_FLOOR)[order]
+    tgt_offsets, tgt_local = csr.take(_offsets(tgt_lengths), tgt_ids, order)
+    align_offsets, align = csr.take(_offsets(align_counts), links, order)
+    scores = np.maximum(np.log(probs), LOG_FLOOR)[order]
 
-    src_offsets, src_local = csr.from_rows(src_phrases)
-    parents, last_words, node_phrase = _trie(src_phrases)
+    src_offsets = _offsets(np.fromiter(map(len, src_phrases), np.int64, len(src_phrases)))
+    src_local = np.fromiter(itertools.chain.from_iterable(src_phrases), np.int32, int(src_offsets[-1]))
     trie_keys, trie_values = build_table(parents, last_words, len(src_words))
     return {
         "src_vocab": cache.encode_words(list(src_words)),
@@ -262,11 +265,118 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _pairs_csr(rows: list[list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in rows], out=offsets[1:])
-    flat = [p for r in rows for p in r]
-    return offsets, np.asarray(flat, dtype=np.int16).reshape(-1, 2)
+def _columns(fields: list[list[str]]):
+    """The columns of a table's lines split at '|||': (source tokens, target tokens, probabilities
+    float64[n, n_scores], alignment points per line int64[n], the points int16[k, 2]), or None when a line
+    is malformed (ValueError too: a score or point that is no number)."""
+    if min(map(len, fields)) < 3:
+        return None
+    src_tokens = [f[0].split() for f in fields]
+    tgt_tokens = [f[1].split() for f in fields]
+    if not all(src_tokens) or not all(tgt_tokens):
+        return None
+    score_tokens = [f[2].split() for f in fields]
+    score_text = "".join(itertools.chain.from_iterable(score_tokens))
+    if not score_text.isascii() or "_" in score_text:
+        return None
+    n_scores = len(score_tokens[0])
+    if n_scores == 0 or any(len(t) != n_scores for t in score_tokens):
+        return None
+    probs = np.array(list(itertools.chain.from_iterable(score_tokens)), dtype=np.float64).reshape(-1, n_scores)
+    if not (np.isfinite(probs).all() and (probs > 0).all()):
+        return None
+    align_tokens = [f[3].split() if len(f) > 3 else () for f in fields]
+    points = " ".join(itertools.chain.from_iterable(align_tokens))
+    if points and not _POINTS.fullmatch(points):
+        return None
+    links = np.array(points.replace("-", " ").split(), dtype=np.int64).reshape(-1, 2)
+    align_counts = np.fromiter(map(len, align_tokens), np.int64, len(align_tokens))
+    line = np.repeat(np.arange(len(fields)), align_counts)
+    src_lengths = np.fromiter(map(len, src_tokens), np.int64, len(src_tokens))
+    tgt_lengths = np.fromiter(map(len, tgt_tokens), np.int64, len(tgt_tokens))
+    if (links[:, 0] >= src_lengths[line]).any() or (links[:, 1] >= tgt_lengths[line]).any():
+        return None
+    return src_tokens, tgt_tokens, probs, align_counts, links.astype(np.int16)
+
+
+_POINTS = re.compile(r"[0-9]+-[0-9]+(?: [0-9]+-[0-9]+)*")  # alignment points i-j, one space apart
+
+
+def _check_line(path: Path, number: int, fields: list[str], n_scores: int) -> None:
+    """Raise FormatError naming line ``number`` of ``path`` (split at '|||' into ``fields``) if it is
+    malformed; ``n_scores``: the scores of the first line."""
+    fields = [f.strip() for f in fields]
+    if len(fields) < 3:
+        raise FormatError(path, number, f"expected at least 3 fields separated by '|||', found {len(fields)}")
+    src, tgt, score_text = fields[0], fields[1], fields[2]
+    src_tokens, tgt_tokens = src.split(), tgt.split()
+    if not src_tokens or not tgt_tokens:
+        raise FormatError(path, number, "empty source or target phrase")
+    try:
+        probs = [parse_float(v) for v in score_text.split()]
+    except ValueError:
+        raise FormatError(path, number, f"scores are not all numbers: {score_text!r}") from None
+    if n_scores == 0:
+        raise FormatError(path, number, "no scores in the third field")
+    if len(probs) != n_scores:
+        raise FormatError(path, number, f"{len(probs)} scores, but the first line has {n_scores}")
+    if min(probs) <= 0 or not all(math.isfinite(p) for p in probs):
+        raise FormatError(path, number, f"scores must be positive finite probabilities, found {score_text!r}")
+    if len(fields) > 3 and fields[3]:
+        for token in fields[3].split():
+            i, dash, j = token.partition("-")
+            if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
+                raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
+            if int(i) >= len(src_tokens) or int(j) >= len(tgt_tokens):
+                raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while a parse builds millions of small acyclic lists (it would
+    scan them again and again: a third of the parse's time)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """CSR offsets int64[n + 1] of rows of ``lengths``."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def _with_progress(path: Path, lines):
+    """``lines`` of ``path``, with a progress bar in its text's bytes on a terminal (standard error): the
+    first load of a large table parses for minutes, a later one maps the cache in milliseconds."""
+    if not sys.stderr.isatty():
+        yield from lines
+        return
+    with tqdm(total=_text_size(path), unit="B", unit_scale=True, desc=f"caching {path.name}", leave=False,
+              file=sys.stderr, mininterval=0.5) as bar:
+        done = 0
+        for number, line in lines:
+            done += len(line) + 1  # characters: about the bytes of a mostly ASCII table
+            if number % 16384 == 0:
+                bar.update(done - bar.n)
+            yield number, line
+
+
+def _text_size(path: Path) -> int | None:
+    """The bytes of the text in ``path``: its size, or a gzip file's from its trailer (which keeps the size
+    modulo 2**32, so a larger text has no known size)."""
+    size = path.stat().st_size
+    if path.suffix != ".gz":
+        return size
+    with open(path, "rb") as handle:
+        handle.seek(max(size - 4, 0))
+        text = int.from_bytes(handle.read(4), "little")
+    return text if text >= size else None
 
 
 def _trie(phrases: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -8,7 +8,8 @@ from numba import njit
 def grow1(a, size):
     """A copy of 1-d ``a`` with ``size`` >= len(a) entries, the new ones zero."""
     out = np.zeros(size, dtype=a.dtype)
-    out[:a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop, not a slice copy: no shape check to compile
+        out[i] = a[i]
     return out
 
 
@@ -16,5 +17,7 @@ def grow1(a, size):
 def grow2(a, size):
     """A copy of 2-d ``a`` with ``size`` >= len(a) rows, the new ones zero."""
     out = np.zeros((size, a.shape[1]), dtype=a.dtype)
-    out[:a.shape[0]] = a
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
     return out

@@ -141,6 +141,29 @@ def _same_words(words, a_lo, a_hi, b_lo, b_hi):
 
 
 @njit(cache=True)
+def best_path(parent, option, score, klass, final_class):
+    """``k_best_paths`` for one path: the back pointers of the best complete hypothesis, with no heap (a
+    small kernel, so a 1-best decode never compiles the n-best one). Arguments and result as
+    ``k_best_paths``'s."""
+    h = best_hypothesis(score, klass, final_class)
+    depth = 0
+    x = h
+    while x > 0:
+        depth += 1
+        x = parent[x]
+    out_options = np.empty(depth, dtype=np.int32)
+    x = h
+    for i in range(depth - 1, -1, -1):
+        out_options[i] = option[x]
+        x = parent[x]
+    out_offsets = np.zeros(2, dtype=np.int64)
+    out_offsets[1] = depth
+    out_totals = np.empty(1, dtype=np.float64)
+    out_totals[0] = score[h]
+    return out_offsets, out_options, out_totals
+
+
+@njit(cache=True)
 def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, distinct, tgt_offsets, tgt_words):
     """The ``n_best`` best complete paths of a search graph, best first.
 
@@ -154,36 +177,21 @@ def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, dis
     out_offsets = np.zeros(n_best + 1, dtype=np.int64)
     out_options = np.empty(64, dtype=np.int32)
     out_totals = np.empty(n_best, dtype=np.float64)
-    if n_best == 1 and not distinct:
-        h = best_hypothesis(score, klass, final_class)
-        depth = 0
-        x = h
-        while x > 0:
-            depth += 1
-            x = parent[x]
-        out_options = np.empty(depth, dtype=np.int32)
-        x = h
-        for i in range(depth - 1, -1, -1):
-            out_options[i] = option[x]
-            x = parent[x]
-        out_offsets[1] = depth
-        out_totals[0] = score[h]
-        return out_offsets, out_options, out_totals
-
     members, offsets = _class_members(score, klass, n_class)
     cap = 64
     e_total = np.empty(cap)
     entry = np.empty((cap, 6), dtype=np.int64)  # columns HYP ... SUFFIX_LEN; SUFFIX starts in suffix_pool
     heap = np.empty(cap, dtype=np.int64)
-    n_entry = 0
-    size = 0
+    # counters start as int64, not as the literal 0: a kernel called with a literal compiles once more for it
+    n_entry = np.int64(0)
+    size = np.int64(0)
     suffix_pool = np.empty(256, dtype=np.int32)
     n_suffix = 0
     chain = np.empty(64, dtype=np.int32)
     seen_hash = np.empty(max(n_best, 1), dtype=np.uint64)
     words = np.empty(256, dtype=np.int32)  # target words of the paths produced, when distinct
     word_offsets = np.zeros(n_best + 1, dtype=np.int64)
-    n_words = 0
+    n_words = np.int64(0)
     produced = 0
 
     best = members[offsets[final_class]]

@@ -16,7 +16,7 @@ import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import cube_kernel, stack_kernel
-from pbmt.search._nbest_kernels import k_best_paths
+from pbmt.search._nbest_kernels import best_path, k_best_paths
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
@@ -95,8 +95,11 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
 def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False
                ) -> list[ScoredDerivation]:
     """The ``n_best`` best complete derivations of a search graph, best first (``_nbest_kernels``)."""
-    offsets, chosen, totals = k_best_paths(graph.parent, graph.option, graph.score, graph.klass,
-                                           int(graph.klass.max()) + 1, graph.final_class, n_best, distinct,
-                                           options.tgt_offsets, options.tgt_words)
+    if n_best == 1:
+        offsets, chosen, totals = best_path(graph.parent, graph.option, graph.score, graph.klass, graph.final_class)
+    else:
+        offsets, chosen, totals = k_best_paths(graph.parent, graph.option, graph.score, graph.klass,
+                                               int(graph.klass.max()) + 1, graph.final_class, n_best, distinct,
+                                               options.tgt_offsets, options.tgt_words)
     return [ScoredDerivation(Derivation.from_options(options, chosen[offsets[i]:offsets[i + 1]]), float(totals[i]))
             for i in range(len(totals))]
