@@ -878,7 +878,7 @@ def test_the_readme_lists_every_option_range_as_the_parsers_declare_it():
     listed = {}
     for bullet in re.findall(r"^  - (?!in one verb)([^:\n]+): (`.*?`);$", SECTION, re.M | re.S):
         listed[bullet[0]] = set(re.findall(r"`([^`]+)`", bullet[1]))
-    assert listed == declared
+    assert listed == declared, "README.md's list of option ranges differs from pbmt/commands/options.py's RANGES"
     for (verb, dest), allowed in RANGE_OF_VERB.items():
         flag = next(visible_flags(a)[-1] for v, _, a in NUMERIC if v[0] == verb and a.dest == dest)
         assert f"`{verb} {flag}` {allowed}" in " ".join(SECTION.split())
