@@ -165,3 +165,44 @@ def test_a_bom_is_not_part_of_the_first_word(tmp_path):
 def test_only_ascii_digits_are_integers(text):
     with pytest.raises(ValueError):
         parse_int(text)
+
+
+def test_a_name_of_255_bytes_has_its_hidden_files_beside_it(tmp_path):
+    """pbmt's temporary, partial, journal and lock names carry the output's name: a 255-byte name overflowed
+    them ('File name too long'); they are cut to the file system's limit, ended by a digest of the whole."""
+    from pbmt.files import hidden_name, temporary_name
+    for name in ("é" * 127 + "x", "a" * 255, "a" * 254 + "b"):
+        assert len(name.encode()) == 255
+        for suffix in ("pbmt-partial", "pbmt-journal", "pbmt-lock"):
+            assert len(hidden_name(name, suffix).encode()) <= 255
+        assert len(temporary_name(name).encode()) + 8 + 4 <= 255  # mkstemp's letters and .tmp
+        paths = [tmp_path / name]
+        with Journal(paths, lambda: "run") as journal:
+            journal.write(["done\n"])
+        assert paths[0].read_text() == "done\n"
+    assert hidden_name("a" * 254 + "b", "x") != hidden_name("a" * 255, "x")
+    assert sorted(len(p.name.encode()) for p in tmp_path.iterdir()) == [255, 255, 255]
+
+
+def test_one_file_named_twice_by_a_hard_link_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "out.txt").write_text("old")
+    os.link(tmp_path / "out.txt", tmp_path / "same.txt")
+    with pytest.raises(PbmtError, match="same.txt: named twice as an output of this run"):
+        with Outputs() as outputs:
+            outputs.claim([tmp_path / "out.txt", tmp_path / "same.txt"])
+    assert (tmp_path / "out.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "same.txt"]
+
+
+def test_a_run_folder_is_locked_once_per_process_until_released(tmp_path):
+    from pbmt.files import lock_folder, release_folders
+    lock_folder(tmp_path / "run")
+    lock_folder(tmp_path / "run")  # this process holds it already
+    other = subprocess.run([sys.executable, "-c", "import sys; from pbmt.files import lock_folder; "
+                            "lock_folder(sys.argv[1])", str(tmp_path / "run")], capture_output=True, text=True)
+    assert "another pbmt run is writing it now" in other.stderr
+    release_folders()
+    assert list((tmp_path / "run").iterdir()) == []
+    again = subprocess.run([sys.executable, "-c", "import sys; from pbmt.files import lock_folder; "
+                            "lock_folder(sys.argv[1])", str(tmp_path / "run")], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
