@@ -10,8 +10,8 @@ that importing one of pbmt's modules does not load them all.
 from importlib import import_module
 
 __version__ = "0.1.0"
-__all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "DEFAULT_MODEL",
-           "__version__"]
+__all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "Tuning",
+           "DEFAULT_MODEL", "__version__"]
 
 
 def __getattr__(name: str):

@@ -4,6 +4,7 @@ from pbmt.api import Explanation as Explanation
 from pbmt.api import Model as Model
 from pbmt.api import NBestTranslation as NBestTranslation
 from pbmt.api import Translation as Translation
+from pbmt.api import Tuning as Tuning
 from pbmt.api import evaluate as evaluate
 from pbmt.api import load as load
 

@@ -18,8 +18,10 @@ Everything returned is a frozen value; errors are ``pbmt.errors.PbmtError`` with
 from __future__ import annotations
 
 import dataclasses
+import base64
 import html
 import os
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,9 +37,20 @@ from pbmt.markup import XML_MODES, MarkupError
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.nbest import parse_features
-from pbmt.translation import Translator
+from pbmt.translation import Translator, check_not_swapped
 
-DEFAULT_MODEL = Path(__file__).resolve().parents[1] / "data" / "model" / "moses.ini"
+
+def _default_model() -> Path:
+    """The embedded model's moses.ini: ``data/model`` of the source tree pbmt runs from, else the copy a wheel
+    installs (pyproject's data-files) into ``PREFIX/share/pbmt/model`` beside ``PREFIX/lib/pythonX.Y/site-packages``,
+    the prefix being a virtual environment's, ``pip install --prefix``'s or ``--user``'s."""
+    here = Path(__file__).resolve()
+    in_tree = here.parents[1] / "data" / "model" / "moses.ini"
+    installed = here.parents[4] / "share" / "pbmt" / "model" / "moses.ini" if len(here.parents) > 4 else in_tree
+    return installed if not in_tree.is_file() and installed.is_file() else in_tree
+
+
+DEFAULT_MODEL = _default_model()
 
 Weights = Mapping[str, "float | Sequence[float]"] | str | os.PathLike
 """Feature weights: ``{"LM0": 0.5, "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}``, the string ``"LM0= 0.5
@@ -230,6 +243,23 @@ def evaluate(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Seq
                 float(brevity_penalty(stats)), int(stats[HYP_LEN]), int(stats[REF_LEN]), format_bleu(stats))
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """A tuning run (``Model.tune``): ``model`` under the tuned weights, the dev BLEU in percent of each
+    iteration's decode (``dev_bleu[i]``: iteration ``i + 1``), why it stopped, and ``out``, the run's folder
+    (``moses.ini``, ``log.tsv``, ``dev-bleu.png``, as ``pbmt tune`` writes them). Shows its plot in Jupyter."""
+
+    model: Model
+    dev_bleu: tuple[float, ...]
+    stop_reason: str
+    out: Path
+
+    def _repr_html_(self) -> str:
+        png = base64.b64encode((self.out / "dev-bleu.png").read_bytes()).decode()
+        return (f"<p>{len(self.dev_bleu)} iterations, dev BLEU {' → '.join(f'{b:.2f}' for b in self.dev_bleu)}; "
+                f"{html.escape(self.stop_reason)}</p><img src='data:image/png;base64,{png}'>")
+
+
 class Model:
     """A loaded model (``load``): translate, explain and evaluate with it.
 
@@ -348,6 +378,45 @@ class Model:
         except ValueError as err:
             raise PbmtError(str(err)) from None
         return Explanation(found, self.model, options_per_span)
+
+    def tune(self, sources: Sequence[str], references: Sequence[str], *, algorithm: str = "mert",
+             iterations: int | None = None, n_best: int | None = None, tokenized: bool = False,
+             out: str | os.PathLike | None = None, seed: int | None = None, workers: int = 1,
+             progress: bool = True) -> Tuning:
+        """Tune the weights on a dev set (``sources`` and their ``references``, one each) as ``pbmt tune``
+        does with an n-best tuner: ``algorithm`` ``"mert"``, ``"pro"``, ``"apro"`` or ``"listnet"`` with its
+        defaults, for at most ``iterations`` decode-optimise rounds of ``n_best`` entries per sentence, on
+        ``workers`` processes. Plain text is made into the model's tokens unless ``tokenized``. ``out``: the
+        run's folder (default: a new temporary one); ``progress``: a progress bar on a terminal and a line per
+        iteration on standard error. ``iterations``, ``n_best`` and ``seed`` default to ``pbmt tune``'s
+        (``pbmt.tune.loop.LoopSettings``)."""
+        from pbmt.tune.loop import DevDecoder, LoopSettings, make_optimizer, tune  # the tuners load on first use
+        from pbmt.tune.pool import References
+
+        if algorithm not in ("mert", "pro", "apro", "listnet"):
+            raise UsageError(f"algorithm must be mert, pro, apro or listnet, got {algorithm!r} (pbmt tune has "
+                             "the others)")
+        sources = [_text(s, f"source {k}") for k, s in enumerate(sources)]
+        references = [_text(r, f"reference {k}") for k, r in enumerate(references)]
+        if len(sources) != len(references) or not sources:
+            raise PbmtError(f"{len(sources)} dev sources but {len(references)} references")
+        empty = next((k for k, s in enumerate(sources) if not s.strip()), None)
+        if empty is not None:
+            raise PbmtError(f"dev source {empty} is empty (its translation is empty whatever the weights)")
+        if not tokenized:
+            forms = self.model.preprocessing
+            sources = [" ".join(forms.source_form.tokens(s)) for s in sources]
+            references = [" ".join(forms.target_form.tokens(r)) for r in references]
+        check_not_swapped("the dev sources", [s.split() for s in sources], "the references",
+                          [r.split() for r in references], self.model)
+        folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="pbmt-tune-"))
+        given = {"n_best": n_best, "max_iterations": iterations, "seed": seed}
+        settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})
+        with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
+            result = tune(decoder, References(references), self.model.config, self.model.layout,
+                          make_optimizer(algorithm), folder, settings, quiet=not progress)
+        tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads
+        return Tuning(tuned, tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
 
     def evaluate(self, sources: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,
                  tokenized: bool = False, lowercase: bool = False) -> Bleu:

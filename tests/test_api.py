@@ -177,3 +177,18 @@ def test_complete_begins_with_the_prefix_and_force_gives_the_reference(model):
     assert model.force(sentence, "zebra").unreachable
     with pytest.raises(UsageError, match="prefix is a int"):
         model.complete(sentence, 3)
+
+
+def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tiny_dev, tmp_path):
+    tiny = pbmt.load(tiny_model_dir / "moses.ini")
+    sources, refs = ((tiny_dev / name).read_text().splitlines() for name in ("dev.src", "dev.ref"))
+    run = tiny.tune(sources, refs, tokenized=True, iterations=2, n_best=20, out=tmp_path / "mert", progress=False)
+    assert isinstance(run, pbmt.Tuning) and 1 <= len(run.dev_bleu) <= 2 and run.stop_reason
+    assert run.model.weights == pbmt.load(tmp_path / "mert" / "moses.ini").weights != tiny.weights
+    rows = (tmp_path / "mert" / "log.tsv").read_text().splitlines()[1:]
+    assert [float(row.split("\t")[2]) for row in rows] == pytest.approx(list(run.dev_bleu), abs=1e-4)
+    assert "data:image/png;base64," in run._repr_html_()
+    with pytest.raises(PbmtError, match="wrong way round"):
+        tiny.tune(refs, sources, tokenized=True, iterations=1, out=tmp_path / "swapped", progress=False)
+    with pytest.raises(UsageError, match="algorithm must be"):
+        tiny.tune(sources, refs, algorithm="samplerank")
