@@ -13,7 +13,7 @@ text again:
 - case: ``truecase`` (Moses's truecaser, ``train-truecaser.perl`` and
   ``truecase.perl``: every word takes its most frequent casing in the training
   text, except that a word seen in another casing inside a sentence keeps
-  it, and a lowercase word inside a sentence stays lowercase), ``lowercase``,
+  it, and a lowercase word stays lowercase), ``lowercase``,
   or ``none``; with placeholders, numbers and protected tokens then become
   class tokens (``pbmt.placeholders``);
 - back: ``detruecase`` (a capital at the start of the line, unless the
@@ -189,15 +189,16 @@ def detruecase(words: Sequence[str], protected: ProtectedPatterns = BUILT_IN, ca
 
 class Truecaser:
     """Moses's truecaser (``train-truecaser.perl`` and ``truecase.perl``; learnt by sacremoses's
-    ``MosesTruecaser``), but that inside a sentence a word written in lowercase stays lowercase.
+    ``MosesTruecaser``), but that a word written in lowercase stays lowercase.
 
     Moses gives a word whose written form it never saw its most frequent casing. A spelling its training text
     lacks then takes the casing of the form's other sightings: the 1909 Bible writes the preposition ``á``, so
     the only ``a`` it holds are capitals opening a quoted question (``: ¿ A quién``; Moses's truecaser counts
     the word after ``¿`` as inside a sentence, which keeps the quoted sentence's capital for the target), and
     modern ``a partir de`` came out ``A partir de``. Only position (a sentence start) or style (a title,
-    capitals) capitalises a word that is not a name, and neither lowercases one, so a lowercase word inside a
-    sentence is as the writer meant it, whatever the counts say.
+    capitals) capitalises a word that is not a name, and neither lowercases one, so a lowercase word is as the
+    writer meant it, whatever the counts say: inside a sentence, and at its start, where writing it lowercase
+    says so all the more (a message or a list item: ``abrir el archivo``).
 
     Protected tokens are left out of both learning and truecasing: they keep their casing and do not count
     as a sentence's first word.
@@ -248,16 +249,16 @@ class Truecaser:
 
     def truecase(self, words: Sequence[str]) -> list[str]:
         """The truecased tokens of a tokenised sentence, as ``truecase.perl`` does but for the class's
-        difference: a sentence's first word takes its most frequent casing; inside a sentence, a word seen
-        in its own casing keeps it, a lowercase word stays, another known word takes its most frequent
-        casing; an unknown word stays as it is."""
+        difference: a lowercase word stays; otherwise a sentence's first word takes its most frequent casing,
+        and inside a sentence a word seen in its own casing keeps it, another known word takes its most
+        frequent casing; an unknown word stays as it is."""
         out, first = [], True
         for word in words:
             if self._protected.protects(word):
                 out.append(word)
                 continue
             best = self._best.get(word.lower())
-            if best is not None and (first or (word not in self._known and not word.islower())):
+            if best is not None and not word.islower() and (first or word not in self._known):
                 word = best
             out.append(word)
             if word in _SENTENCE_END:

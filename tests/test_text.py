@@ -73,6 +73,8 @@ def test_the_truecaser_keeps_a_lowercase_word_inside_a_sentence_lowercase():
     assert model.truecase(["Vive", "a", "partir", "de", "hoy", "en", "casa", "de", "pedro"]) == \
         ["vive", "a", "partir", "de", "hoy", "en", "casa", "de", "pedro"]
     assert model.truecase(["A", "partir", "de", "hoy"])[0] == "A"  # the best casing, at a sentence's start
+    assert model.truecase(["a", "partir", "de", "hoy", ".", "pedro", "vive"]) == \
+        ["a", "partir", "de", "hoy", ".", "pedro", "vive"]  # a lowercase first word as well
     assert model.truecase(["¿", "Quién", "vino", "?", "Vino", "PEDRO", "."]) == \
         ["¿", "quién", "vino", "?", "vino", "Pedro", "."]
     assert model.truecase(["Dijo", ":", "¿", "A", "quién", "?"])[3] == "A"  # seen so: a quoted sentence's capital
