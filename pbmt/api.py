@@ -168,18 +168,22 @@ class Explanation:
 
     @property
     def score(self) -> float:
+        """The best translation's weighted model score (natural log)."""
         return float(self.search.best.score)
 
     @cached_property
     def data(self) -> dict:
+        """Everything, as the JSON-ready dict of ``pbmt serve``'s ``/explain`` (``pbmt.explain.explanation_data``)."""
         return explanation_data(self.search, self.model)
 
     @property
     def text(self) -> str:
+        """The plain-text report ``pbmt explain`` prints."""
         return render_text(self.search, self.model, self.options_per_span)
 
     @property
     def html(self) -> str:
+        """The self-contained page of ``pbmt explain --html``."""
         return render_html(self.search, self.model, self.options_per_span)
 
     def __str__(self) -> str:
@@ -275,10 +279,12 @@ class Model:
 
     @property
     def weights(self) -> dict[str, tuple[float, ...]]:
+        """The model's weights by feature name (a tuple per feature, in the ini's order)."""
         return self.model.layout.as_dict(self.model.weights)
 
     @property
     def settings(self) -> SearchSettings:
+        """The search settings it decodes with (``pbmt.model.model.SearchSettings``)."""
         return self.model.settings
 
     def with_weights(self, weights: Weights) -> Model:
