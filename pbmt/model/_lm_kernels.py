@@ -220,7 +220,7 @@ def _word_bit(w):
     return np.uint64(1) << np.uint64((np.int64(w) * 0x9E3779B1 >> 26) & 63)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_sequence(lm, words, bos, eos):
     """Per-token log10 probabilities of one sentence (float64[n + eos]).
 
@@ -239,7 +239,7 @@ def score_sequence(lm, words, bos, eos):
 _LANES = 8
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_batch(lm, offsets, words, bos, eos):
     """log10 probability of each sentence of a CSR corpus (float64[n]).
 

@@ -6,7 +6,7 @@ from numba import njit
 from pbmt.model._hashtable import find
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lookup_spans(sentence, word_map, keys, values, n_words, node_phrase, max_length):
     """Source-phrase index of every span of a sentence.
 
@@ -28,7 +28,7 @@ def lookup_spans(sentence, word_map, keys, values, n_words, node_phrase, max_len
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def match_pairs(src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words,
                 o_word_map, o_keys, o_values, o_n_words, o_node_phrase,
                 o_cand_offsets, o_tgt_offsets, o_tgt_words):

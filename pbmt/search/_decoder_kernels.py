@@ -351,7 +351,7 @@ def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_o
     return n_hyp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
                  zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs):
     """Stack decoding of one sentence of ``n`` > 0 words: every kept hypothesis of a stack is extended by
@@ -559,7 +559,7 @@ def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_
     return n_hyp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
                 future, zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs, pop_limit):
     """Cube pruning of one sentence of ``n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def future_table(n, opt_start, opt_end, opt_future):
     """Best estimated score of translating each source span ``[i, j)``.
 

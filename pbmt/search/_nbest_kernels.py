@@ -140,7 +140,7 @@ def _same_words(words, a_lo, a_hi, b_lo, b_hi):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_path(parent, option, score, klass, final_class):
     """``k_best_paths`` for one path: the back pointers of the best complete hypothesis, with no heap (a
     small kernel, so a 1-best decode never compiles the n-best one). Arguments and result as
@@ -163,7 +163,7 @@ def best_path(parent, option, score, klass, final_class):
     return out_offsets, out_options, out_totals
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def k_best_paths(parent, option, score, klass, n_class, final_class, n_best, distinct, tgt_offsets, tgt_words):
     """The ``n_best`` best complete paths of a search graph, best first.
 

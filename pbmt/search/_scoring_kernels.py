@@ -130,7 +130,7 @@ def add_transition(prev_start, prev_end, prev_option, start, end, option, reorde
             out[lr_col + 3 + orient] += reordering[prev_option, 3 + orient]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reordering,
                 lm, begin_state, lm_col, dist_col, lr_col, out):
     """Add the dense features of one derivation to ``out`` (float64[n_features]).
@@ -156,7 +156,7 @@ def score_dense(d_start, d_end, d_option, local, tgt_offsets, tgt_words, reorder
         out[lm_col] += (lm_total + p) * np.log(10.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_dense_paths(path_offsets, path_options, opt_start, opt_end, local, tgt_offsets, tgt_words, reordering,
                       lm, begin_state, lm_col, dist_col, lr_col, out):
     """``score_dense`` of many derivations of one sentence: derivation ``i`` uses the options
