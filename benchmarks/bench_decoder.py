@@ -4,9 +4,9 @@ Moses2's, at the same BLEU and model score.
 Setting: the shared Moses model (``model/moses.ini``: 3-gram LM, msd-bidirectional-fe reordering, stack 200,
 beam threshold 1e-5, table limit 20, distortion limit 6, pop limit 1000) on the dev set (1,031 sentences,
 29,443 source words). Every decoder runs as a whole process on the same input, one after the other in this
-one run, so the ratios hold on a machine whose speed drifts: pbmt (``pbmt translate``, ``--workers 2`` for
-two threads), Moses2 (``--threads``) and Moses 1 (``-threads``) from ``../shared/tools/moses/bin`` (skipped
-with a note where that folder is absent). Each row is one configuration: search algorithm (stack or cube
+one run, so the ratios hold on a machine whose speed drifts: pbmt (``pbmt translate --threads``; as
+``pbmt-workers``, one thread in each of ``--workers`` processes), Moses2 (``--threads``) and Moses 1
+(``-threads``) from ``../shared/tools/moses/bin`` (skipped with a note where that folder is absent). Each row is one configuration: search algorithm (stack or cube
 pruning), n-best size (1 or 100) and threads (1 or 2).
 
 Reported per decoder: wall seconds (model loading included), source words/s, peak RSS of the process
@@ -16,7 +16,7 @@ significant digits Moses prints). Also pbmt's start-up: numba compilation with a
 whole ``pbmt translate`` of one sentence with a warm one (cached).
 
     python benchmarks/bench_decoder.py [--sentences 1031] [--searches cube,stack] [--nbest 1,100]
-        [--threads 1,2] [--decoders pbmt,moses2,moses] [--json FILE]
+        [--threads 1,2] [--decoders pbmt,pbmt-workers,moses2,moses] [--json FILE]
 """
 
 from __future__ import annotations
@@ -74,12 +74,14 @@ def at_least(ours: dict[int, float], theirs: dict[int, float]) -> float:
 
 def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nbest: Path, ini: Path):
     """(command, working folder) of one decoder run."""
-    if decoder == "pbmt":
+    if decoder in ("pbmt", "pbmt-workers"):
         command = [*PBMT, "translate", "-q", "--tokenized", "-f", str(ini), "--search", search, "-o", str(out)]
         if n_best > 1:
             command += ["--n-best", str(nbest), "--n-best-size", str(n_best)]
-        if threads > 1:
-            command += ["--workers", str(threads)]
+        if decoder == "pbmt":
+            command += ["--threads", str(threads)]
+        else:
+            command += ["--threads", "1", "--workers", str(threads)]
         return command, None
     algorithm = "1" if search == "cube" else "0"
     if decoder == "moses2":
@@ -121,7 +123,7 @@ def main() -> None:
     decoders = args.decoders.split(",")
     if not MOSES_BIN.is_dir():
         print(f"note: {MOSES_BIN} is absent: Moses and Moses2 are skipped, pbmt runs alone")
-        decoders = [d for d in decoders if d == "pbmt"]
+        decoders = [d for d in decoders if d.startswith("pbmt")]
     ini = args.data / "model" / "moses.ini"
     lines = (args.data / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.sentences]
     refs = (args.data / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.sentences]
