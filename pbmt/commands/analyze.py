@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     references = paired_lines(args.refs, "--refs", args.input, len(lines))
     translator = Translator(load_model(args), tokenized=args.tokenized)
     analyzer = _Analyzer(translator, args.causes)
-    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet, file=sys.stderr, desc="analysing")
+    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="analysing")
     with ParallelMap(_analyze, analyzer, args.workers, args.scheduler) as pool:
         analyses = list(pool.map(list(zip(lines, references)), chunksize=4, progress=progress.update))
     progress.close()

@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -84,12 +86,13 @@ def test_lattice_mert_needs_the_graphs(graphs):
         LatticeMert().fit(pool, model.weights, np.random.default_rng(0))
 
 
-def test_pbmt_tune_lattice_mert(tiny_model_dir, tiny_dev, tmp_path, capsys):
+def test_pbmt_tune_lattice_mert(tiny_model_dir, tiny_dev, tmp_path, capsys, monkeypatch):
     argv = ["tune", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"),
             "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "--out", str(tmp_path / "out"),
             "--algorithm", "lattice-mert", "--iterations", "2", "--n-best-size", "10"]
     assert main(argv[:-4] + ["--iterations", "1", "--n-best-size", "10", "-q"]) == 0
     assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # progress bars show on a terminal only
     assert main(argv + ["--resume"]) == 0  # progress shown or not is no setting of the run: it resumes
     err = capsys.readouterr().err
     assert "iteration 2: dev BLEU" in err
@@ -100,4 +103,6 @@ def test_pbmt_tune_lattice_mert(tiny_model_dir, tiny_dev, tmp_path, capsys):
     weights = MosesConfig.read(tmp_path / "out" / "moses.ini").weights
     assert sum(abs(w) for name, ws in weights.items() if name != "UnknownWordPenalty0" for w in ws) == \
         pytest.approx(1.0, abs=1e-8)
-    assert main(argv[:-6] + ["--algorithm", "lattice-mert", "--iterations", "1", "--restarts", "-1"]) == 2
+    with pytest.raises(SystemExit) as usage_error:
+        main(argv[:-6] + ["--algorithm", "lattice-mert", "--iterations", "1", "--restarts", "-1"])
+    assert usage_error.value.code == 2
