@@ -10,7 +10,8 @@ any of them changes. It is created readable by others (under the umask), so
 a model shared by several users is cached once.
 
 A cache verifies itself: ``meta.json`` records every array file's size and
-CRC-32, checked at each load (about 2 ms per MB read). A damaged cache (a
+CRC-32, checked at each load (one pass over the cache's bytes, which also
+brings them into the page cache the memory maps then read). A damaged cache (a
 file cut short, emptied or overwritten, a ``meta.json`` that is no JSON or
 lacks an array) is rebuilt from the text file, with a one-line note on
 standard error; a stale one (the text file changed) is rebuilt silently.
