@@ -453,7 +453,7 @@ def test_random_unicode_through_serve_is_answered_as_translate_answers_it_or_a_4
 
     folder = tmp_path_factory.mktemp("unicode-serve")
 
-    @settings(max_examples=10 * SCALE, deadline=None, derandomize=True)
+    @settings(max_examples=5 * SCALE, deadline=None, derandomize=True)
     @given(st.lists(st.sampled_from(["a", "b", "c", "d", "e", " ", *ODD_CHARACTERS]), min_size=1, max_size=12))
     def check(pieces):
         line = "".join(pieces)
@@ -467,11 +467,12 @@ def test_random_unicode_through_serve_is_answered_as_translate_answers_it_or_a_4
             assert answer.status_code in (200, 422)
             return
         assert answer.status_code == 200, answer.text
-        source = folder / "in.txt"
-        source.write_text(unicodedata.normalize("NFD", line) + "\n", encoding="utf-8")
+        source = folder / "in.txt"  # the line second: a BOM starting a file is the file's, not the line's
+        source.write_text("a\n" + unicodedata.normalize("NFD", line) + "\n", encoding="utf-8")
         assert main(["translate", "-q", "-f", str(server.model_dir / "moses.ini"), "-i", str(source), "-o",
                      str(folder / "out.txt")]) == 0
-        assert answer.json()["translations"][0]["text"] == (folder / "out.txt").read_text(encoding="utf-8")[:-1]
+        assert answer.json()["translations"][0]["text"] == \
+            (folder / "out.txt").read_text(encoding="utf-8").split("\n")[1]
 
     check()
 
