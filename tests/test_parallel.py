@@ -181,7 +181,8 @@ def test_a_bad_scheduler_address_is_a_command_line_error(tiny_model_dir, tmp_pat
 UNSEEN = ["a zorro b", "zorro tigre a c", "tigre", "e 1999 zorro d", "b a"]
 
 
-def test_unseen_words_translate_alike_in_a_worker_and_here_and_score_as_kenlm_unk(tiny_model_dir, bible, tmp_path):
+def test_unseen_words_translate_alike_in_a_worker_and_here_and_score_as_kenlm_unk(tiny_model_dir, repo_corpus,
+                                                                                      tmp_path):
     """Words the model does not know get per-sentence ids (the same id means another word in another sentence):
     two workers give this process's n-best lists, the LM scores them as <unk> (as the kenlm module does), and
     the model's vocabulary does not grow."""
@@ -198,7 +199,7 @@ def test_unseen_words_translate_alike_in_a_worker_and_here_and_score_as_kenlm_un
     outputs = (tmp_path / "here.out").read_text().splitlines()
     assert all(word in line.split() for line, source in zip(outputs, UNSEEN * 2) for word in source.split()
                if word in ("zorro", "tigre", "1999"))
-    reference = kenlm.Model(str(bible / "lm3.arpa.gz"))
+    reference = kenlm.Model(str(repo_corpus / "lm3.arpa.gz"))  # the tiny model's LM
     for line in here.splitlines():
         fields = line.split(" ||| ")
         lm = float(fields[2].split("LM0= ")[1].split()[0])
