@@ -85,11 +85,11 @@ def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")
 
 
-def test_deltas_equal_recomputation_on_random_document_moves(tiny, bible):
+def test_deltas_equal_recomputation_on_random_document_moves(tiny, repo_corpus):
     """Thousands of random moves over a three-sentence document, every candidate's global delta checked."""
     model = tiny
     found = build(name_features(parse_requests(f"lexical-consistency:1,length-ratio:1.2,repetition:3,"
-                                               f"lm:{bible / 'lm3.arpa.gz'}"), model.layout.names, nbest=False),
+                                               f"lm:{repo_corpus / 'lm3.arpa.gz'}"), model.layout.names, nbest=False),
                   model.vocab)
     options = [TranslationOptions.build(model, model.vocab.ids(s.split()))
                for s in ("a b c d e", "c a e b a", "b a d a")]
