@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._decoder_kernels import _future_of, reachable_spans
+from pbmt.search._decoder_kernels import _future_of, _hash, reachable_spans
 from pbmt.search._scoring_kernels import extension_score
 
 Sentence = namedtuple("Sentence", [
@@ -87,19 +87,9 @@ def fit_table(tgt_offsets, tgt_words, constraint, last_ok, exact):
     return fit
 
 
-@njit(cache=True, inline="always")
-def _hash(cov, h, key_a, pos, lm_state):
-    x = (np.uint64(lm_state) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(key_a + 7) * np.uint64(0xC2B2AE3D27D4EB4F)
-         ^ np.uint64(pos + 1) * np.uint64(0x165667B19E3779F9))
-    for k in range(cov.shape[1]):
-        x = (x ^ cov[h, k]) * np.uint64(0x100000001B3)
-        x ^= x >> np.uint64(31)
-    return x
-
-
 @njit(cache=True)
-def _same_key(cov, key_a, pos, lm_state, a, b):
-    if key_a[a] != key_a[b] or pos[a] != pos[b] or lm_state[a] != lm_state[b]:
+def _same_key(cov, key_a, lm_state, a, b):
+    if key_a[a] != key_a[b] or lm_state[a] != lm_state[b]:
         return False
     for w in range(cov.shape[1]):
         if cov[a, w] != cov[b, w]:
@@ -220,22 +210,23 @@ def forced_kernel(sentence, tr, constraint):
                     score[g] = score[h] + sentence.local_score[o] + step
                     pos[g] = new_pos
                     lm_state[g] = -1 if complete else new_state
-                    key_a[g] = -1 if complete else (o if key_option else end)
+                    # the recombination key but the coverage and LM state: the last block and the words produced
+                    key_a[g] = (-1 if complete else (o if key_option else end)) * (m + 2) + new_pos
                     n_hyp += 1
                     received[covered] += 1
                     if 2 * (n_class + 1) > table.shape[0]:
                         table = np.full(2 * table.shape[0], -1, dtype=np.int32)
                         for c in range(n_class):
                             r = c_rep[c]
-                            sl = np.int64(_hash(cov, r, key_a[r], pos[r], lm_state[r]) & np.uint64(table.shape[0] - 1))
+                            sl = np.int64(_hash(cov, r, key_a[r], lm_state[r]) & np.uint64(table.shape[0] - 1))
                             while table[sl] >= 0:
                                 sl = (sl + 1) & (table.shape[0] - 1)
                             table[sl] = c
                     mask = table.shape[0] - 1
-                    slot = np.int64(_hash(cov, g, key_a[g], pos[g], lm_state[g]) & np.uint64(mask))
+                    slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
                     found = -1
                     while table[slot] >= 0:
-                        if _same_key(cov, key_a, pos, lm_state, c_rep[table[slot]], g):
+                        if _same_key(cov, key_a, lm_state, c_rep[table[slot]], g):
                             found = table[slot]
                             break
                         slot = (slot + 1) & mask
