@@ -14,7 +14,7 @@ no pruning the search is exact dynamic programming over that state space
 (under forced decoding the LM state is a function of ``pos``, the target
 words being fixed). Stacks hold classes by source words covered; a block
 covers at least one source word, so stack ``s`` is final before it is
-expanded. Prefix decoding prunes only the classes past the prefix (histogram
+expanded. Prefix decoding prunes only the classes past the prefix (histogram and threshold
 pruning by score plus future estimate, as the stack decoder does); classes
 still inside the prefix are all kept. Every hypothesis stays in the pool as
 an arc of its class, so n-best lists come from ``_nbest_kernels``.
@@ -48,6 +48,7 @@ Constraint = namedtuple("Constraint", [
     "distortion_limit",  # int: < 0 unlimited
     "mon_swap",  # bool: the MON/SWAP space instead of the distortion limit
     "stack_size",  # int: classes kept per stack past the prefix (<= 0: all)
+    "log_beam",  # float: past the prefix, keep classes within this of the stack's best (natural log; -inf: all)
     "max_hypotheses",  # int: stop (and say so) when the pool would grow past this
 ])
 """What a constrained search must produce and in which space (``forced_kernel``)."""
@@ -98,9 +99,10 @@ def _same_key(cov, key_a, lm_state, a, b):
 
 
 @njit(cache=True)
-def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_size):
+def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_size, log_beam):
     """Representatives of one stack's classes to expand: every class inside the constraint, and of those
-    past it (``pos == prefix_end`` of a prefix) the ``stack_size`` best by score plus future estimate."""
+    past it (``pos == prefix_end`` of a prefix) the ``stack_size`` best by score plus future estimate that
+    are within ``log_beam`` of the best (the stack decoder's histogram and threshold pruning)."""
     count = 0
     c = head
     while c >= 0:
@@ -124,9 +126,11 @@ def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_siz
     keep = np.empty(count, dtype=np.int32)
     n_keep = 0
     n_free = 0
+    best = -np.inf
     for i in order:
         if free[i]:
-            if n_free == stack_size:
+            best = max(best, totals[i])
+            if n_free == stack_size or totals[i] < best + log_beam:
                 continue
             n_free += 1
         keep[n_keep] = reps[i]
@@ -174,7 +178,7 @@ def forced_kernel(sentence, tr, constraint):
     n_hyp = 1
     for s in range(n):
         for h in _kept(stack_head[s], c_next, c_rep, pos, score, cov, n, sentence.future, prefix_end,
-                       constraint.stack_size):
+                       constraint.stack_size, constraint.log_beam):
             n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, constraint.distortion_limit,
                                       constraint.mon_swap, span_offsets, spans, sentence.zones, sentence.walls)
             t = pos[h]

@@ -19,6 +19,7 @@ completes it).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -90,15 +91,17 @@ def constrained_graph(model: TranslationModel, options: TranslationOptions, cons
     """The search graph of the constrained search (``_forced_kernels``) of a sentence of at least one word.
 
     ``constraint``: ``int32[m]`` target ids; ``exact``: the output is the constraint (forced decoding),
-    else it begins with it (its completions pruned to ``settings.stack_size`` per stack); ``last_ok``:
+    else it begins with it (its completions pruned to ``settings.stack_size`` per stack and its beam
+    threshold); ``last_ok``:
     ``bool[V]``, the word ids allowed at the constraint's last position (an unfinished word). ``final_class``
     is -1 when nothing satisfies the constraint, ``OVERFLOW`` past ``max_hypotheses``.
     """
     settings = settings or model.settings
     last_ok = np.zeros(0, np.bool_) if last_ok is None else last_ok
     fit = fit_table(options.tgt_offsets, options.tgt_words, np.asarray(constraint, np.int32), last_ok, exact)
+    log_beam = math.log(settings.beam_threshold) if settings.beam_threshold > 0 and not exact else -math.inf
     spec = Constraint(fit, len(constraint), exact, settings.distortion_limit, settings.reordering == "mon-swap",
-                      0 if exact else settings.stack_size, max_hypotheses)
+                      0 if exact else settings.stack_size, log_beam, max_hypotheses)
     parent, option, score, klass, final_class, received = forced_kernel(sentence_arrays(options),
                                                                        transitions(model, options), spec)
     return SearchGraph(parent, option, score, klass, final_class, received[:, None])
@@ -237,7 +240,7 @@ def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: 
     first by model score (natural log); ``distinct``: completions with distinct target words.
 
     The derivations' prefix part is searched exactly, their completion with ``settings.stack_size``
-    (default: the model's) classes per stack by score plus future estimate. With no prefix at all, this is
+    (default: the model's) classes per stack by score plus future estimate, within its beam threshold. With no prefix at all, this is
     ``decode``, the model's own search. None found: ``reason`` is ``REFERENCE_WORD`` (with the words) when
     a prefix word is one no phrase pair of the sentence produces in its place, else ``SEGMENTATION``.
     """
