@@ -56,7 +56,7 @@ Constraint = namedtuple("Constraint", [
 OVERFLOW = -2  # final_class when the search stopped at Constraint.max_hypotheses
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fit_table(tgt_offsets, tgt_words, constraint, last_ok, exact):
     """``fit[o, t]``: option ``o``'s target words agree with ``constraint`` (``int32[m]`` ids) from position
     ``t`` (``0 <= t <= m``). ``exact``: the words must lie within the constraint and equal it (forced
@@ -138,7 +138,7 @@ def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_siz
     return keep[:n_keep]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forced_kernel(sentence, tr, constraint):
     """The constrained search of one sentence of ``sentence.n`` > 0 words (see the module docstring).
 
