@@ -43,6 +43,7 @@ LOG_FLOOR = -100.0  # Moses floors log probabilities at -100
 
 #: quote and bracket marks, each opening one with the mark that closes it
 PAIRS = {'"': '"', "«": "»", "“": "”", "‘": "’", "(": ")", "[": "]"}
+_OPENING = frozenset(PAIRS)
 
 _NAME = re.compile(r"[A-Za-z][\w.:-]*")
 _ATTRIBUTE = re.compile(r"\s*([A-Za-z_][\w.:-]*)\s*=\s*(\"([^\"]*)\"|'([^']*)')")
@@ -88,6 +89,8 @@ class Markup:
     def with_quote_zones(self, tokens: list[str]) -> "Markup":
         """This markup and a zone for every pair of quote or bracket marks in ``tokens`` (``quote_zones``)."""
         zones, walls = quote_zones(tokens)
+        if not zones:
+            return self
         return replace(self, zones=tuple(dict.fromkeys(self.zones + zones)),
                        walls=tuple(sorted(set(self.walls + walls))))
 
@@ -111,6 +114,8 @@ def quote_zones(tokens: list[str]) -> tuple[tuple[tuple[int, int], ...], tuple[i
     the opening mark to the closing one, with a wall after the opening mark and one before the closing mark
     (both inside the zone), so the quoted words are translated together, between their marks. A mark
     without its partner makes nothing."""
+    if _OPENING.isdisjoint(tokens):
+        return (), ()
     zones, walls, open_marks = [], [], []
     for i, token in enumerate(tokens):
         closing = [k for k in range(len(open_marks) - 1, -1, -1) if PAIRS[open_marks[k][0]] == token]

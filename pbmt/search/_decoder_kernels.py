@@ -91,7 +91,6 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
     swapped block whose left gap one option must then fill exactly; while such a gap is open, only a
     block filling it exactly. Either way, the sentence's walls and zones hold (``respects_constraints``).
     """
-    constrained = zones.shape[0] + walls.shape[0] > 0
     count = 0
     first_gap = 0
     while first_gap < n and _covered(cov, h, first_gap):
@@ -124,12 +123,27 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
             elif distortion_limit >= 0 and start != first_gap and end - first_gap > distortion_limit:
                 break
             span = start * max_length + length
-            if span_offsets[span] < span_offsets[span + 1] and (
-                    not constrained or respects_constraints(cov, h, start, end, zones, walls)):
+            if span_offsets[span] < span_offsets[span + 1]:
                 spans[count, 0] = start
                 spans[count, 1] = end
                 count += 1
+    if zones.shape[0] + walls.shape[0] > 0:
+        count = _keep_respecting(cov, h, spans, count, zones, walls)
     return count
+
+
+@njit(cache=True)
+def _keep_respecting(cov, h, spans, count, zones, walls):
+    """Of the first ``count`` spans of ``spans``, keep those hypothesis h may translate next under the
+    reordering constraints (``respects_constraints``) at the front, in order; returns how many. A pass of its
+    own after ``reachable_spans``'s loop, so that loop is the same on a sentence without constraints."""
+    kept = 0
+    for k in range(count):
+        if respects_constraints(cov, h, spans[k, 0], spans[k, 1], zones, walls):
+            spans[kept, 0] = spans[k, 0]
+            spans[kept, 1] = spans[k, 1]
+            kept += 1
+    return kept
 
 
 @njit(cache=True)
