@@ -30,7 +30,7 @@ the test source alone (no translation), over the same segments, with the
 source as the expected text.
 
     python benchmarks/bench_real_text.py --corpus /work/realtext/corpus --work /work/realtext/RUN \\
-        [--pbmt DIR] [--workers N] [--tune] [--json FILE]
+        [--pbmt DIR] [--train-option=--placeholders] [--workers N] [--tune] [--json FILE]
 
 Each step keeps its output in ``--work`` and is skipped when run again
 (``pbmt train`` resumes by itself). docs/real-text.md has the figures.
@@ -169,6 +169,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="model, outputs and figures of this run")
     parser.add_argument("--pbmt", type=Path, default=REPO, help="the pbmt source tree to run (default: this one)")
     parser.add_argument("--workers", type=int, default=1, help="translate and tune with N processes (default: 1)")
+    parser.add_argument("--train-option", action="append", default=[], metavar="OPTION",
+                        help="pass OPTION to pbmt train, e.g. --train-option=--placeholders (repeatable)")
     parser.add_argument("--tune", action="store_true", help="also tune with MERT on the dev split and translate again")
     parser.add_argument("--json", type=Path, help="write the figures here too (default: WORK/figures.json)")
     args = parser.parse_args()
@@ -180,7 +182,7 @@ def main() -> None:
     references = (corpus / "test.en").read_text(encoding="utf-8").splitlines()
     commit = subprocess.run(["git", "-C", str(args.pbmt), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    figures: dict = {"pbmt": str(args.pbmt), "commit": commit, "test_segments": len(sources), "steps": {}, "systems": {}}
+    figures: dict = {"pbmt": str(args.pbmt), "commit": commit, "train_options": args.train_option, "test_segments": len(sources), "steps": {}, "systems": {}}
 
     def step(name: str, command: list[str], done: Path, stdin: Path | None = None, stdout: Path | None = None):
         if done.exists():
@@ -192,7 +194,8 @@ def main() -> None:
 
     model = work / "model"
     step("train", [*pbmt, "train", "-q", "--src", str(corpus / "train.es"), "--tgt", str(corpus / "train.en"),
-                   "--out", str(model), "--tokenizer", "moses", "--lm-order", "3"], model / "moses.ini")
+                   "--out", str(model), "--tokenizer", "moses", "--lm-order", "3", *args.train_option],
+         model / "moses.ini")
     step("translate", [*pbmt, "translate", "-q", "-f", str(model / "moses.ini"), "-i", str(corpus / "test.es"),
                        "-o", str(work / "test.untuned.en"), "--workers", str(args.workers)], work / "test.untuned.en")
     outputs = {"pbmt, untuned": work / "test.untuned.en"}
