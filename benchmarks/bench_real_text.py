@@ -14,9 +14,9 @@ English by a model trained with ``pbmt train``,
 
 Data: the corpus of ``benchmarks/gettext_corpus.py`` (``--corpus``: its
 ``train``, ``dev`` and ``test`` files): the model is trained on the training
-split by ``pbmt train --tokenizer moses`` (eflomal alignment, 3-gram LM), the
-test split is translated untuned and, with ``--tune``, with weights tuned by
-MERT on the dev split. ``--pbmt DIR`` runs the pbmt of another checkout (its
+split by ``pbmt train`` with Moses's tokeniser (eflomal alignment, 3-gram LM,
+no word classes), the test split is translated untuned and, with ``--tune``,
+with weights tuned by MERT on the dev split. ``--pbmt DIR`` runs the pbmt of another checkout (its
 source tree on ``PYTHONPATH``), so that the same script measures a baseline
 commit and a later one side by side.
 
@@ -30,7 +30,7 @@ the test source alone (no translation), over the same segments, with the
 source as the expected text.
 
     python benchmarks/bench_real_text.py --corpus /work/realtext/corpus --work /work/realtext/RUN \\
-        [--pbmt DIR] [--train-option=--placeholders] [--workers N] [--tune] [--json FILE]
+        [--pbmt DIR] [--train-option=--placeholders] [--workers N] [--tune [--tune-option=--iterations=6]] [--json FILE]
 
 Each step keeps its output in ``--work`` and is skipped when run again
 (``pbmt train`` resumes by itself). docs/real-text.md has the figures.
@@ -131,6 +131,12 @@ def pbmt_command(code: Path) -> tuple[list[str], dict]:
     return [sys.executable, "-m", "pbmt"], {**os.environ, "PYTHONPATH": str(code)}
 
 
+def tokeniser_options(pbmt: list[str], env: dict) -> list[str]:
+    """Moses's tokeniser for pbmt train: the default since ``--tokenized`` came, ``--tokenizer moses`` before."""
+    usage = subprocess.run([*pbmt, "train", "--help"], capture_output=True, text=True, env=env, check=True).stdout
+    return [] if "--tokenized" in usage else ["--tokenizer", "moses"]
+
+
 def moses_round_trips(corpus: Path, work: Path) -> dict[str, Path]:
     """Moses's tokenizer/detokenizer (and truecaser) on the test source, with no translation between."""
     tok, detok = MOSES / "tokenizer" / "tokenizer.perl", MOSES / "tokenizer" / "detokenizer.perl"
@@ -138,9 +144,9 @@ def moses_round_trips(corpus: Path, work: Path) -> dict[str, Path]:
     out = work / "moses"
     out.mkdir(parents=True, exist_ok=True)
     protected = MOSES / "tokenizer" / "basic-protected-patterns"
-    variants = {"tokenizer.perl | detokenizer.perl": []}
+    variants = {"tokenizer.perl → detokenizer.perl": []}
     if protected.exists():
-        variants["tokenizer.perl -protected basic-protected-patterns | detokenizer.perl"] = ["-protected", str(protected)]
+        variants["tokenizer.perl -protected basic-protected-patterns → detokenizer.perl"] = ["-protected", str(protected)]
     results = {}
     for k, (label, extra) in enumerate(variants.items()):
         tokenised, restored = out / f"test.tok{k}.es", out / f"test.round{k}.es"
@@ -159,7 +165,7 @@ def moses_round_trips(corpus: Path, work: Path) -> dict[str, Path]:
         run(["perl", str(recaser / "truecase.perl"), "--model", str(model)], out / f"test.tok{k}.es", truecased)
         run(["perl", str(recaser / "detruecase.perl")], truecased, detruecased)
         run(["perl", str(detok), "-q", "-l", "es"], detruecased, restored)
-    results[f"{list(variants)[-1].split(' |')[0]} | truecase.perl | detruecase.perl | detokenizer.perl"] = restored
+    results[f"{list(variants)[-1].split(' →')[0]} → truecase.perl → detruecase.perl → detokenizer.perl"] = restored
     return results
 
 
@@ -172,6 +178,8 @@ def main() -> None:
     parser.add_argument("--train-option", action="append", default=[], metavar="OPTION",
                         help="pass OPTION to pbmt train, e.g. --train-option=--placeholders (repeatable)")
     parser.add_argument("--tune", action="store_true", help="also tune with MERT on the dev split and translate again")
+    parser.add_argument("--tune-option", action="append", default=[], metavar="OPTION",
+                        help="pass OPTION to pbmt tune, e.g. --tune-option=--iterations=6 (repeatable)")
     parser.add_argument("--json", type=Path, help="write the figures here too (default: WORK/figures.json)")
     args = parser.parse_args()
 
@@ -182,7 +190,8 @@ def main() -> None:
     references = (corpus / "test.en").read_text(encoding="utf-8").splitlines()
     commit = subprocess.run(["git", "-C", str(args.pbmt), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"
-    figures: dict = {"pbmt": str(args.pbmt), "commit": commit, "train_options": args.train_option, "test_segments": len(sources), "steps": {}, "systems": {}}
+    figures: dict = {"pbmt": str(args.pbmt), "commit": commit, "train_options": args.train_option,
+                     "tune_options": args.tune_option if args.tune else None, "test_segments": len(sources), "steps": {}, "systems": {}}
 
     def step(name: str, command: list[str], done: Path, stdin: Path | None = None, stdout: Path | None = None):
         if done.exists():
@@ -194,7 +203,8 @@ def main() -> None:
 
     model = work / "model"
     step("train", [*pbmt, "train", "-q", "--src", str(corpus / "train.es"), "--tgt", str(corpus / "train.en"),
-                   "--out", str(model), "--tokenizer", "moses", "--lm-order", "3", *args.train_option],
+                   "--out", str(model), *tokeniser_options(pbmt, env), "--lm-order", "3", "--word-class-count", "0",
+                   *args.train_option],
          model / "moses.ini")
     step("translate", [*pbmt, "translate", "-q", "-f", str(model / "moses.ini"), "-i", str(corpus / "test.es"),
                        "-o", str(work / "test.untuned.en"), "--workers", str(args.workers)], work / "test.untuned.en")
@@ -202,7 +212,8 @@ def main() -> None:
     if args.tune:
         tuned = work / "tuned"
         step("tune", [*pbmt, "tune", "-q", "-f", str(model / "moses.ini"), "--src", str(corpus / "dev.es"),
-                      "--refs", str(corpus / "dev.en"), "--out", str(tuned), "--workers", str(args.workers)],
+                      "--refs", str(corpus / "dev.en"), "--out", str(tuned), "--workers", str(args.workers),
+                      *args.tune_option],
              tuned / "moses.ini")
         step("translate tuned", [*pbmt, "translate", "-q", "-f", str(tuned / "moses.ini"), "-i",
                                  str(corpus / "test.es"), "-o", str(work / "test.tuned.en"), "--workers",
@@ -216,7 +227,7 @@ def main() -> None:
                            "-o", str(work / "test.tok.es")], work / "test.tok.es")
     step("pbmt detokenize", [*pbmt, "detokenize", "-f", str(model / "moses.ini"), "--side", "source", "-i",
                              str(work / "test.tok.es"), "-o", str(work / "test.round.es")], work / "test.round.es")
-    round_trips = {"pbmt tokenize | pbmt detokenize (source side)": work / "test.round.es",
+    round_trips = {"pbmt tokenize → pbmt detokenize (source side)": work / "test.round.es",
                    **moses_round_trips(corpus, work)}
     figures["round_trips"] = {}
     for label, path in round_trips.items():
