@@ -22,7 +22,8 @@ commit and a later one side by side.
 
 A segment counts for a class when its source has tokens of that class and
 its reference has the same tokens (as a multiset; for accelerators, the same
-number of marks ``_X``/``&X`` on a word: the letter marked is translated);
+number of marks ``_`` and ``&`` before a letter, at the start of a word or
+inside it as in ``F_ull``: the letter marked is translated);
 it keeps them when the output has exactly that multiset. Overall: the
 segments counted for any class, kept when every class they count for is
 kept. Moses's scripts and pbmt's own ``tokenize``/``detokenize`` are run on
@@ -66,7 +67,7 @@ CLASSES: list[tuple[str, re.Pattern]] = [
     ("positional", re.compile(r"%L?[0-9]+")),
     ("brace", re.compile(r"\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}\s]*)?\}|\{[0-9]+(?::[^{}\s]*)?\}")),
     ("path", re.compile(r"(?<![\w.:/<])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]*[\w+@-]/?|(?<![\w/])~/")),
-    ("accelerator", re.compile(r"(?<![\w&])[_&](?=\w)")),
+    ("accelerator", re.compile(r"(?<![_&])[_&](?=[^\W\d_])")),
 ]
 CLASS_NAMES = [name for name, _ in CLASSES]
 

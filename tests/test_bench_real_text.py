@@ -32,7 +32,8 @@ corpus = load("gettext_corpus")
     ("Véase https://www.ejemplo.es/informe-2024.html.", {"url": Counter({"https://www.ejemplo.es/informe-2024.html": 1})}),
     ("Escriba a juan@ejemplo.es o abra /etc/fstab y ~/.bashrc", {
         "email": Counter({"juan@ejemplo.es": 1}), "path": Counter({"/etc/fstab": 1, "~/.bashrc": 1})}),
-    ("Crear _carpeta, &Abrir, R&D, entrada/salida y/o nombre_de_archivo", {"accelerator": Counter({"_": 1, "&": 1})}),
+    ("Crear _carpeta, &Abrir, F_ull, entrada/salida y/o %s_%d __x", {
+        "accelerator": Counter({"_": 2, "&": 1}), "printf": Counter({"%s": 1, "%d": 1})}),
 ])
 def test_protected_tokens_by_class(text, expected):
     assert bench.protected_tokens(text) == expected
