@@ -391,7 +391,7 @@ def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, spa
     class, and the extensions rejected by the beam threshold before entering it (see STAT_NAMES).
     """
     pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
-    n_hyp = 1
+    n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
     key_option = tr.has_lr or tr.has_sparse
     for s in range(n):
         cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
@@ -589,7 +589,7 @@ def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, esti
     Stats column 1 counts the hypotheses kept for extension.
     """
     pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
-    n_hyp = 1
+    n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
     key_option = tr.has_lr or tr.has_sparse
     order = _options_by_estimate(span_offsets, estimate)
     if pop_limit <= 0:
