@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from bench_decoder import run
 
 ROOT = Path(__file__).resolve().parents[1]
 README_COMMAND = ["translate", "-i", "data/sample.es"]
@@ -63,20 +64,6 @@ def record_compiles(pbmt_args: list[str], report: Path) -> int:
     return code
 
 
-def timed(command: list[str], env: dict) -> dict:
-    """Wall and CPU seconds of ``command`` run to completion (its output thrown away)."""
-    with tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                                   stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - started
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise RuntimeError(f"{' '.join(command)} failed:\n{err.read().decode(errors='replace')[-2000:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime}
-
-
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -97,11 +84,14 @@ def main() -> None:
         env = {"NUMBA_CACHE_DIR": str(work / "numba"), "PBMT_CACHE_DIR": str(work / "models")}
         report = work / "compiles.json"
         results = {"command": ["pbmt", *pbmt_args], "load_before": load()}
-        results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args], env)
+        def timed(command):
+            return run(command, None, Path(os.devnull), ROOT, env)
+
+        results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
         compiled = json.loads(report.read_text())
         (work / "models").rename(work / "models-cold")
-        results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args], env)
-        results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args], env)
+        results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
+        results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
         results["load_after"] = load()
     compiled.sort(key=lambda c: -c["seconds"])
     results["kernels"] = compiled
