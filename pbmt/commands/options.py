@@ -154,6 +154,6 @@ def add_threads_argument(parser, what: str = "decode sentences") -> argparse.Act
     """``--threads N``: how many threads of this process ``what``, sharing one model in memory (default: the
     cores this process may use)."""
     return parser.add_argument("--threads", type=int, default=available_cores(),
-                               help=f"{what} on this many threads sharing one model (default: the cores this "
-                               "process may use; with --workers, each worker process runs one)")
+                               help=f"{what} on this many threads sharing one model (by default as many as "
+                               "the cores this process may use; with --workers, one in each worker process)")
 
