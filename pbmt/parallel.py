@@ -48,6 +48,7 @@ import cloudpickle
 
 from pbmt.errors import PbmtError
 
+
 def available_cores() -> int:
     """The processors this process may run on (its CPU affinity, as a container or ``taskset`` limits it):
     the default number of decoding threads."""
