@@ -33,6 +33,7 @@ from pbmt.config import MosesConfig, read_weights
 from pbmt.errors import PbmtError, UsageError
 from pbmt.explain import Explanation as SearchExplanation
 from pbmt.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
+from pbmt.files import release_folders
 from pbmt.markup import XML_MODES, MarkupError
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
@@ -418,9 +419,12 @@ class Model:
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="pbmt-tune-"))
         given = {"n_best": n_best, "max_iterations": iterations, "seed": seed}
         settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})
-        with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
-            result = tune(decoder, References(references), self.model.config, self.model.layout,
-                          make_optimizer(algorithm), folder, settings, quiet=not progress)
+        try:
+            with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
+                result = tune(decoder, References(references), self.model.config, self.model.layout,
+                              make_optimizer(algorithm), folder, settings, quiet=not progress)
+        finally:
+            release_folders(folder)  # the run folder's lock (pbmt.files.lock_folder) ends with the run
         tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads
         return Tuning(tuned, tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
 

@@ -28,6 +28,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 try:
@@ -91,7 +92,7 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             if number == 1 and line.startswith(_BOM):
                 line = line[1:]
             yield number, line.rstrip("\n").rstrip("\r")
-    except (OSError, EOFError) as err:
+    except (OSError, EOFError, zlib.error) as err:  # zlib.error: a gzip stream damaged inside
         raise FormatError(name, number + 1, f"cannot read: {err}") from None
     finally:
         if handle is not sys.stdin.buffer:
@@ -388,9 +389,12 @@ def lock_folder(folder: str | os.PathLike) -> None:
             raise PbmtError(f"{folder}: cannot write in it: {err.strerror or err}") from None
 
 
-def release_folders() -> None:
-    """Unlock every run folder this process holds (``pbmt.cli.main`` does when a verb ends)."""
+def release_folders(only: str | os.PathLike | None = None) -> None:
+    """Unlock every run folder this process holds (``pbmt.cli.main`` does when a verb ends), or ``only`` that one
+    (a tuning run of the Python API, when it returns)."""
     for folder, fd in list(_held_folders.items()):
+        if only is not None and folder != Path(only).resolve():
+            continue
         with contextlib.suppress(OSError):
             (folder / ".pbmt-lock").unlink()
         os.close(fd)

@@ -188,6 +188,7 @@ def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tin
     rows = (tmp_path / "mert" / "log.tsv").read_text().splitlines()[1:]
     assert [float(row.split("\t")[2]) for row in rows] == pytest.approx(list(run.dev_bleu), abs=1e-4)
     assert "data:image/png;base64," in run._repr_html_()
+    assert not (tmp_path / "mert" / ".pbmt-lock").exists()  # the run folder's lock ends with the run
     with pytest.raises(PbmtError, match="wrong way round"):
         tiny.tune(refs, sources, tokenized=True, iterations=1, out=tmp_path / "swapped", progress=False)
     with pytest.raises(UsageError, match="algorithm must be"):

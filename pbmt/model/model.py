@@ -275,6 +275,10 @@ class TranslationModel:
             if len(found) > 1 or (needed and not found):
                 raise PbmtError(f"{ini}: pbmt's decoder needs {'exactly' if needed else 'at most'} one {type_} feature, "
                                 f"the [feature] section has {len(found)}")
+        for feature in config.features:  # a file the ini names that is not there is the ini's error
+            if "path" in feature.args and not config.resolve(feature.args["path"]).is_file():
+                raise PbmtError(f"{ini}: {feature.name}'s path={feature.args['path']} names no file "
+                                f"({config.resolve(feature.args['path'])})")
         vocab = Vocab()
         lm_feature = config.features_of_type("KENLM")[0]
         lm = NgramLM.load(config.resolve(lm_feature.args["path"]), vocab)
