@@ -167,23 +167,26 @@ def minimal_states(entries, order, top):
 
 # A direct-mapped cache of LM scores, for searches that score the same few (state, word) pairs again and
 # again: a hit costs one access where the model's own lookup costs several cache misses. key: LM state << 32 |
-# word (all ones: empty); prob: log10 p(word | state); state: the state after word. 32 bytes, so that a lookup
-# touches one cache line.
+# word (all ones: empty); lm: which of the model's LMs (one cache serves all of them); prob: log10 p(word |
+# state); state: the state after word. 32 bytes, so that a lookup touches one cache line.
 CACHE_BITS = 16
-CACHE_ENTRY = np.dtype([("key", np.uint64), ("prob", np.float64), ("state", np.int64), ("unused", np.int64)],
+CACHE_ENTRY = np.dtype([("key", np.uint64), ("prob", np.float64), ("state", np.int64), ("lm", np.int64)],
                        align=True)
 
 
 @njit(cache=True, inline="always")
-def cached_score_word(lm, cache, state, word):
-    """``score_word`` through ``cache`` (CACHE_ENTRY[2**CACHE_BITS]), which it updates."""
+def cached_score_word(lm, cache, which, state, word):
+    """``score_word`` of LM number ``which`` (``lm``) through ``cache`` (CACHE_ENTRY[2**CACHE_BITS]), which it
+    updates."""
     key = (np.uint64(state) << np.uint64(32)) | np.uint64(word)
-    slot = np.int64((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - CACHE_BITS))
+    slot = np.int64(((key + np.uint64(which) * np.uint64(0xD6E8FEB86659FD93)) * np.uint64(0x9E3779B97F4A7C15))
+                    >> np.uint64(64 - CACHE_BITS))
     entry = cache[slot]
-    if entry.key == key:
+    if entry.key == key and entry.lm == which:
         return entry.prob, entry.state
     p, new_state = score_word(lm, state, word)
     entry.key = key
+    entry.lm = which
     entry.prob = p
     entry.state = new_state
     return p, new_state

@@ -56,7 +56,7 @@ _MISSING_UNK_LOG10 = -100.0
 
 @dataclass(frozen=True, eq=False)
 class LMCache:
-    """A direct-mapped cache of one LM's scores, keyed by (LM state, word) (``_lm_kernels.cached_score_word``);
+    """A direct-mapped cache of LM scores, keyed by (which LM, LM state, word) (``_lm_kernels.cached_score_word``);
     shareable by every search of one model in one thread (a search writes it, so threads never share one)."""
 
     entries: np.ndarray

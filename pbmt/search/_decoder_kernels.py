@@ -1,18 +1,20 @@
 """Numba kernel of the stack decoder.
 
-Hypotheses live in a pool of parallel arrays. Hypotheses with the same
-recombination key (coverage, LM state, and the previous block: its end, or the
-option itself when lexicalized reordering or sparse transition features need
-it) form a
-class; the best member represents the class in its stack, the others are kept
-as recombined arcs for n-best extraction. All complete hypotheses form one
-final class. Scores are weighted natural-log model scores.
+Hypotheses live in a pool of parallel arrays (``Pool``). Hypotheses with
+the same recombination key (coverage, the row of the state matrix that the
+stateful features keep, and the previous block: its end, or the option
+itself when lexicalized reordering or sparse transition features need it)
+form a class; the best member represents the class in its stack, the others
+are kept as recombined arcs for n-best extraction. All complete hypotheses
+form one final class. Scores are weighted natural-log model scores.
 
 Two reordering spaces: Moses's distortion limit, or Tillmann & Zhang's
 MON/SWAP block orientation model (monotone, or a block swapped with its
 right neighbour: the coverage is a prefix, or a prefix plus one block whose
 left gap the next block must fill exactly, in one phrase).
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -22,6 +24,75 @@ from pbmt.search._scoring_kernels import extension_score
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
 
+Sentence = namedtuple("Sentence", [
+    "n",  # int: source words, at least 1
+    "tgt_offsets", "tgt_words",  # CSR of the options' target words
+    "local_score",  # float64[n_opt]: each option's weighted option-local score
+    "estimate",  # float64[n_opt]: each option's estimated score (cube pruning sorts a span's options by it)
+    "span_offsets",  # int64[n * max_length + 1]: options of each span (TranslationOptions.span)
+    "max_length",  # int
+    "future",  # float64[n + 1, n + 1]: future cost estimates of source spans
+    "zones", "walls",  # int32[z, 2], int32[w, 3]: reordering constraints (TranslationOptions.zones, .walls)
+])
+"""A sentence's ``TranslationOptions`` as the search kernels read them."""
+
+Limits = namedtuple("Limits", [
+    "distortion_limit",  # int: < 0 for none
+    "stack_size",  # int
+    "log_beam",  # float: natural log of the beam threshold (-inf: no threshold pruning)
+    "mon_swap",  # bool: search the MON/SWAP space (the distortion limit is ignored)
+    "keep_arcs",  # bool: keep every recombined hypothesis as an arc (n-best lists, search graphs)
+    "pop_limit",  # int: hypotheses cube pruning creates per stack, at least 1
+])
+"""The search settings the kernels read."""
+
+Pool = namedtuple("Pool", [
+    "cov",  # uint64[cap, words]: coverage bitmap
+    "prev_start", "prev_end",  # int32[cap]: source span of the last block
+    "state",  # int64[cap, width]: the stateful features' state (-1 when complete)
+    "option",  # int32[cap]: the last block's option
+    "parent",  # int32[cap]
+    "score",  # float64[cap]: accumulated weighted score
+    "fut",  # float64[cap]: future estimate
+    "klass",  # int32[cap]: recombination class
+    "key",  # int64[cap]: recombination key beyond coverage and state: the last block's end, or its option
+])
+"""The hypotheses of one search, parallel arrays indexed by hypothesis (0: the empty start)."""
+
+Classes = namedtuple("Classes", [
+    "rep",  # int32[cap]: each class's best member
+    "next",  # int32[cap]: the next class of the same stack (-1: last)
+    "table",  # int32[2**k]: open-addressing hash table of classes by recombination key (-1: empty)
+    "counts",  # int64[2]: the number of classes, the final class (-1: none yet)
+])
+"""Recombination classes."""
+
+Stacks = namedtuple("Stacks", [
+    "head",  # int32[n + 1]: each stack's first class (-1: empty)
+    "best",  # float64[n + 1]: each stack's best score plus future estimate so far
+    "stats",  # int64[n + 1, 5]: counts per stack (STAT_NAMES)
+])
+"""The stacks, one per number of covered source words."""
+
+Queue = namedtuple("Queue", [
+    "edge", "row", "col",  # int64[cap]: each cell's edge, hypothesis row and option column
+    "score",  # float64[cap]: its score
+    "state",  # int64[cap, width]: its state
+    "total",  # float64[cap]: its score plus future estimate
+    "heap_keys", "heap",  # float64[cap], int64[cap]: the max-heap of cells by total
+])
+"""Cube pruning's scored cells of the stack being filled."""
+
+Edges = namedtuple("Edges", [
+    "group",  # int64[cap]: the edge's group of kept hypotheses
+    "start", "end",  # int32[cap]: the span it translates
+    "fut",  # float64[cap]: future estimate after it
+    "next",  # int64[cap]: the next edge into the same stack (-1: last)
+    "members",  # int32[cap]: grouped kept hypotheses of every expanded stack
+    "group_lo",  # int64[cap]: group g's members are members[group_lo[g]:group_lo[g + 1]]
+])
+"""Cube pruning's edges: groups of kept hypotheses times the spans they may translate next."""
+
 @njit(cache=True, inline="always")
 def _covered(cov, h, i):
     return (cov[h, i >> 6] >> np.uint64(i & 63)) & np.uint64(1)
@@ -29,6 +100,7 @@ def _covered(cov, h, i):
 
 @njit(cache=True)
 def _future_of(cov, h, n, future):
+    """Future estimate of hypothesis h's uncovered spans (``future``: float64[n + 1, n + 1])."""
     total = 0.0
     i = 0
     while i < n:
@@ -44,12 +116,28 @@ def _future_of(cov, h, n, future):
 
 
 @njit(cache=True, inline="always")
-def _hash(cov, h, key_a, lm_state):
-    x = np.uint64(lm_state) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(key_a + 7) * np.uint64(0xC2B2AE3D27D4EB4F)
+def _hash(cov, h, x):
+    """Hash of hypothesis h's coverage, from seed x (uint64)."""
     for k in range(cov.shape[1]):
         x = (x ^ cov[h, k]) * np.uint64(0x100000001B3)
         x ^= x >> np.uint64(31)
     return x
+
+
+@njit(cache=True, inline="always")
+def state_hash(cov, state, key, h):
+    """Hash of hypothesis h's recombination key: coverage ``cov[h]``, state row ``state[h]`` and ``key[h]``."""
+    x = np.uint64(key[h] + 7) * np.uint64(0xC2B2AE3D27D4EB4F)
+    for m in range(state.shape[1]):
+        x = (x ^ np.uint64(state[h, m])) * np.uint64(0x9E3779B97F4A7C15)
+        x ^= x >> np.uint64(29)
+    return _hash(cov, h, x)
+
+
+@njit(cache=True, inline="always")
+def _key_hash(pool, h):
+    """Hash of hypothesis h's recombination key (``state_hash``)."""
+    return state_hash(pool.cov, pool.state, pool.key, h)
 
 
 @njit(cache=True)
@@ -147,40 +235,48 @@ def _keep_respecting(cov, h, spans, count, zones, walls):
 
 
 @njit(cache=True)
-def _grow_pool(cap, cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a):
-    return (grow2(cov, cap), grow1(prev_start, cap), grow1(prev_end, cap), grow1(lm_state, cap),
-            grow1(option, cap), grow1(parent, cap), grow1(score, cap), grow1(fut, cap), grow1(klass, cap),
-            grow1(key_a, cap))
+def _grow_pool(pool, cap):
+    """The pool with room for ``cap`` hypotheses."""
+    return Pool(grow2(pool.cov, cap), grow1(pool.prev_start, cap), grow1(pool.prev_end, cap),
+                grow2(pool.state, cap), grow1(pool.option, cap), grow1(pool.parent, cap), grow1(pool.score, cap),
+                grow1(pool.fut, cap), grow1(pool.klass, cap), grow1(pool.key, cap))
 
 
 @njit(cache=True, inline="always")
-def _find_class(table, c_rep, cov, key_a, lm_state, g):
-    """Recombination: the class whose key (coverage, ``key_a``, LM state) equals hypothesis g's, or -1;
-    and the table slot where it is, or where a new class of g goes."""
+def _same_key(pool, a, b):
+    """Whether hypotheses a and b have the same recombination key."""
+    if pool.key[a] != pool.key[b]:
+        return False
+    for m in range(pool.state.shape[1]):
+        if pool.state[a, m] != pool.state[b, m]:
+            return False
+    for w in range(pool.cov.shape[1]):
+        if pool.cov[a, w] != pool.cov[b, w]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _find_class(classes, pool, g):
+    """Recombination: the class whose key (coverage, state, ``key``) equals hypothesis g's, or -1; and the
+    table slot where it is, or where a new class of g goes."""
+    table = classes.table
     mask = table.shape[0] - 1
-    slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
+    slot = np.int64(_key_hash(pool, g) & np.uint64(mask))
     while table[slot] >= 0:
-        rep = c_rep[table[slot]]
-        if key_a[rep] == key_a[g] and lm_state[rep] == lm_state[g]:
-            same = True
-            for w in range(cov.shape[1]):
-                if cov[rep, w] != cov[g, w]:
-                    same = False
-                    break
-            if same:
-                return table[slot], slot
+        if _same_key(pool, classes.rep[table[slot]], g):
+            return table[slot], slot
         slot = (slot + 1) & mask
     return -1, slot
 
 
 @njit(cache=True)
-def _rehash(table, n_class, c_rep, cov, key_a, lm_state):
+def _rehash(table, n_class, c_rep, pool):
     """A table twice as large holding every class."""
     table = np.full(2 * table.shape[0], -1, dtype=np.int32)
     mask = table.shape[0] - 1
     for cl in range(n_class):
-        rep = c_rep[cl]
-        sl = np.int64(_hash(cov, rep, key_a[rep], lm_state[rep]) & np.uint64(mask))
+        sl = np.int64(_key_hash(pool, c_rep[cl]) & np.uint64(mask))
         while table[sl] >= 0:
             sl = (sl + 1) & mask
         table[sl] = cl
@@ -188,76 +284,78 @@ def _rehash(table, n_class, c_rep, cov, key_a, lm_state):
 
 
 @njit(cache=True)
-def _kept(s, stack_head, c_rep, c_next, score, fut, stack_best, stack_size, log_beam, stats):
+def _kept(s, stacks, classes, pool, limits):
     """Representatives of the classes of stack s that survive pruning (at most ``stack_size``, within the
     beam of the stack's best), best first."""
     count = 0
-    c = stack_head[s]
+    c = stacks.head[s]
     while c >= 0:
         count += 1
-        c = c_next[c]
+        c = classes.next[c]
     reps = np.empty(count, dtype=np.int32)
     totals = np.empty(count)
-    c = stack_head[s]
+    c = stacks.head[s]
     k = 0
     while c >= 0:
-        reps[k] = c_rep[c]
-        totals[k] = score[c_rep[c]] + fut[c_rep[c]]
+        rep = classes.rep[c]
+        reps[k] = rep
+        totals[k] = pool.score[rep] + pool.fut[rep]
         k += 1
-        c = c_next[c]
+        c = classes.next[c]
     order = np.argsort(-totals, kind="mergesort")
     keep = 0
-    while keep < min(count, stack_size) and totals[order[keep]] >= stack_best[s] + log_beam:
+    while keep < min(count, limits.stack_size) and totals[order[keep]] >= stacks.best[s] + limits.log_beam:
         keep += 1
-    stats[s, 0] = count
-    stats[s, 1] = keep
+    stacks.stats[s, 0] = count
+    stacks.stats[s, 1] = keep
     return reps[order[:keep]]
 
 
 @njit(cache=True)
-def _new_pool(n, begin_state, future):
-    """An empty hypothesis pool with the empty hypothesis 0 (see ``stack_kernel``)."""
+def _new_pool(n, begin, future):
+    """An empty hypothesis pool with the empty hypothesis 0 in state row ``begin`` (int64[width])."""
     cap = 1024
     words = max(1, (n + 63) // 64)
-    pool = (np.zeros((cap, words), dtype=np.uint64), np.zeros(cap, dtype=np.int32), np.zeros(cap, dtype=np.int32),
-            np.zeros(cap, dtype=np.int64), np.full(cap, -1, dtype=np.int32), np.full(cap, -1, dtype=np.int32),
-            np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int32),
-            np.zeros(cap, dtype=np.int64))
-    pool[3][0] = begin_state
-    pool[7][0] = future[0, n]
+    pool = Pool(np.zeros((cap, words), dtype=np.uint64), np.zeros(cap, dtype=np.int32),
+                np.zeros(cap, dtype=np.int32), np.zeros((cap, begin.shape[0]), dtype=np.int64),
+                np.full(cap, -1, dtype=np.int32), np.full(cap, -1, dtype=np.int32), np.zeros(cap, dtype=np.float64),
+                np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int32), np.zeros(cap, dtype=np.int64))
+    pool.state[0] = begin
+    pool.fut[0] = future[0, n]
     return pool
 
 
 @njit(cache=True)
-def _new_search(n, tr, future, max_length):
+def _new_search(sentence, tr):
     """What both searches start from: the pool with the empty hypothesis in stack 0 (``_new_pool``), the
-    classes (``_new_classes``), each stack's first class and best total, the stats, and room for the spans a
-    hypothesis may translate next (``reachable_spans``)."""
-    pool = _new_pool(n, tr.begin_state, future)
-    stack_head = np.full(n + 1, -1, dtype=np.int32)
-    stack_best = np.full(n + 1, -np.inf)
-    stack_head[0] = 0
-    stack_best[0] = pool[7][0]
-    return (pool, _new_classes(), stack_head, stack_best, np.zeros((n + 1, 5), dtype=np.int64),
-            np.empty((n * max_length + 1, 2), dtype=np.int32))
+    classes (``_new_classes``), the stacks, and room for the spans a hypothesis may translate next
+    (``reachable_spans``)."""
+    n = sentence.n
+    pool = _new_pool(n, tr.begin, sentence.future)
+    stacks = Stacks(np.full(n + 1, -1, dtype=np.int32), np.full(n + 1, -np.inf),
+                    np.zeros((n + 1, 5), dtype=np.int64))
+    stacks.head[0] = 0
+    stacks.best[0] = pool.fut[0]
+    return pool, _new_classes(), stacks, np.empty((n * sentence.max_length + 1, 2), dtype=np.int32)
 
 
 @njit(cache=True, inline="always")
-def _write(pool, g, h, o, start, end, new_score, new_state, complete, fut_g, key_option):
-    """Hypothesis g: h extended by option o over [start, end)."""
-    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+def _write(pool, g, h, o, start, end, new_score, states, row, complete, fut_g, key_option):
+    """Hypothesis g: h extended by option o over [start, end), in state ``states[row]``."""
+    cov = pool.cov
     for w in range(cov.shape[1]):
         cov[g, w] = cov[h, w]
     for i in range(start, end):
         cov[g, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-    prev_start[g] = start
-    prev_end[g] = end
-    lm_state[g] = -1 if complete else new_state
-    option[g] = o
-    parent[g] = h
-    score[g] = new_score
-    fut[g] = fut_g
-    key_a[g] = -1 if complete else (o if key_option else end)
+    pool.prev_start[g] = start
+    pool.prev_end[g] = end
+    for m in range(pool.state.shape[1]):
+        pool.state[g, m] = -1 if complete else states[row, m]
+    pool.option[g] = o
+    pool.parent[g] = h
+    pool.score[g] = new_score
+    pool.fut[g] = fut_g
+    pool.key[g] = -1 if complete else (o if key_option else end)
 
 
 @njit(cache=True, inline="always")
@@ -279,137 +377,136 @@ def _future_with(cov, h, start, end, n, future):
 
 @njit(cache=True)
 def _class_room(classes, extra, pool):
-    """``classes`` = (c_rep, c_next, table, counts) with room for ``extra`` more classes: arrays and hash
-    table grown, the table at most half full. counts[0] is the number of classes, counts[1] the final one."""
-    c_rep, c_next, table, counts = classes
+    """``classes`` with room for ``extra`` more classes: arrays and hash table grown, the table at most half
+    full."""
+    c_rep, c_next, table, counts = classes.rep, classes.next, classes.table, classes.counts
     need = counts[0] + extra
     if need > c_rep.shape[0]:
         cap = max(2 * c_rep.shape[0], need)
         c_rep, c_next = grow1(c_rep, cap), grow1(c_next, cap)
     while 2 * need > table.shape[0]:
-        table = _rehash(table, counts[0], c_rep, pool[0], pool[9], pool[3])
-    return c_rep, c_next, table, counts
+        table = _rehash(table, counts[0], c_rep, pool)
+    return Classes(c_rep, c_next, table, counts)
 
 
 @njit(cache=True, inline="always")
-def _place(pool, g, t, complete, classes, stack_head, stats, keep_arcs):
+def _place(pool, g, t, complete, classes, stacks, keep_arcs):
     """Put hypothesis g into stack t: into the class with its recombination key, or a new class (room for it
     made by ``_class_room``). Returns whether g stays in the pool: always with ``keep_arcs``, else only as a
     class's best member (a worse member is an arc only n-best lists and search graphs read)."""
-    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-    c_rep, c_next, table, counts = classes
+    stats = stacks.stats
     stats[t, 2] += 1
-    found, slot = _find_class(table, c_rep, cov, key_a, lm_state, g)
+    found, slot = _find_class(classes, pool, g)
     if found >= 0:
         stats[t, 3] += 1
-        klass[g] = found
-        if score[g] > score[c_rep[found]]:
-            c_rep[found] = g
+        pool.klass[g] = found
+        if pool.score[g] > pool.score[classes.rep[found]]:
+            classes.rep[found] = g
             return True
         return keep_arcs
+    counts = classes.counts
     n_class = counts[0]
-    c_rep[n_class] = g
-    c_next[n_class] = stack_head[t]
-    stack_head[t] = n_class
-    klass[g] = n_class
+    classes.rep[n_class] = g
+    classes.next[n_class] = stacks.head[t]
+    stacks.head[t] = n_class
+    pool.klass[g] = n_class
     if complete:
         counts[1] = n_class
-    table[slot] = n_class
+    classes.table[slot] = n_class
     counts[0] = n_class + 1
     return True
 
 
 @njit(cache=True)
 def _new_classes():
-    c_rep = np.zeros(1024, dtype=np.int32)
-    c_next = np.full(1024, -1, dtype=np.int32)
-    return c_rep, c_next, np.full(4096, -1, dtype=np.int32), np.array([1, -1], dtype=np.int64)
+    return Classes(np.zeros(1024, dtype=np.int32), np.full(1024, -1, dtype=np.int32),
+                   np.full(4096, -1, dtype=np.int32), np.array([1, -1], dtype=np.int64))
 
 
 @njit(cache=True)
-def _stack_count(stack_head, c_next, s):
+def _stack_count(stacks, classes, s):
     count = 0
-    c = stack_head[s]
+    c = stacks.head[s]
     while c >= 0:
         count += 1
-        c = c_next[c]
+        c = classes.next[c]
     return count
 
 
+@njit(cache=True)
+def _graph(pool, n_hyp, classes, stacks, n):
+    """What both searches return (see ``stack_kernel``)."""
+    stacks.stats[n, 0] = _stack_count(stacks, classes, n)
+    return (pool.parent[:n_hyp], pool.option[:n_hyp], pool.score[:n_hyp], pool.klass[:n_hyp], classes.counts[1],
+            stacks.stats)
+
+
 @njit(cache=True, _nrt=False)
-def _extend(s, n, h, spans, future, span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, log_beam,
-            stack_best, stack_head, stats, pool, n_hyp, classes, key_option, keep_arcs):
+def _extend(s, h, spans, sentence, tr, limits, stacks, pool, n_hyp, classes, key_option):
     """``stack_kernel``'s extensions of hypothesis h of stack s by every option of ``spans`` (int32[k, 2]);
     returns the new number of hypotheses. Allocates nothing (no reference counting in the hot loop): the
     caller makes room in the pool and the classes for every extension."""
-    cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
+    n, span_offsets, max_length = sentence.n, sentence.span_offsets, sentence.max_length
     for k in range(spans.shape[0]):
         start, end = spans[k, 0], spans[k, 1]
         t = s + end - start
         complete = t == n
-        fut_g = 0.0 if complete else _future_with(cov, h, start, end, n, future)
+        fut_g = 0.0 if complete else _future_with(pool.cov, h, start, end, n, sentence.future)
         for o in range(span_offsets[start * max_length + end - start - 1],
                        span_offsets[start * max_length + end - start]):
-            step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
-                                              prev_end[h], option[h], o, start, end, complete)
-            new_score = score[h] + local_score[o] + step
+            step = extension_score(tr, sentence.tgt_offsets, sentence.tgt_words, pool.state, h, pool.state, n_hyp,
+                                   pool.prev_start[h], pool.prev_end[h], pool.option[h], o, start, end, complete)
+            new_score = pool.score[h] + sentence.local_score[o] + step
             total = new_score + fut_g
-            if total < stack_best[t] + log_beam:
-                stats[t, 4] += 1
+            if total < stacks.best[t] + limits.log_beam:
+                stacks.stats[t, 4] += 1
                 continue
-            if total > stack_best[t]:
-                stack_best[t] = total
-            _write(pool, n_hyp, h, o, start, end, new_score, new_state, complete, fut_g, key_option)
-            if _place(pool, n_hyp, t, complete, classes, stack_head, stats, keep_arcs):
+            if total > stacks.best[t]:
+                stacks.best[t] = total
+            _write(pool, n_hyp, h, o, start, end, new_score, pool.state, n_hyp, complete, fut_g, key_option)
+            if _place(pool, n_hyp, t, complete, classes, stacks, limits.keep_arcs):
                 n_hyp += 1
     return n_hyp
 
 
 @njit(cache=True, nogil=True)
-def stack_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, span_offsets, max_length, future,
-                 zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs):
-    """Stack decoding of one sentence of ``n`` > 0 words: every kept hypothesis of a stack is extended by
-    every option it may take next.
+def stack_kernel(sentence, tr, limits):
+    """Stack decoding of one sentence of ``sentence.n`` > 0 words: every kept hypothesis of a stack is
+    extended by every option it may take next.
 
-    Options and reordering constraints (``zones``, ``walls``) as in ``TranslationOptions``; ``tr``: the
-    weighted transition features (``Transitions``);
-    distortion_limit < 0: unlimited; log_beam: natural log of the beam threshold (-inf: no threshold
-    pruning); mon_swap: search the MON/SWAP space instead (the distortion limit is ignored); keep_arcs: keep
-    every recombined hypothesis as an arc (n-best lists, search graphs), else only each class's best member,
-    which is all the 1-best needs and keeps the pool small.
+    ``sentence``: its options and reordering constraints (``Sentence``); ``tr``: the transition features (``Transitions``); ``limits``:
+    the settings (``Limits``): keep_arcs keeps every recombined hypothesis as an arc (n-best lists, search
+    graphs), else only each class's best member, which is all the 1-best needs and keeps the pool small.
 
-    The hypothesis pool: parallel arrays indexed by hypothesis (coverage bitmap, the last block's source
-    span and option, LM state (-1 when complete), parent, accumulated score, future estimate, recombination
-    class, recombination key: the last block's end, or its option when lexicalized reordering or sparse
-    transitions look at it). Hypotheses with the same key (coverage, LM state, that key) form a class; the
-    best member represents the class in its stack, the others are kept as arcs for n-best extraction (with
-    ``keep_arcs``); every
-    complete hypothesis is in one final class. Returns (parent int32[h], option int32[h], score float64[h],
-    klass int32[h], final_class int, stats int64[n + 1, 5]): final_class -1 if no complete hypothesis
-    survived; stats[s] counts, for stack s (s words covered), its classes when it was expanded, the
-    hypotheses expanded after pruning, the hypotheses added to it, those of them recombined into an existing
-    class, and the extensions rejected by the beam threshold before entering it (see STAT_NAMES).
+    The hypothesis pool (``Pool``): parallel arrays indexed by hypothesis (coverage bitmap, the last block's
+    source span and option, the state row (-1 when complete), parent, accumulated score, future estimate,
+    recombination class, recombination key: the last block's end, or its option when lexicalized reordering
+    or sparse transitions look at it). Hypotheses with the same key (coverage, state, that key) form a
+    class; the best member represents the class in its stack, the others are kept as arcs for n-best
+    extraction (with ``keep_arcs``); every complete hypothesis is in one final class. Returns (parent
+    int32[h], option int32[h], score float64[h], klass int32[h], final_class int, stats int64[n + 1, 5]):
+    final_class -1 if no complete hypothesis survived; stats[s] counts, for stack s (s words covered), its
+    classes when it was expanded, the hypotheses expanded after pruning, the hypotheses added to it, those of
+    them recombined into an existing class, and the extensions rejected by the beam threshold before entering
+    it (see STAT_NAMES).
     """
-    pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
+    n, span_offsets, max_length = sentence.n, sentence.span_offsets, sentence.max_length
+    pool, classes, stacks, spans = _new_search(sentence, tr)
     n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
-    key_option = tr.has_lr or tr.has_sparse
+    key_option = tr.lr_col >= 0 or tr.has_sparse
     for s in range(n):
-        cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-        for h in _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats):
-            n_spans = reachable_spans(pool[0], h, n, pool[2][h], max_length, distortion_limit, mon_swap,
-                                      span_offsets, spans, zones, walls)
+        for h in _kept(s, stacks, classes, pool, limits):
+            n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], max_length, limits.distortion_limit,
+                                      limits.mon_swap, span_offsets, spans, sentence.zones, sentence.walls)
             most = 0  # room for every extension of h
             for k in range(n_spans):
                 span = spans[k, 0] * max_length + spans[k, 1] - spans[k, 0] - 1
                 most += span_offsets[span + 1] - span_offsets[span]
-            if n_hyp + most > pool[0].shape[0]:
-                pool = _grow_pool(max(2 * pool[0].shape[0], n_hyp + most), *pool)
+            if n_hyp + most > pool.cov.shape[0]:
+                pool = _grow_pool(pool, max(2 * pool.cov.shape[0], n_hyp + most))
             classes = _class_room(classes, most, pool)
-            n_hyp = _extend(s, n, h, spans[:n_spans], future, span_offsets, max_length, local_score, tgt_offsets,
-                            tgt_words, tr, log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option,
-                            keep_arcs)
-    stats[n, 0] = _stack_count(stack_head, classes[1], n)
-    return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
+            n_hyp = _extend(s, h, spans[:n_spans], sentence, tr, limits, stacks, pool, n_hyp, classes, key_option)
+    return _graph(pool, n_hyp, classes, stacks, n)
 
 
 @njit(cache=True)
@@ -439,7 +536,8 @@ def _groups(kept, cov, prev_end):
     n_group = 0
     for r in range(k):
         h = kept[r]
-        slot = np.int64(_hash(cov, h, prev_end[h], 0) & np.uint64(size - 1))
+        slot = np.int64(_hash(cov, h, np.uint64(prev_end[h] + 7) * np.uint64(0xC2B2AE3D27D4EB4F))
+                        & np.uint64(size - 1))
         while table[slot] >= 0:
             other = first[table[slot]]
             if prev_end[other] == prev_end[h]:
@@ -510,43 +608,41 @@ def _queue_pop(keys, cells, size):
 
 
 @njit(cache=True, _nrt=False)
-def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_lo, members, order, span_offsets,
-                max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit, log_beam, stack_best, stack_head, stats,
-                pool, n_hyp, classes, key_option, keep_arcs, queue):
+def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes, key_option, queue):
     """Fill stack s of ``cube_kernel`` from its edges (the list from ``first_edge``); returns the new number
     of hypotheses. Allocates nothing (no reference counting in the hot loop): the caller makes room in the
-    pool, the classes and the queue (``queue``: the cells' edge, row, column, score, LM state, total, and
-    the heap's keys and cells) for everything the stack can add."""
-    c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap = queue
+    pool, the classes and the queue for everything the stack can add."""
+    n, span_offsets, max_length = sentence.n, sentence.span_offsets, sentence.max_length
+    heap_keys, heap = queue.heap_keys, queue.heap
     # fill stack s: seed the queue with every edge's best cell, then pop
     n_cand = 0
     size = 0
     pops = 0
     seed = first_edge
-    while seed >= 0 or (size > 0 and pops < pop_limit):
+    while seed >= 0 or (size > 0 and pops < limits.pop_limit):
         if seed >= 0:
             ce, ci, cj = seed, 0, 0
-            seed = e_next[seed]
+            seed = edges.next[seed]
             n_next = 1  # the cell itself
         else:
             c, size = _queue_pop(heap_keys, heap, size)
             pops += 1
-            ce, ci, cj = c_edge[c], c_i[c], c_j[c]
-            if c_total[c] < stack_best[s] + log_beam:
-                stats[s, 4] += 1
+            ce, ci, cj = queue.edge[c], queue.row[c], queue.col[c]
+            if queue.total[c] < stacks.best[s] + limits.log_beam:
+                stacks.stats[s, 4] += 1
             else:
-                if c_total[c] > stack_best[s]:
-                    stack_best[s] = c_total[c]
-                h = members[group_lo[e_group[ce]] + ci]
-                o = order[span_offsets[e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1] + cj]
-                _write(pool, n_hyp, h, o, e_start[ce], e_end[ce], c_score[c], c_state[c], s == n,
-                       e_fut[ce], key_option)
-                if _place(pool, n_hyp, s, s == n, classes, stack_head, stats, keep_arcs):
+                if queue.total[c] > stacks.best[s]:
+                    stacks.best[s] = queue.total[c]
+                h = edges.members[edges.group_lo[edges.group[ce]] + ci]
+                o = order[span_offsets[edges.start[ce] * max_length + edges.end[ce] - edges.start[ce] - 1] + cj]
+                _write(pool, n_hyp, h, o, edges.start[ce], edges.end[ce], queue.score[c], queue.state, c, s == n,
+                       edges.fut[ce], key_option)
+                if _place(pool, n_hyp, s, s == n, classes, stacks, limits.keep_arcs):
                     n_hyp += 1
             n_next = 2  # its successors in the grid (see below)
-        lo = group_lo[e_group[ce]]
-        rows = group_lo[e_group[ce] + 1] - lo
-        span = e_start[ce] * max_length + e_end[ce] - e_start[ce] - 1
+        lo = edges.group_lo[edges.group[ce]]
+        rows = edges.group_lo[edges.group[ce] + 1] - lo
+        span = edges.start[ce] * max_length + edges.end[ce] - edges.start[ce] - 1
         cols = span_offsets[span + 1] - span_offsets[span]
         for q in range(n_next):
             if n_next == 1:
@@ -559,121 +655,125 @@ def _fill_stack(s, n, first_edge, e_next, e_group, e_start, e_end, e_fut, group_
                 continue  # (i + 1, j) is queued by (i + 1, j - 1)
             if i >= rows or j >= cols:
                 continue
-            h = members[lo + i]
+            h = edges.members[lo + i]
             o = order[span_offsets[span] + j]
-            cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-            step, new_state = extension_score(tr, tgt_offsets, tgt_words, lm_state[h], prev_start[h],
-                                              prev_end[h], option[h], o, e_start[ce], e_end[ce], s == n)
-            c_edge[n_cand], c_i[n_cand], c_j[n_cand] = ce, i, j
-            c_score[n_cand] = score[h] + local_score[o] + step
-            c_state[n_cand] = new_state
-            c_total[n_cand] = c_score[n_cand] + e_fut[ce]
-            size = _queue_push(heap_keys, heap, size, c_total[n_cand], n_cand)
+            step = extension_score(tr, sentence.tgt_offsets, sentence.tgt_words, pool.state, h, queue.state, n_cand,
+                                   pool.prev_start[h], pool.prev_end[h], pool.option[h], o, edges.start[ce],
+                                   edges.end[ce], s == n)
+            queue.edge[n_cand], queue.row[n_cand], queue.col[n_cand] = ce, i, j
+            queue.score[n_cand] = pool.score[h] + sentence.local_score[o] + step
+            queue.total[n_cand] = queue.score[n_cand] + edges.fut[ce]
+            size = _queue_push(heap_keys, heap, size, queue.total[n_cand], n_cand)
             n_cand += 1
     return n_hyp
 
 
+@njit(cache=True)
+def _new_queue(cap, width):
+    """Room for ``cap`` scored cells (``Queue``)."""
+    return Queue(np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
+                 np.empty((cap, width), np.int64), np.empty(cap), np.empty(cap), np.empty(cap, np.int64))
+
+
+@njit(cache=True)
+def _grow_edges(edges, cap):
+    """The edges with room for ``cap`` edges (members and groups unchanged)."""
+    return Edges(grow1(edges.group, cap), grow1(edges.start, cap), grow1(edges.end, cap), grow1(edges.fut, cap),
+                 grow1(edges.next, cap), edges.members, edges.group_lo)
+
+
+@njit(cache=True)
+def _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue):
+    """Room for what filling stack s can add: at most min(pop limit, cells) hypotheses and classes, and the
+    seeds plus two successors per pop as queued cells. Returns (pool, classes, queue)."""
+    cells = 0
+    seeds = 0
+    e = edge_head[s]
+    while e >= 0:
+        span = edges.start[e] * sentence.max_length + edges.end[e] - edges.start[e] - 1
+        cells += ((edges.group_lo[edges.group[e] + 1] - edges.group_lo[edges.group[e]])
+                  * (sentence.span_offsets[span + 1] - sentence.span_offsets[span]))
+        seeds += 1
+        e = edges.next[e]
+    most = min(limits.pop_limit, cells)
+    if n_hyp + most > pool.cov.shape[0]:
+        pool = _grow_pool(pool, max(2 * pool.cov.shape[0], n_hyp + most))
+    classes = _class_room(classes, most, pool)
+    room = min(cells, seeds + 2 * most)
+    if room > queue.edge.shape[0]:
+        queue = _new_queue(room, pool.state.shape[1])
+    return pool, classes, queue
+
+
+@njit(cache=True)
+def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans):
+    """Group the kept hypotheses of stack s (``_groups``) and add the edges out of each group to the lists
+    from ``edge_head``. counts: int64[3], the members, groups and edges so far (updated). Returns the edges
+    (grown)."""
+    n, max_length = sentence.n, sentence.max_length
+    n_members, n_group, n_edge = counts[0], counts[1], counts[2]
+    grouped, offsets = _groups(kept, pool.cov, pool.prev_end)
+    members, group_lo = edges.members, edges.group_lo
+    if n_members + grouped.shape[0] > members.shape[0]:
+        members = grow1(members, 2 * (n_members + grouped.shape[0]))
+    if n_group + offsets.shape[0] > group_lo.shape[0]:
+        group_lo = grow1(group_lo, 2 * (n_group + offsets.shape[0]))
+    edges = Edges(edges.group, edges.start, edges.end, edges.fut, edges.next, members, group_lo)
+    members[n_members:n_members + grouped.shape[0]] = grouped
+    for g in range(offsets.shape[0] - 1):
+        group = n_group + g
+        group_lo[group] = n_members + offsets[g]
+        group_lo[group + 1] = n_members + offsets[g + 1]
+        h = grouped[offsets[g]]
+        n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], max_length, limits.distortion_limit,
+                                  limits.mon_swap, sentence.span_offsets, spans, sentence.zones, sentence.walls)
+        if n_edge + n_spans > edges.group.shape[0]:
+            edges = _grow_edges(edges, 2 * (n_edge + n_spans))
+        for k in range(n_spans):
+            start, end = spans[k, 0], spans[k, 1]
+            t = s + end - start
+            edges.group[n_edge], edges.start[n_edge], edges.end[n_edge] = group, start, end
+            edges.fut[n_edge] = 0.0 if t == n else _future_with(pool.cov, h, start, end, n, sentence.future)
+            edges.next[n_edge] = edge_head[t]
+            edge_head[t] = n_edge
+            n_edge += 1
+    counts[0] = n_members + grouped.shape[0]
+    counts[1] = n_group + offsets.shape[0] - 1
+    counts[2] = n_edge
+    return edges
+
+
 @njit(cache=True, nogil=True)
-def cube_kernel(n, opt_start, opt_end, tgt_offsets, tgt_words, local_score, estimate, span_offsets, max_length,
-                future, zones, walls, tr, distortion_limit, stack_size, log_beam, mon_swap, keep_arcs, pop_limit):
-    """Cube pruning of one sentence of ``n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
+def cube_kernel(sentence, tr, limits):
+    """Cube pruning of one sentence of ``sentence.n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
 
-    Arguments and result as ``stack_kernel``'s, plus ``estimate`` float64[n_opt] (each option's estimated
-    score, by which a span's options are sorted) and ``pop_limit`` (hypotheses created per stack; <= 0: no
-    limit). Each stack is filled from edges: a group of kept hypotheses of an earlier stack with the same
-    coverage and last block end (best first) times the options of one span they may translate next (best
-    estimate first). A queue holds scored cells (hypothesis i, option j) of every edge into the stack,
-    starting with each edge's (0, 0); each pop adds its hypothesis to the stack and queues the cell to its
-    right, (i, j + 1), and on the first column the one below, (i + 1, 0): every cell has one predecessor, so
-    none is queued twice and no set of queued cells is needed (with no pop limit, every cell is reached).
-    Stats column 1 counts the hypotheses kept for extension.
+    Arguments and result as ``stack_kernel``'s; a span's options are tried in the order of
+    ``sentence.estimate`` (best first), and ``limits.pop_limit`` bounds the hypotheses created per stack.
+    Each stack is filled from edges: a group of kept hypotheses of an earlier stack with the same coverage
+    and last block end (best first) times the options of one span they may translate next (best estimate
+    first). A queue holds scored cells (hypothesis i, option j) of every edge into the stack, starting with
+    each edge's (0, 0); each pop adds its hypothesis to the stack and queues the cell to its right, (i, j +
+    1), and on the first column the one below, (i + 1, 0): every cell has one predecessor, so none is queued
+    twice and no set of queued cells is needed (with no pop limit, every cell is reached). Stats column 1
+    counts the hypotheses kept for extension.
     """
-    pool, classes, stack_head, stack_best, stats, spans = _new_search(n, tr, future, max_length)
+    n = sentence.n
+    pool, classes, stacks, spans = _new_search(sentence, tr)
     n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
-    key_option = tr.has_lr or tr.has_sparse
-    order = _options_by_estimate(span_offsets, estimate)
-    if pop_limit <= 0:
-        pop_limit = np.iinfo(np.int64).max
-
-    # the grouped kept hypotheses of every expanded stack
-    members = np.empty(256, dtype=np.int32)
-    n_members = 0
-    group_lo = np.zeros(64, dtype=np.int64)
-    n_group = 0
-    # edges: group, span, future estimate after it; linked per target stack
-    e_group = np.empty(256, dtype=np.int64)
-    e_start = np.empty(256, dtype=np.int32)
-    e_end = np.empty(256, dtype=np.int32)
-    e_fut = np.empty(256)
-    e_next = np.empty(256, dtype=np.int64)
-    n_edge = 0
+    key_option = tr.lr_col >= 0 or tr.has_sparse
+    order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
+    edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
+                  np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
     edge_head = np.full(n + 1, -1, dtype=np.int64)
-    # candidate cells of the stack being filled
-    c_edge = np.empty(256, dtype=np.int64)
-    c_i = np.empty(256, dtype=np.int64)
-    c_j = np.empty(256, dtype=np.int64)
-    c_score = np.empty(256)
-    c_state = np.empty(256, dtype=np.int64)
-    c_total = np.empty(256)
-    heap_keys = np.empty(256)
-    heap = np.empty(256, dtype=np.int64)
-
+    counts = np.zeros(3, np.int64)
+    queue = _new_queue(256, pool.state.shape[1])
     for s in range(n + 1):
         if s > 0:
-            # room for what filling stack s can add: at most min(pop limit, cells) hypotheses and classes, and
-            # the seeds plus two successors per pop as queued cells
-            cells = 0
-            seeds = 0
-            e = edge_head[s]
-            while e >= 0:
-                span = e_start[e] * max_length + e_end[e] - e_start[e] - 1
-                cells += (group_lo[e_group[e] + 1] - group_lo[e_group[e]]) * (span_offsets[span + 1] - span_offsets[span])
-                seeds += 1
-                e = e_next[e]
-            most = min(pop_limit, cells)
-            if n_hyp + most > pool[0].shape[0]:
-                pool = _grow_pool(max(2 * pool[0].shape[0], n_hyp + most), *pool)
-            classes = _class_room(classes, most, pool)
-            room = min(cells, seeds + 2 * most)
-            if room > c_edge.shape[0]:
-                c_edge, c_i, c_j = np.empty(room, np.int64), np.empty(room, np.int64), np.empty(room, np.int64)
-                c_score, c_state, c_total = np.empty(room), np.empty(room, np.int64), np.empty(room)
-                heap_keys, heap = np.empty(room), np.empty(room, np.int64)
-            n_hyp = _fill_stack(s, n, edge_head[s], e_next, e_group, e_start, e_end, e_fut, group_lo, members, order,
-                                span_offsets, max_length, local_score, tgt_offsets, tgt_words, tr, pop_limit,
-                                log_beam, stack_best, stack_head, stats, pool, n_hyp, classes, key_option,
-                                keep_arcs, (c_edge, c_i, c_j, c_score, c_state, c_total, heap_keys, heap))
+            pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
+            n_hyp = _fill_stack(s, edge_head[s], edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes,
+                                key_option, queue)
         if s == n:
             break
-        # prune stack s, group what is kept, and create the edges out of it
-        cov, prev_start, prev_end, lm_state, option, parent, score, fut, klass, key_a = pool
-        kept = _kept(s, stack_head, classes[0], classes[1], score, fut, stack_best, stack_size, log_beam, stats)
-        grouped, offsets = _groups(kept, cov, prev_end)
-        if n_members + grouped.shape[0] > members.shape[0]:
-            members = grow1(members, 2 * (n_members + grouped.shape[0]))
-        if n_group + offsets.shape[0] > group_lo.shape[0]:
-            group_lo = grow1(group_lo, 2 * (n_group + offsets.shape[0]))
-        members[n_members:n_members + grouped.shape[0]] = grouped
-        for g in range(offsets.shape[0] - 1):
-            group = n_group + g
-            group_lo[group] = n_members + offsets[g]
-            group_lo[group + 1] = n_members + offsets[g + 1]
-            h = grouped[offsets[g]]
-            n_spans = reachable_spans(cov, h, n, prev_end[h], max_length, distortion_limit, mon_swap,
-                                      span_offsets, spans, zones, walls)
-            if n_edge + n_spans > e_group.shape[0]:
-                cap = 2 * (n_edge + n_spans)
-                e_group, e_start, e_end = grow1(e_group, cap), grow1(e_start, cap), grow1(e_end, cap)
-                e_fut, e_next = grow1(e_fut, cap), grow1(e_next, cap)
-            for k in range(n_spans):
-                start, end = spans[k, 0], spans[k, 1]
-                t = s + end - start
-                e_group[n_edge], e_start[n_edge], e_end[n_edge] = group, start, end
-                e_fut[n_edge] = 0.0 if t == n else _future_with(cov, h, start, end, n, future)
-                e_next[n_edge] = edge_head[t]
-                edge_head[t] = n_edge
-                n_edge += 1
-        n_members += grouped.shape[0]
-        n_group += offsets.shape[0] - 1
-    stats[n, 0] = _stack_count(stack_head, classes[1], n)
-    return pool[5][:n_hyp], pool[4][:n_hyp], pool[6][:n_hyp], pool[8][:n_hyp], classes[3][1], stats
+        kept = _kept(s, stacks, classes, pool, limits)
+        edges = _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
+    return _graph(pool, n_hyp, classes, stacks, n)

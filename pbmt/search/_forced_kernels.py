@@ -1,6 +1,6 @@
 """Numba kernels of the constrained searches: forced decoding and prefix-constrained decoding.
 
-A hypothesis is the decoder's (coverage bitmap, last block, LM state,
+A hypothesis is the decoder's (coverage bitmap, last block, state row,
 accumulated score) plus ``pos``, the number of target words of the constraint
 it has produced: a block may extend it only if its target words agree with
 the constraint from ``pos`` on (``fit``). Forced decoding's constraint is the
@@ -8,10 +8,10 @@ whole reference; prefix decoding's a prefix, after which ``pos`` stays at the
 prefix length and the search is free.
 
 Hypotheses with the same coverage, last block (its end, or the option when
-lexicalized reordering or sparse transitions read it), ``pos`` and LM state
+lexicalized reordering or sparse transitions read it), ``pos`` and state
 continue identically, so only the best of such a class needs expanding: with
 no pruning the search is exact dynamic programming over that state space
-(under forced decoding the LM state is a function of ``pos``, the target
+(under forced decoding the LM states are a function of ``pos``, the target
 words being fixed). Stacks hold classes by source words covered; a block
 covers at least one source word, so stack ``s`` is final before it is
 expanded. Prefix decoding prunes only the classes past the prefix (histogram and threshold
@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._decoder_kernels import _future_of, _hash, reachable_spans
+from pbmt.search._decoder_kernels import _future_of, reachable_spans, state_hash
 from pbmt.search._scoring_kernels import extension_score
 
 Sentence = namedtuple("Sentence", [
@@ -89,9 +89,12 @@ def fit_table(tgt_offsets, tgt_words, constraint, last_ok, exact):
 
 
 @njit(cache=True)
-def _same_key(cov, key_a, lm_state, a, b):
-    if key_a[a] != key_a[b] or lm_state[a] != lm_state[b]:
+def _same_key(cov, key_a, state, a, b):
+    if key_a[a] != key_a[b]:
         return False
+    for m in range(state.shape[1]):
+        if state[a, m] != state[b, m]:
+            return False
     for w in range(cov.shape[1]):
         if cov[a, w] != cov[b, w]:
             return False
@@ -152,20 +155,20 @@ def forced_kernel(sentence, tr, constraint):
     span_offsets, tgt_offsets = sentence.span_offsets, sentence.tgt_offsets
     fit, m, exact = constraint.fit, constraint.length, constraint.exact
     prefix_end = -1 if exact else m
-    key_option = tr.has_lr or tr.has_sparse
+    key_option = tr.lr_col >= 0 or tr.has_sparse
     cap = 1024
     words = max(1, (n + 63) // 64)
     cov = np.zeros((cap, words), dtype=np.uint64)
     prev_start = np.zeros(cap, dtype=np.int32)
     prev_end = np.zeros(cap, dtype=np.int32)
-    lm_state = np.zeros(cap, dtype=np.int64)
+    state = np.zeros((cap, tr.begin.shape[0]), dtype=np.int64)
     option = np.full(cap, -1, dtype=np.int32)
     parent = np.full(cap, -1, dtype=np.int32)
     score = np.zeros(cap)
     pos = np.zeros(cap, dtype=np.int32)
     key_a = np.zeros(cap, dtype=np.int64)
     klass = np.zeros(cap, dtype=np.int32)
-    lm_state[0] = tr.begin_state
+    state[0] = tr.begin
     c_rep = np.zeros(1024, dtype=np.int32)
     c_next = np.full(1024, -1, dtype=np.int32)
     table = np.full(4096, -1, dtype=np.int32)
@@ -201,11 +204,11 @@ def forced_kernel(sentence, tr, constraint):
                     if n_hyp == cap:
                         cap *= 2
                         cov, prev_start, prev_end = grow2(cov, cap), grow1(prev_start, cap), grow1(prev_end, cap)
-                        lm_state, option, parent = grow1(lm_state, cap), grow1(option, cap), grow1(parent, cap)
+                        state, option, parent = grow2(state, cap), grow1(option, cap), grow1(parent, cap)
                         score, pos, key_a, klass = grow1(score, cap), grow1(pos, cap), grow1(key_a, cap), grow1(klass, cap)
-                    step, new_state = extension_score(tr, tgt_offsets, sentence.tgt_words, lm_state[h],
-                                                      prev_start[h], prev_end[h], option[h], o, start, end, complete)
                     g = n_hyp
+                    step = extension_score(tr, tgt_offsets, sentence.tgt_words, state, h, state, g, prev_start[h],
+                                           prev_end[h], option[h], o, start, end, complete)
                     for w in range(words):
                         cov[g, w] = cov[h, w]
                     for i in range(start, end):
@@ -213,8 +216,9 @@ def forced_kernel(sentence, tr, constraint):
                     prev_start[g], prev_end[g], option[g], parent[g] = start, end, o, h
                     score[g] = score[h] + sentence.local_score[o] + step
                     pos[g] = new_pos
-                    lm_state[g] = -1 if complete else new_state
-                    # the recombination key but the coverage and LM state: the last block and the words produced
+                    if complete:
+                        state[g] = -1
+                    # the recombination key but the coverage and state: the last block and the words produced
                     key_a[g] = (-1 if complete else (o if key_option else end)) * (m + 2) + new_pos
                     n_hyp += 1
                     received[covered] += 1
@@ -222,15 +226,15 @@ def forced_kernel(sentence, tr, constraint):
                         table = np.full(2 * table.shape[0], -1, dtype=np.int32)
                         for c in range(n_class):
                             r = c_rep[c]
-                            sl = np.int64(_hash(cov, r, key_a[r], lm_state[r]) & np.uint64(table.shape[0] - 1))
+                            sl = np.int64(state_hash(cov, state, key_a, r) & np.uint64(table.shape[0] - 1))
                             while table[sl] >= 0:
                                 sl = (sl + 1) & (table.shape[0] - 1)
                             table[sl] = c
                     mask = table.shape[0] - 1
-                    slot = np.int64(_hash(cov, g, key_a[g], lm_state[g]) & np.uint64(mask))
+                    slot = np.int64(state_hash(cov, state, key_a, g) & np.uint64(mask))
                     found = -1
                     while table[slot] >= 0:
-                        if _same_key(cov, key_a, lm_state, c_rep[table[slot]], g):
+                        if _same_key(cov, key_a, state, c_rep[table[slot]], g):
                             found = table[slot]
                             break
                         slot = (slot + 1) & mask

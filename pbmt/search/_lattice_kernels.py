@@ -3,108 +3,92 @@
 A search graph (``pbmt.search.decoder.SearchGraph``) is a lattice whose nodes
 are recombination classes: hypothesis ``h`` is an edge from its parent's class
 to its own. Recombination keys hold everything a later block's scores depend
-on (coverage, LM state, the previous option), so the features an edge adds
+on (coverage, state, the previous option), so the features an edge adds
 are a function of the edge alone, whichever path reaches its source node:
-the option-local values of its option, the LM's log10 probability of its
-words after its parent's state (and of ``</s>`` when it completes the
-sentence), and the distortion and reordering of its block after its
-parent's block.
+the option-local values of its option, the LMs' scores of its words after
+its parent's state (and of ``</s>`` when it completes the sentence), and the
+distortion and reordering of its block after its parent's block: the parts
+of ``_scoring_kernels.transition``, per column or weighted.
 """
 
 import numpy as np
 from numba import njit
 
-from pbmt.search._scoring_kernels import EOS, add_transition, lm_words
-from pbmt.model._lm_kernels import score_word
+from pbmt.search._scoring_kernels import jump_score, words_score
 
 
 @njit(cache=True)
-def hypothesis_transitions(parent, option, klass, final_class, tgt_offsets, tgt_words, lm, begin_state):
-    """What each hypothesis's edge adds beyond its option: ``(lm_delta float64[n], prev_option int32[n])``.
+def hypothesis_transitions(tr, parent, option, klass, final_class, tgt_offsets, tgt_words):
+    """What each hypothesis's edge adds beyond its option and its jump: ``(stateful float64[n, n_lm],
+    prev_option int32[n])``.
 
-    parent, option, klass: int32[n] of a search graph (hypothesis 0 the empty
-    start; a parent precedes its children); final_class: the class of complete
-    hypotheses. lm_delta[h]: log10 probability of option[h]'s target words
-    after the parent's LM state, plus ``</s>`` for complete hypotheses (0 for
-    hypothesis 0); prev_option[h]: the parent's option (-1 after the start).
+    tr: ``Transitions``; parent, option, klass: int32[n] of a search graph (hypothesis 0 the empty start; a
+    parent precedes its children); final_class: the class of complete hypotheses. stateful[h, j]: the value
+    of column ``tr.lm_cols[j]`` that option[h]'s target words add after the parent's state, with ``</s>`` for
+    complete hypotheses (0 for hypothesis 0; natural log); prev_option[h]: the parent's option (-1 after the
+    start).
     """
     n = parent.shape[0]
-    state = np.empty(n, dtype=np.int64)
-    lm_delta = np.zeros(n)
+    cols = tr.lm_cols
+    states = np.empty((n, tr.begin.shape[0]), dtype=np.int64)
+    states[0] = tr.begin
+    stateful = np.zeros((n, cols.shape[0]))
     prev_option = np.full(n, -1, dtype=np.int32)
-    state[0] = begin_state
+    scratch = np.zeros(tr.weights.shape[0])
     for h in range(1, n):
         p = parent[h]
         o = option[h]
         prev_option[h] = option[p] if p > 0 else -1
-        total, s = lm_words(lm, state[p], tgt_words, tgt_offsets[o], tgt_offsets[o + 1])
-        if klass[h] == final_class:
-            q, s = score_word(lm, s, EOS)
-            total += q
-        lm_delta[h] = total
-        state[h] = s
-    return lm_delta, prev_option
+        for j in range(cols.shape[0]):
+            scratch[cols[j]] = 0.0
+        words_score(tr, tgt_words, tgt_offsets[o], tgt_offsets[o + 1], klass[h] == final_class, states, p, states,
+                    h, False, scratch)
+        for j in range(cols.shape[0]):
+            stateful[h, j] = scratch[cols[j]]
+    return stateful, prev_option
+
+
+@njit(cache=True, inline="always")
+def _edge_jump(tr, option, prev_option, opt_start, opt_end, e, weighted, out):
+    """``jump_score`` of edge e: its option after its source node's last option (-1: the start)."""
+    o = option[e]
+    q = prev_option[e]
+    if q >= 0:
+        return jump_score(tr, opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, weighted, out)
+    return jump_score(tr, 0, 0, -1, opt_start[o], opt_end[o], o, weighted, out)
 
 
 @njit(cache=True)
-def edge_features(option, prev_option, lm_delta, local, opt_start, opt_end, reordering,
-                  lm_col, dist_col, lr_col):
+def edge_features(tr, option, prev_option, stateful, local, opt_start, opt_end):
     """The dense features each edge adds: float64[n, n_features] (natural log).
 
-    option, prev_option: int32[n] (-1: the edge leaves the start); lm_delta:
-    float64[n] log10; local: float64[n_opt, n_features]; opt_start, opt_end:
-    int32[n_opt] source spans; reordering: float64[n_opt, 6]; *_col: first
-    columns of LM0, Distortion0, LexicalReordering0 (-1: absent).
+    tr: the edges' ``Transitions`` (columns, reordering of the options below); option, prev_option: int32[n]
+    (-1: the edge leaves the start); stateful: float64[n, n_lm] (``hypothesis_transitions``); local:
+    float64[n_opt, n_features]; opt_start, opt_end: int32[n_opt] source spans.
     """
     n = option.shape[0]
     out = np.zeros((n, local.shape[1]))
-    ln10 = np.log(10.0)
     for e in range(n):
-        o = option[e]
-        q = prev_option[e]
-        out[e] += local[o]
-        if lm_col >= 0:
-            out[e, lm_col] += lm_delta[e] * ln10
-        if q >= 0:
-            add_transition(opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col,
-                           out[e])
-        else:
-            add_transition(0, 0, -1, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col, out[e])
+        out[e] += local[option[e]]
+        for j in range(tr.lm_cols.shape[0]):
+            out[e, tr.lm_cols[j]] += stateful[e, j]
+        _edge_jump(tr, option, prev_option, opt_start, opt_end, e, False, out[e])
     return out
 
 
 @njit(cache=True)
-def edge_scores(option, prev_option, lm_delta, local_score, opt_start, opt_end, reordering,
-                lm_col, dist_col, lr_col, vector):
-    """``edge_features(...) @ vector`` without building the matrix: float64[n].
+def edge_scores(tr, option, prev_option, stateful, local_score, opt_start, opt_end):
+    """``edge_features(...) @ tr.weights`` without building the matrix: float64[n].
 
-    local_score: float64[n_opt], ``local @ vector``; the rest as ``edge_features``
-    (option and prev_option index the same option arrays).
+    local_score: float64[n_opt], ``local @ tr.weights``; the rest as ``edge_features``.
     """
     n = option.shape[0]
     out = np.empty(n)
-    scratch = np.zeros(vector.shape[0])
-    w_lm = vector[lm_col] * np.log(10.0) if lm_col >= 0 else 0.0
     for e in range(n):
-        o = option[e]
-        q = prev_option[e]
-        if dist_col >= 0:
-            scratch[dist_col] = 0.0
-        if lr_col >= 0:
-            for j in range(6):
-                scratch[lr_col + j] = 0.0
-        if q >= 0:
-            add_transition(opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col,
-                           scratch)
-        else:
-            add_transition(0, 0, -1, opt_start[o], opt_end[o], o, reordering, dist_col, lr_col, scratch)
-        total = local_score[o] + w_lm * lm_delta[e]
-        if dist_col >= 0:
-            total += vector[dist_col] * scratch[dist_col]
-        if lr_col >= 0:
-            for j in range(6):
-                total += vector[lr_col + j] * scratch[lr_col + j]
-        out[e] = total
+        total = local_score[option[e]]
+        for j in range(tr.lm_cols.shape[0]):
+            total += tr.weights[tr.lm_cols[j]] * stateful[e, j]
+        out[e] = total + _edge_jump(tr, option, prev_option, opt_start, opt_end, e, True, tr.weights)
     return out
 
 

@@ -1,10 +1,11 @@
 """Numba kernels of the Gibbs sampler over derivations (``pbmt.search.sampler``).
 
 A chain (``ChainArrays``) holds one derivation, blocks in target order, and
-caches what delta scoring needs: the LM state after and the log10 LM score of
-every block, the </s> score, the target position of the block covering each
-source word, and the first uncovered source word before each block is placed
-(Moses's distortion rule).
+caches what delta scoring needs: the state (the stateful features' state
+row, as the searches keep it) before and after every block, the LM columns'
+values of every block and of </s>, the target position of the block
+covering each source word, and the first uncovered source word before each
+block is placed (Moses's distortion rule).
 
 A neighbourhood replaces the blocks at target positions [lo, hi) of the
 current derivation. Candidate c puts there ``first[c]`` alone when
@@ -12,9 +13,10 @@ current derivation. Candidate c puts there ``first[c]`` alone when
 and ``second[c]`` (options in target order). Its feature delta is the feature
 vector of the new blocks (option-local values, the transitions into, inside
 and out of the region, their LM words, and the LM words after the region
-rescored until the LM state meets the old derivation's) minus the same for
-the old blocks. Both sides go through the same arithmetic, so the current
-derivation's own delta is exactly zero.
+rescored until the state meets the old derivation's) minus the same for
+the old blocks, all in ``_scoring_kernels.transition``'s per-column form.
+Both sides go through the same arithmetic, so the current derivation's own
+delta is exactly zero.
 """
 
 from collections import namedtuple
@@ -22,8 +24,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.model._lm_kernels import cached_score_word
-from pbmt.search._scoring_kernels import EOS, add_transition, msd_orientation, sparse_end_score, sparse_score
+from pbmt.search._scoring_kernels import end_score, jump_score, transition, words_score
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
 # atomic increments and decrements of every array passed to a function cost more than scoring a
@@ -34,7 +35,6 @@ _inline = njit(cache=True, _nrt=False, inline="always")
 MERGE_SPLIT, REORDER, RETRANS = 0, 1, 2
 # fields of Workspace.region
 OP, LO, HI, MID_LO, MID_HI, CURRENT, COUNT = range(7)
-LN10 = np.log(10.0)
 
 OptionArrays = namedtuple("OptionArrays", [
     "start", "end",  # int32[n_opt]: source span of each option
@@ -46,29 +46,27 @@ OptionArrays = namedtuple("OptionArrays", [
 """A sentence's ``TranslationOptions`` as the kernels read them."""
 
 Scoring = namedtuple("Scoring", [
-    "tr",  # Transitions (pbmt.search._scoring_kernels): LM and its cache, reordering, sparse transitions
-    "lm_col", "dist_col", "lr_col",  # first columns of LM0, Distortion0, LexicalReordering0 (-1: absent)
-    "sparse_col",  # column of the weighted sparse features, weight 1 (-1: the model has none)
+    "tr",  # Transitions (pbmt.search._scoring_kernels): LMs and their cache, reordering, sparse transitions,
+    # the columns of each (the weighted sparse transitions in tr.sparse_col, -1 when the model has none)
     "limit",  # int: distortion limit, < 0 for none
     "weights",  # float64[n_dense]
 ])
 """The model's side of scoring: the transition features in the decoders' one form (``Transitions``, read
-through a direct-mapped cache of LM scores), the dense feature columns the deltas keep apart (a tuner
+through a direct-mapped cache of LM scores) with the dense feature columns the deltas keep apart (a tuner
 learns their weights), the distortion limit and the dense weights. Neighbourhoods score the same few
 (state, word) pairs again and again; a cache hit costs one access where the LM's own lookup costs several
 cache misses."""
 
 MEMO_BITS = 6
-MEMO_ENTRY = np.dtype([("key", np.int64), ("prob", np.float64)])
 
 ChainArrays = namedtuple("ChainArrays", [
     "start", "end", "option",  # int32[n]: the first size[0] entries are the blocks in target order
-    "lm_state",  # int64[n]: LM state after each block
-    "lm_score",  # float64[n]: log10 LM score of each block's words in context
+    "state",  # int64[n + 1, width]: row b the state before block b (row 0 the sentence start's)
+    "lm_score",  # float64[n, n_lm]: each block's values of the LM columns (tr.lm_cols), its words in context
     "word_pos",  # int32[n]: target position of the block covering each source word
     "first_gap",  # int32[n]: first uncovered source word before each block is placed
     "size",  # int64[1]: number of blocks
-    "eos",  # float64[1]: log10 score of </s>
+    "eos",  # float64[n_lm]: the LM columns' values of </s>
     "features",  # float64[n_dense]: dense features of the derivation
 ])
 """One chain's derivation and caches (mutated in place by ``apply``)."""
@@ -80,9 +78,10 @@ Workspace = namedtuple("Workspace", [
     "weight",  # float64[cap] scratch: sampling weights
     "region",  # int64[7]: OP, LO, HI, MID_LO, MID_HI, CURRENT (candidate equal to the chain), COUNT
     "structures",  # int64[2, 4]: the neighbourhood's structures (see _candidates)
-    "old_lm",  # float64[1]: log10 LM score of the old blocks [lo, hi)
-    "memo",  # MEMO_ENTRY[2**MEMO_BITS]: LM change after the region by LM state there (see _close)
-    "row", "old",  # float64[n_dense] scratch: a shared prefix, the old blocks' part
+    "states",  # int64[3, width] scratch: the states of a candidate's blocks, and of the blocks after it
+    "memo_state",  # int64[2**MEMO_BITS, width]: a state after the region (column 0 -1: empty slot) ...
+    "memo_change",  # float64[2**MEMO_BITS, n_lm]: ... and the LM columns' change after the region from it
+    "row", "old", "scratch",  # float64[n_dense] scratch: a shared prefix, the old blocks' part, a rescoring
     "mark",  # int64[n] scratch marks of source words, valid where equal to stamp[0]
     "stamp",  # int64[1]
     "blocks",  # int32[n] scratch
@@ -91,19 +90,32 @@ Workspace = namedtuple("Workspace", [
 
 
 @_inline
-def _lm_word(sc, state, word):
-    """(log10 p(word | state), next state), through the cache: equal to ``score_word``."""
-    return cached_score_word(sc.tr.lm, sc.tr.cache, state, word)
+def _same_state(a, i, b, j):
+    """Whether state rows a[i] and b[j] are equal."""
+    for m in range(a.shape[1]):
+        if a[i, m] != b[j, m]:
+            return False
+    return True
 
 
 @_inline
-def _lm_words(sc, opts, state, o):
-    """log10 score of option o's target words after LM ``state``, and the state after them."""
-    total = 0.0
-    for w in range(opts.tgt_offsets[o], opts.tgt_offsets[o + 1]):
-        p, state = _lm_word(sc, state, opts.tgt_words[w])
-        total += p
-    return total, state
+def _copy_state(a, i, b, j):
+    """b[j] = a[i] (state rows)."""
+    for m in range(a.shape[1]):
+        b[j, m] = a[i, m]
+
+
+@_inline
+def _lm_values(ws, sc, opts, states, r, new_states, g, o, eos):
+    """The LM columns' values of option o's words (o < 0: none) and then </s> if ``eos``, after state
+    ``states[r]``, into ``ws.scratch`` at ``tr.lm_cols`` (its other entries untouched); the state after them
+    to ``new_states[g]``."""
+    tr = sc.tr
+    for j in range(tr.lm_cols.shape[0]):
+        ws.scratch[tr.lm_cols[j]] = 0.0
+    lo = opts.tgt_offsets[o] if o >= 0 else 0
+    hi = opts.tgt_offsets[o + 1] if o >= 0 else 0
+    words_score(tr, opts.tgt_words, lo, hi, eos, states, r, new_states, g, False, ws.scratch)
 
 
 @_inline
@@ -117,101 +129,93 @@ def span_range(opts, start, end):
 
 
 @_inline
-def _before(ch, sc, b):
-    """(start, end, option, LM state) of the block before target position b; [0, 0), -1 at the start."""
+def _before(ch, b):
+    """(start, end, option) of the block before target position b; [0, 0), -1 at the start."""
     if b == 0:
-        return np.int64(0), np.int64(0), np.int64(-1), np.int64(sc.tr.begin_state)
-    return np.int64(ch.start[b - 1]), np.int64(ch.end[b - 1]), np.int64(ch.option[b - 1]), ch.lm_state[b - 1]
+        return np.int64(0), np.int64(0), np.int64(-1)
+    return np.int64(ch.start[b - 1]), np.int64(ch.end[b - 1]), np.int64(ch.option[b - 1])
 
 
 @_inline
-def _transition(row, sc, prev_start, prev_end, prev_option, start, end, o):
-    """Add the transition features of block [start, end) with option ``o`` after its predecessor to row:
-    distortion and reordering values in their columns, the weighted sparse transitions in ``sparse_col``."""
-    add_transition(prev_start, prev_end, prev_option, start, end, o, sc.tr.reordering, sc.dist_col, sc.lr_col, row)
-    if sc.sparse_col >= 0:
-        row[sc.sparse_col] += sparse_score(sc.tr, prev_option, o, msd_orientation(prev_start, prev_end, start, end))
-
-
-@_inline
-def _extend(row, opts, sc, state, prev_start, prev_end, prev_option, o):
-    """Add option o's local values and its transition from the previous block to row; LM its words.
-
-    Returns (log10 LM score of its words, LM state after them).
-    """
+def _extend(row, opts, sc, states, r, new_states, g, prev_start, prev_end, prev_option, o):
+    """Add option o's local values and its transition from the previous block (in state ``states[r]``) to
+    row, per column; its state after it to ``new_states[g]``."""
     for f in range(row.shape[0]):
         row[f] += opts.local[o, f]
-    _transition(row, sc, prev_start, prev_end, prev_option, opts.start[o], opts.end[o], o)
-    return _lm_words(sc, opts, state, o)
+    transition(sc.tr, opts.tgt_offsets, opts.tgt_words, states, r, new_states, g, prev_start, prev_end,
+               prev_option, o, opts.start[o], opts.end[o], False, False, row)
+
+
+@_inline
+def _memo_slot(states, r):
+    """The memo slot of state row ``states[r]``."""
+    x = np.uint64(0)
+    for m in range(states.shape[1]):
+        x = (x ^ np.uint64(states[r, m])) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64(x >> np.uint64(64 - MEMO_BITS))
 
 
 @_kernel
-def _close(row, opts, sc, ch, ws, state, last_start, last_end, last_option, hi):
-    """Close a region ending at old position hi with block (last_*) and LM ``state``.
+def _close(row, opts, sc, ch, ws, states, r, last_start, last_end, last_option, hi):
+    """Close a region ending at old position hi with block (last_*) and state ``states[r]``.
 
-    Adds the transition into the old block hi (the sentence end if hi is past
-    the last block) to row. Returns the change in
-    log10 LM score of the old blocks from hi on (and </s>), rescored from
-    ``state`` until it equals the old derivation's state at a block boundary.
-    The change depends on ``state`` alone within a neighbourhood, so it is
-    memoised in ws.memo (cleared by ``_clear_memo``).
+    Adds to row the transition into the old block hi (the sentence end if hi is past the last block) and the
+    change in the LM columns of the old blocks from hi on (and </s>), rescored from ``states[r]`` until it
+    equals the old derivation's state at a block boundary. The change depends on the state alone within a
+    neighbourhood, so it is memoised in the workspace (cleared by ``_clear_memo``).
     """
+    tr = sc.tr
     k = ch.size[0]
     if hi < k:
-        _transition(row, sc, last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi])
-    elif sc.sparse_col >= 0:
-        row[sc.sparse_col] += sparse_end_score(sc.tr, last_option)
-    slot = np.int64((np.uint64(state) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - MEMO_BITS))
-    entry = ws.memo[slot]
-    if entry.key == state:
-        return entry.prob
-    start_state = state
-    change = 0.0
-    for j in range(hi, k + 1):
-        if state == ch.lm_state[j - 1]:
-            break
-        if j == k:
-            p, state = _lm_word(sc, state, EOS)
-            change += p - ch.eos[0]
-        else:
-            p, state = _lm_words(sc, opts, state, ch.option[j])
-            change += p - ch.lm_score[j]
-    entry.key = start_state
-    entry.prob = change
-    return change
+        jump_score(tr, last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], False, row)
+    else:
+        end_score(tr, last_option, False, row)
+    cols = tr.lm_cols
+    slot = _memo_slot(states, r)
+    change = ws.memo_change[slot]
+    if not _same_state(ws.memo_state, slot, states, r):
+        _copy_state(states, r, ws.memo_state, slot)
+        for j in range(cols.shape[0]):
+            change[j] = 0.0
+        cont = ws.states
+        _copy_state(states, r, cont, 2)
+        for j in range(hi, k + 1):
+            if _same_state(cont, 2, ch.state, j):
+                break
+            _lm_values(ws, sc, opts, cont, 2, cont, 2, ch.option[j] if j < k else -1, j == k)
+            for c in range(cols.shape[0]):
+                change[c] += ws.scratch[cols[c]] - (ch.eos[c] if j == k else ch.lm_score[j, c])
+    for c in range(cols.shape[0]):
+        row[cols[c]] += change[c]
 
 
 @_inline
 def _clear_memo(ws):
-    for slot in range(ws.memo.shape[0]):
-        ws.memo[slot].key = -1
+    for slot in range(ws.memo_state.shape[0]):
+        ws.memo_state[slot, 0] = -1
 
 
 @_kernel
 def _score_old(ws, opts, sc, ch, lo, hi):
-    """Set ws.old to the part of the old blocks [lo, hi); returns their log10 LM score."""
+    """Set ws.old to the part of the old blocks [lo, hi)."""
     row = ws.old
     for f in range(row.shape[0]):
         row[f] = 0.0
-    ps, pe, po, state = _before(ch, sc, lo)
-    lm10 = 0.0
+    ps, pe, po = _before(ch, lo)
+    _copy_state(ch.state, lo, ws.states, 0)
     for j in range(lo, hi):
         o = np.int64(ch.option[j])
-        p, state = _extend(row, opts, sc, state, ps, pe, po, o)
-        lm10 += p
+        _extend(row, opts, sc, ws.states, 0, ws.states, 0, ps, pe, po, o)
         ps, pe, po = np.int64(ch.start[j]), np.int64(ch.end[j]), o
-    _close(row, opts, sc, ch, ws, state, ps, pe, po, hi)
-    return lm10
+    _close(row, opts, sc, ch, ws, ws.states, 0, ps, pe, po, hi)
 
 
 @_inline
-def _finish(ws, sc, c, lm_change):
-    """Turn candidate c's row (new part) into its delta and weighted score; lm_change in log10."""
+def _finish(ws, sc, c):
+    """Turn candidate c's row (new part) into its delta and weighted score."""
     row = ws.delta[c]
     for f in range(row.shape[0]):
         row[f] -= ws.old[f]
-    if sc.lm_col >= 0:
-        row[sc.lm_col] += lm_change * LN10
     s = 0.0
     for f in range(row.shape[0]):
         s += row[f] * sc.weights[f]
@@ -229,19 +233,19 @@ def _candidates(ws, opts, sc, ch, n_cand, s):
     reg, st = ws.region, ws.structures
     lo, hi, mid_lo, mid_hi = reg[LO], reg[HI], reg[MID_LO], reg[MID_HI]
     x_lo, x_hi, y_lo, y_hi = st[s, 0], st[s, 1], st[s, 2], st[s, 3]
-    ps, pe, po, state0 = _before(ch, sc, lo)
+    ps, pe, po = _before(ch, lo)
     single = y_lo < 0
     vx = ws.row
+    states = ws.states
     for x in range(x_lo, x_hi):
         for f in range(vx.shape[0]):
             vx[f] = 0.0
-        lmx, state = _extend(vx, opts, sc, state0, ps, pe, po, x)
+        _extend(vx, opts, sc, ch.state, lo, states, 0, ps, pe, po, x)
         qs, qe, qo = np.int64(opts.start[x]), np.int64(opts.end[x]), x
         if not single:
             for j in range(mid_lo, mid_hi):
                 o = np.int64(ch.option[j])
-                p, state = _extend(vx, opts, sc, state, qs, qe, qo, o)
-                lmx += p
+                _extend(vx, opts, sc, states, 0, states, 0, qs, qe, qo, o)
                 qs, qe, qo = np.int64(ch.start[j]), np.int64(ch.end[j]), o
         # one block: the candidate is x itself, closed once
         first_y, last_y = (x, x + 1) if single else (y_lo, y_hi)
@@ -249,18 +253,16 @@ def _candidates(ws, opts, sc, ch, n_cand, s):
             row = ws.delta[n_cand]
             for f in range(row.shape[0]):
                 row[f] = vx[f]
-            lm10, last = lmx, state
+            last = 0
             if not single:
-                p, last = _extend(row, opts, sc, state, qs, qe, qo, y)
-                lm10 += p
-            cont = _close(row, opts, sc, ch, ws, last, np.int64(opts.start[y]), np.int64(opts.end[y]), y, hi)
-            _finish(ws, sc, n_cand, lm10 - ws.old_lm[0] + cont)
+                _extend(row, opts, sc, states, 0, states, 1, qs, qe, qo, y)
+                last = 1
+            _close(row, opts, sc, ch, ws, states, last, np.int64(opts.start[y]), np.int64(opts.end[y]), y, hi)
+            _finish(ws, sc, n_cand)
             ws.first[n_cand] = x
             ws.second[n_cand] = -1 if single else y
             n_cand += 1
     return n_cand
-
-
 @_inline
 def _place(ch, ws, n, lo, limit, stamp, gap, prev_end, start, end):
     """Moses's distortion rules for block [start, end) after a block ending at prev_end.
@@ -383,7 +385,7 @@ def neighbourhood(ch, opts, sc, ws, n, op, a, b):
     else:
         reg[CURRENT] = (ch.option[lo] - st[0, 0]) * (st[0, 3] - st[0, 2]) + ch.option[hi - 1] - st[0, 2]
     _clear_memo(ws)
-    ws.old_lm[0] = _score_old(ws, opts, sc, ch, lo, hi)
+    _score_old(ws, opts, sc, ch, lo, hi)
     count = 0
     for s in range(n_structures):
         count = _candidates(ws, opts, sc, ch, count, s)
@@ -446,27 +448,29 @@ def choose(score, count, temperature, u, weight):
 
 
 @_kernel
-def _refresh(ch, opts, sc, ws, n, lo, m, old_in):
+def _refresh(ch, opts, sc, ws, n, lo, m):
     """Recompute the caches after blocks [lo, lo + m) changed.
 
-    old_in: the old LM state entering block lo + m; the LM is rescored until
-    the new state entering a later block equals the old one.
+    ``ws.states[2]``: the old state entering block lo + m; the blocks' LM values are recomputed until the new
+    state entering a later block equals the old one.
     """
     k = ch.size[0]
-    _, _, _, state = _before(ch, sc, lo)
+    cols = sc.tr.lm_cols
+    old_in = ws.states
     j = lo
     while j < k:
         if j >= lo + m:
-            if state == old_in:
+            if _same_state(ch.state, j, old_in, 2):
                 break
-            old_in = ch.lm_state[j]
-        o = ch.option[j]
-        p, state = _lm_words(sc, opts, state, o)
-        ch.lm_score[j] = p
-        ch.lm_state[j] = state
+            _copy_state(ch.state, j + 1, old_in, 2)
+        _lm_values(ws, sc, opts, ch.state, j, ch.state, j + 1, ch.option[j], False)
+        for c in range(cols.shape[0]):
+            ch.lm_score[j, c] = ws.scratch[cols[c]]
         j += 1
     if j == k:
-        ch.eos[0], _ = _lm_word(sc, state, EOS)
+        _lm_values(ws, sc, opts, ch.state, k, ws.states, 1, -1, True)
+        for c in range(cols.shape[0]):
+            ch.eos[c] = ws.scratch[cols[c]]
     ws.stamp[0] += 1
     stamp = ws.stamp[0]
     gap = 0
@@ -482,7 +486,9 @@ def _refresh(ch, opts, sc, ws, n, lo, m, old_in):
 @_kernel
 def init_chain(ch, opts, sc, ws, n):
     """Fill the caches of a chain whose blocks and features are set."""
-    _refresh(ch, opts, sc, ws, n, 0, ch.size[0], -1)
+    for m in range(ch.state.shape[1]):
+        ch.state[0, m] = sc.tr.begin[m]
+    _refresh(ch, opts, sc, ws, n, 0, ch.size[0])
 
 
 @_inline
@@ -490,8 +496,9 @@ def _move_block(ch, src, dst):
     ch.start[dst] = ch.start[src]
     ch.end[dst] = ch.end[src]
     ch.option[dst] = ch.option[src]
-    ch.lm_state[dst] = ch.lm_state[src]
-    ch.lm_score[dst] = ch.lm_score[src]
+    _copy_state(ch.state, src + 1, ch.state, dst + 1)
+    for c in range(ch.lm_score.shape[1]):
+        ch.lm_score[dst, c] = ch.lm_score[src, c]
 
 
 @_kernel
@@ -512,7 +519,7 @@ def apply(ch, opts, sc, ws, n, c):
         new[m] = ws.second[c]
         m += 1
     k = ch.size[0]
-    old_in = ch.lm_state[hi - 1]
+    _copy_state(ch.state, hi, ws.states, 2)  # the old state entering block hi
     shift = m - (hi - lo)
     if shift > 0:
         for j in range(k - 1, hi - 1, -1):
@@ -528,7 +535,7 @@ def apply(ch, opts, sc, ws, n, c):
         ch.end[lo + j] = opts.end[o]
     for f in range(ch.features.shape[0]):
         ch.features[f] += ws.delta[c, f]
-    _refresh(ch, opts, sc, ws, n, lo, m, old_in)
+    _refresh(ch, opts, sc, ws, n, lo, m)
 
 
 @_kernel

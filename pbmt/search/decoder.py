@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search._decoder_kernels import cube_kernel, stack_kernel
+from pbmt.search._decoder_kernels import Limits, Sentence, cube_kernel, stack_kernel
 from pbmt.search._nbest_kernels import best_path, k_best_paths
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import TranslationOptions
@@ -63,16 +63,14 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     """
     settings = settings or model.settings
     log_beam = math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf
-    common = (options.span_offsets, options.max_length, options.future, options.zones, options.walls,
-              transitions(model, options),
-              settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap")
-    if settings.search == "cube":
-        estimate = options.local_score + model.lm_weight_ln * options.lm_inside
-        graph = cube_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
-                            options.local_score, estimate, *common, arcs, settings.pop_limit)
-    else:
-        graph = stack_kernel(options.n_words, options.start, options.end, options.tgt_offsets, options.tgt_words,
-                             options.local_score, *common, arcs)
+    pop_limit = settings.pop_limit if settings.pop_limit > 0 else np.iinfo(np.int64).max
+    limits = Limits(settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap",
+                    arcs, pop_limit)
+    cube = settings.search == "cube"
+    estimate = options.local_score + model.lm_weight_ln * options.lm_inside if cube else options.local_score
+    sentence = Sentence(options.n_words, options.tgt_offsets, options.tgt_words, options.local_score, estimate,
+                        options.span_offsets, options.max_length, options.future, options.zones, options.walls)
+    graph = (cube_kernel if cube else stack_kernel)(sentence, transitions(model, options), limits)
     return SearchGraph(*graph)
 
 

@@ -19,6 +19,7 @@ from pbmt.model.block_features import Block
 from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
+from pbmt.search.transitions import boundary_arrays, transitions
 from pbmt.vocab import Vocab
 
 
@@ -110,25 +111,10 @@ def score_derivation(derivation: Derivation, options: TranslationOptions, model:
     must all equal it.
     """
     out = np.zeros(model.layout.size)
-    score_dense(derivation.src_start, derivation.src_end, derivation.option, options.local, options.tgt_offsets,
-                options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
-                *feature_columns(model), out)
+    tr = transitions(model, options, sparse=False)
+    score_dense(tr, derivation.src_start, derivation.src_end, derivation.option, options.local, options.tgt_offsets,
+                options.tgt_words, np.empty((1, len(tr.begin)), np.int64), out)
     return out
-
-
-def boundary_arrays(model: TranslationModel, options: TranslationOptions) -> tuple:
-    """What the kernels need of the model's sparse boundary features on these options.
-
-    ``(left_key int32[n_opt], right_key int32[n_opt], pair_weight float64[K, K]
-    (a view of the sparse weights), bos, eos, has_sparse)``; placeholders of
-    the same types and ``has_sparse`` False when the model has none.
-    """
-    sparse = model.sparse
-    if sparse is None or sparse.boundary is None:
-        none = np.zeros(1, np.int32)
-        return none, none, np.zeros((1, 1)), 0, 0, False
-    left, right = sparse.boundary.keys(options.vocab, options.tgt_offsets, options.tgt_words)
-    return left, right, sparse.pair_weight, sparse.boundary.bos, sparse.boundary.eos, True
 
 
 def sparse_features(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
@@ -166,11 +152,3 @@ def derivation_blocks(derivation: Derivation, options: TranslationOptions, vocab
     words = vocab.words(options.sentence)
     return [Block(int(a), int(b), tuple(words[a:b]), tuple(vocab.words(options.target(o))))
             for a, b, o in zip(derivation.src_start, derivation.src_end, derivation.option)]
-
-
-def feature_columns(model: TranslationModel) -> tuple[int, int, int]:
-    """First columns of LM0, Distortion0 and LexicalReordering0 in the model's layout (-1: absent)."""
-    def first(type_):
-        columns = model.layout.columns_of_type(type_)
-        return columns.start if columns is not None else -1
-    return first("KENLM"), first("Distortion"), first("LexicalReordering")

@@ -19,8 +19,8 @@ import numpy as np
 from pbmt.model.model import TranslationModel
 from pbmt.search._lattice_kernels import edge_features, edge_scores, envelopes, hypothesis_transitions, live_edges
 from pbmt.search.decoder import SearchGraph
-from pbmt.search.derivation import feature_columns
 from pbmt.search.options import TranslationOptions
+from pbmt.search.transitions import TransitionColumns, transitions
 
 
 @dataclass(frozen=True)
@@ -30,22 +30,22 @@ class Lattice:
     source, target: int32[e] nodes (0 the start, ``n_nodes - 1`` the final
     node; source < target); option: int32[e], the edge's option, and
     prev_option: int32[e], its source node's last option (-1: the start),
-    both indices into the option arrays below; lm_delta: float64[e], log10
-    probability of the option's words after the source node's LM state
-    (with ``</s>`` on edges into the final node). Options: local
+    both indices into the option arrays below; stateful: float64[e, n_lm],
+    the LM columns' values of the option's words after the source node's
+    state (with ``</s>`` on edges into the final node; natural log). Options: local
     float64[k, n_features] option-local features (natural log), start, end
     int32[k] source spans, reordering float64[k, 6] log probabilities,
     word_offsets int64[k + 1] and words (str[...]) their output words (as
     n-best entries print them), sentence_option int32[k] their numbers in the
-    sentence's ``TranslationOptions``. columns: (LM0, Distortion0,
-    LexicalReordering0) first columns in the model's layout (-1: absent).
+    sentence's ``TranslationOptions``. columns: the transition features'
+    columns in the model's layout (``transitions.TransitionColumns``).
     """
 
     source: np.ndarray
     target: np.ndarray
     option: np.ndarray
     prev_option: np.ndarray
-    lm_delta: np.ndarray
+    stateful: np.ndarray
     n_nodes: int
     local: np.ndarray
     start: np.ndarray
@@ -54,7 +54,7 @@ class Lattice:
     word_offsets: np.ndarray
     words: np.ndarray
     sentence_option: np.ndarray
-    columns: tuple[int, int, int]
+    columns: TransitionColumns
 
     @property
     def n_edges(self) -> int:
@@ -62,8 +62,8 @@ class Lattice:
 
     def features(self) -> np.ndarray:
         """The dense features each edge adds, float64[e, n_features] (natural log)."""
-        return edge_features(self.option, self.prev_option, self.lm_delta, self.local, self.start, self.end,
-                             self.reordering, *self.columns)
+        tr = self.columns.transitions(self.reordering, np.zeros(self.local.shape[1]))
+        return edge_features(tr, self.option, self.prev_option, self.stateful, self.local, self.start, self.end)
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class Lattices:
         node_offsets = offsets([x.n_nodes for x in lattices])
         return cls(offsets([x.n_edges for x in lattices]), node_offsets, option_offsets, Lattice(
             joined("source"), joined("target"), joined("option").astype(np.int64) + shift,
-            np.where(prev >= 0, prev + shift, -1), joined("lm_delta"), int(node_offsets[-1]), joined("local"),
+            np.where(prev >= 0, prev + shift, -1), joined("stateful"), int(node_offsets[-1]), joined("local"),
             joined("start"), joined("end"), joined("reordering"), word_offsets.astype(np.int64), joined("words"),
             joined("sentence_option"), lattices[0].columns))
 
@@ -134,8 +134,8 @@ class Lattices:
         """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features])."""
         x = self.joined
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        return edge_scores(x.option, x.prev_option, x.lm_delta, x.local @ vector, x.start, x.end, x.reordering,
-                           *x.columns, vector)
+        return edge_scores(x.columns.transitions(x.reordering, vector), x.option, x.prev_option, x.stateful,
+                           x.local @ vector, x.start, x.end)
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
                   high: float = np.inf) -> Envelopes:
@@ -152,9 +152,9 @@ class Lattices:
 
 def graph_transitions(graph: SearchGraph, options: TranslationOptions, model: TranslationModel
                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Every hypothesis's ``(lm_delta float64[n], prev_option int32[n])`` (``hypothesis_transitions``)."""
-    return hypothesis_transitions(graph.parent, graph.option, graph.klass, graph.final_class, options.tgt_offsets,
-                                  options.tgt_words, model.lm.arrays, model.lm.begin_state)
+    """Every hypothesis's ``(stateful float64[n, n_lm], prev_option int32[n])`` (``hypothesis_transitions``)."""
+    return hypothesis_transitions(transitions(model, options, sparse=False), graph.parent, graph.option, graph.klass,
+                                  graph.final_class, options.tgt_offsets, options.tgt_words)
 
 
 def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
@@ -163,9 +163,9 @@ def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: 
     ``model.weights @`` their sums along parent pointers is the graph's
     ``score`` for a model without sparse features.
     """
-    lm_delta, prev_option = graph_transitions(graph, options, model)
-    out = edge_features(graph.option, prev_option, lm_delta, options.local, options.start, options.end,
-                        options.reordering, *feature_columns(model))
+    stateful, prev_option = graph_transitions(graph, options, model)
+    tr = transitions(model, options, sparse=False)
+    out = edge_features(tr, graph.option, prev_option, stateful, options.local, options.start, options.end)
     out[0] = 0.0
     return out
 
@@ -173,7 +173,7 @@ def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: 
 def graph_lattice(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> Lattice:
     """The lattice of a search graph with a complete hypothesis (``graph.final_class >= 0``), options
     restricted to those its edges use. A sentence of no words is one node and no edge."""
-    lm_delta, prev_option = graph_transitions(graph, options, model)
+    stateful, prev_option = graph_transitions(graph, options, model)
     hyp, source, target, n_nodes = live_edges(graph.parent, graph.option, graph.klass, graph.final_class,
                                               options.start, options.end)
     option, prev = graph.option[hyp], prev_option[hyp]
@@ -184,5 +184,6 @@ def graph_lattice(graph: SearchGraph, options: TranslationOptions, model: Transl
     words = np.array(options.vocab.words(ids), dtype=str)
     prev_local = np.where(prev >= 0, np.searchsorted(used, prev), -1)
     return Lattice(source, target, np.searchsorted(used, option).astype(np.int32), prev_local.astype(np.int32),
-                   lm_delta[hyp], int(n_nodes), options.local[used], options.start[used], options.end[used],
-                   options.reordering[used], word_offsets, words, used.astype(np.int32), feature_columns(model))
+                   stateful[hyp], int(n_nodes), options.local[used], options.start[used], options.end[used],
+                   options.reordering[used], word_offsets, words, used.astype(np.int32),
+                   TransitionColumns.of(model))

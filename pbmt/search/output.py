@@ -11,8 +11,9 @@ from pbmt.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
-from pbmt.search.derivation import Derivation, feature_columns
+from pbmt.search.derivation import Derivation
 from pbmt.search.options import TranslationOptions
+from pbmt.search.transitions import transitions
 from pbmt.nbest import NBestEntry
 
 
@@ -53,9 +54,8 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
     features = np.zeros((len(found), model.layout.size))
-    score_dense_paths(offsets, chosen, options.start, options.end, options.local, options.tgt_offsets,
-                      options.tgt_words, options.reordering, model.lm.arrays, model.lm.begin_state,
-                      *feature_columns(model), features)
+    score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
+                      options.local, options.tgt_offsets, options.tgt_words, features)
     n = len(found)
     blocks = _block_positions(chosen, offsets, options)
     seg_offsets = offsets.tolist()

@@ -48,7 +48,7 @@ from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k
 from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.search.decoder import ScoredDerivation, decode
-from pbmt.search.derivation import Derivation, feature_columns, score_derivation, sparse_score
+from pbmt.search.derivation import Derivation, score_derivation, sparse_score
 from pbmt.search.hypothesis import DocumentFeature, DocumentScores, Hypothesis, score_document
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
@@ -304,16 +304,18 @@ class Sampler:
             local[:, -1] = options.block_scores(model)[0]
         self._opts = k.OptionArrays(options.start, options.end, options.tgt_offsets, options.tgt_words,
                                     np.ascontiguousarray(local), options.span_offsets, int(options.max_length))
-        self._scoring = k.Scoring(transitions(model, options, lm_cache or LMCache.new()), *feature_columns(model),
-                                  layout.size if sparse else -1, self.distortion_limit,
-                                  np.ascontiguousarray(self.weights[:self._dense]))
+        tr = transitions(model, options, lm_cache or LMCache.new(), sparse_col=layout.size if sparse else -1)
+        self._scoring = k.Scoring(tr, self.distortion_limit, np.ascontiguousarray(self.weights[:self._dense]))
+        self._width, self._n_lm = len(tr.begin), len(tr.lm_cols)
         widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
         cap = widest * widest + widest + 2
         size = max(self._n, 1)
         self._ws = k.Workspace(np.zeros(cap, np.int32), np.zeros(cap, np.int32), np.zeros((cap, self._dense)),
                                np.zeros(cap), np.zeros(cap), np.zeros(7, np.int64), np.zeros((2, 4), np.int64),
-                               np.zeros(1), np.zeros(1 << k.MEMO_BITS, k.MEMO_ENTRY), np.zeros(self._dense),
-                               np.zeros(self._dense), np.zeros(size, np.int64),
+                               np.zeros((3, self._width), np.int64),
+                               np.zeros((1 << k.MEMO_BITS, self._width), np.int64),
+                               np.zeros((1 << k.MEMO_BITS, self._n_lm)), np.zeros(self._dense),
+                               np.zeros(self._dense), np.zeros(self._dense), np.zeros(size, np.int64),
                                np.zeros(1, np.int64), np.zeros(size, np.int32))
 
     @property
@@ -353,8 +355,9 @@ class Sampler:
         self._check(derivation)
         size = max(self._n, 1)
         arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
-                               np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int32),
-                               np.zeros(size, np.int32), np.array([len(derivation)], np.int64), np.zeros(1),
+                               np.zeros((size + 1, self._width), np.int64), np.zeros((size, self._n_lm)),
+                               np.zeros(size, np.int32), np.zeros(size, np.int32),
+                               np.array([len(derivation)], np.int64), np.zeros(self._n_lm),
                                self._dense_features(derivation))
         blocks = len(derivation)
         arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (
