@@ -48,13 +48,15 @@ _V1_SECTIONS = {"ttable-file", "lmodel-file", "weight-t", "weight-l", "weight-d"
 class Feature:
     """One line of ``[feature]``: ``KENLM name=LM0 path=lm.arpa order=3``.
 
-    ``args`` holds every key=value of the line but ``name``.
+    ``args`` holds every key=value of the line but ``name``; ``line``: its line number in the file it was read
+    from (None: not read from a file).
     """
 
     type: str
     name: str
     n_scores: int
     args: dict[str, str] = field(default_factory=dict)
+    line: int | None = field(default=None, compare=False)
 
     def to_line(self) -> str:
         return " ".join([self.type, f"name={self.name}", *(f"{k}={v}" for k, v in self.args.items())])
@@ -263,7 +265,7 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
             raise FormatError(path, number, f"{type_} needs num-features=N")
         if spec.needs_path and "path" not in args:
             raise FormatError(path, number, f"{type_} needs path=FILE")
-        features.append(Feature(type_, name, n_scores, args))
+        features.append(Feature(type_, name, n_scores, args, number))
     return tuple(features)
 
 

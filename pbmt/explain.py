@@ -81,12 +81,11 @@ def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
         raise ValueError("no complete translation survived the search (raise the distortion limit or stack size)")
     nbest = list(best_paths(options, graph, n_best))
     best = nbest[0].derivation
-    lm_col = model.layout.columns_of_type("KENLM").start
-
     def without_end(k: int) -> np.ndarray:
         prefix = Derivation(best.src_start[:k], best.src_end[:k], best.option[:k])
         f = score_derivation(prefix, options, model)
-        f[lm_col] -= math.log(10) * model.lm.score_tokens(prefix.target_words(options))[-1]
+        for lm, column in zip(model.lms, model.lm_columns):
+            f[column] -= math.log(10) * lm.score_tokens(prefix.target_words(options))[-1]
         return f
 
     partial = np.array([without_end(k) for k in range(len(best) + 1)])
@@ -290,7 +289,7 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
                        "msd": MSD_NAMES[msd_orientation(prev_start, prev_end, start, end)],
                        "jump": start - prev_end, **part(e.contributions[b])})
         prev_start, prev_end = start, end
-    estimate = o.local_score + model.lm_weight_ln * o.lm_inside
+    estimate = o.local_score + o.lm_estimate
     spans = []
     for i in range(o.n_words):
         for j in range(i + 1, min(o.n_words, i + o.max_length) + 1):
@@ -324,7 +323,7 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
                           hypotheses_per_stack),
         "nbest": nbest,
         "reference": reference,
-        "lm_order": model.lm.order,
+        "lm_order": max(lm.order for lm in model.lms),
     }
 
 
@@ -404,7 +403,7 @@ def _hypothesis(h: int, e: Explanation, model: TranslationModel, table: Hypothes
         "source": [int(o.start[option]), int(o.end[option])] if option >= 0 else None,
         "phrase": " ".join(o.vocab.words(o.target(option))) if option >= 0 else "",
         "coverage": "".join("■" if c else "□" for c in table.coverage[h]),
-        "target": " ".join(target), "lm_context": " ".join((["<s>"] + target)[-(model.lm.order - 1):]),
+        "target": " ".join(target), "lm_context": " ".join((["<s>"] + target)[-(max(lm.order for lm in model.lms) - 1):]),
         "score": float(g.score[h]), "future": float(table.future[h]), "total": float(table.total[h]),
         "class": int(g.klass[h]), "representative": rep, "rank": rank, "status": STATUS_NAMES[status], "why": why,
     }

@@ -190,7 +190,7 @@ class Translator:
         overlay = self.model.overlay(w for line in cased for w in line)  # one id per word in the document
         options = [TranslationOptions.build(self.model, overlay.ids(c), overlay) for c in cased]
         result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
-                                 temperatures, lm_cache=self.model.lm.score_cache)
+                                 temperatures, lm_cache=self.model.lm_cache)
         return ([self._translation(d, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
                 result.score)
 

@@ -47,6 +47,21 @@ def shared(bible):
     return model, lines
 
 
+def assert_reproduces_moses(entry, options, model):
+    """The features and total ``score_derivation`` gives the derivation of a Moses n-best entry equal Moses's
+    (printed to six significant digits); returns the derivation."""
+    from pbmt.search.derivation import score_derivation
+    from pbmt.search.output import derivation_from_entry
+
+    derivation = derivation_from_entry(entry, options, model)
+    features = score_derivation(derivation, options, model)
+    ours = model.layout.as_dict(features)
+    for name, values in entry.features.items():
+        np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
+    assert features @ model.weights == pytest.approx(entry.total, abs=1e-3)
+    return derivation
+
+
 SOURCE = ["a", "b", "c", "d", "e"]
 TARGET = ["the", "lord", "said", "unto", "moses", "and", "house", "of", "israel", "go"]
 

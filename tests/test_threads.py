@@ -95,7 +95,7 @@ def test_tuning_on_one_thread_and_two_threads_gives_the_same_run(tiny_model_dir,
 def _digest(model: TranslationModel) -> str:
     """A hash of every array the searches read from the model."""
     digest = hashlib.sha256()
-    for holder in (model, model.phrases, model.full_table, model.lm.arrays):
+    for holder in (model, model.phrases, model.full_table, *(lm.arrays for lm in model.lms)):
         values = vars(holder).values() if hasattr(holder, "__dict__") else holder
         for value in values:
             if isinstance(value, np.ndarray):
@@ -114,7 +114,7 @@ def test_many_threads_decode_one_model_that_stays_read_only(tiny_model_dir):
     before = _digest(model)
     arrays = [value for holder in (model, model.phrases, model.full_table)
               for value in vars(holder).values() if isinstance(value, np.ndarray) and value.size]
-    arrays += [value for value in model.lm.arrays if isinstance(value, np.ndarray) and value.size]
+    arrays += [value for lm in model.lms for value in lm.arrays if isinstance(value, np.ndarray) and value.size]
     refused = []
 
     def writer():

@@ -23,6 +23,7 @@ Examples:
   pbmt train --src train.es --tgt train.en --out model
   pbmt train --src train.es --tgt train.en --out model --casing lowercase --placeholders
   pbmt train --src train.tok.es --tgt train.tok.en --tokenized --out model --alignment train.align.gdfa --lm-order 5
+  pbmt train --src train.es --tgt train.en --out model --lm-order 3 --lm general.arpa.gz   (two LMs: LM0, LM1)
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from pathlib import Path
 
 from pbmt.commands.lm import add_discount_fallback
 from pbmt.commands.options import deprecated
-from pbmt.errors import UsageError
 from pbmt.text import CASINGS
 from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
@@ -94,8 +94,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(single-word pairs all stay, so no training word loses its translations)")
     parser.add_argument("--prune", type=int, metavar="K",
                         help="keep the K pairs with the highest p(e|f) per source phrase (both tables)")
-    parser.add_argument("--lm", type=Path, metavar="FILE", help="an ARPA LM to use instead of estimating one")
-    parser.add_argument("--lm-order", type=int, default=3, help="order of the estimated LM")
+    parser.add_argument("--lm", type=Path, action="append", default=[], metavar="FILE",
+                        help="an ARPA LM to use instead of estimating one; repeat for several LMs, each a feature "
+                        "of its own (LM0, LM1, ... in this order), as Moses loads them")
+    parser.add_argument("--lm-order", type=int, help="order of the LM estimated from the target text (default 3); "
+                        "with --lm, giving it estimates one as well, as the first LM")
     add_discount_fallback(parser)
     classes = parser.add_argument("--word-class-count", type=int, default=50, metavar="N", help="induce N target "
                                   "word classes (exchange algorithm) into word-classes.txt, for sparse features "
@@ -128,8 +131,6 @@ def language(path: Path, given: str | None, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
-    if args.lm is not None and args.lm_order != 3:
-        raise UsageError("--lm-order applies to an estimated LM; --lm takes the given file's order")
     settings = TrainSettings(
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
         src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         tokenize=not args.tokenized, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
-        lm=args.lm, lm_order=args.lm_order, discount_fallback=args.discount_fallback,
+        lms=tuple(args.lm), lm_order=args.lm_order, discount_fallback=args.discount_fallback,
         word_classes=args.word_class_count, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
         protected=args.protected, placeholders=args.placeholders,
     )

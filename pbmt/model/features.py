@@ -10,36 +10,11 @@ and ``LexicalReordering0`` sums of the tables' log probabilities.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from functools import cached_property
 
 import numpy as np
 
 from pbmt.config import MosesConfig
-
-
-class Scope(Enum):
-    """What a feature needs to be computed.
-
-    OPTION: the translation option alone (precomputed once per option);
-    TRANSITION: also the previous block (LM context, distortion, reordering);
-    GLOBAL: the whole sentence or document (sampler and rescoring only).
-    """
-
-    OPTION = "option-local"
-    TRANSITION = "transition"
-    GLOBAL = "global"
-
-
-SCOPE_OF_TYPE = {
-    "UnknownWordPenalty": Scope.OPTION,
-    "WordPenalty": Scope.OPTION,
-    "PhrasePenalty": Scope.OPTION,
-    "PhraseDictionaryMemory": Scope.OPTION,
-    "LexicalReordering": Scope.TRANSITION,
-    "Distortion": Scope.TRANSITION,
-    "KENLM": Scope.TRANSITION,
-}
 
 
 @dataclass(frozen=True)
@@ -83,10 +58,6 @@ class FeatureLayout:
         """Column range of the (single) feature of a Moses type, or None."""
         names = [n for n, t in zip(self.names, self.types) if t == type_]
         return self.columns(names[0]) if names else None
-
-    def scope(self, name: str) -> Scope:
-        """The scope of feature ``name``."""
-        return SCOPE_OF_TYPE[self.types[self.names.index(name)]]
 
     def weights(self, config: MosesConfig) -> np.ndarray:
         """The weight vector ``float64[size]`` of a moses.ini, in this layout."""

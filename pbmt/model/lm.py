@@ -17,9 +17,8 @@ Kernels elsewhere score through ``score_word(lm.arrays, state, word)`` from
 from __future__ import annotations
 
 import re
-import threading
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -85,18 +84,6 @@ class NgramLM:
     counts: tuple[int, ...]
     arrays: LMArrays
     from_cache: bool
-    _caches: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
-
-    def __reduce__(self):
-        return type(self), (self.path, self.words, self.counts, self.arrays, self.from_cache)  # not the caches
-
-    @property
-    def score_cache(self) -> LMCache:
-        """The calling thread's cache of this model's scores (``LMCache``), made at its first search."""
-        cache = getattr(self._caches, "cache", None)
-        if cache is None:
-            cache = self._caches.cache = LMCache.new()
-        return cache
 
     @classmethod
     def load(cls, path: str | Path, vocab: Vocab) -> NgramLM:

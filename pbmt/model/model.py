@@ -13,6 +13,7 @@ import math
 import os
 import pickle
 import shutil
+import threading
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -25,7 +26,7 @@ from pbmt.errors import FormatError, PbmtError, UsageError
 from pbmt.files import atomic_write, open_binary, parse_int
 from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureLayout
-from pbmt.model.lm import NgramLM
+from pbmt.model.lm import LMCache, NgramLM
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
@@ -226,8 +227,8 @@ class TranslationModel:
     """Everything needed to score and search translations of one language pair.
 
     ``cand_local[c]`` is candidate ``c``'s option-local feature values
-    (``float64[n_cand, layout.size]``, natural log); ``cand_lm_inside[c]`` the
-    LM's inside estimate of its target phrase (log10); ``reordering[c]`` its six
+    (``float64[n_cand, layout.size]``, natural log); ``cand_lm_estimate[c]`` the
+    LMs' inside estimate of its target phrase (``lm_estimate``); ``reordering[c]`` its six
     reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
     ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
     from the ``[sparse]`` table of ``pbmt.toml``), or None.
@@ -239,16 +240,17 @@ class TranslationModel:
     weights: np.ndarray
     settings: SearchSettings
     preprocessing: Preprocessing
-    lm: NgramLM
+    lms: tuple[NgramLM, ...]  # one per KENLM line, in the ini's order
     full_table: PhraseTable
     reordering_table: ReorderingTable | None
     phrases: PhraseTable = field(repr=False)
     reordering: np.ndarray = field(repr=False)
     cand_local: np.ndarray = field(repr=False)
-    cand_lm_inside: np.ndarray = field(repr=False)
+    cand_lm_estimate: np.ndarray = field(repr=False)
     sparse: SparseModel | None = field(default=None, repr=False)
     loaded_words: int = field(default=0, repr=False)  # len(vocab) after loading: the words of the model's files
     loaded_sparse: SparseModel | None = field(default=None, repr=False, compare=False)  # as read from its folder
+    _caches: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
 
     def __reduce__(self):
         """A model travels to another process as what rebuilds it, as ``kenlm.Model`` does: its ``moses.ini``'s
@@ -268,7 +270,12 @@ class TranslationModel:
         """Load the model a ``moses.ini`` describes; ``settings`` override the ini's."""
         config = MosesConfig.read(ini)
         layout = FeatureLayout.from_config(config)
-        for type_, needed in (("KENLM", True), ("PhraseDictionaryMemory", True), ("LexicalReordering", False),
+        for f in config.features:
+            if "path" in f.args and not config.resolve(f.args["path"]).exists():
+                raise FormatError(ini, f.line, f"{f.type} {f.name}: {config.resolve(f.args['path'])}: no such file")
+        if not config.features_of_type("KENLM"):
+            raise PbmtError(f"{ini}: pbmt's decoder needs at least one KENLM feature, the [feature] section has none")
+        for type_, needed in (("PhraseDictionaryMemory", True), ("LexicalReordering", False),
                               ("WordPenalty", False), ("PhrasePenalty", False), ("Distortion", False),
                               ("UnknownWordPenalty", False)):
             found = config.features_of_type(type_)
@@ -280,8 +287,7 @@ class TranslationModel:
                 raise PbmtError(f"{ini}: {feature.name}'s path={feature.args['path']} names no file "
                                 f"({config.resolve(feature.args['path'])})")
         vocab = Vocab()
-        lm_feature = config.features_of_type("KENLM")[0]
-        lm = NgramLM.load(config.resolve(lm_feature.args["path"]), vocab)
+        lms = tuple(NgramLM.load(config.resolve(f.args["path"]), vocab) for f in config.features_of_type("KENLM"))
         pt_feature = config.features_of_type("PhraseDictionaryMemory")[0]
         full_table = PhraseTable.load(config.resolve(pt_feature.args["path"]), vocab, n_scores=pt_feature.n_scores)
         lr_features = config.features_of_type("LexicalReordering")
@@ -298,9 +304,9 @@ class TranslationModel:
                                   f"{pt_feature.name} is not a positive integer") from None
         sparse = SparseModel.read(Path(ini).parent)
         stub = cls(config, vocab, layout, layout.weights(config), settings,
-                   Preprocessing.read(Path(ini).parent), lm, full_table, reordering_table,
+                   Preprocessing.read(Path(ini).parent), lms, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
-                   cand_lm_inside=np.zeros(0), sparse=sparse, loaded_words=len(vocab), loaded_sparse=sparse)
+                   cand_lm_estimate=np.zeros(0), sparse=sparse, loaded_words=len(vocab), loaded_sparse=sparse)
         return stub.with_weights(stub.weights)
 
     def toml_tables(self, folder: str | os.PathLike) -> dict[str, dict]:
@@ -326,8 +332,9 @@ class TranslationModel:
         tm = layout.columns_of_type("PhraseDictionaryMemory")
         wp = layout.columns_of_type("WordPenalty")
         wp_weight = float(weights[wp][0]) if wp is not None else 0.0
-        lm_weight = float(weights[layout.columns_of_type("KENLM")][0])
-        estimates = self.full_table.estimates(weights[tm], wp_weight, self.lm, lm_weight)
+        full = self.full_table
+        estimates = (full.estimates(weights[tm], wp_weight)
+                     + self.lm_estimate(full.tgt_offsets, full.tgt_words, weights))
         phrases = self.full_table.prune(self.settings.table_limit, estimates)
         local = np.zeros((phrases.n_candidates, layout.size))
         local[:, tm] = phrases.scores
@@ -337,7 +344,7 @@ class TranslationModel:
                       else np.zeros((phrases.n_candidates, 6)))
         return read_only(replace(
             self, weights=weights, phrases=phrases, reordering=reordering, cand_local=local,
-            cand_lm_inside=self.lm.phrase_scores(phrases.tgt_offsets, phrases.tgt_words),
+            cand_lm_estimate=self.lm_estimate(phrases.tgt_offsets, phrases.tgt_words, weights),
             config=self.config.with_weights(layout.as_dict(weights)),
         ))
 
@@ -385,9 +392,30 @@ class TranslationModel:
         return self.vocab.overlay(words)
 
     @property
-    def lm_weight_ln(self) -> float:
-        """Weight of the LM feature times ln 10: multiplies log10 LM scores."""
-        return float(self.weights[self.layout.columns_of_type("KENLM")][0]) * math.log(10)
+    def lm_cache(self) -> LMCache:
+        """The calling thread's cache of every LM's scores (``LMCache``), made at its first search: a search
+        writes it, so threads never share one."""
+        cache = getattr(self._caches, "cache", None)
+        if cache is None:
+            cache = self._caches.cache = LMCache.new()
+        return cache
+
+    @property
+    def lm_columns(self) -> tuple[int, ...]:
+        """The column of each LM (``lms``) in the layout."""
+        return tuple(self.layout.columns(f.name).start for f in self.config.features_of_type("KENLM"))
+
+    def lm_estimate(self, offsets: np.ndarray, words: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """The LMs' weighted inside estimate of each phrase of a CSR (``offsets`` int[n + 1], ``words`` global
+        ids): each LM's score of the phrase alone (no ``<s>``, ``NgramLM.phrase_scores``) times its weight
+        (``weights``, default the model's) and ln 10, summed; ``float64[n]``, natural log. Moses's estimate for
+        pruning the table and for future costs."""
+        weights = self.weights if weights is None else weights
+        total = np.zeros(len(offsets) - 1)
+        for lm, column in zip(self.lms, self.lm_columns):
+            if weights[column]:
+                total += weights[column] * math.log(10) * lm.phrase_scores(offsets, words)
+        return total
 
 
 _FOLDERS_OWN = "the sparse features of the model's folder"  # what __reduce__ ships instead of them

@@ -138,21 +138,16 @@ class PhraseTable:
         """Target word ids of one candidate."""
         return self.tgt_words[self.tgt_offsets[candidate]:self.tgt_offsets[candidate + 1]]
 
-    def estimates(self, tm_weights, word_penalty_weight: float = 0.0, lm=None, lm_weight: float = 0.0) -> np.ndarray:
-        """Moses's pruning score of every candidate, ``float64[n_cand]`` (natural log scale).
-
-        ``scores @ tm_weights`` + word penalty (-1 per target word) + the LM's
-        inside estimate of the target phrase (scored alone, no ``<s>``;
-        converted from log10 to natural log) times ``lm_weight``. The phrase
-        penalty is the same for every candidate and does not change the ranking.
+    def estimates(self, tm_weights, word_penalty_weight: float = 0.0) -> np.ndarray:
+        """The table's part of Moses's pruning score of every candidate, ``float64[n_cand]`` (natural log scale):
+        ``scores @ tm_weights`` + word penalty (-1 per target word). Moses adds the LMs' inside estimates of
+        the target phrase (``TranslationModel.lm_estimate``). The phrase penalty is the same for every
+        candidate and does not change the ranking.
         """
         tm_weights = np.asarray(tm_weights, dtype=np.float64)
         if tm_weights.shape != (self.n_scores,):
             raise ValueError(f"expected {self.n_scores} translation-model weights, got {tm_weights.shape}")
-        est = self.scores @ tm_weights - word_penalty_weight * np.diff(self.tgt_offsets)
-        if lm is not None and lm_weight:
-            est += lm_weight * math.log(10) * lm.phrase_scores(self.tgt_offsets, self.tgt_words)
-        return est
+        return self.scores @ tm_weights - word_penalty_weight * np.diff(self.tgt_offsets)
 
     def prune(self, limit: int, estimates: np.ndarray) -> "PhraseTable":
         """Keep the ``limit`` candidates with the highest ``estimates`` per source phrase.

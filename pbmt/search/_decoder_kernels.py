@@ -26,7 +26,6 @@ STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
 
 Sentence = namedtuple("Sentence", [
     "n",  # int: source words, at least 1
-    "tgt_offsets", "tgt_words",  # CSR of the options' target words
     "local_score",  # float64[n_opt]: each option's weighted option-local score
     "estimate",  # float64[n_opt]: each option's estimated score (cube pruning sorts a span's options by it)
     "span_offsets",  # int64[n * max_length + 1]: options of each span (TranslationOptions.span)
@@ -454,8 +453,8 @@ def _extend(s, h, spans, sentence, tr, limits, stacks, pool, n_hyp, classes, key
         fut_g = 0.0 if complete else _future_with(pool.cov, h, start, end, n, sentence.future)
         for o in range(span_offsets[start * max_length + end - start - 1],
                        span_offsets[start * max_length + end - start]):
-            step = extension_score(tr, sentence.tgt_offsets, sentence.tgt_words, pool.state, h, pool.state, n_hyp,
-                                   pool.prev_start[h], pool.prev_end[h], pool.option[h], o, start, end, complete)
+            step = extension_score(tr, pool.state, h, pool.state, n_hyp, pool.prev_start[h], pool.prev_end[h],
+                                   pool.option[h], o, start, end, complete)
             new_score = pool.score[h] + sentence.local_score[o] + step
             total = new_score + fut_g
             if total < stacks.best[t] + limits.log_beam:
@@ -474,9 +473,10 @@ def stack_kernel(sentence, tr, limits):
     """Stack decoding of one sentence of ``sentence.n`` > 0 words: every kept hypothesis of a stack is
     extended by every option it may take next.
 
-    ``sentence``: its options and reordering constraints (``Sentence``); ``tr``: the transition features (``Transitions``); ``limits``:
-    the settings (``Limits``): keep_arcs keeps every recombined hypothesis as an arc (n-best lists, search
-    graphs), else only each class's best member, which is all the 1-best needs and keeps the pool small.
+    ``sentence``: its options and reordering constraints (``Sentence``); ``tr``: the transition features
+    (``Transitions``); ``limits``: the settings (``Limits``): keep_arcs keeps every recombined hypothesis as
+    an arc (n-best lists, search graphs), else only each class's best member, which is all the 1-best needs
+    and keeps the pool small.
 
     The hypothesis pool (``Pool``): parallel arrays indexed by hypothesis (coverage bitmap, the last block's
     source span and option, the state row (-1 when complete), parent, accumulated score, future estimate,
@@ -657,9 +657,8 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
                 continue
             h = edges.members[lo + i]
             o = order[span_offsets[span] + j]
-            step = extension_score(tr, sentence.tgt_offsets, sentence.tgt_words, pool.state, h, queue.state, n_cand,
-                                   pool.prev_start[h], pool.prev_end[h], pool.option[h], o, edges.start[ce],
-                                   edges.end[ce], s == n)
+            step = extension_score(tr, pool.state, h, queue.state, n_cand, pool.prev_start[h], pool.prev_end[h],
+                                   pool.option[h], o, edges.start[ce], edges.end[ce], s == n)
             queue.edge[n_cand], queue.row[n_cand], queue.col[n_cand] = ce, i, j
             queue.score[n_cand] = pool.score[h] + sentence.local_score[o] + step
             queue.total[n_cand] = queue.score[n_cand] + edges.fut[ce]

@@ -207,8 +207,8 @@ def forced_kernel(sentence, tr, constraint):
                         state, option, parent = grow2(state, cap), grow1(option, cap), grow1(parent, cap)
                         score, pos, key_a, klass = grow1(score, cap), grow1(pos, cap), grow1(key_a, cap), grow1(klass, cap)
                     g = n_hyp
-                    step = extension_score(tr, tgt_offsets, sentence.tgt_words, state, h, state, g, prev_start[h],
-                                           prev_end[h], option[h], o, start, end, complete)
+                    step = extension_score(tr, state, h, state, g, prev_start[h], prev_end[h], option[h], o, start,
+                                           end, complete)
                     for w in range(words):
                         cov[g, w] = cov[h, w]
                     for i in range(start, end):

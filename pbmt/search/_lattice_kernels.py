@@ -18,7 +18,7 @@ from pbmt.search._scoring_kernels import jump_score, words_score
 
 
 @njit(cache=True)
-def hypothesis_transitions(tr, parent, option, klass, final_class, tgt_offsets, tgt_words):
+def hypothesis_transitions(tr, parent, option, klass, final_class):
     """What each hypothesis's edge adds beyond its option and its jump: ``(stateful float64[n, n_lm],
     prev_option int32[n])``.
 
@@ -41,8 +41,8 @@ def hypothesis_transitions(tr, parent, option, klass, final_class, tgt_offsets, 
         prev_option[h] = option[p] if p > 0 else -1
         for j in range(cols.shape[0]):
             scratch[cols[j]] = 0.0
-        words_score(tr, tgt_words, tgt_offsets[o], tgt_offsets[o + 1], klass[h] == final_class, states, p, states,
-                    h, False, scratch)
+        words_score(tr, tr.tgt_offsets[o], tr.tgt_offsets[o + 1], klass[h] == final_class, states, p, states, h,
+                    False, scratch)
         for j in range(cols.shape[0]):
             stateful[h, j] = scratch[cols[j]]
     return stateful, prev_option

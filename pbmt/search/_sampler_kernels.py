@@ -115,7 +115,7 @@ def _lm_values(ws, sc, opts, states, r, new_states, g, o, eos):
         ws.scratch[tr.lm_cols[j]] = 0.0
     lo = opts.tgt_offsets[o] if o >= 0 else 0
     hi = opts.tgt_offsets[o + 1] if o >= 0 else 0
-    words_score(tr, opts.tgt_words, lo, hi, eos, states, r, new_states, g, False, ws.scratch)
+    words_score(tr, lo, hi, eos, states, r, new_states, g, False, ws.scratch)
 
 
 @_inline
@@ -142,8 +142,8 @@ def _extend(row, opts, sc, states, r, new_states, g, prev_start, prev_end, prev_
     row, per column; its state after it to ``new_states[g]``."""
     for f in range(row.shape[0]):
         row[f] += opts.local[o, f]
-    transition(sc.tr, opts.tgt_offsets, opts.tgt_words, states, r, new_states, g, prev_start, prev_end,
-               prev_option, o, opts.start[o], opts.end[o], False, False, row)
+    transition(sc.tr, states, r, new_states, g, prev_start, prev_end, prev_option, o, opts.start[o], opts.end[o],
+               False, False, row)
 
 
 @_inline

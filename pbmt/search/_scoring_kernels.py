@@ -47,6 +47,7 @@ Transitions = namedtuple("Transitions", [
     "dist_col",  # int: Distortion0's column (-1: absent)
     "lr_col",  # int: the first of LexicalReordering0's six columns, msd forward then backward (-1: absent)
     "reordering",  # float64[n_opt, 6]: each option's reordering log probabilities
+    "tgt_offsets", "tgt_words",  # CSR of the options' target words (TranslationOptions)
     "orient_score",  # float64[n_opt, 3]: weighted sparse score of option o in each msd orientation
     "right_key", "left_key",  # int32[n_opt]: sparse keys of each option's last and first target word
     "pair_weight",  # float64[n_right + 1, n_left + 1]: weighted sparse score of key pairs (start row, end column)
@@ -71,8 +72,8 @@ def _emit(tr, weighted, out, col, value):
 
 
 @njit(cache=True, inline="always")
-def words_score(tr, tgt_words, lo, hi, eos, states, h, new_states, g, weighted, out):
-    """The stateful part: every LM's score of ``tgt_words[lo:hi]`` (then ``</s>`` if ``eos``) from state row
+def words_score(tr, lo, hi, eos, states, h, new_states, g, weighted, out):
+    """The stateful part: every LM's score of ``tr.tgt_words[lo:hi]`` (then ``</s>`` if ``eos``) from state row
     ``states[h]``, the state after them written to ``new_states[g]`` (which may be the same row)."""
     total = 0.0
     for m in range(len(tr.lms)):
@@ -80,7 +81,7 @@ def words_score(tr, tgt_words, lo, hi, eos, states, h, new_states, g, weighted, 
         state = states[h, m]
         p = 0.0
         for k in range(lo, hi):
-            q, state = cached_score_word(lm, tr.cache, m, state, tgt_words[k])
+            q, state = cached_score_word(lm, tr.cache, m, state, tr.tgt_words[k])
             p += q
         if eos:
             q, state = cached_score_word(lm, tr.cache, m, state, EOS)
@@ -140,30 +141,29 @@ def end_score(tr, last_option, weighted, out):
 
 
 @njit(cache=True, inline="always")
-def transition(tr, tgt_offsets, tgt_words, states, h, new_states, g, prev_start, prev_end, prev_option, o, start,
-               end, complete, weighted, out):
+def transition(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, complete, weighted,
+               out):
     """Every transition feature of option ``o`` over [start, end) after block [prev_start, prev_end) with
     ``prev_option`` in state row ``states[h]`` (its new state to ``new_states[g]``); ``complete``: the block
     ends the sentence (``</s>`` and the end boundary). Weighted (returns the weighted sum, natural log) or per
     column (adds each value to ``out``, float64[n_dense], and returns 0)."""
     total = jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, out)
-    total += words_score(tr, tgt_words, tgt_offsets[o], tgt_offsets[o + 1], complete, states, h, new_states, g,
-                         weighted, out)
+    total += words_score(tr, tr.tgt_offsets[o], tr.tgt_offsets[o + 1], complete, states, h, new_states, g, weighted,
+                         out)
     if complete:
         total += end_score(tr, o, weighted, out)
     return total
 
 
 @njit(cache=True, inline="always")
-def extension_score(tr, tgt_offsets, tgt_words, states, h, new_states, g, prev_start, prev_end, prev_option, o,
-                    start, end, complete):
+def extension_score(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, complete):
     """``transition``'s weighted form: the searches' score of extending hypothesis ``h`` by option ``o``."""
-    return transition(tr, tgt_offsets, tgt_words, states, h, new_states, g, prev_start, prev_end, prev_option, o,
-                      start, end, complete, True, tr.weights)
+    return transition(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, complete, True,
+                      tr.weights)
 
 
 @njit(cache=True, nogil=True)
-def score_dense(tr, d_start, d_end, d_option, local, tgt_offsets, tgt_words, states, out):
+def score_dense(tr, d_start, d_end, d_option, local, states, out):
     """Add the dense features of one derivation to ``out`` (float64[n_features]): ``transition``'s per-column
     form along its blocks from the sentence start.
 
@@ -176,15 +176,15 @@ def score_dense(tr, d_start, d_end, d_option, local, tgt_offsets, tgt_words, sta
     for b in range(k):
         o = d_option[b]
         out += local[o]
-        transition(tr, tgt_offsets, tgt_words, states, 0, states, 0, prev_start, prev_end, prev_option, o,
-                   d_start[b], d_end[b], b == k - 1, False, out)
+        transition(tr, states, 0, states, 0, prev_start, prev_end, prev_option, o, d_start[b], d_end[b], b == k - 1,
+                   False, out)
         prev_start, prev_end, prev_option = d_start[b], d_end[b], o
     if k == 0:
-        words_score(tr, tgt_words, 0, 0, True, states, 0, states, 0, False, out)
+        words_score(tr, 0, 0, True, states, 0, states, 0, False, out)
 
 
 @njit(cache=True, nogil=True)
-def score_dense_paths(tr, path_offsets, path_options, opt_start, opt_end, local, tgt_offsets, tgt_words, out):
+def score_dense_paths(tr, path_offsets, path_options, opt_start, opt_end, local, out):
     """``score_dense`` of many derivations of one sentence: derivation ``i`` uses the options
     ``path_options[path_offsets[i]:path_offsets[i + 1]]`` in target order; its features go to ``out[i]``
     (float64[k, n_features], zeroed first)."""
@@ -192,4 +192,4 @@ def score_dense_paths(tr, path_offsets, path_options, opt_start, opt_end, local,
     for i in range(path_offsets.shape[0] - 1):
         chosen = path_options[path_offsets[i]:path_offsets[i + 1]]
         out[i] = 0.0
-        score_dense(tr, opt_start[chosen], opt_end[chosen], chosen, local, tgt_offsets, tgt_words, states, out[i])
+        score_dense(tr, opt_start[chosen], opt_end[chosen], chosen, local, states, out[i])

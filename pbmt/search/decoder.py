@@ -67,9 +67,9 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     limits = Limits(settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap",
                     arcs, pop_limit)
     cube = settings.search == "cube"
-    estimate = options.local_score + model.lm_weight_ln * options.lm_inside if cube else options.local_score
-    sentence = Sentence(options.n_words, options.tgt_offsets, options.tgt_words, options.local_score, estimate,
-                        options.span_offsets, options.max_length, options.future, options.zones, options.walls)
+    estimate = options.local_score + options.lm_estimate if cube else options.local_score
+    sentence = Sentence(options.n_words, options.local_score, estimate, options.span_offsets, options.max_length,
+                        options.future, options.zones, options.walls)
     graph = (cube_kernel if cube else stack_kernel)(sentence, transitions(model, options), limits)
     return SearchGraph(*graph)
 

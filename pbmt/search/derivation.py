@@ -112,8 +112,8 @@ def score_derivation(derivation: Derivation, options: TranslationOptions, model:
     """
     out = np.zeros(model.layout.size)
     tr = transitions(model, options, sparse=False)
-    score_dense(tr, derivation.src_start, derivation.src_end, derivation.option, options.local, options.tgt_offsets,
-                options.tgt_words, np.empty((1, len(tr.begin)), np.int64), out)
+    score_dense(tr, derivation.src_start, derivation.src_end, derivation.option, options.local,
+                np.empty((1, len(tr.begin)), np.int64), out)
     return out
 
 

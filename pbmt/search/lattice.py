@@ -154,7 +154,7 @@ def graph_transitions(graph: SearchGraph, options: TranslationOptions, model: Tr
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Every hypothesis's ``(stateful float64[n, n_lm], prev_option int32[n])`` (``hypothesis_transitions``)."""
     return hypothesis_transitions(transitions(model, options, sparse=False), graph.parent, graph.option, graph.klass,
-                                  graph.final_class, options.tgt_offsets, options.tgt_words)
+                                  graph.final_class)
 
 
 def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> np.ndarray:

@@ -34,7 +34,8 @@ class TranslationOptions:
     ``local[o]`` holds its option-local feature values (``float64[n_opt,
     n_features]``, natural log; transition columns are zero), ``local_score[o]``
     their weighted sum, ``reordering[o]`` its six reordering log probabilities,
-    ``lm_inside[o]`` the LM's inside estimate of its target words (log10).
+    ``lm_estimate[o]`` the LMs' weighted inside estimate of its target words
+    (``TranslationModel.lm_estimate``, natural log).
     Options of span ``(i, i + l + 1)`` are ``span_offsets[i * max_length + l]``
     up to ``span_offsets[i * max_length + l + 1]``. ``future[i, j]`` is the best
     estimated score of translating ``[i, j)`` (natural log, weighted).
@@ -55,7 +56,7 @@ class TranslationOptions:
     local: np.ndarray
     local_score: np.ndarray
     reordering: np.ndarray
-    lm_inside: np.ndarray
+    lm_estimate: np.ndarray
     span_offsets: np.ndarray
     future: np.ndarray
     vocab: Vocab | Overlay = field(repr=False)
@@ -165,10 +166,10 @@ class TranslationOptions:
             reordering[given_rows] = model.reordering_table.pair_scores(
                 *csr.from_rows([sentence[opt_start[o]:opt_start[o] + opt_len[o] + 1] for o in given_rows]),
                 *csr.take(tgt_offsets, tgt_words, given_rows))
-        lm_inside = np.empty(len(candidate))
-        lm_inside[is_table] = model.cand_lm_inside[known]
+        lm_estimate = np.empty(len(candidate))
+        lm_estimate[is_table] = model.cand_lm_estimate[known]
         other = ~is_table
-        lm_inside[other] = model.lm.phrase_scores(*csr.take(tgt_offsets, tgt_words, np.flatnonzero(other)))
+        lm_estimate[other] = model.lm_estimate(*csr.take(tgt_offsets, tgt_words, np.flatnonzero(other)))
         local_score = local @ model.weights
 
         span_counts = np.bincount(opt_start.astype(np.int64) * width + opt_len, minlength=n * width)
@@ -176,14 +177,14 @@ class TranslationOptions:
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                      reordering, lm_inside, span_offsets, np.zeros((n + 1, n + 1)), vocab, *markup.constraints(n))
+                      reordering, lm_estimate, span_offsets, np.zeros((n + 1, n + 1)), vocab, *markup.constraints(n))
         if model.block_scores is not None:
             local_score = local_score + options.block_scores(model)[0]
         if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:
             raise RuntimeError("the model's vocabulary grew after the sentence's overlay was made (make it with "
                                "TranslationModel.overlay), so their ids collide")
         return replace(options, local_score=local_score,
-                       future=_future(n, opt_start, opt_end, local_score, lm_inside, model))
+                       future=future_table(n, opt_start, opt_end, local_score + lm_estimate))
 
 
     @classmethod
@@ -229,6 +230,3 @@ def _contains(words: np.ndarray, part: np.ndarray) -> bool:
     """Whether ``part`` occurs in ``words`` as a contiguous run."""
     return any(np.array_equal(words[i:i + len(part)], part) for i in range(len(words) - len(part) + 1))
 
-
-def _future(n, start, end, local_score, lm_inside, model: TranslationModel) -> np.ndarray:
-    return future_table(n, start, end, local_score + model.lm_weight_ln * lm_inside)

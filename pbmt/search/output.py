@@ -55,7 +55,7 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
     features = np.zeros((len(found), model.layout.size))
     score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
-                      options.local, options.tgt_offsets, options.tgt_words, features)
+                      options.local, features)
     n = len(found)
     blocks = _block_positions(chosen, offsets, options)
     seg_offsets = offsets.tolist()

@@ -89,15 +89,15 @@ class TransitionColumns:
         layout = model.layout
         lr = layout.columns_of_type("LexicalReordering")
         dist = layout.columns_of_type("Distortion")
-        return cls(np.array([layout.columns_of_type("KENLM").start], dtype=np.int64),
-                   dist.start if dist is not None else -1, lr.start if lr is not None else -1)
+        return cls(np.array(model.lm_columns, dtype=np.int64), dist.start if dist is not None else -1,
+                   lr.start if lr is not None else -1)
 
     def transitions(self, reordering: np.ndarray, weights: np.ndarray) -> Transitions:
         """The stateless transitions (no LM, no sparse features) of options with ``reordering``
         (float64[n_opt, 6]) under ``weights`` (float64[n_dense])."""
-        return Transitions((), np.zeros(0, CACHE_ENTRY), np.zeros(0, np.int64),
-                           np.array(weights, dtype=np.float64), self.lm_cols, self.dist_col,
-                           self.lr_col, np.ascontiguousarray(reordering), *_NO_SPARSE, False, -1)
+        return Transitions((), np.zeros(0, CACHE_ENTRY), np.zeros(0, np.int64), np.array(weights, dtype=np.float64),
+                           self.lm_cols, self.dist_col, self.lr_col, np.ascontiguousarray(reordering),
+                           np.zeros(1, np.int64), np.zeros(0, np.int32), *_NO_SPARSE, False, -1)
 
 
 def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: LMCache | None = None,
@@ -109,8 +109,9 @@ def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: 
     transitions (-1: none)."""
     columns = TransitionColumns.of(model)
     sparse = sparse and model.sparse is not None
-    cache = (lm_cache or model.lm.score_cache).entries
-    return Transitions((model.lm.arrays,), cache, np.array([model.lm.begin_state], dtype=np.int64),
+    cache = (lm_cache or model.lm_cache).entries
+    return Transitions(tuple(lm.arrays for lm in model.lms), cache,
+                       np.array([lm.begin_state for lm in model.lms], dtype=np.int64),
                        np.array(model.weights, dtype=np.float64), columns.lm_cols, columns.dist_col,
-                       columns.lr_col, np.ascontiguousarray(options.reordering),
+                       columns.lr_col, np.ascontiguousarray(options.reordering), options.tgt_offsets, options.tgt_words,
                        *(sparse_transitions(model, options) if sparse else _NO_SPARSE), sparse, sparse_col)

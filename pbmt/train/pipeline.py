@@ -46,7 +46,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
@@ -325,11 +325,17 @@ def copy_lm(given: Path, out: Path) -> int:
     return order
 
 
-def default_config(lm_order: int) -> MosesConfig:
+def lm_file(index: int) -> str:
+    """The model folder's name of its LM number ``index`` (``LM_FILE``, then ``lm1.arpa.gz``, ...)."""
+    return LM_FILE if index == 0 else f"lm{index}.arpa.gz"
+
+
+def default_config(lm_orders: Sequence[int]) -> MosesConfig:
     """The moses.ini ``train-model.perl`` writes for a phrase-based model with
-    an msd-bidirectional-fe reordering table and a KenLM LM of ``lm_order``:
-    the model files by their names in ``pbmt.train.pipeline``, relative to the
-    ini's folder, and ``DEFAULT_WEIGHTS``."""
+    an msd-bidirectional-fe reordering table and a KenLM LM of each of
+    ``lm_orders`` (``LM0``, ``LM1``, ... in the files ``lm_file`` names): the
+    model files by their names in ``pbmt.train.pipeline``, relative to the
+    ini's folder, and ``DEFAULT_WEIGHTS`` (each LM ``LM0``'s)."""
     features = (
         Feature("UnknownWordPenalty", "UnknownWordPenalty0", 1),
         Feature("WordPenalty", "WordPenalty0", 1),
@@ -340,10 +346,12 @@ def default_config(lm_order: int) -> MosesConfig:
             "num-features": "6", "type": REORDERING_TYPE, "input-factor": "0", "output-factor": "0",
             "path": REORDERING_TABLE}),
         Feature("Distortion", "Distortion0", 1),
-        Feature("KENLM", "LM0", 1, {"factor": "0", "path": LM_FILE, "order": str(lm_order)}),
+        *(Feature("KENLM", f"LM{i}", 1, {"factor": "0", "path": lm_file(i), "order": str(order)})
+          for i, order in enumerate(lm_orders)),
     )
     settings = {"input-factors": ("0",), "mapping": ("0 T 0",), "distortion-limit": (str(DEFAULT_DISTORTION_LIMIT),)}
-    return MosesConfig(features, dict(DEFAULT_WEIGHTS), settings)
+    weights = {**DEFAULT_WEIGHTS, **{f"LM{i}": DEFAULT_WEIGHTS["LM0"] for i in range(len(lm_orders))}}
+    return MosesConfig(features, weights, settings)
 
 
 def write_preprocessing(path: Path, preprocessing: Preprocessing) -> None:
@@ -479,8 +487,10 @@ class TrainSettings:
     the folder of intermediate files and stamps (None: ``out/work``).
     ``alignment``: a symmetrised alignment of the (tokenised) texts to use
     instead of aligning; ``alignment_fwd``/``alignment_rev``: directed
-    alignments to symmetrise instead of running eflomal. ``lm``: an ARPA file
-    to use instead of estimating one of ``lm_order``. ``word_classes``: how
+    alignments to symmetrise instead of running eflomal. ``lms``: ARPA files
+    to use as the model's LMs; ``lm_order``: the order of an LM estimated from
+    the target text, the model's first (None: a 3-gram when ``lms`` is empty,
+    else none). ``word_classes``: how
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
     ``casing``: one of ``pbmt.text.CASINGS``, or ``auto``: ``truecase`` for
@@ -504,8 +514,8 @@ class TrainSettings:
     max_phrase_length: int = 7
     min_count: int = 1
     prune: int | None = None
-    lm: Path | None = None
-    lm_order: int = 3
+    lms: tuple[Path, ...] = ()
+    lm_order: int | None = None
     discount_fallback: tuple[float, float, float] | None = None
     word_classes: int = 50
     scale: Scale = Scale()
@@ -525,7 +535,7 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         raise PbmtError("give either a symmetrised alignment or the two directed ones, not both")
     if (s.alignment_fwd is None) != (s.alignment_rev is None):
         raise PbmtError("directed alignments come in pairs: give both the forward and the reverse one")
-    for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, s.lm, s.protected):
+    for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, *s.lms, s.protected):
         if given is not None and not Path(given).is_file():
             raise PbmtError(f"{given}: no such file")
     work, out = s.work_dir, s.out
@@ -585,19 +595,24 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         (out / PHRASE_TABLE, out / REORDERING_TABLE, work / "lex.e2f.gz", work / "lex.f2e.gz"),
         {"max_phrase_length": s.max_phrase_length, "min_count": s.min_count, "prune": s.prune}, tables,
     ))
-    if s.lm is not None:
-        lm_order = NgramLM.load(s.lm, Vocab()).order  # read whole: a model must not be trained with an LM that
-        # does not load (a truncated file), which the error names with its line
-        steps.append(Step("lm", (s.lm,), (out / LM_FILE,), {"copy": True},
-                          lambda: f"copied a {copy_lm(s.lm, out / LM_FILE)}-gram ARPA LM"))
-    else:
-        lm_order = s.lm_order
+    lm_orders = []
+    estimated = s.lm_order if s.lm_order is not None else (None if s.lms else 3)
+    if estimated is not None:
+        lm_orders.append(estimated)
         steps.append(Step(
-            "lm", (corpus_tgt,), (out / LM_FILE,), {"order": lm_order, "discount_fallback": s.discount_fallback},
+            "lm", (corpus_tgt,), (out / LM_FILE,), {"order": estimated, "discount_fallback": s.discount_fallback},
             lambda: "n-grams by order: " + " ".join(
-                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, lm_order, s.discount_fallback,
+                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, estimated, s.discount_fallback,
                                            s.scale.memory, work, progress)),
         ))
+    for lm_path in s.lms:
+        # read whole: a model must not be trained with an LM that does not load (a truncated file), which the
+        # error names with its line
+        lm_orders.append(NgramLM.load(lm_path, Vocab()).order)
+        target = out / lm_file(len(lm_orders) - 1)
+        steps.append(Step("lm" if len(lm_orders) == 1 else f"lm{len(lm_orders) - 1}", (lm_path,), (target,),
+                          {"copy": True},
+                          lambda lm_path=lm_path, target=target: f"copied a {copy_lm(lm_path, target)}-gram ARPA LM"))
 
     if s.word_classes:
         def classes() -> str:
@@ -609,13 +624,13 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         steps.append(Step("classes", (corpus_tgt,), (out / CLASSES_FILE,), {"classes": s.word_classes}, classes))
 
     def config() -> str:
-        default_config(lm_order).write(out / "moses.ini")
+        default_config(lm_orders).write(out / "moses.ini")
         write_preprocessing(out / "pbmt.toml", preprocessing)
         return "moses.ini (default weights) and pbmt.toml"
 
     steps.append(Step("config", truecasers + ((s.protected,) if s.protected else ()),
                       (out / "moses.ini", out / "pbmt.toml"),
-                      {"lm_order": lm_order, "preprocess": preprocess}, config))
+                      {"lm_orders": lm_orders, "preprocess": preprocess}, config))
     return steps
 
 
@@ -626,7 +641,7 @@ def train(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
     ``progress`` shows progress bars on standard error. A missing input file is
     an error before anything is written."""
     for path in (settings.src, settings.tgt, settings.alignment, settings.alignment_fwd, settings.alignment_rev,
-                 settings.lm):
+                 *settings.lms):
         if path is not None and not Path(path).exists():
             raise PbmtError(f"{path}: no such file")
     lock_folder(settings.out)

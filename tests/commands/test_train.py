@@ -11,6 +11,7 @@ from sacremoses import MosesTokenizer, MosesTruecaser
 from pbmt.cli import main
 from pbmt.config import MosesConfig
 from pbmt.files import read_lines
+from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import WordClasses
 
 N = 300
@@ -165,6 +166,34 @@ def test_given_lm_is_copied_with_its_order(model, corpus_slice, tmp_path):
                            "--lm", str(lm), "-q")) == 0
     assert lines(out / "lm.arpa.gz") == lines(lm)
     assert MosesConfig.read(out / "moses.ini").feature("LM0").args["order"] == "3"
+
+
+def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, tmp_path):
+    """--lm-order with --lm estimates an LM as the first (LM0) beside the given ones (LM1, LM2, in order):
+    a model that loads with each LM its own feature and weight."""
+    given = []
+    for order in (2, 3):
+        lm = tmp_path / f"given{order}.arpa"
+        assert main(["lm", str(model / "work" / "corpus.tgt"), str(lm), "--order", str(order),
+                     "--discount-fallback", "-q"]) == 0
+        given.append(lm)
+    out = tmp_path / "model"
+    assert main(train_args(corpus_slice, out, "--alignment", str(corpus_slice / "train.align.gdfa"), "--lm-order",
+                           "4", "--lm", str(given[0]), "--lm", str(given[1]), "--word-class-count", "0",
+                           "-q")) == 0
+    config = MosesConfig.read(out / "moses.ini")
+    lms = config.features_of_type("KENLM")
+    assert [(f.name, f.args["path"], f.args["order"]) for f in lms] == [
+        ("LM0", "lm.arpa.gz", "4"), ("LM1", "lm1.arpa.gz", "2"), ("LM2", "lm2.arpa.gz", "3")]
+    assert [config.weights[f.name] for f in lms] == [(0.5,)] * 3
+    assert lines(out / "lm2.arpa.gz") == lines(given[1])
+    loaded = TranslationModel.load(out / "moses.ini")
+    assert [lm.order for lm in loaded.lms] == [4, 2, 3]
+    source = tmp_path / "in.es"
+    source.write_text("\n".join(lines(corpus_slice / "train.es")[:3]) + "\n", encoding="utf-8")
+    assert main(["translate", "-f", str(out / "moses.ini"), "-i", str(source), "-o", str(tmp_path / "out.en"),
+                 "-q"]) == 0
+    assert len(lines(tmp_path / "out.en")) == 3
 
 
 def test_mismatched_line_counts_name_both_files_and_the_line(corpus_slice, tmp_path, capsys):

@@ -3,7 +3,6 @@
 import dataclasses
 import itertools
 
-import numpy as np
 import pytest
 
 from pbmt.model.model import SearchSettings, TranslationModel
@@ -12,6 +11,8 @@ from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry
 from pbmt.nbest import read_nbest
+
+from conftest import assert_reproduces_moses
 
 N_SENTENCES = 40
 
@@ -32,11 +33,7 @@ def test_features_of_moses_derivations_are_reproduced(moses):
     checked = 0
     for opts, entries in zip(options, nbest):
         for entry in entries[:10]:
-            derivation = derivation_from_entry(entry, opts, model)
-            ours = model.layout.as_dict(score_derivation(derivation, opts, model))
-            for name, values in entry.features.items():
-                np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
-            assert score_derivation(derivation, opts, model) @ model.weights == pytest.approx(entry.total, abs=1e-3)
+            assert_reproduces_moses(entry, opts, model)
             checked += 1
     assert checked == 10 * N_SENTENCES
 
