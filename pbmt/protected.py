@@ -19,7 +19,10 @@ detokeniser glues a paired tag back to its neighbour (``TagGlue``).
 A token holds no space (the model's files separate tokens by spaces), so a
 space or tab inside a protected span (``<a href="x">``) is carried in the
 token form as a private-use character (``encode``) and given back by
-``decode``.
+``decode``. A tag that reads as one of the language model's special words
+(``<s>``, ``</s>``, ``<unk>``, say in HTML text) carries its angle brackets
+the same way, so the model never mistakes it for the sentence start, end or
+an unknown word.
 
 The user's own patterns (one Python regular expression a line, ``#``
 comments; Moses's tokeniser takes such a file as ``-protected``) join the
@@ -36,6 +39,7 @@ from typing import Callable
 
 from pbmt.errors import FormatError
 from pbmt.files import read_lines
+from pbmt.vocab import SPECIAL_WORDS
 
 #: Each built-in pattern with its class (the placeholder class a model with placeholders puts in its place):
 #: ``url`` (URLs, e-mail addresses, file paths), ``tag`` (markup tags and entities), ``ph`` (printf, positional
@@ -63,21 +67,25 @@ BUILT_IN = (
 )
 #: The class of a user's pattern.
 USER_CLASS = "ph"
-#: Where a space or tab inside a protected token goes in the token form: this offset plus its code point.
+#: Where a space or tab inside a protected token (or a special word's angle bracket) goes in the token form: this
+#: offset plus its code point.
 _SPACE_OFFSET = 0xE000
-_ENCODED_SPACE = re.compile("[\uE009\uE020]")
+_ENCODED = re.compile("[\uE009\uE020\uE03C\uE03E]")
 _OPENING_TAG = re.compile(r"(?:<|&lt;)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(?<!/)(?:>|&gt;)")
 _CLOSING_TAG = re.compile(r"(?:<|&lt;)/([A-Za-z][\w:.-]*)\s*(?:>|&gt;)")
 
 
 def encode(span: str) -> str:
-    """A protected span as one token: its spaces and tabs as private-use characters."""
+    """A protected span as one token: its spaces and tabs as private-use characters, and the angle brackets
+    of a span that is one of the LM's special words too."""
+    if span in SPECIAL_WORDS:
+        span = span.replace("<", chr(_SPACE_OFFSET + ord("<"))).replace(">", chr(_SPACE_OFFSET + ord(">")))
     return span.replace(" ", chr(_SPACE_OFFSET + 32)).replace("\t", chr(_SPACE_OFFSET + 9))
 
 
 def decode(token: str) -> str:
     """The text of a token ``encode`` made (any other token as it is)."""
-    return _ENCODED_SPACE.sub(lambda m: chr(ord(m.group()) - _SPACE_OFFSET), token)
+    return _ENCODED.sub(lambda m: chr(ord(m.group()) - _SPACE_OFFSET), token)
 
 
 def opening_tag(token: str) -> str | None:

@@ -54,6 +54,16 @@ def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as
     assert EN.text(["named", "«", "%s", "»", "."]) == "named «%s»."
 
 
+def test_a_tag_spelt_as_a_special_word_of_the_lm_is_no_special_word_in_the_token_form():
+    from pbmt.vocab import SPECIAL_WORDS
+
+    line = "<s>tachado</s> o <unk>"
+    tokens = ES.tokens(line)
+    assert not set(tokens) & set(SPECIAL_WORDS)  # the LM would take them for its own
+    assert [decode(t) for t in tokens] == ["<s>", "tachado", "</s>", "o", "<unk>"]
+    assert EN.text(tokens) == line
+
+
 def test_casing_leaves_protected_tokens_alone(tmp_path):
     from pbmt.text import Truecaser, detruecase, starts_lowercase
 
