@@ -245,6 +245,13 @@ def collapsed(values: np.ndarray) -> np.ndarray:
         return values < COLLAPSE_FRACTION * np.median(measured)
 
 
+def below_untuned(values: np.ndarray, baseline: float) -> np.ndarray:
+    """Which values (BLEU, percent; NaN: not measured) lie below ``baseline``, the untuned weights' BLEU, by
+    more than the 0.005 its two-decimal printing hides."""
+    with np.errstate(invalid="ignore"):
+        return values < baseline - 0.005
+
+
 def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None, pool: bool = False,
                   title: str | None = None, baseline: float | None = None) -> "Figure":
     """Dev BLEU (percent) per iteration or epoch, one line per log, in one axes.
@@ -253,7 +260,10 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     colour, hollow markers). ``labels`` name the runs in the legend (default: each log's folder name);
     ``pool`` adds each loop log's pool BLEU under its new weights as a dashed
     line. ``baseline``: dev BLEU of the untuned weights, drawn as a
-    horizontal line (default: ``untuned_bleu(logs)``). Collapsed iterations
+    horizontal line (default: ``untuned_bleu(logs)``). Every other dev BLEU
+    below that line is ringed in red and labelled with its distance below it
+    (``below_untuned``): a tuner that decodes worse than where it started
+    should be seen at a glance. Collapsed iterations
     (``collapsed``) are left out of the axis range and marked at its bottom
     edge with their value, so one collapse does not flatten every curve. A
     log without any measured dev (or held-out) BLEU raises PbmtError.
@@ -266,7 +276,7 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
     baseline = untuned_bleu(logs) if baseline is None else baseline
     figure = _figure((9, 4.5))
     axes = figure.add_subplot()
-    kept_values, marks = [], []
+    kept_values, marks, below = [], [], []
     for k, (log, label) in enumerate(zip(logs, labels)):
         style = line_style(k)
         curves = [(log.dev_bleu, log.bleu_name, "dev", {})]
@@ -282,6 +292,9 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
             axes.plot(log.steps, np.where(down, np.nan, values), label=f"{label}: {name}", **{**style, **changed})
             kept_values.append(values[~down])
             marks += [(x, y, style["color"], kind) for x, y in zip(log.steps[down], values[down])]
+            if kind == "dev" and baseline is not None:
+                under = ~down & below_untuned(values, baseline)
+                below += list(zip(log.steps[under], values[under]))
         if pool and log.pool_bleu is not None:
             down = collapsed(log.pool_bleu)
             axes.plot(log.steps, np.where(down, np.nan, log.pool_bleu), color=style["color"], linestyle=(0, (1, 3)),
@@ -306,6 +319,13 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
         axes.scatter([x], [bottom + 0.5 * margin], marker="v", s=80, color=color, zorder=3)
         axes.annotate("collapsed: " + ", ".join(values), (x, bottom + 0.5 * margin), textcoords="offset points",
                       xytext=(6, 2), fontsize="x-small", color=color)
+    if below:
+        xs, ys = zip(*below)
+        axes.scatter(xs, ys, s=160, facecolors="none", edgecolors="red", linewidths=1.5, zorder=4,
+                     label="below the untuned weights")
+        for x, y in below:
+            axes.annotate(f"{y - baseline:+.2f}", (x, y), textcoords="offset points", xytext=(7, -10),
+                          fontsize="x-small", color="red")
     kinds = sorted({log.step_name for log in logs})
     axes.set_xlabel(" / ".join(kinds))
     axes.set_ylabel("BLEU (%)")

@@ -211,6 +211,19 @@ def test_a_collapse_is_marked_instead_of_stretching_the_axis(tmp_path):
     assert x == 3 and low < y < 20
 
 
+def test_iterations_below_the_untuned_weights_are_ringed_with_their_distance(tmp_path):
+    rows = [(1, "LM0= 0.5", 42.65, 10, 10, 1, 1, "LM0= 0.6", 43.0), (2, "LM0= 0.6", 42.9, 10, 20, 1, 1, "LM0= 0.7", 44.0),
+            (3, "LM0= 0.7", 36.11, 10, 30, 1, 1, "LM0= 0.8", 44.5), (4, "LM0= 0.8", 42.648, 10, 40, 1, 1, "LM0= 0.9", 45.0),
+            (5, "LM0= 0.9", 44.0, 10, 50, 1, 1, "LM0= 1", 45.5)]
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    axes = tuning_figure([log]).axes[0]
+    ringed, = [c for c in axes.collections if c.get_label() == "below the untuned weights"]
+    assert ringed.get_offsets().tolist() == [[3, 36.11]]  # 42.648 prints as the untuned 42.65: not ringed
+    assert [t.get_text() for t in axes.texts] == ["-6.54"]
+    assert "below the untuned weights" in [t.get_text() for t in axes.get_legend().get_texts()]
+    assert not [c for c in tuning_figure([log], baseline=30.0).axes[0].collections]
+
+
 def test_weights_figure_names_columns_leaves_out_fixed_weights_and_draws_the_untuned(tmp_path):
     weights = [f"UnknownWordPenalty0= 1 LM0= {0.5 + k / 10} LexicalReordering0= 0.3 0.3 0.3 {0.3 + k / 10} 0.3 0.3"
                for k in (1, 2, 3, 4)]

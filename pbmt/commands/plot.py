@@ -1,9 +1,11 @@
 """Draw tuning runs and sampler chains as PNG figures (matplotlib).
 
   tuning LOG [LOG ...]  dev BLEU per iteration of several tuning runs in one
-                        figure, with the untuned weights' BLEU as a line and
-                        collapsed iterations marked at the bottom instead of
-                        stretching the axis: each LOG is the log.tsv of a
+                        figure, with the untuned weights' BLEU as a line,
+                        every iteration below it ringed in red with its
+                        distance, and collapsed iterations marked at the
+                        bottom instead of stretching the axis: each LOG is
+                        the log.tsv of a
                         `pbmt tune` run
                         (MERT, PRO, APRO, ListNet: per iteration; SampleRank:
                         per epoch, the averaged weights; Costmargin, perceptron:
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: each log's folder name)")
     tuning.add_argument("--pool", action="store_true", help="also draw the pool BLEU of n-best optimisers")
     tuning.add_argument("--baseline", type=float, metavar="BLEU", help="dev BLEU (percent) of the untuned weights, "
-                        "drawn as a line (default: iteration 1 of the first MERT/PRO/APRO/ListNet log, which "
+                        "drawn as a line; dev BLEU below it is ringed (default: iteration 1 of the first MERT/PRO/APRO/ListNet log, which "
                         "decodes with the untuned weights; none without such a log)")
     tuning.add_argument("-o", "--output", type=Path, default=Path("tuning.png"), help="PNG file to write")
     weights = kinds.add_parser("weights", help="weight trajectories of one tuning run", description=_DESCRIPTIONS["weights"],
