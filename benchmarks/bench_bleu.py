@@ -23,7 +23,7 @@ import numpy as np
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
 
-from pbmt.files import atomic_write, read_lines
+from pbmt.base.files import atomic_write, read_lines
 from pbmt.metrics.bleu import (
     MATCHES,
     TOTALS,
@@ -36,7 +36,7 @@ from pbmt.metrics.bleu import (
     segment_stats_ids,
     sentence_bleu_plus1,
 )
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 

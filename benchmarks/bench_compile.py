@@ -55,7 +55,7 @@ def record_compiles(pbmt_args: list[str], report: Path) -> int:
                              "signature": ", ".join(str(a) for a in ev.data["args"]), "seconds": seconds - inner})
 
     event.register("numba:compile", Compiles())
-    from pbmt.cli import main
+    from pbmt.commands.cli import main
 
     try:
         code = main(pbmt_args)

@@ -36,15 +36,15 @@ from pathlib import Path
 import numpy as np
 import sacrebleu
 
-from pbmt.documents import Documents
+from pbmt.base.documents import Documents
 from pbmt.features import Hypothesis, build, name_features, parse_requests
 from pbmt.features.consistency import LexicalConsistency
 from pbmt.model.model import TranslationModel
-from pbmt.parallel import ParallelMap
+from pbmt.base.parallel import ParallelMap
 from pbmt.search.document_decoder import decode_document
 from pbmt.search.options import TranslationOptions
 from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
 FEATURES = f"lexical-consistency,repetition,length-ratio:{DATA / 'train.tok.es'}+{DATA / 'train.tok.en'}"

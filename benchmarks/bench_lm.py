@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pbmt.files import atomic_write
+from pbmt.base.files import atomic_write
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 TINY_ARPA = """\\data\\
@@ -80,7 +80,7 @@ def corpus(data: Path) -> list[str]:
 
 def child_load(lm_path: Path) -> dict:
     from pbmt.model.lm import NgramLM
-    from pbmt.vocab import Vocab
+    from pbmt.base.vocab import Vocab
 
     start = time.perf_counter()
     lm = NgramLM.load(lm_path, Vocab())
@@ -92,7 +92,7 @@ def child_compile(folder: Path) -> dict:
     import numpy as np
 
     from pbmt.model.lm import NgramLM
-    from pbmt.vocab import Vocab
+    from pbmt.base.vocab import Vocab
 
     imported = time.perf_counter()
     path = Path(tempfile.mkdtemp(dir=folder)) / "tiny.arpa"  # a fresh file: no pbmt cache
@@ -110,7 +110,7 @@ def child_pbmt(lm_path: Path, data: Path, repeats: int) -> dict:
     import numpy as np
 
     from pbmt.model.lm import NgramLM
-    from pbmt.vocab import Vocab
+    from pbmt.base.vocab import Vocab
 
     lines = corpus(data)
     vocab = Vocab()

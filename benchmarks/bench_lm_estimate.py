@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.files import atomic_write, read_lines
+from pbmt.base.files import atomic_write, read_lines
 from pbmt.train.lm_estimate import ArpaModel, estimate_kn, write_arpa
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"

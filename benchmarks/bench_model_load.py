@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 TABLE = SHARED / "data" / "bible-es-en" / "model" / "phrase-table.gz"
 MOSES2 = SHARED / "tools" / "moses" / "bin" / "moses2"
-LOAD = "import sys; from pbmt.model.phrase_table import PhraseTable; from pbmt.vocab import Vocab; " \
+LOAD = "import sys; from pbmt.model.phrase_table import PhraseTable; from pbmt.base.vocab import Vocab; " \
        "PhraseTable.load(sys.argv[1], Vocab())"
 INI = """[input-factors]
 0
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     table = args.table.resolve()
-    from pbmt.files import read_lines
+    from pbmt.base.files import read_lines
 
     first = next(line for _, line in read_lines(table) if line.strip())
     n_scores = len(first.split("|||")[2].split())

@@ -1,7 +1,7 @@
 """Claim: decoding on a local dask cluster of N workers gives the serial output, about N times faster.
 
 Setting: the shared model (``model/moses.ini``, its own settings), 1-best, on
-the first --sentences tokenised dev sentences, through ``pbmt.parallel``
+the first --sentences tokenised dev sentences, through ``pbmt.base.parallel``
 exactly as ``pbmt translate`` uses it. Measured per worker count:
 
 - start: the time to start the cluster (none for 1 worker);
@@ -31,9 +31,9 @@ import pickle
 import time
 from pathlib import Path
 
-from pbmt.cli import build_parser
+from pbmt.commands.cli import build_parser
 from pbmt.commands.translate import _make_translator, _translate
-from pbmt.parallel import ParallelMap
+from pbmt.base.parallel import ParallelMap
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 

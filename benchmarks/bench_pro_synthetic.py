@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.files import atomic_write
+from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.apro import Apro
 from pbmt.tune.mert import Mert

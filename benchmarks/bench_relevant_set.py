@@ -35,7 +35,7 @@ weights (compare the "untuned" row).
 
 To stay feasible on a shared 2-core machine the defaults use subsets and fewer
 passes than the paper (the printed header says which); every decode runs on
-one dask cluster of --workers processes (``pbmt.parallel``). Timings are wall
+one dask cluster of --workers processes (``pbmt.base.parallel``). Timings are wall
 clock and noisy under load (the header prints the load average).
 
     python benchmarks/bench_relevant_set.py [--dev-sentences 30] [--test-sentences 100] [--passes 8]
@@ -62,8 +62,8 @@ import sacrebleu
 from distributed import LocalCluster
 
 from pbmt.commands.tune import read_dev
-from pbmt.config import MosesConfig
-from pbmt.files import atomic_write
+from pbmt.base.config import MosesConfig
+from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
 from pbmt.tune.block_training import BlockTrainingSettings, block_training

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic_corpus import DATA, generate, parse_count  # noqa: E402
 
-from pbmt.files import atomic_write  # noqa: E402
+from pbmt.base.files import atomic_write  # noqa: E402
 
 STEPS = ("corpus", "tables", "lm", "classes")
 BIBLE_PAIRS = 28_169
@@ -95,7 +95,7 @@ def corpus_files(pairs: int, corpora: Path, seed: int) -> tuple[Path, Path, Path
 
 def run_step(step: str, src: Path, tgt: Path, gdfa: Path, work: Path, shard_size: int, memory: int) -> str:
     """Run one step in this process (``--step``); returns its summary."""
-    from pbmt.text import tokens
+    from pbmt.base.text import tokens
     from pbmt.train.pipeline import Scale, align_corpus, prepare_corpus, train_lm, train_tables
     from pbmt.train.word_classes import induce_classes
 

@@ -89,7 +89,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from pbmt.files import atomic_write
+from pbmt.base.files import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.files import atomic_write, read_lines
+from pbmt.base.files import atomic_write, read_lines
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 

@@ -1,3 +1,3 @@
-from pbmt.cli import main
+from pbmt.commands.cli import main
 
 raise SystemExit(main())

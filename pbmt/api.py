@@ -12,7 +12,7 @@ What ``import pbmt`` offers, re-exported from here::
 Text is plain by default: tokenised and truecased as the model's ``pbmt.toml`` says on the way in, detruecased
 and detokenised on the way out, as ``pbmt translate`` does; ``tokenized=True`` takes and gives the model's own
 tokens. Scores are the model's weighted scores (natural log); alignments are (source, target) token positions.
-Everything returned is a frozen value; errors are ``pbmt.errors.PbmtError`` with a one-line message.
+Everything returned is a frozen value; errors are ``pbmt.base.errors.PbmtError`` with a one-line message.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from typing import Mapping, Sequence, overload
 
 import numpy as np
 
-from pbmt.config import MosesConfig, read_weights
-from pbmt.errors import PbmtError, UsageError
-from pbmt.explain import Explanation as SearchExplanation
-from pbmt.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
-from pbmt.files import release_folders
-from pbmt.markup import XML_MODES, MarkupError
+from pbmt.base.config import MosesConfig, read_weights
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.search.explain import Explanation as SearchExplanation
+from pbmt.search.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
+from pbmt.base.files import release_folders
+from pbmt.base.markup import XML_MODES, MarkupError
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.nbest import parse_features
-from pbmt.translation import Translator, check_not_swapped
+from pbmt.base.nbest import parse_features
+from pbmt.features.translation import Translator, check_not_swapped
 
 
 def _default_model() -> Path:
@@ -155,7 +155,7 @@ class Explanation:
 
     ``data``: all of it as the JSON-ready dict ``pbmt serve``'s ``/explain`` answers; ``text``: the plain
     report ``pbmt explain`` prints; ``html``: the page of ``pbmt explain --html``, which is also how it shows
-    in Jupyter. ``search``: the underlying ``pbmt.explain.Explanation`` (search graph, options).
+    in Jupyter. ``search``: the underlying ``pbmt.search.explain.Explanation`` (search graph, options).
     """
 
     search: SearchExplanation
@@ -174,7 +174,7 @@ class Explanation:
 
     @cached_property
     def data(self) -> dict:
-        """Everything, as the JSON-ready dict of ``pbmt serve``'s ``/explain`` (``pbmt.explain.explanation_data``)."""
+        """Everything, as the JSON-ready dict of ``pbmt serve``'s ``/explain`` (``pbmt.search.explain.explanation_data``)."""
         return explanation_data(self.search, self.model)
 
     @property
@@ -309,7 +309,7 @@ class Model:
         ``tokenized``: the text is in the model's token form already, and the output stays in it;
         ``n_best``: also list that many best translations of each sentence (``Translation.nbest``);
         ``distinct``: n-best entries with distinct target strings; ``xml_input``: how Moses's XML markup in
-        the text is read (``pbmt.markup``: exclusive, inclusive, constraint, ignore, pass-through);
+        the text is read (``pbmt.base.markup``: exclusive, inclusive, constraint, ignore, pass-through);
         ``quote_zones``: paired quotes and brackets are zones.
         """
         if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 0:
@@ -356,7 +356,7 @@ class Model:
 
     @staticmethod
     def _translation(translator: Translator, line: str, found, n_best: int) -> Translation:
-        """The API's ``Translation`` of what ``translator`` found for ``line`` (a ``pbmt.translation.Translation``)."""
+        """The API's ``Translation`` of what ``translator`` found for ``line`` (a ``pbmt.features.translation.Translation``)."""
         entries = tuple(NBestTranslation(output, tuple(entry.text.split()), float(entry.total), entry.features,
                                          entry.segmentation, entry.alignment)
                         for entry, output in zip(found.nbest, found.nbest_output))
@@ -424,7 +424,7 @@ class Model:
                 result = tune(decoder, References(references), self.model.config, self.model.layout,
                               make_optimizer(algorithm), folder, settings, quiet=not progress)
         finally:
-            release_folders(folder)  # the run folder's lock (pbmt.files.lock_folder) ends with the run
+            release_folders(folder)  # the run folder's lock (pbmt.base.files.lock_folder) ends with the run
         tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads
         return Tuning(tuned, tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
 

@@ -126,7 +126,7 @@ TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c
 def tiny_dev(tiny_model_dir, tmp_path_factory):
     """Tiny-model sources with references the model can reach: each sentence's 4th best translation."""
     from pbmt.model.model import TranslationModel
-    from pbmt.translation import Translator
+    from pbmt.features.translation import Translator
 
     folder = tmp_path_factory.mktemp("tiny-dev")
     translator = Translator(TranslationModel.load(tiny_model_dir / "moses.ini"), n_best=4, distinct=True,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from repo_data import EMBEDDED_MODEL, data_lines
-from pbmt.cli import main
+from pbmt.commands.cli import main
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 # cases per generator are multiplied by this (benchmarks/bench_fuzz.py runs the generators with 10)

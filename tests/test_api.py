@@ -15,7 +15,7 @@ import pytest
 import sacrebleu
 
 import pbmt
-from pbmt.errors import PbmtError, UsageError
+from pbmt.base.errors import PbmtError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
 SENTENCES = ["Dios es amor.", "Josué habló al pueblo.", "En el principio creó Dios los cielos y la tierra."]

@@ -1,4 +1,4 @@
-"""The one error path of ``pbmt`` (``pbmt.cli.main``), and every verb run with and without ``-q``.
+"""The one error path of ``pbmt`` (``pbmt.commands.cli.main``), and every verb run with and without ``-q``.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted, 141 broken pipe; a traceback only for
 pbmt's own bugs, and then it says so. Bugs have hidden behind ``-q`` before (``tune --algorithm costmargin``
@@ -14,8 +14,8 @@ import shutil
 import pytest
 
 import pbmt.commands.eval
-from pbmt.cli import main
-from pbmt.errors import PbmtError, UsageError
+from pbmt.commands.cli import main
+from pbmt.base.errors import PbmtError, UsageError
 from reliability import SHARED, fuzz, run  # noqa: F401 - a fixture
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pbmt.cli import build_parser
+from pbmt.commands.cli import build_parser
 from pbmt.commands.tune import ALGORITHMS
 from reliability import run
 

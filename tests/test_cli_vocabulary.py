@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from pbmt.cli import build_parser
+from pbmt.commands.cli import build_parser
 from pbmt.commands.options import deprecated_flags, visible_flags
 
 # concept: (destination, its flags in every verb that takes it)

@@ -1,7 +1,7 @@
 import pytest
 
-from pbmt.config import FEATURE_TYPES, MosesConfig, read_weights
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.config import FEATURE_TYPES, MosesConfig, read_weights
+from pbmt.base.errors import FormatError, PbmtError
 
 GOOD = """\
 # a comment

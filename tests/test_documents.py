@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from pbmt.documents import Documents
-from pbmt.errors import FormatError
+from pbmt.base.documents import Documents
+from pbmt.base.errors import FormatError
 
 KEYS = ["Joshua 1:1", "Joshua 1:2", "Joshua 2:1", "I Thessalonians 1:1", "I Thessalonians 1:2",
         "I Thessalonians 1:3", "Ruth 1:1"]

@@ -4,8 +4,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.explain import explain, render_dot, render_html, render_text
+from pbmt.commands.cli import main
+from pbmt.search.explain import explain, render_dot, render_html, render_text
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
@@ -98,7 +98,7 @@ def test_replayed_pruning_matches_the_decoders_counts(tiny, stack_size, beam, al
     """hypothesis_table re-derives each stack's fate from the graph; the kernel counted it independently."""
     import dataclasses
 
-    from pbmt.explain import EXPANDED, RECOMBINED, explanation_data, hypothesis_table
+    from pbmt.search.explain import EXPANDED, RECOMBINED, explanation_data, hypothesis_table
 
     settings = dataclasses.replace(tiny.settings, stack_size=stack_size, beam_threshold=beam, distortion_limit=-1,
                                    search=algorithm, pop_limit=50)

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from pbmt.cli import main
-from pbmt.explain import BEAM, HISTOGRAM, explain, hypothesis_table, reference_path
+from pbmt.commands.cli import main
+from pbmt.search.explain import BEAM, HISTOGRAM, explain, hypothesis_table, reference_path
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions

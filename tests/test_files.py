@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import Journal, Outputs, atomic_write, parse_int, read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import Journal, Outputs, atomic_write, parse_int, read_lines
 
 
 def test_invalid_utf8_is_reported_on_its_own_line_far_into_the_file(tmp_path):
@@ -170,7 +170,7 @@ def test_only_ascii_digits_are_integers(text):
 def test_a_name_of_255_bytes_has_its_hidden_files_beside_it(tmp_path):
     """pbmt's temporary, partial, journal and lock names carry the output's name: a 255-byte name overflowed
     them ('File name too long'); they are cut to the file system's limit, ended by a digest of the whole."""
-    from pbmt.files import hidden_name, temporary_name
+    from pbmt.base.files import hidden_name, temporary_name
     for name in ("é" * 127 + "x", "a" * 255, "a" * 254 + "b"):
         assert len(name.encode()) == 255
         for suffix in ("pbmt-partial", "pbmt-journal", "pbmt-lock"):
@@ -195,14 +195,14 @@ def test_one_file_named_twice_by_a_hard_link_is_refused_before_anything_is_writt
 
 
 def test_a_run_folder_is_locked_once_per_process_until_released(tmp_path):
-    from pbmt.files import lock_folder, release_folders
+    from pbmt.base.files import lock_folder, release_folders
     lock_folder(tmp_path / "run")
     lock_folder(tmp_path / "run")  # this process holds it already
-    other = subprocess.run([sys.executable, "-c", "import sys; from pbmt.files import lock_folder; "
+    other = subprocess.run([sys.executable, "-c", "import sys; from pbmt.base.files import lock_folder; "
                             "lock_folder(sys.argv[1])", str(tmp_path / "run")], capture_output=True, text=True)
     assert "another pbmt run is writing it now" in other.stderr
     release_folders()
     assert list((tmp_path / "run").iterdir()) == []
-    again = subprocess.run([sys.executable, "-c", "import sys; from pbmt.files import lock_folder; "
+    again = subprocess.run([sys.executable, "-c", "import sys; from pbmt.base.files import lock_folder; "
                             "lock_folder(sys.argv[1])", str(tmp_path / "run")], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pbmt.cli import build_parser
+from pbmt.commands.cli import build_parser
 from pbmt.commands.options import visible_flags
 from reliability import (SCALE, SHARED, check, fuzz, model_copy, optimize_args, read_outputs,  # noqa: F401
                          run, translate_args, translate_outputs)
@@ -578,7 +578,7 @@ def test_random_output_names_collide_into_a_usage_error_or_translate_as_the_clea
 
 def test_two_runs_sharing_one_output_are_refused_while_the_first_writes(fuzz, tmp_path):
     """The second run's other outputs differ: every output is locked, not only the first."""
-    from pbmt.files import Outputs
+    from pbmt.base.files import Outputs
     with Outputs() as first:
         first.claim([tmp_path / "one.txt", tmp_path / "shared-nbest.txt"])
         first.open(tmp_path / "shared-nbest.txt").write("the first run's n-best\n")
@@ -592,7 +592,7 @@ def test_two_runs_sharing_one_output_are_refused_while_the_first_writes(fuzz, tm
 
 
 def test_a_second_tuner_into_a_run_folder_in_use_stops_at_once(fuzz, tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pbmt.files import lock_folder; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pbmt.base.files import lock_folder; "
                                "lock_folder(sys.argv[1]); print('locked', flush=True); time.sleep(120)",
                                str(tmp_path / "run")], stdout=subprocess.PIPE, text=True)
     try:
@@ -706,7 +706,7 @@ FEATURES = ["UnknownWordPenalty0", "WordPenalty0", "PhrasePenalty0", "LM0", "Dis
                         unique_by=lambda pair: pair[0]))
 def test_random_weights_translate_to_finite_scores_or_are_a_usage_error_naming_weights(fuzz, tmp_path_factory,
                                                                                       weights):
-    from pbmt.config import MAX_WEIGHT
+    from pbmt.base.config import MAX_WEIGHT
     folder = tmp_path_factory.mktemp("weights")
     outputs = translate_outputs(folder)
     text = " ".join(f"{name}= {np.format_float_positional(value, trim='-')}" for name, value in weights)
@@ -888,8 +888,8 @@ def test_the_readme_lists_every_option_range_as_the_parsers_declare_it():
 
 
 def test_the_readme_states_the_weight_range_the_line_bound_and_the_servers_limits():
-    from pbmt.config import MAX_WEIGHT
-    from pbmt.server import ServerSettings
+    from pbmt.base.config import MAX_WEIGHT
+    from pbmt.commands.server import ServerSettings
     text = " ".join(SECTION.split())
     assert f"finite numbers from -{MAX_WEIGHT:,.0f} to {MAX_WEIGHT:,.0f}" in text
     translate = PARSER.parse_args(["translate"])

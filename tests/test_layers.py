@@ -14,13 +14,12 @@ import grimp
 
 # lowest first; a module may import its own layer and those before it (the longest listed prefix names its layer)
 LAYERS = (
-    ("pbmt", "pbmt.vocab", "pbmt.files", "pbmt.errors", "pbmt.csr", "pbmt.text", "pbmt.markup", "pbmt.config",
-     "pbmt.nbest", "pbmt.documents", "pbmt.parallel", "pbmt.run_state", "pbmt.feature_labels", "pbmt.plots"),
-    ("pbmt.model", "pbmt.metrics"),
-    ("pbmt.search", "pbmt.explain"),
-    ("pbmt.features", "pbmt.translation"),
+    ("pbmt", "pbmt.base", "pbmt.metrics"),
+    ("pbmt.model",),
+    ("pbmt.search",),
+    ("pbmt.features",),
     ("pbmt.tune", "pbmt.train", "pbmt.api"),
-    ("pbmt.commands", "pbmt.server", "pbmt.cli", "pbmt.__main__"),
+    ("pbmt.commands", "pbmt.__main__"),
 )
 
 

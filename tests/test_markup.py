@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.errors import PbmtError
-from pbmt.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
+from pbmt.commands.cli import main
+from pbmt.base.errors import PbmtError
+from pbmt.base.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
 from pbmt.model.model import TranslationModel
-from pbmt.nbest import read_nbest
+from pbmt.base.nbest import read_nbest
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import MARKUP, TranslationOptions
-from pbmt.text import TextForm
-from pbmt.translation import Translator
+from pbmt.base.text import TextForm
+from pbmt.features.translation import Translator
 
 MOSES = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "moses" / "bin" / "moses"
 

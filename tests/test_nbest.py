@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from pbmt.errors import FormatError
-from pbmt.nbest import NBestEntry, parse_line, read_nbest, write_nbest
+from pbmt.base.errors import FormatError
+from pbmt.base.nbest import NBestEntry, parse_line, read_nbest, write_nbest
 
 
 def test_reads_moses_nbest_with_segmentation_and_alignment(bible):

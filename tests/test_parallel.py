@@ -1,4 +1,4 @@
-"""pbmt.parallel: serial, local dask cluster and existing cluster give the serial results, in order."""
+"""pbmt.base.parallel: serial, local dask cluster and existing cluster give the serial results, in order."""
 
 import dataclasses
 import json
@@ -15,14 +15,14 @@ import cloudpickle
 import numpy as np
 import pytest
 
-from pbmt.cli import build_parser, main
+from pbmt.commands.cli import build_parser, main
 from pbmt.commands.translate import _make_translator, _translate
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
-from pbmt.parallel import ParallelMap
-from pbmt.translation import Translator
+from pbmt.base.parallel import ParallelMap
+from pbmt.features.translation import Translator
 from pbmt.tune.loop import DevDecoder
 
 distributed = pytest.importorskip("distributed")

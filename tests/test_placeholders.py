@@ -1,4 +1,4 @@
-"""Placeholder classes (``pbmt.placeholders``): numbers and protected tokens as class tokens in the model, the
+"""Placeholder classes (``pbmt.base.placeholders``): numbers and protected tokens as class tokens in the model, the
 originals put back through the word alignment; protected tokens through an identity model in order."""
 
 import math
@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmt.cli import main
+from pbmt.commands.cli import main
 from pbmt.model.model import TranslationModel
-from pbmt.placeholders import classes, restore, unmarked
-from pbmt.protected import ProtectedPatterns
-from pbmt.translation import Translator
+from pbmt.base.placeholders import classes, restore, unmarked
+from pbmt.base.protected import ProtectedPatterns
+from pbmt.features.translation import Translator
 from test_protected import PROTECTED
 
 WORDS = ["archivo", "carpeta", "copiados", "de", "en", "nuevo", "abrir", "guardar", "antes"]

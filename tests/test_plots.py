@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from pbmt.cli import main
-from pbmt.errors import FormatError, PbmtError
-from pbmt.plots import (BLOCK_TRAINING_LOG_COLUMNS, LOOP_LOG_COLUMNS, RELEVANT_SET_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS,
+from pbmt.commands.cli import main
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.plots import (BLOCK_TRAINING_LOG_COLUMNS, LOOP_LOG_COLUMNS, RELEVANT_SET_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS,
                         TRACE_COLUMNS, read_trace, read_tuning_log, save_png, trace_figure, tuning_figure,
                         weights_figure)
 
@@ -243,7 +243,7 @@ def test_weights_figure_names_columns_leaves_out_fixed_weights_and_draws_the_unt
 
 
 def test_readable_column_names():
-    from pbmt.feature_labels import column_labels, readable
+    from pbmt.base.feature_labels import column_labels, readable
 
     assert readable("LexicalReordering0[3]") == "LexicalReordering0 mono (f)"
     assert readable("TranslationModel0[1]") == "TranslationModel0 lex(f|e)"

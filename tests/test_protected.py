@@ -1,4 +1,4 @@
-"""Protected tokens (``pbmt.protected``) through pbmt's tokeniser and detokeniser: one token each, back byte
+"""Protected tokens (``pbmt.base.protected``) through pbmt's tokeniser and detokeniser: one token each, back byte
 for byte, no space put next to them; a user's pattern file; NFC normalisation."""
 
 import unicodedata
@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmt.cli import main
-from pbmt.errors import FormatError
-from pbmt.files import read_lines
-from pbmt.protected import ProtectedPatterns, decode
-from pbmt.text import TextForm
+from pbmt.commands.cli import main
+from pbmt.base.errors import FormatError
+from pbmt.base.files import read_lines
+from pbmt.base.protected import ProtectedPatterns, decode
+from pbmt.base.text import TextForm
 
 ES, EN = TextForm("es", tokenize=True), TextForm("en", tokenize=True)
 
@@ -55,7 +55,7 @@ def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as
 
 
 def test_a_tag_spelt_as_a_special_word_of_the_lm_is_no_special_word_in_the_token_form():
-    from pbmt.vocab import SPECIAL_WORDS
+    from pbmt.base.vocab import SPECIAL_WORDS
 
     line = "<s>tachado</s> o <unk>"
     tokens = ES.tokens(line)
@@ -65,7 +65,7 @@ def test_a_tag_spelt_as_a_special_word_of_the_lm_is_no_special_word_in_the_token
 
 
 def test_casing_leaves_protected_tokens_alone(tmp_path):
-    from pbmt.text import Truecaser, detruecase, starts_lowercase
+    from pbmt.base.text import Truecaser, detruecase, starts_lowercase
 
     assert detruecase(["%s", "files"]) == ["%s", "Files"]
     assert detruecase(["_open", "file"]) == ["_Open", "file"] and detruecase(["(", "&save", ")"]) == ["(", "&Save", ")"]

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.errors import PbmtError
-from pbmt.run_state import CHECKPOINT, LOG, RunFolder, generator_state, restored_generator, tuning_inputs
+from pbmt.commands.cli import main
+from pbmt.base.errors import PbmtError
+from pbmt.base.run_state import CHECKPOINT, LOG, RunFolder, generator_state, restored_generator, tuning_inputs
 
 COLUMNS = ("step", "decoded_weights", "dev_bleu")
 

@@ -1,4 +1,4 @@
-"""``pbmt.text`` against sacremoses (Moses's tokeniser, truecaser and detokeniser ported) on the shared Bible
+"""``pbmt.base.text`` against sacremoses (Moses's tokeniser, truecaser and detokeniser ported) on the shared Bible
 texts, and the ``pbmt tokenize`` / ``pbmt detokenize`` verbs."""
 
 import gzip
@@ -6,10 +6,10 @@ import gzip
 import pytest
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesTokenizer, MosesTruecaser
 
-from pbmt.cli import main
-from pbmt.errors import FormatError
-from pbmt.files import read_lines
-from pbmt.text import TextForm, Truecaser, detruecase
+from pbmt.commands.cli import main
+from pbmt.base.errors import FormatError
+from pbmt.base.files import read_lines
+from pbmt.base.text import TextForm, Truecaser, detruecase
 
 N = 400
 
@@ -85,7 +85,7 @@ def test_detruecase_capitalises_like_moses_at_the_start_and_after_a_full_stop(re
     for line in lines(repo_corpus / "dev.tok.en"):
         words = line.split()
         if not words or not words[0][:1].isalpha() or {":", "?", "!"} & set(words):
-            continue  # Moses also capitalises after these; pbmt does not (see pbmt.text)
+            continue  # Moses also capitalises after these; pbmt does not (see pbmt.base.text)
         assert detruecase(words) == MosesDetruecaser().detruecase(line)
         checked += 1
     assert checked > 100

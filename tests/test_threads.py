@@ -6,12 +6,12 @@ import threading
 import numpy as np
 import pytest
 
-from pbmt.cli import build_parser, main
+from pbmt.commands.cli import build_parser, main
 from pbmt.commands.translate import _fingerprint
 from pbmt.model.model import TranslationModel
-from pbmt.parallel import ParallelMap, available_cores
-from pbmt.run_state import CHECKPOINT
-from pbmt.translation import Translator
+from pbmt.base.parallel import ParallelMap, available_cores
+from pbmt.base.run_state import CHECKPOINT
+from pbmt.features.translation import Translator
 
 SOURCES = ["a b c", "c a e b", "b x a d", "", "e d c b a", "d e", "a c e", "b b c d", "e a", "a"]
 

@@ -32,10 +32,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model, paired_lines
-from pbmt.files import atomic_write, read_lines
-from pbmt.parallel import ParallelMap
+from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.parallel import ParallelMap
 from pbmt.search.search_errors import SentenceAnalysis, Verdict, analyze_sentence, summarize
-from pbmt.translation import Translator
+from pbmt.features.translation import Translator
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 
 from pbmt.commands.tokenize import add_form_arguments, text_form
-from pbmt.files import Outputs, read_lines
-from pbmt.text import tokens
+from pbmt.base.files import Outputs, read_lines
+from pbmt.base.text import tokens
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,8 +32,8 @@ import numpy as np
 
 from pbmt import __version__
 from pbmt.commands.options import deprecated
-from pbmt.errors import PbmtError, UsageError
-from pbmt.files import read_lines
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.metrics.bleu import (
     HYP_LEN,

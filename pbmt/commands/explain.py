@@ -19,11 +19,11 @@ from pathlib import Path
 
 from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
-from pbmt.errors import PbmtError
-from pbmt.explain import explain, reference_path, render_dot, render_html, render_reference, render_text
-from pbmt.files import atomic_write
-from pbmt.markup import MarkupError
-from pbmt.translation import Translator
+from pbmt.base.errors import PbmtError
+from pbmt.search.explain import explain, reference_path, render_dot, render_html, render_reference, render_text
+from pbmt.base.files import atomic_write
+from pbmt.base.markup import MarkupError
+from pbmt.features.translation import Translator
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

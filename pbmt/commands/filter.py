@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from pbmt.files import read_lines
+from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.train.filter import filter_model
-from pbmt.text import tokens
+from pbmt.base.text import tokens
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

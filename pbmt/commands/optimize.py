@@ -32,9 +32,9 @@ import numpy as np
 
 from pbmt.commands.options import deprecated
 from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args, token_lines
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import Pool, References, read_pool

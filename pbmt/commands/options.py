@@ -15,7 +15,7 @@ import inspect
 import sys
 
 from pbmt.train.extract import MAX_SUPPORTED_LENGTH
-from pbmt.parallel import available_cores
+from pbmt.base.parallel import available_cores
 
 
 class _Deprecated:
@@ -37,7 +37,7 @@ def deprecated(container, old: str, canonical: argparse.Action, replacement: str
 
     Without ``kwargs``, ``old`` becomes one more option string of
     ``canonical`` itself (so a required option is satisfied by either
-    spelling), which the help leaves out (``pbmt.cli.HelpFormatter``). With
+    spelling), which the help leaves out (``pbmt.commands.cli.HelpFormatter``). With
     them (``action="store_const", const="moses"``, say) ``old`` is a hidden
     action of its own storing into ``canonical``'s destination.
     ``replacement``: what the warning tells the user to write instead
@@ -115,7 +115,7 @@ class Range:
 COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=True), Range(0, 1)
 
 # The range of every numeric option of every verb, by argparse destination (one concept, one range across the
-# verbs; RANGE_OF_VERB holds the few whose meaning differs in one verb). ``pbmt.cli`` checks every value parsed
+# verbs; RANGE_OF_VERB holds the few whose meaning differs in one verb). ``pbmt.commands.cli`` checks every value parsed
 # against it; tests/test_fuzz.py draws values from both sides of each range and README.md lists them.
 RANGES: dict[str, Range] = {
     # counts: at least 1

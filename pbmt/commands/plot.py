@@ -34,9 +34,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbmt.config import read_weights
-from pbmt.errors import PbmtError
-from pbmt.plots import read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
+from pbmt.base.config import read_weights
+from pbmt.base.errors import PbmtError
+from pbmt.base.plots import read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
 
 
 _DESCRIPTIONS = {

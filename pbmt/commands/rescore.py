@@ -42,8 +42,8 @@ import numpy as np
 
 from pbmt.commands.options import default_of, deprecated, preset_values
 from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
-from pbmt.errors import PbmtError, UsageError
-from pbmt.files import atomic_write
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import SENTENCE_GAINS, corpus_bleu
 from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
 from pbmt.tune.loop import OPTIMIZERS

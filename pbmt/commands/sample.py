@@ -37,16 +37,16 @@ from tqdm import tqdm
 
 from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
-from pbmt.errors import PbmtError
-from pbmt.files import Outputs, read_lines
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
-from pbmt.parallel import ParallelMap
-from pbmt.plots import MISSING, TRACE_COLUMNS
+from pbmt.base.parallel import ParallelMap
+from pbmt.base.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.output import target_text
 from pbmt.model.lm import LMCache
 from pbmt.search.sampler import DECISIONS, anneal, sample_decode
-from pbmt.text import tokens
-from pbmt.translation import Translator
+from pbmt.base.text import tokens
+from pbmt.features.translation import Translator
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,8 +32,8 @@ import sys
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
-from pbmt.errors import PbmtError, UsageError
-from pbmt.files import read_lines
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.files import read_lines
 
 DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     # the web stack (uvicorn, fastapi) costs start-up time every other verb would pay if imported above
     import uvicorn
 
-    from pbmt.server import ServerSettings, create_app
+    from pbmt.commands.server import ServerSettings, create_app
 
     samples = tuple(line.strip() for _, line in read_lines(args.samples) if line.strip())[:30] if args.samples else ()
     try:  # before the model loads, so a busy port is reported at once

@@ -6,7 +6,7 @@ lowercasing; --side target gives the form of its references. With --language
 L, Moses's tokeniser for L alone (--lowercase to lowercase too). Reads
 --input (default: standard input), writes one line of space-separated tokens
 per input line. Placeholders, tags, URLs, e-mail addresses, paths and
-accelerators (pbmt.protected; --protected adds patterns) stay one token
+accelerators (pbmt.base.protected; --protected adds patterns) stay one token
 each, as they are. pbmt detokenize goes back.
 
 Examples:
@@ -22,11 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL
-from pbmt.errors import PbmtError
-from pbmt.files import Outputs, read_lines
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
-from pbmt.protected import ProtectedPatterns
-from pbmt.text import TextForm
+from pbmt.base.protected import ProtectedPatterns
+from pbmt.base.text import TextForm
 
 SIDES = ("source", "target")
 

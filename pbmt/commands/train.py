@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pbmt.commands.lm import add_discount_fallback
 from pbmt.commands.options import deprecated
-from pbmt.text import CASINGS
+from pbmt.base.text import CASINGS
 from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES

@@ -53,18 +53,18 @@ from tqdm import tqdm
 
 from pbmt.api import DEFAULT_MODEL
 from pbmt.commands.options import add_threads_argument
-from pbmt.config import MosesConfig, read_weights
-from pbmt.documents import Documents
+from pbmt.base.config import MosesConfig, read_weights
+from pbmt.base.documents import Documents
 from pbmt.features import registry
-from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import Journal, parse_int, read_lines
-from pbmt import markup
-from pbmt.run_state import digest_files, digest_text, model_files
+from pbmt.base.errors import FormatError, PbmtError, UsageError
+from pbmt.base.files import Journal, parse_int, read_lines
+from pbmt.base import markup
+from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
-from pbmt.parallel import ParallelMap
+from pbmt.base.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
-from pbmt.translation import Translator
-from pbmt.nbest import parse_features
+from pbmt.features.translation import Translator
+from pbmt.base.nbest import parse_features
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,7 +144,7 @@ class _NBestFile(argparse.Action):
 
 
 def add_markup_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a line's markup is read (``pbmt.markup``): ``--xml-input`` and ``--no-quote-zones``."""
+    """How a line's markup is read (``pbmt.base.markup``): ``--xml-input`` and ``--no-quote-zones``."""
     parser.add_argument("--xml-input", choices=markup.XML_MODES, default="pass-through",
                         help="read Moses's XML markup in the input: a tag's translation(s) are the only ones of "
                         "its words (exclusive), compete with the phrase table's (inclusive) or with the table's "

@@ -52,16 +52,16 @@ import numpy as np
 
 from pbmt.commands.options import add_threads_argument, default_of, deprecated, preset_values
 from pbmt.commands.translate import add_search_arguments, search_overrides
-from pbmt.config import MosesConfig
-from pbmt.documents import LEVELS, Documents
+from pbmt.base.config import MosesConfig
+from pbmt.base.documents import LEVELS, Documents
 from pbmt.features import KINDS, build, name_features, parse_requests, write_weights
-from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import parse_finite, read_lines
+from pbmt.base.errors import FormatError, PbmtError, UsageError
+from pbmt.base.files import parse_finite, read_lines
 from pbmt.model.model import REORDERING_MODES, Preprocessing, SearchSettings, TranslationModel
-from pbmt.plots import read_tuning_log, save_png, tuning_figure
-from pbmt.translation import check_not_swapped, check_token_form
+from pbmt.base.plots import read_tuning_log, save_png, tuning_figure
+from pbmt.features.translation import check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTrainingSettings, block_training
-from pbmt.run_state import tuning_inputs
+from pbmt.base.run_state import tuning_inputs
 from pbmt.tune.loop import (OPTIMIZERS, OUTPUTS, DevDecoder, LoopSettings, Optimizer, make_optimizer,
                              tune, tuned_config, weight_line)
 from pbmt.tune.pool import DEDUP, References
@@ -587,7 +587,7 @@ def _preprocessing(args: argparse.Namespace) -> Preprocessing | None:
 def dev_set(args: argparse.Namespace, model: TranslationModel) -> tuple[list[str], list[str]]:
     """``read_dev`` of ``--src``/``--refs`` (plain text made into ``model``'s token form unless
     ``--tokenized``). Text that did not go through the model's own preprocessing (``--tokenized``, or a model
-    without one) is checked to be in the model's token form (``pbmt.translation.check_token_form``)."""
+    without one) is checked to be in the model's token form (``pbmt.features.translation.check_token_form``)."""
     sources, references = read_dev(args.src, args.refs, args.sentences, _preprocessing(args))
     prep = model.preprocessing
     if args.tokenized or (not prep.tokenize and prep.casing == "none"):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.csr import segment_softmax
+from pbmt.base.csr import segment_softmax
 from pbmt.features.base import GlobalFeature
 from pbmt.features.registry import register
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 CONSENSUS_ORDERS = 4
 

@@ -8,11 +8,11 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.features.base import Candidates, GlobalFeature, Hypothesis
 from pbmt.features.registry import register
 from pbmt.search.output import option_links
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 DEFAULT_MIN_CHARS = 4
 
@@ -47,7 +47,7 @@ class LexicalConsistency(GlobalFeature):
 
     def counted(self, word: int) -> bool:
         """Whether source word id ``word`` takes part (its length and a letter). A word the model does not know
-        (an id of a sentence's ``pbmt.vocab.Overlay``) does not: it passes through unchanged, so it is always
+        (an id of a sentence's ``pbmt.base.vocab.Overlay``) does not: it passes through unchanged, so it is always
         translated consistently."""
         if word >= len(self.vocab):
             return False

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.features.base import Candidates, Hypothesis, SentenceFeature
 from pbmt.features.registry import register
-from pbmt.files import read_lines
-from pbmt.vocab import Vocab
+from pbmt.base.files import read_lines
+from pbmt.base.vocab import Vocab
 
 
 @register("length-ratio", prefix="LengthRatio", takes_argument=None, needs_sources=True)

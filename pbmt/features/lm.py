@@ -9,7 +9,7 @@ import numpy as np
 from pbmt.features.base import Candidates, Hypothesis, SentenceFeature
 from pbmt.features.registry import register
 from pbmt.model.lm import NgramLM
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 @register("lm", prefix="LM", takes_argument=True)

@@ -23,11 +23,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature, Hypothesis, SentenceFeature
-from pbmt.files import atomic_write, read_lines
-from pbmt.nbest import parse_features
-from pbmt.vocab import Vocab
+from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.nbest import parse_features
+from pbmt.base.vocab import Vocab
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.features._repetition_kernels import repeated_ngrams
 from pbmt.features.base import Candidates, Hypothesis, SentenceFeature
 from pbmt.features.registry import register
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 DEFAULT_MAX_ORDER = 3
 

@@ -1,6 +1,6 @@
 """Numba kernel: BLEU sufficient statistics of hypotheses against reference tries.
 
-The references of every set are stored as one trie in ``pbmt.model._hashtable``
+The references of every set are stored as one trie in ``pbmt.base.hashtable``
 (node = (parent node, last word); nodes ``0 .. n_sets-1`` are the roots of the
 sets), and every non-root node carries its clipping count: the largest number of
 times its n-gram occurs in any one reference of the set.
@@ -9,7 +9,7 @@ times its n-gram occurs in any one reference of the set.
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import find
+from pbmt.base.hashtable import find
 
 
 @njit(cache=True)

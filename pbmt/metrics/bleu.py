@@ -36,7 +36,7 @@ an empty hypothesis), are never smoothed. As in sacrebleu, ``none``, ``exp`` and
 ``add-k`` give 0 when no order has a match at all (checked before adding k), and
 an order whose total is 0 gives BLEU 0.
 
-Statistics are computed on integer ids (``pbmt.vocab.Vocab``): the references of
+Statistics are computed on integer ids (``pbmt.base.vocab.Vocab``): the references of
 each reference set are compiled once into an exact n-gram trie with clipping
 counts (``ReferenceSets``), then any number of hypotheses is counted against it
 by a numba kernel. ``segment_stats`` is the same on whitespace-split strings.
@@ -51,8 +51,8 @@ from typing import Sequence
 import numpy as np
 
 from pbmt.metrics._bleu_kernels import hypothesis_stats
-from pbmt.model._hashtable import build_table
-from pbmt.vocab import Vocab
+from pbmt.base.hashtable import build_table
+from pbmt.base.vocab import Vocab
 
 MAX_ORDER = 4
 HYP_LEN = 0
@@ -97,7 +97,7 @@ class ReferenceSets:
 
     Node ``s < n_sets`` is the root of set ``s``; every other node is an n-gram
     (n <= 4) of some reference of its set, keyed by (parent node, last word id) in
-    the hash table ``keys``/``values`` of ``pbmt.model._hashtable``. Keys are
+    the hash table ``keys``/``values`` of ``pbmt.base.hashtable``. Keys are
     exact (no hashing of n-grams), so matches are exact.
 
     set_offsets: int64[n_sets+1], the references of set ``s`` are

@@ -1,7 +1,7 @@
 """Numba kernels of the block family's scores (``pbmt.model.block_features``).
 
 The weighted feature names are compiled into id-keyed hash tables
-(``pbmt.model._hashtable``): a trie numbers every source and target phrase
+(``pbmt.base.hashtable``): a trie numbers every source and target phrase
 the names mention (node 0 is the empty phrase; node ``k`` is the pair (its
 prefix's node, its last word id)), and each kind is a table over a pair of
 integers whose value indexes that kind's weights:
@@ -24,7 +24,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import find
+from pbmt.base.hashtable import find
 
 BlockTables = namedtuple("BlockTables", [
     "n_vocab",  # int: ids below it are the words the tables know

@@ -31,8 +31,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import find_slot, insert
-from pbmt.vocab import EOS
+from pbmt.base.hashtable import find_slot, insert
+from pbmt.base.vocab import EOS
 
 ENTRY = np.dtype(
     [

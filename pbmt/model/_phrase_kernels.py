@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import find
+from pbmt.base.hashtable import find
 
 
 @njit(cache=True, nogil=True)

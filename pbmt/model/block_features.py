@@ -46,8 +46,8 @@ from urllib.parse import unquote
 import numpy as np
 
 from pbmt.model._block_kernels import BlockTables, bigram_scores, pair_scores
-from pbmt.model._hashtable import build_table
-from pbmt.vocab import BOS, EOS, Vocab
+from pbmt.base.hashtable import build_table
+from pbmt.base.vocab import BOS, EOS, Vocab
 
 KINDS = ("block", "word", "length", "orient", "bigram")
 ORIENT_LETTERS = "RLN"  # msd order of the decoder's transition scores: monotone = R, swap = L, discontinuous = N

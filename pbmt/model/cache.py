@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.files import remove_stale, temporary_name
+from pbmt.base.files import remove_stale, temporary_name
 
 _META = "meta.json"
 

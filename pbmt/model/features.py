@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from pbmt.config import MosesConfig
+from pbmt.base.config import MosesConfig
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import open_text, parse_float
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import open_text, parse_float
 from pbmt.model import cache
-from pbmt.model._hashtable import table_capacity
+from pbmt.base.hashtable import table_capacity
 from pbmt.model._lm_kernels import (
     CACHE_BITS,
     CACHE_ENTRY,
@@ -41,7 +41,7 @@ from pbmt.model._lm_kernels import (
     score_sequence,
     score_word,
 )
-from pbmt.vocab import SPECIAL_WORDS, Vocab
+from pbmt.base.vocab import SPECIAL_WORDS, Vocab
 
 _KIND = "lm"
 _VERSION = "4"  # 4: meta.json with sizes and checksums

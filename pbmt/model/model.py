@@ -21,9 +21,9 @@ from typing import Iterable
 
 import numpy as np
 
-from pbmt.config import MosesConfig
-from pbmt.errors import FormatError, PbmtError, UsageError
-from pbmt.files import atomic_write, open_binary, parse_int
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import FormatError, PbmtError, UsageError
+from pbmt.base.files import atomic_write, open_binary, parse_int
 from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureLayout
 from pbmt.model.lm import LMCache, NgramLM
@@ -31,9 +31,9 @@ from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
-from pbmt.protected import ProtectedPatterns
-from pbmt.text import TextForm
-from pbmt.vocab import Overlay, Vocab
+from pbmt.base.protected import ProtectedPatterns
+from pbmt.base.text import TextForm
+from pbmt.base.vocab import Overlay, Vocab
 
 UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
 
@@ -141,9 +141,9 @@ class Preprocessing:
 
     ``tokenize``: Moses's tokeniser; casing: ``truecase`` (Moses's truecaser, whose model files for each side
     are ``source_truecaser`` and ``target_truecaser``), or ``lowercase``, or neither (the text's own casing);
-    ``protected``: a file of the model's own protected patterns (``pbmt.protected``), beside the
+    ``protected``: a file of the model's own protected patterns (``pbmt.base.protected``), beside the
     built-in ones; ``placeholders``: numbers and protected tokens stand in the model as class tokens
-    (``pbmt.placeholders``). Files are named relative to the model folder in ``pbmt.toml`` and held here as
+    (``pbmt.base.placeholders``). Files are named relative to the model folder in ``pbmt.toml`` and held here as
     absolute paths.
     """
 
@@ -184,7 +184,7 @@ class Preprocessing:
 
     @property
     def casing(self) -> str:
-        """``truecase``, ``lowercase`` or ``none`` (``pbmt.text.CASINGS``)."""
+        """``truecase``, ``lowercase`` or ``none`` (``pbmt.base.text.CASINGS``)."""
         return "truecase" if self.truecase else "lowercase" if self.lowercase else "none"
 
     @cached_property
@@ -363,7 +363,7 @@ class TranslationModel:
         return local[0]
 
     def markup_local(self, n_words: int, log_prob: float) -> np.ndarray:
-        """Option-local features of a translation the input's markup gives (``pbmt.markup``), of ``n_words``
+        """Option-local features of a translation the input's markup gives (``pbmt.base.markup``), of ``n_words``
         target words with probability ``exp(log_prob)``: ``float64[layout.size]``. As Moses scores it: the log
         probability shared equally among the phrase table's columns, and the word and phrase penalties."""
         local = np.zeros((1, self.layout.size))
@@ -385,7 +385,7 @@ class TranslationModel:
                               p.tgt_words, self.vocab)
 
     def overlay(self, words: Iterable[str]) -> Overlay:
-        """The model's vocabulary seen from one input of ``words`` (``pbmt.vocab.Overlay``): the input's words the
+        """The model's vocabulary seen from one input of ``words`` (``pbmt.base.vocab.Overlay``): the input's words the
         model does not know get ids of their own, and ``vocab`` does not grow. The block family's names join
         ``vocab`` first (``block_scores``), so the overlay's ids are above every id the model gives."""
         self.block_scores  # noqa: B018 - built for its words

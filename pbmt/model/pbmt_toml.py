@@ -18,8 +18,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import atomic_write
 
 FILE = "pbmt.toml"
 TABLES = ("preprocess", "search", "sparse")

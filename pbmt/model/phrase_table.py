@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt import csr
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import parse_float, read_lines
+from pbmt.base import csr
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import parse_float, read_lines
 from pbmt.model import cache
-from pbmt.model._hashtable import build_table
+from pbmt.base.hashtable import build_table
 from pbmt.model._phrase_kernels import lookup_spans
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
 _CACHE_KIND = "phrase-table"

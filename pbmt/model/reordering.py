@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.model._phrase_kernels import match_pairs
 from pbmt.model.phrase_table import PhraseTable
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 SUPPORTED_TYPES = ("wbe-msd-bidirectional-fe", "wbe-msd-bidirectional-fe-allff",
                    "msd-bidirectional-fe", "msd-bidirectional-fe-allff")

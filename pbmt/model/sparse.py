@@ -41,11 +41,11 @@ from typing import Iterable
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, parse_float, read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import atomic_write, parse_float, read_lines
 from pbmt.model.block_features import BlockWeights, is_block_name
 from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
-from pbmt.vocab import Overlay, Vocab
+from pbmt.base.vocab import Overlay, Vocab
 
 FAMILIES = ("boundary", "block")
 BOUNDARY_PREFIX = "pb_"

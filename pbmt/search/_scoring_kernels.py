@@ -20,7 +20,7 @@ from numba import njit
 from pbmt.model._lm_kernels import cached_score_word
 
 MONOTONE, SWAP, DISCONTINUOUS = 0, 1, 2
-EOS = 2  # pbmt.vocab.EOS
+EOS = 2  # pbmt.base.vocab.EOS
 LN10 = np.log(10.0)
 
 

@@ -20,7 +20,7 @@ from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import boundary_arrays, transitions
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 class Orientation(IntEnum):

@@ -6,7 +6,7 @@ values and scores, and the future-cost table. A source word the table does not
 know gets one option that passes it through with the unknown-word penalty
 (Moses's -100), except a token without letters (a number, punctuation), which
 copying translates: it passes through at no penalty. Translations the input's
-markup gives (``pbmt.markup``) join them as options of their spans, and the
+markup gives (``pbmt.base.markup``) join them as options of their spans, and the
 markup's walls and zones are the sentence's reordering constraints.
 """
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from pbmt import csr
-from pbmt.markup import Markup
+from pbmt.base import csr
+from pbmt.base.markup import Markup
 from pbmt.model.model import TranslationModel
 from pbmt.search._future_kernels import future_table
-from pbmt.vocab import Overlay, Vocab
+from pbmt.base.vocab import Overlay, Vocab
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class TranslationOptions:
     ``vocab`` turns the sentence's ids back into words: the model's, or an
     ``Overlay`` of it holding the sentence's words the model does not know.
     ``zones`` (``int32[z, 2]``) and ``walls`` (``int32[w, 3]``) are the
-    sentence's reordering constraints (``pbmt.markup.Markup.constraints``),
+    sentence's reordering constraints (``pbmt.base.markup.Markup.constraints``),
     which every search respects.
     """
 
@@ -99,7 +99,7 @@ class TranslationOptions:
               markup: Markup | None = None) -> "TranslationOptions":
         """Options of ``sentence`` (``int32[n]`` ids in ``vocab``: ``model.vocab`` or an ``Overlay`` of it, see
         ``of_words``); with the model's block features (``pbmt.model.block_features``), ``local_score`` includes their
-        option-local part. ``markup``: what the input's markup says of the sentence (``pbmt.markup``): its
+        option-local part. ``markup``: what the input's markup says of the sentence (``pbmt.base.markup``): its
         translations join the options as its ``use`` says (their words must be in ``vocab``), and its walls and
         zones constrain the searches."""
         vocab = model.vocab if vocab is None else vocab
@@ -204,7 +204,7 @@ MARKUP = -2  # ... and, minus k, of translation k the input's markup gives
 
 def _agreeing(start, end, candidate, unknown, markup: Markup, phrases, vocab) -> tuple[np.ndarray, np.ndarray]:
     """Which table options (spans ``[start, end)``, ``candidate``) and which unknown words (positions
-    ``unknown``) take part beside the translations ``markup`` gives, as its ``use`` says (``pbmt.markup``):
+    ``unknown``) take part beside the translations ``markup`` gives, as its ``use`` says (``pbmt.base.markup``):
     (bool mask of the options, bool mask of the unknown words). A word inside a given span is never passed
     through unknown but in ``inclusive`` use."""
     keep = np.ones(len(start), bool)

@@ -6,15 +6,15 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt import csr
-from pbmt.errors import PbmtError
+from pbmt.base import csr
+from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
 from pbmt.search.derivation import Derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
-from pbmt.nbest import NBestEntry
+from pbmt.base.nbest import NBestEntry
 
 
 def target_text(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> str:

@@ -42,7 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
 from pbmt.search import _sampler_kernels as k

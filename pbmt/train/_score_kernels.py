@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from pbmt.model._hashtable import find
+from pbmt.base.hashtable import find
 from pbmt.train._extract_kernels import MASK_STRIDE
 
 
@@ -24,7 +24,7 @@ def lexical_weights(
     Pair ``p`` has source words ``src_ids[src_start[p] : + src_len[p]]`` and
     target words likewise; word ids are shifted by one so that 0 is NULL.
     ``align_direct``/``align_inverse``: uint64 masks (bit ``e * 8 + f``) used
-    for lex(e|f) and lex(f|e). The word table is a ``pbmt.model._hashtable``
+    for lex(e|f) and lex(f|e). The word table is a ``pbmt.base.hashtable``
     over (source id, target id) with ``n_tgt`` target ids (NULL included),
     giving rows of ``p_tgt_src`` (p(e|f)) and ``p_src_tgt`` (p(f|e)).
     lex(e|f) = prod over target words e of the mean p(e|f) over the source

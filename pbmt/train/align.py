@@ -17,7 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import Alignment, Corpus, read_alignment
 
 

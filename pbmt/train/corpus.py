@@ -3,7 +3,7 @@
 A corpus is one sentence a line, tokens separated by spaces (tabs count as
 spaces, as in Moses's training scripts); an alignment file has one line per
 sentence pair of ``i-j`` points, source position ``i`` and target position
-``j``, 0-based. Both are read into CSR arrays (see ``pbmt.csr``): sentence
+``j``, 0-based. Both are read into CSR arrays (see ``pbmt.base.csr``): sentence
 ``s`` is ``data[offsets[s]:offsets[s + 1]]``.
 """
 
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, read_lines
-from pbmt.text import tokens
-from pbmt.vocab import Vocab
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.text import tokens
+from pbmt.base.vocab import Vocab
 
 
 @dataclass(frozen=True)

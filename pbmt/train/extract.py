@@ -32,7 +32,7 @@ from itertools import combinations
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train._extract_kernels import MASK_STRIDE, best_alignments, extract_kernel
 from pbmt.train.corpus import Alignment, Corpus
 

@@ -17,9 +17,9 @@ from typing import IO, Iterable, Sequence
 
 import numpy as np
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
-from pbmt.files import Outputs, atomic_write, lock_folder, read_lines
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import Outputs, atomic_write, lock_folder, read_lines
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable

@@ -70,10 +70,10 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, output_target, process_running, read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import atomic_write, output_target, process_running, read_lines
 from pbmt.train.runs import group_starts, key_bytes, merge_runs, run_length, write_run
-from pbmt.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
+from pbmt.base.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
 
 #: lmplz's ``--discount_fallback`` default: discounts for adjusted counts 1, 2, 3+.
 DEFAULT_FALLBACK = (0.5, 1.0, 1.5)
@@ -123,7 +123,7 @@ class ArpaModel:
     """A backoff n-gram model as an ARPA file holds it, log10 throughout.
 
     ``words[i]`` is the word with id ``i`` (ids 0, 1, 2 = ``<unk>``, ``<s>``,
-    ``</s>``, as in ``pbmt.vocab``). For order k = 1..N (index k - 1):
+    ``</s>``, as in ``pbmt.base.vocab``). For order k = 1..N (index k - 1):
 
     * ``ngrams[k-1]``: integer ``(n_k, k)`` word ids (int32 from
       ``estimate_kn``; big-endian uint32 memory-mapped while ``write_lm``

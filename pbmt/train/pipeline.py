@@ -50,16 +50,16 @@ from typing import Callable, Iterable, Sequence
 
 from tqdm import tqdm
 
-from pbmt.config import Feature, MosesConfig
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
+from pbmt.base.config import Feature, MosesConfig
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
 from pbmt.model.lm import NgramLM
 from pbmt.model.model import Preprocessing
 from pbmt.model.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
-from pbmt.placeholders import classes, unmarked
-from pbmt.protected import ProtectedPatterns
-from pbmt.text import BUILT_IN, CASINGS, Truecaser, lowercased, tokenizer, tokens
+from pbmt.base.placeholders import classes, unmarked
+from pbmt.base.protected import ProtectedPatterns
+from pbmt.base.text import BUILT_IN, CASINGS, Truecaser, lowercased, tokenizer, tokens
 from pbmt.train.align import eflomal_align
 from pbmt.train.corpus import (
     alignment_points,
@@ -72,7 +72,7 @@ from pbmt.train.score import write_word_translation
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.symmetrize import symmetrize
 from pbmt.train.word_classes import induce_classes
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 PHRASE_TABLE = "phrase-table.gz"
 REORDERING_TABLE = "reordering-table.gz"
@@ -123,12 +123,12 @@ def prepare_corpus(
     ``out_src`` and ``out_tgt`` (tokens joined by single spaces), without the
     pairs that have an empty side.
 
-    ``casing`` (``pbmt.text.CASINGS``): ``truecase`` learns a truecaser on
+    ``casing`` (``pbmt.base.text.CASINGS``): ``truecase`` learns a truecaser on
     each side's tokens, writes it to ``truecasers`` (source, target) and
     truecases the text with it; ``lowercase`` lowercases; ``none`` keeps the
     text's casing. Protected tokens (``protected``) keep theirs; with
     ``placeholders`` they and the numbers become class tokens and accelerator
-    marks come off (``pbmt.placeholders``).
+    marks come off (``pbmt.base.placeholders``).
 
     ``alignments`` maps given alignment files (``i-j`` per line of the input
     texts, positions in the tokenised sentences) to where their kept lines go;
@@ -229,7 +229,7 @@ class Scale:
     """Where and in what pieces the corpus-sized steps run; the model is the
     same whatever they are. ``shard_sentences``: sentence pairs per
     extraction shard; ``workers``/``scheduler``: run the shards on that many
-    local processes or on a dask cluster (``pbmt.parallel``); ``memory``:
+    local processes or on a dask cluster (``pbmt.base.parallel``); ``memory``:
     bytes of the LM estimation's buffers (``pbmt.train.lm_estimate``)."""
 
     shard_sentences: int = DEFAULT_SHARD_SENTENCES
@@ -493,11 +493,11 @@ class TrainSettings:
     else none). ``word_classes``: how
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
-    ``casing``: one of ``pbmt.text.CASINGS``, or ``auto``: ``truecase`` for
+    ``casing``: one of ``pbmt.base.text.CASINGS``, or ``auto``: ``truecase`` for
     cased text, ``none`` for text without capitals. ``protected``: a file of
-    protected patterns (``pbmt.protected``) beside the built-in ones, copied
+    protected patterns (``pbmt.base.protected``) beside the built-in ones, copied
     into the model folder; ``placeholders``: train on class tokens
-    (``pbmt.placeholders``).
+    (``pbmt.base.placeholders``).
     """
 
     src: Path

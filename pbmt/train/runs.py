@@ -23,7 +23,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from pbmt.files import atomic_write
+from pbmt.base.files import atomic_write
 
 #: Fewest records read from a run in a merge round.
 MIN_READ = 1024

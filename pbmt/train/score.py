@@ -31,8 +31,8 @@ from typing import IO, Iterable, Iterator
 
 import numpy as np
 
-from pbmt.files import atomic_write
-from pbmt.model._hashtable import build_table
+from pbmt.base.files import atomic_write
+from pbmt.base.hashtable import build_table
 from pbmt.train._extract_kernels import MASK_STRIDE
 from pbmt.train._score_kernels import lexical_weights
 from pbmt.train.corpus import Alignment, Corpus

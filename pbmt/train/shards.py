@@ -13,7 +13,7 @@ the corpus at once. Here the corpus is cut into shards of sentence pairs:
    their counts and orientation counts, and its distinct target phrases with
    their counts. It also returns its word pair counts for the word
    translation tables. Shards are independent: they run here, on local
-   worker processes or on a dask cluster (``pbmt.parallel``), reading the
+   worker processes or on a dask cluster (``pbmt.base.parallel``), reading the
    corpus arrays from a shared folder and writing their runs there.
 2. The target runs are merged into one sorted table of count(e) on disk.
 3. The pair runs are merged in blocks that hold whole source phrases; each
@@ -44,10 +44,10 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.errors import PbmtError
-from pbmt.files import atomic_write
-from pbmt.model._hashtable import build_table
-from pbmt.parallel import ParallelMap
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import atomic_write
+from pbmt.base.hashtable import build_table
+from pbmt.base.parallel import ParallelMap
 from pbmt.train._extract_kernels import best_alignments, extract_kernel
 from pbmt.train._score_kernels import lexical_weights
 from pbmt.train._shard_kernels import phrase_pair_keys
@@ -65,7 +65,7 @@ from pbmt.train.score import (
     word_translation_from_counts,
     write_lines,
 )
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 #: Sentence pairs per shard: about 0.5 GB at the peak of a shard of Bible-like text.
 DEFAULT_SHARD_SENTENCES = 20_000
@@ -478,7 +478,7 @@ def build_tables(
 
     ``min_count``/``prune_limit``: as ``pbmt.train.pipeline.train_tables``;
     ``workers``/``scheduler``: where shards and partitions run
-    (``pbmt.parallel``); ``block_rows``: records read in a merge round
+    (``pbmt.base.parallel``); ``block_rows``: records read in a merge round
     (``pbmt.train.runs.merge_runs``).
     """
     if not 1 <= max_length <= MAX_SUPPORTED_LENGTH:

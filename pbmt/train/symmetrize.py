@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train._symmetrize_kernels import symmetrize_kernel
 from pbmt.train.corpus import Alignment
 

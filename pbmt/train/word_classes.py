@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.files import read_lines
+from pbmt.base.files import read_lines
 from pbmt.model.sparse import WordClasses
 from pbmt.train._word_class_kernels import class_counts, exchange_pass, objective
 

@@ -12,7 +12,7 @@ feature weights are trained from zero on (V5, V_rel) by Costmargin SGD
 Features (``pbmt.model.block_features``): the five binary kinds, by name,
 numbered as first seen; a block sequence is stored as its feature index
 array and counts, so relevant sets stay compact (``RelevantSets``, written to
-the run's ``checkpoint.npz`` after every pass; ``pbmt.run_state.RunFolder``).
+the run's ``checkpoint.npz`` after every pass; ``pbmt.base.run_state.RunFolder``).
 The model's dense features keep their moses.ini weights as one fixed score
 (Table IX's "binary features on top of fixed real-valued ones"); they also
 make the decoder's first pass (zero binary weights) the initial alternative
@@ -27,7 +27,7 @@ of the model), which ``pbmt translate -f OUT/pass{l}/moses.ini`` decodes as
 trained; the best pass by averaged sentence BLEU+1 is copied to ``OUT``
 itself.
 
-Decoding and the oracle run through ``pbmt.parallel`` (workers read the
+Decoding and the oracle run through ``pbmt.base.parallel`` (workers read the
 weight files by path: with ``scheduler`` the run folder must be on a file
 system the workers share).
 """
@@ -44,19 +44,19 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import WEIGHTS_FILE, SparseModel, SparseWeights
-from pbmt.parallel import ParallelMap
-from pbmt.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.base.parallel import ParallelMap
+from pbmt.base.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import derivation_blocks, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
-from pbmt.run_state import LOG, Checkpoint, RunFolder, generator_state, restored_generator
+from pbmt.base.run_state import LOG, Checkpoint, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
 from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import References
@@ -233,7 +233,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     sources, references: the training subset in the model's token form;
     search: search settings replacing the ini's (default: MON/SWAP, as the
     paper); writes to ``out`` (see the module docstring); ``inputs``: digests
-    of the files the run reads (``pbmt.run_state.tuning_inputs``), which a
+    of the files the run reads (``pbmt.base.run_state.tuning_inputs``), which a
     resumed run must match.
     """
     ini = Path(ini).resolve()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.documents import Documents
+from pbmt.base.documents import Documents
 
 
 def held_out_sentences(n_sentences: int, n: int, documents: Documents | None = None) -> np.ndarray:

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import segment_stats_ids
 from pbmt.search.lattice import Lattice, Lattices
 from pbmt.tune.mert import Mert, best_step

@@ -81,7 +81,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.csr import segment_softmax, take
+from pbmt.base.csr import segment_softmax, take
 from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
 

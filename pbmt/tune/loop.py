@@ -36,7 +36,7 @@ constructor and must not change between a run and its resumption (they are
 part of the checkpoint's fingerprint: public attributes not ending in ``_``).
 A new optimiser registers its name in ``OPTIMIZERS``.
 
-**Outputs** in the run's folder (``pbmt.run_state.RunFolder``): ``moses.ini``
+**Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
 which iteration k + 1 decodes), ``log.tsv`` (``LOOP_LOG_COLUMNS``, per
 iteration: the weights decoded, the dev BLEU of their 1-best in percent, new
@@ -62,16 +62,16 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.parallel import ParallelMap
-from pbmt.run_state import LOG, RunFolder, generator_state, restored_generator
-from pbmt.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
-from pbmt.translation import Translator
-from pbmt.nbest import NBestEntry
+from pbmt.base.parallel import ParallelMap
+from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
+from pbmt.base.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.features.translation import Translator
+from pbmt.base.nbest import NBestEntry
 from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
 
@@ -160,7 +160,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     weights are the start and into which the tuned weights are written;
     layout: the decoder's feature columns. ``quiet``: no per-iteration
     summary on standard error. ``inputs``: digests of the files the run reads
-    (``pbmt.run_state.tuning_inputs``), which a resumed run must match.
+    (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
     run = RunFolder(out, "loop", LOOP_LOG_COLUMNS, _fingerprint(settings, layout, optimizer, references.n_sentences),
                     inputs, resume, quiet)
@@ -278,7 +278,7 @@ class DevDecoder:
     model: the loaded model, with the search settings to decode with (e.g.
     MON/SWAP reordering); it travels to workers by its moses.ini's path
     (``pbmt.model.model``); sources: dev sentences in the model's token form;
-    scheduler: the address of a dask cluster to decode on (``pbmt.parallel``).
+    scheduler: the address of a dask cluster to decode on (``pbmt.base.parallel``).
     Call with weights float64[n_features] (the model's layout) to get each
     sentence's n-best entries, best first, with features from
     ``score_derivation``. A progress bar unless ``quiet``. With

@@ -28,12 +28,12 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import read_lines
 from pbmt.metrics.bleu import N_STATS, bleu, encode_segments, reference_sets, segment_stats_ids
 from pbmt.model.features import FeatureLayout
-from pbmt.nbest import NBestEntry, parse_line
-from pbmt.vocab import Vocab
+from pbmt.base.nbest import NBestEntry, parse_line
+from pbmt.base.vocab import Vocab
 
 DEDUP = ("derivation", "string")
 

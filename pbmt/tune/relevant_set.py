@@ -38,7 +38,7 @@ candidate is sentence BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``) in
 [0, 1]. Features are the model's unnormalised dense features (natural logs),
 as the paper's learning rates assume.
 
-**Outputs** in the run's folder (``pbmt.run_state.RunFolder``): ``moses.ini``
+**Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (the best ``w_l``), ``run{l}.moses.ini``, ``log.tsv``
 (``RELEVANT_SET_LOG_COLUMNS``, per pass: the weights decoded, the averaged
 sentence BLEU+1 and corpus BLEU of their 1-best in percent, the relevant
@@ -60,12 +60,12 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
-from pbmt.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
-from pbmt.run_state import LOG, RunFolder, generator_state, restored_generator
+from pbmt.base.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.pool import DEDUP, Pool, References
@@ -178,11 +178,11 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     """Run Costmargin or the perceptron (module docstring) and write the outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
-    (``pbmt.tune.loop.DevDecoder`` decodes through ``pbmt.parallel``); config:
+    (``pbmt.tune.loop.DevDecoder`` decodes through ``pbmt.base.parallel``); config:
     the moses.ini into which the weights are written; layout: the decoder's
     feature columns. ``quiet``: no per-pass summary on standard error.
     ``inputs``: digests of the files the run reads
-    (``pbmt.run_state.tuning_inputs``), which a resumed run must match.
+    (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
     run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG_COLUMNS,
                     _fingerprint(settings, layout, references.n_sentences), inputs, resume, quiet)

@@ -42,12 +42,12 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, parse_finite, read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.loop import make_optimizer, optimizer_parameters
-from pbmt.nbest import parse_line
+from pbmt.base.nbest import parse_line
 from pbmt.tune.pool import Pool, References, argmax_by_sentence
 from pbmt.features import FeatureSpec
 from pbmt.tune.rescoring_features import NBestLists, compute_features

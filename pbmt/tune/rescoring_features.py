@@ -29,10 +29,10 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.features import KINDS, FeatureSpec, Hypothesis, build
 from pbmt.model.features import FeatureLayout
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 @dataclass(frozen=True, eq=False)

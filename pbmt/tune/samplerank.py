@@ -85,8 +85,8 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.documents import Documents
-from pbmt.errors import PbmtError
+from pbmt.base.documents import Documents
+from pbmt.base.errors import PbmtError
 from pbmt.features import FeatureSpec, GlobalFeature, build
 from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel
@@ -95,14 +95,14 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import sparse_features
 from pbmt.search.document_decoder import DocumentSampler
 from pbmt.model.lm import LMCache
-from pbmt.parallel import ParallelMap
+from pbmt.base.parallel import ParallelMap
 from pbmt.search.sampler import Neighbourhood, gloss
-from pbmt.plots import MISSING, SAMPLERANK_LOG_COLUMNS
-from pbmt.run_state import Checkpoint, RunFolder
+from pbmt.base.plots import MISSING, SAMPLERANK_LOG_COLUMNS
+from pbmt.base.run_state import Checkpoint, RunFolder
 from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
-from pbmt.vocab import Overlay
+from pbmt.base.vocab import Overlay
 
 GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
 GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about the reference words of a batch of 10 (docs/samplerank.md)
@@ -491,7 +491,7 @@ def batches(sentences: np.ndarray, batch_size: int, rng: np.random.Generator,
 
     Without ``chunk_of``: the sentences shuffled and cut into batches of
     ``batch_size``. With ``chunk_of`` (``int64[n_sources]``, the chunk of
-    every tuning sentence, as ``pbmt.documents.Documents.chunks(batch_size)``
+    every tuning sentence, as ``pbmt.base.documents.Documents.chunks(batch_size)``
     gives: runs of at most ``batch_size`` consecutive sentences of one
     document): every chunk present is one batch, its sentences in line order,
     the chunks in random order, so no batch crosses a document boundary.
@@ -598,9 +598,9 @@ class SampleRank:
 
     epochs: passes over the tuning set; chains: chains run side by side on
     shards of it, mixed after each epoch; workers / scheduler: where the
-    chains run (``pbmt.parallel.ParallelMap``: one worker runs them here, in
+    chains run (``pbmt.base.parallel.ParallelMap``: one worker runs them here, in
     turn; the result does not depend on it); out: the run's folder
-    (``pbmt.run_state.RunFolder``), whose checkpoint and ``log.tsv``
+    (``pbmt.base.run_state.RunFolder``), whose checkpoint and ``log.tsv``
     (``SAMPLERANK_LOG_COLUMNS``) are rewritten after every epoch and from which
     ``fit(..., resume=True)`` continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
     (from 0) are learnt with the others; with them, ``fit``'s documents make
@@ -644,7 +644,7 @@ class SampleRank:
         The run seed is drawn from ``rng``; ``resume`` continues the run saved
         in ``out`` (its seed, weights and sums) instead of starting anew, if
         its settings and ``inputs`` (digests of the files the run reads,
-        ``pbmt.run_state.tuning_inputs``) are this run's (which it says
+        ``pbmt.base.run_state.tuning_inputs``) are this run's (which it says
         unless ``quiet``, as it shows progress bars).
         ``documents`` (covering exactly the given sentences): batches and
         shards then never cross a document boundary (see ``batches``), and

@@ -1,6 +1,6 @@
 """``pbmt analyze``: the verdict of every sentence and the summary tables."""
 
-from pbmt.cli import main
+from pbmt.commands.cli import main
 
 
 def test_analyze_writes_a_row_per_sentence_and_the_shares(tiny_model_dir, tiny_dev, tmp_path, capsys):

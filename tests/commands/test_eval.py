@@ -9,7 +9,7 @@ import pytest
 import sacrebleu
 
 from pbmt import __version__
-from pbmt.cli import main
+from pbmt.commands.cli import main
 
 
 def write(path, lines):

@@ -5,7 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from pbmt.cli import main
+from pbmt.commands.cli import main
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.pool import References
 from pbmt.tune.rescore import RescoringModel

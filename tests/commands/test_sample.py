@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from pbmt.cli import main
-from pbmt.plots import read_trace
-from pbmt.nbest import read_nbest
+from pbmt.commands.cli import main
+from pbmt.base.plots import read_trace
+from pbmt.base.nbest import read_nbest
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
 

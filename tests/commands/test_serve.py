@@ -17,8 +17,8 @@ import pytest
 
 httpx = pytest.importorskip("httpx")
 
-from pbmt.cli import main  # noqa: E402
-from pbmt.nbest import read_nbest  # noqa: E402
+from pbmt.commands.cli import main  # noqa: E402
+from pbmt.base.nbest import read_nbest  # noqa: E402
 
 from conftest import TINY_SOURCES  # noqa: E402
 
@@ -416,7 +416,7 @@ def test_a_lone_surrogate_is_a_4xx_json_answer(server, body):
 
 
 def test_the_default_queue_takes_a_request_of_the_most_sentences():
-    from pbmt.cli import build_parser
+    from pbmt.commands.cli import build_parser
     args = build_parser().parse_args(["serve"])
     assert args.max_queue >= args.max_sentences
 
@@ -484,7 +484,7 @@ def _reference_request(reference: str) -> dict:
 
 def test_explain_with_a_reference_says_where_it_went(server, tiny_model_dir):
     """/explain's `reference` equals explain.reference_path in this process, and lists its hypotheses."""
-    from pbmt.explain import explain, reference_path
+    from pbmt.search.explain import explain, reference_path
     from pbmt.model.model import SearchSettings, TranslationModel
 
     settings = SearchSettings(search="stack", stack_size=1, distortion_limit=2)

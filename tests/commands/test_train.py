@@ -8,9 +8,9 @@ import gzip
 import pytest
 from sacremoses import MosesTokenizer, MosesTruecaser
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
-from pbmt.files import read_lines
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
+from pbmt.base.files import read_lines
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import WordClasses
 

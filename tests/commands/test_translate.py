@@ -5,8 +5,8 @@ import unicodedata
 
 import pytest
 
-from pbmt.cli import main
-from pbmt.nbest import read_nbest
+from pbmt.commands.cli import main
+from pbmt.base.nbest import read_nbest
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\n"
 

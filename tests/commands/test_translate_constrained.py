@@ -1,7 +1,7 @@
 """``pbmt translate --constraint``: forced decoding from the command line."""
 
-from pbmt.cli import main
-from pbmt.nbest import read_nbest
+from pbmt.commands.cli import main
+from pbmt.base.nbest import read_nbest
 
 
 def test_forced_translations_are_the_references_with_their_derivations(tiny_model_dir, tiny_dev, tmp_path, capsys):

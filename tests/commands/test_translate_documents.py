@@ -2,7 +2,7 @@
 
 import pytest
 
-from pbmt.cli import main
+from pbmt.commands.cli import main
 
 SOURCES = "a b c\nc a e b\nb x a d\n\ne d c b a\na b a c\nc d\n"
 KEYS = "Acts 1:1\nActs 1:2\nActs 2:1\nActs 2:2\nActs 2:3\nActs 3:1\nRomans 3:1\n"

@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.features import Hypothesis, build, feature_values, name_features, parse_requests
 from pbmt.model.model import TranslationModel
 from pbmt.search.document_decoder import DocumentSampler
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import gloss
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 def features(text, vocab):

@@ -27,7 +27,7 @@ from pbmt.metrics.bleu import (
     sentence_bleu_plus1,
     sentence_gain,
 )
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 def sacre_corpus(hyps, refs_per_segment, **kwargs):

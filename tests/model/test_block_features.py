@@ -6,11 +6,11 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from pbmt.errors import FormatError
+from pbmt.base.errors import FormatError
 from pbmt.model.block_features import (Block, BlockScores, BlockWeights, FeatureIndex, escape_word, is_block_name,
                                        local_names, orient_name, sequence_names)
 from pbmt.model.sparse import SparseModel, SparseWeights
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 
 def test_names_of_figure_1_like_sequence():

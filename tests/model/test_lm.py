@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from numba import njit
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.model._lm_kernels import score_word
 from pbmt.model.lm import NgramLM
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 from repo_data import EMBEDDED_MODEL, data_lines
 
 kenlm = pytest.importorskip("kenlm")

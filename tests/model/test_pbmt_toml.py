@@ -2,9 +2,9 @@
 
 import pytest
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.pbmt_toml import read_tables, write_tables
 

@@ -5,9 +5,9 @@ import os
 import numpy as np
 import pytest
 
-from pbmt.errors import FormatError
+from pbmt.base.errors import FormatError
 from pbmt.model.phrase_table import PhraseTable
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 TINY = """\
 la casa ||| the house ||| 0.5 0.4 0.6 0.3 ||| 0-0 1-1 ||| 2 4 1

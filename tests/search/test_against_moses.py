@@ -10,7 +10,7 @@ from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry
-from pbmt.nbest import read_nbest
+from pbmt.base.nbest import read_nbest
 
 from conftest import assert_reproduces_moses
 

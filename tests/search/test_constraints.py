@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pbmt.markup import Markup
+from pbmt.base.markup import Markup
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import reference_sets, segment_stats_ids, sentence_bleu_plus1
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode

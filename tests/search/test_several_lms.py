@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.nbest import read_nbest
+from pbmt.base.nbest import read_nbest
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import model_score, score_derivation
 from pbmt.search.options import TranslationOptions

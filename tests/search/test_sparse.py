@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.model.block_features import BOS_WORD, EOS_WORD, BlockWeights, bigram_name, local_names, orient_name
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses

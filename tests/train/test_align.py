@@ -5,7 +5,7 @@ aligned on the diagonal."""
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import corpus_from_lines
 
 pytest.importorskip("eflomal")

@@ -5,7 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from pbmt.errors import FormatError
+from pbmt.base.errors import FormatError
 from pbmt.train.corpus import read_alignment, read_corpus, write_alignment
 
 

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines
 from pbmt.train.extract import extract_phrase_pairs
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines
 from pbmt.train.extract import extract_phrase_pairs
 from pbmt.train.filter import filter_to_sentences, prune, source_ngrams

@@ -14,8 +14,8 @@ import kenlm
 import numpy as np
 import pytest
 
-from pbmt import cli
-from pbmt.errors import FormatError, PbmtError
+from pbmt.commands import cli
+from pbmt.base.errors import FormatError, PbmtError
 import pbmt.train.lm_estimate
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, parse_memory, write_arpa, write_lm
 from repo_data import data_lines

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from pbmt.commands.train import language
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import read_lines
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import read_lines
 from pbmt.train import pipeline
 from pbmt.train.corpus import read_alignment, read_corpus
 from pbmt.train.pipeline import Step, StepRunner, align_corpus, arpa_order, train_tables
@@ -127,7 +127,7 @@ def test_language_from_the_file_suffix(name, given, expected):
 
 
 def test_prepared_corpus_streams_and_names_unmatched_lines(tmp_path):
-    from pbmt.text import tokens
+    from pbmt.base.text import tokens
     from pbmt.train.pipeline import prepare_corpus
 
     write(tmp_path / "f", ["a b", "", "c"])

@@ -4,7 +4,7 @@ frequencies of the orientation counts."""
 
 import numpy as np
 
-from pbmt.files import read_lines
+from pbmt.base.files import read_lines
 from pbmt.train.score import reordering_probabilities, write_reordering_table
 
 

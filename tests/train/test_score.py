@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from pbmt.files import read_lines
+from pbmt.base.files import read_lines
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines
 from pbmt.train.extract import extract_phrase_pairs
 from pbmt.train.score import (

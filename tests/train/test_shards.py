@@ -8,14 +8,14 @@ import gzip
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import alignment_from_points, corpus_from_lines, read_alignment, read_corpus
 from pbmt.train.extract import extract_phrase_pairs
 from pbmt.train.filter import prune
 from pbmt.train.runs import merge_runs, write_run
 from pbmt.train.score import score_phrase_pairs, word_translation, write_phrase_table, write_reordering_table
 from pbmt.train.shards import WordRanks, build_tables
-from pbmt.vocab import Vocab
+from pbmt.base.vocab import Vocab
 
 N = 300  # Bible verses: enough for source phrases with many pairs, fast enough for CI
 

@@ -4,7 +4,7 @@ and equal to a plain set-based reference on random small alignments."""
 import numpy as np
 import pytest
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 from pbmt.train.corpus import alignment_from_points, read_alignment, read_corpus
 from pbmt.train.symmetrize import METHODS, symmetrize
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
-from pbmt.run_state import CHECKPOINT
+from pbmt.base.run_state import CHECKPOINT
 from resumption import assert_resumed_as_uninterrupted, untimed_log
 
 def tune_args(model_dir, dev, out, *extra):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pbmt.documents import Documents
+from pbmt.base.documents import Documents
 from pbmt.tune.held_out import held_out_sentences
 
 BOOKS = [("Joshua", [18, 24, 17, 24, 15, 27, 26, 35, 27, 43, 23, 24, 33, 15, 63, 10, 18, 28, 51, 9, 45, 34, 16, 33]),

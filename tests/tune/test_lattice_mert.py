@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.lattice import Lattices
-from pbmt.translation import Translator
+from pbmt.features.translation import Translator
 from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
 from pbmt.tune.mert import Mert, PoolLines
 from pbmt.tune.pool import Pool, References, tuned_columns

@@ -5,7 +5,7 @@ import pytest
 
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
-from pbmt.csr import segment_softmax
+from pbmt.base.csr import segment_softmax
 from pbmt.tune.listnet import FeatureScaling, ListNet, distinct_candidates, loss_and_gradient, reference_scores
 from pbmt.tune.loop import make_optimizer
 from pbmt.tune.pool import Pool

@@ -3,16 +3,16 @@
 import numpy as np
 import pytest
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu, segment_stats
 from pbmt.model.features import FeatureLayout
-from pbmt.run_state import CHECKPOINT
+from pbmt.base.run_state import CHECKPOINT
 from pbmt.tune.apro import Apro
 from pbmt.tune.listnet import ListNet
 from pbmt.tune.loop import LoopSettings, tune
 from pbmt.tune.mert import Mert
-from pbmt.nbest import NBestEntry
+from pbmt.base.nbest import NBestEntry
 from pbmt.tune.pool import References
 from pbmt.tune.pro import Pro
 from resumption import assert_resumed_as_uninterrupted

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.metrics.bleu import segment_stats
 from pbmt.model.features import FeatureLayout
-from pbmt.nbest import NBestEntry
+from pbmt.base.nbest import NBestEntry
 from pbmt.tune.pool import Pool, References, pool_from_entries, read_pool
 
 LAYOUT = FeatureLayout(("LM0", "TM0"), ("KENLM", "PhraseDictionaryMemory"), (1, 2))

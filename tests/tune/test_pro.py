@@ -7,12 +7,12 @@ import pytest
 
 from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
 from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
-from pbmt.translation import Translator
+from pbmt.features.translation import Translator
 from pbmt.tune.pool import Pool
 from pbmt.tune.pro import Pro, logistic_regression, sample_pairs
 

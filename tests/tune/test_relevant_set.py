@@ -7,15 +7,15 @@ import pickle
 import numpy as np
 import pytest
 
-from pbmt.cli import main
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
-from pbmt.plots import read_tuning_log
+from pbmt.base.plots import read_tuning_log
 from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch,
                                            sparse_costmargin_epoch)
-from pbmt.run_state import CHECKPOINT
+from pbmt.base.run_state import CHECKPOINT
 from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel

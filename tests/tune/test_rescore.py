@@ -8,8 +8,8 @@ import kenlm
 import numpy as np
 import pytest
 
-from pbmt.config import MosesConfig
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.pool import References

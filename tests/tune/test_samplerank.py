@@ -6,19 +6,19 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from pbmt.cli import main
-from pbmt.documents import Documents
-from pbmt.errors import PbmtError
+from pbmt.commands.cli import main
+from pbmt.base.documents import Documents
+from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import batch_bleu, segment_stats_ids
 from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import model_score, score_derivation, sparse_features
-from pbmt.plots import read_tuning_log
+from pbmt.base.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
-from pbmt.translation import Translator
+from pbmt.features.translation import Translator
 from resumption import assert_resumed_as_uninterrupted
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
                                   batches, neighbour_stats, run_chain, shards, update_pair,

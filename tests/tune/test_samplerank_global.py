@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pbmt.documents import Documents
+from pbmt.base.documents import Documents
 from pbmt.features import name_features, parse_requests
 from pbmt.model.model import TranslationModel
 from pbmt.tune.samplerank import SampleRank
@@ -35,7 +35,7 @@ def test_global_weights_are_learnt_with_the_dense_ones(bible, start):
 
 
 def test_pbmt_tune_samplerank_writes_global_weights(bible, tmp_path):
-    from pbmt.cli import main
+    from pbmt.commands.cli import main
     from pbmt.features import build, read_weights
 
     out = tmp_path / "tuned"

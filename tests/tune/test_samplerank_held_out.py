@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from pbmt.cli import build_parser, main
+from pbmt.commands.cli import build_parser, main
 from pbmt.commands.tune import samplerank_parameters
-from pbmt.documents import Documents
+from pbmt.base.documents import Documents
 from pbmt.model.model import TranslationModel
-from pbmt.plots import read_tuning_log
-from pbmt.translation import Translator
+from pbmt.base.plots import read_tuning_log
+from pbmt.features.translation import Translator
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.samplerank import PRESETS, SampleRank, Settings, encode_dev, mix, run_chain, shards
 from resumption import assert_resumed_as_uninterrupted

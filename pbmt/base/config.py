@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.files import atomic_write, parse_float, parse_int, read_lines
-from pbmt.nbest import parse_features
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.files import atomic_write, parse_float, parse_int, read_lines
+from pbmt.base.nbest import parse_features
 
 T = TypeVar("T")
 

@@ -21,9 +21,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.config import MosesConfig
-from pbmt.errors import PbmtError
-from pbmt.files import atomic_write, file_digest, lock_folder
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import PbmtError
+from pbmt.base.files import atomic_write, file_digest, lock_folder
 
 TOML = "pbmt.toml"
 

@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature
-from pbmt.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
+from pbmt.base.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
 from pbmt.search.derivation import Derivation
@@ -31,9 +31,9 @@ from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import nbest_entries, word_alignment
-from pbmt.placeholders import restore
-from pbmt.text import starts_lowercase, tokenizer, tokens
-from pbmt.nbest import NBestEntry
+from pbmt.base.placeholders import restore
+from pbmt.base.text import starts_lowercase, tokenizer, tokens
+from pbmt.base.nbest import NBestEntry
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,9 @@ class Translator:
     the model's token form (skip tokenising, casing, detruecasing and
     detokenising). N-best entries are in the model's token form; ``nbest_output``: also make each one's output
     text (detokenised unless ``tokenized``), which costs a detokenisation per entry.
-    ``xml_input``: how markup in a line is read (``pbmt.markup.XML_MODES``;
+    ``xml_input``: how markup in a line is read (``pbmt.base.markup.XML_MODES``;
     ``pass-through``: not at all); ``quote_zones``: paired quotes and brackets
-    are zones (``pbmt.markup.quote_zones``).
+    are zones (``pbmt.base.markup.quote_zones``).
     """
 
     def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False,
@@ -81,7 +81,7 @@ class Translator:
 
     def read(self, line: str) -> tuple[list[str], Markup]:
         """The tokens of a line of input in their original casing (``split``), without its markup, and what
-        the markup says of them (``pbmt.markup``). Raises MarkupError for malformed markup, unless
+        the markup says of them (``pbmt.base.markup``). Raises MarkupError for malformed markup, unless
         ``xml_input`` is ``ignore`` (the line is then text)."""
         markup = Markup()
         if self.xml_input == "pass-through":
@@ -206,7 +206,7 @@ class Translator:
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
         words as they are in ``source``, then, unless ``tokenized``, with a model of placeholders their
-        originals put back (``pbmt.placeholders.restore``), detruecased (the first word capitalised unless
+        originals put back (``pbmt.base.placeholders.restore``), detruecased (the first word capitalised unless
         ``source`` starts lowercase) and detokenised."""
         words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)

@@ -17,8 +17,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError
-from pbmt.files import read_lines
+from pbmt.base.errors import FormatError
+from pbmt.base.files import read_lines
 
 LEVELS = ("chapter", "book")
 

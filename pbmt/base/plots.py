@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from pbmt.errors import FormatError, PbmtError
-from pbmt.feature_labels import readable
-from pbmt.files import atomic_write, parse_finite, parse_int, read_lines
-from pbmt.nbest import parse_features
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.feature_labels import readable
+from pbmt.base.files import atomic_write, parse_finite, parse_int, read_lines
+from pbmt.base.nbest import parse_features
 
 if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported where a figure is drawn
     from matplotlib.figure import Figure
@@ -342,7 +342,7 @@ def weights_figure(log: TuningLog, title: str | None = None, initial: dict[str, 
                    all_weights: bool = False) -> "Figure":
     """Each weight's value per iteration or epoch (SampleRank: the averaged weights), one line per weight.
 
-    Lines are named readably (``pbmt.feature_labels.readable``) and differ in
+    Lines are named readably (``pbmt.base.feature_labels.readable``) and differ in
     colour, style and marker (``line_style``). ``initial``: the untuned
     weights by feature name (a moses.ini's ``[weight]``), drawn at step 0.
     Weights that never change (not tuned) are left out and listed under the

@@ -37,7 +37,7 @@ except ImportError:  # not on POSIX: journaled outputs go unlocked
     fcntl = None
 from typing import IO, Callable, Iterator
 
-from pbmt.errors import FormatError, PbmtError, UsageError
+from pbmt.base.errors import FormatError, PbmtError, UsageError
 
 _GZIP_LEVEL = 6
 _BOM = "\ufeff"
@@ -221,7 +221,7 @@ class Outputs:
     ``open(path, mode)`` gives a handle (``mode`` "w": UTF-8 text, "wb":
     bytes; a path ending in ``.gz`` is gzip-compressed at level 6 without a
     timestamp, so equal content gives equal bytes). Targets that are not
-    regular files, and ``-``, are written in place (``pbmt.files`` module
+    regular files, and ``-``, are written in place (``pbmt.base.files`` module
     docstring). As a context manager: commit on success; on an exception the
     temporary files are removed and every regular target is left as it was.
 
@@ -390,7 +390,7 @@ def lock_folder(folder: str | os.PathLike) -> None:
 
 
 def release_folders(only: str | os.PathLike | None = None) -> None:
-    """Unlock every run folder this process holds (``pbmt.cli.main`` does when a verb ends), or ``only`` that one
+    """Unlock every run folder this process holds (``pbmt.commands.cli.main`` does when a verb ends), or ``only`` that one
     (a tuning run of the Python API, when it returns)."""
     for folder, fd in list(_held_folders.items()):
         if only is not None and folder != Path(only).resolve():

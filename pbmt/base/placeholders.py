@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from pbmt.protected import ProtectedPatterns
+from pbmt.base.protected import ProtectedPatterns
 
-#: The class token of a number and of each class of protected token (``pbmt.protected.BUILT_IN``).
+#: The class token of a number and of each class of protected token (``pbmt.base.protected.BUILT_IN``).
 CLASS_TOKENS = {"num": "@num@", "url": "@url@", "tag": "@tag@", "ph": "@ph@"}
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _MARKS = "_&"

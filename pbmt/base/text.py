@@ -8,14 +8,14 @@ text again:
   precomposed are one word to the model);
 - tokenise with sacremoses's Moses tokeniser (``escape=False``: quotes and
   ampersands stay as they are, as the shared ``*.tok.*`` files were made),
-  each protected span (``pbmt.protected``: placeholders, tags, URLs, ...) one
+  each protected span (``pbmt.base.protected``: placeholders, tags, URLs, ...) one
   token, or split at spaces and tabs for text that is already tokenised;
 - case: ``truecase`` (Moses's truecaser, ``train-truecaser.perl`` and
   ``truecase.perl``: every word takes its most frequent casing in the training
   text, except that a word seen in another casing inside a sentence keeps
   it, and a lowercase word stays lowercase), ``lowercase``,
   or ``none``; with placeholders, numbers and protected tokens then become
-  class tokens (``pbmt.placeholders``);
+  class tokens (``pbmt.base.placeholders``);
 - back: ``detruecase`` (a capital at the start of the line, unless the
   source line starts lowercase, and after a full stop), then the Moses
   detokeniser, which leaves protected tokens byte for byte as they are,
@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterable, Sequence
 
-from pbmt.errors import FormatError
-from pbmt.files import atomic_write, read_lines
-from pbmt.placeholders import classes, unmarked
-from pbmt.protected import ProtectedPatterns, closing_tag, decode, encode, opening_tag
+from pbmt.base.errors import FormatError
+from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.placeholders import classes, unmarked
+from pbmt.base.protected import ProtectedPatterns, closing_tag, decode, encode, opening_tag
 
 CASINGS = ("truecase", "lowercase", "none")
 
@@ -72,7 +72,7 @@ def tokens(line: str) -> list[str]:
 
 def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[str], list[str]]:
     """Moses's tokeniser for ``language`` (sacremoses, ``escape=False``) with each ``protected`` span one token
-    (``pbmt.protected.encode``): an NFC-normalised line to its tokens."""
+    (``pbmt.base.protected.encode``): an NFC-normalised line to its tokens."""
     from sacremoses import MosesTokenizer
 
     moses = MosesTokenizer(language).tokenize
@@ -276,7 +276,7 @@ class TextForm:
     ``CASINGS``; ``truecaser``: the model file of the truecaser (``casing ==
     "truecase"``), read on first use; ``protected``: the spans kept whole and
     as they are; ``placeholders``: numbers and protected tokens become their
-    class tokens, accelerator marks come off (``pbmt.placeholders``).
+    class tokens, accelerator marks come off (``pbmt.base.placeholders``).
     """
 
     language: str

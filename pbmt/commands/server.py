@@ -44,12 +44,12 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from pbmt.config import WEIGHT_RANGE, allowed_weight
-from pbmt.explain import explain, explanation_data, reference_path
-from pbmt.feature_labels import column_labels
-from pbmt import markup
+from pbmt.base.config import WEIGHT_RANGE, allowed_weight
+from pbmt.search.explain import explain, explanation_data, reference_path
+from pbmt.base.feature_labels import column_labels
+from pbmt.base import markup
 from pbmt.model.model import TranslationModel
-from pbmt.translation import Translator
+from pbmt.features.translation import Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_WEIGHTED_MODELS = 4  # per worker: a page's slider moves back and forth between a few weight vectors
@@ -245,7 +245,7 @@ class Common(BaseModel):
 
 
 class Reading(BaseModel):
-    """How a request's markup is read (``pbmt.markup``)."""
+    """How a request's markup is read (``pbmt.base.markup``)."""
 
     xml_input: Literal[markup.XML_MODES] = Field(  # type: ignore[valid-type]
         "pass-through", description="read Moses's XML markup in the sentences (pbmt translate --xml-input): "

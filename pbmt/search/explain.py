@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.feature_labels import column_labels
-from pbmt.markup import Markup
+from pbmt.base.feature_labels import column_labels
+from pbmt.base.markup import Markup
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import STAT_NAMES
 from pbmt.search._scoring_kernels import msd_orientation
@@ -69,7 +69,7 @@ def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
 
     ``settings`` (stack size, beam threshold, distortion limit) default to the
     model's; ``markup``: what the input's markup says of the tokens
-    (``pbmt.markup``). Raises ValueError for an empty sentence or when no
+    (``pbmt.base.markup``). Raises ValueError for an empty sentence or when no
     complete hypothesis survived the search.
     """
     if not tokens:
@@ -251,7 +251,7 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
     """Everything about one sentence's search as a JSON-ready dict (the ``/explain`` answer of ``pbmt serve``).
 
     Scores are natural logs; ``features`` name the dense columns (readable
-    labels, ``pbmt.feature_labels``) in the order of every vector here.
+    labels, ``pbmt.base.feature_labels``) in the order of every vector here.
     Spans are ``[start, end)`` source word positions. ``stacks[s]`` lists up
     to ``hypotheses_per_stack`` hypotheses of stack ``s`` (best total
     first), plus every hypothesis on an n-best path and every ancestor of a

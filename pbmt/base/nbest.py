@@ -14,8 +14,8 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from pbmt.errors import FormatError
-from pbmt.files import parse_finite, parse_int, read_lines
+from pbmt.base.errors import FormatError
+from pbmt.base.files import parse_finite, parse_int, read_lines
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import cloudpickle
 
-from pbmt.errors import PbmtError
+from pbmt.base.errors import PbmtError
 
 
 def available_cores() -> int:

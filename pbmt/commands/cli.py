@@ -22,8 +22,8 @@ from importlib import import_module
 
 from pbmt import __version__
 from pbmt.commands.options import range_of, visible_flags
-from pbmt.errors import PbmtError, UsageError
-from pbmt.files import parse_finite, parse_int, release_folders
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.files import parse_finite, parse_int, release_folders
 
 # verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
 VERBS = {

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from pbmt.errors import FormatError
-from pbmt.files import read_lines
-from pbmt.vocab import SPECIAL_WORDS
+from pbmt.base.errors import FormatError
+from pbmt.base.files import read_lines
+from pbmt.base.vocab import SPECIAL_WORDS
 
 #: Each built-in pattern with its class (the placeholder class a model with placeholders puts in its place):
 #: ``url`` (URLs, e-mail addresses, file paths), ``tag`` (markup tags and entities), ``ph`` (printf, positional
