@@ -7,8 +7,6 @@ and evaluate with it. Its names come from ``pbmt.api`` when first used, so
 that importing one of pbmt's modules does not load them all.
 """
 
-from importlib import import_module
-
 __version__ = "0.1.0"
 __all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "Tuning",
            "DEFAULT_MODEL", "__version__"]
@@ -16,7 +14,9 @@ __all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Expl
 
 def __getattr__(name: str):
     if name in __all__:
-        return getattr(import_module("pbmt.api"), name)
+        from pbmt import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'pbmt' has no attribute {name!r}")
 
 

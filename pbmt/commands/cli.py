@@ -18,30 +18,51 @@ import re
 import signal
 import sys
 import traceback
-from importlib import import_module
 
+import pbmt.commands.analyze
+import pbmt.commands.detokenize
+import pbmt.commands.eval
+import pbmt.commands.explain
+import pbmt.commands.filter
+import pbmt.commands.lm
+import pbmt.commands.optimize
+import pbmt.commands.plot
+import pbmt.commands.rescore
+import pbmt.commands.sample
+import pbmt.commands.serve
+import pbmt.commands.tokenize
+import pbmt.commands.train
+import pbmt.commands.translate
+import pbmt.commands.tune
 from pbmt import __version__
 from pbmt.commands.options import range_of, visible_flags
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import parse_finite, parse_int, release_folders
 
-# verb -> module under pbmt.commands with add_arguments(parser) and run(args) -> int
+# verb -> (its module, with add_arguments(parser) and run(args) -> int; its one-line summary)
 VERBS = {
-    "translate": "Translate text with a phrase-based model.",
-    "explain": "Show how one sentence is translated: options, future costs, derivation, search.",
-    "sample": "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions).",
-    "eval": "Score a translation against references with BLEU.",
-    "analyze": "Tell search errors from model errors over a dev set, by forced decoding of the references.",
-    "tokenize": "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing).",
-    "detokenize": "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser).",
-    "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
-    "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
-    "optimize": "Optimise feature weights on an n-best list, without decoding.",
-    "train": "Train a phrase-based model (align, extract, score, LM) from a parallel text.",
-    "filter": "Filter a model's tables to the phrases an input text can use.",
-    "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
-    "plot": "Draw tuning curves, weight trajectories and sampler traces as PNG figures.",
-    "serve": "Serve a model over HTTP: a JSON API (translate, explain) and an interactive teaching page.",
+    "translate": (pbmt.commands.translate, "Translate text with a phrase-based model."),
+    "explain": (pbmt.commands.explain,
+                "Show how one sentence is translated: options, future costs, derivation, search."),
+    "sample": (pbmt.commands.sample,
+               "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions)."),
+    "eval": (pbmt.commands.eval, "Score a translation against references with BLEU."),
+    "analyze": (pbmt.commands.analyze,
+                "Tell search errors from model errors over a dev set, by forced decoding of the references."),
+    "tokenize": (pbmt.commands.tokenize,
+                 "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing)."),
+    "detokenize": (pbmt.commands.detokenize,
+                   "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser)."),
+    "lm": (pbmt.commands.lm, "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA."),
+    "tune": (pbmt.commands.tune, "Tune feature weights on a dev set (decode, pool n-best lists, optimise)."),
+    "optimize": (pbmt.commands.optimize, "Optimise feature weights on an n-best list, without decoding."),
+    "train": (pbmt.commands.train, "Train a phrase-based model (align, extract, score, LM) from a parallel text."),
+    "filter": (pbmt.commands.filter, "Filter a model's tables to the phrases an input text can use."),
+    "rescore": (pbmt.commands.rescore,
+                "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO)."),
+    "plot": (pbmt.commands.plot, "Draw tuning curves, weight trajectories and sampler traces as PNG figures."),
+    "serve": (pbmt.commands.serve,
+              "Serve a model over HTTP: a JSON API (translate, explain) and an interactive teaching page."),
 }
 
 
@@ -140,8 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pbmt {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     parser.verb_parsers = {}
-    for verb, summary in VERBS.items():
-        module = import_module(f"pbmt.commands.{verb}")
+    for verb, (module, summary) in VERBS.items():
         sub = verbs.add_parser(
             verb,
             help=summary,

@@ -34,6 +34,7 @@ from pbmt.model._lm_kernels import (
     ENTRY,
     MISSING_CONTEXT,
     LMArrays,
+    cached_score_word,
     count_fields,
     link_order,
     minimal_states,

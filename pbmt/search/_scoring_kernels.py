@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.model._lm_kernels import cached_score_word
+from pbmt.model.lm import cached_score_word
 
 MONOTONE, SWAP, DISCONTINUOUS = 0, 1, 2
 EOS = 2  # pbmt.base.vocab.EOS

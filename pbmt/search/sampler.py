@@ -114,6 +114,11 @@ class Neighbourhood:
         """Every candidate, in index order."""
         return [self.derivation(c) for c in range(len(self))]
 
+    def target_words(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every candidate's target words as CSR: (``int64[len + 1]`` offsets, ``int32`` word ids)."""
+        return neighbour_words(self.base.option, self.lo, self.hi, self.mid_lo, self.mid_hi, self.first,
+                               self.second, self.options.tgt_offsets, self.options.tgt_words)
+
 
 class NeighbourhoodCandidates:
     """The members of a neighbourhood as global features see them (``pbmt.search.hypothesis.Candidates``).
@@ -153,9 +158,7 @@ class NeighbourhoodCandidates:
 
     @cached_property
     def _words(self) -> tuple[np.ndarray, np.ndarray]:
-        nb = self.neighbourhood
-        return neighbour_words(nb.base.option, nb.lo, nb.hi, nb.mid_lo, nb.mid_hi, nb.first, nb.second,
-                               self.options.tgt_offsets, self.options.tgt_words)
+        return self.neighbourhood.target_words()
 
     def target_words(self) -> tuple[np.ndarray, np.ndarray]:
         """Every member's target words as CSR: (``int64[len + 1]`` offsets, ``int32`` word ids)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pbmt.model._lm_kernels import CACHE_ENTRY
+from pbmt.model.lm import CACHE_ENTRY
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
 from pbmt.search._scoring_kernels import Transitions

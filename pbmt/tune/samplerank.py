@@ -99,7 +99,6 @@ from pbmt.base.parallel import ParallelMap
 from pbmt.search.sampler import Neighbourhood, gloss
 from pbmt.base.plots import MISSING, SAMPLERANK_LOG_COLUMNS
 from pbmt.base.run_state import Checkpoint, RunFolder
-from pbmt.search._neighbour_kernels import neighbour_words
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
 from pbmt.base.vocab import Overlay
@@ -162,10 +161,7 @@ def encode_dev(model: TranslationModel, sources: Sequence[str], references: Sequ
 
 def neighbour_stats(neighbourhood: Neighbourhood, references: ReferenceSets, sentence: int) -> np.ndarray:
     """BLEU statistics ``int64[len(neighbourhood), 10]`` of every candidate against reference set ``sentence``."""
-    options = neighbourhood.options
-    offsets, words = neighbour_words(neighbourhood.base.option, neighbourhood.lo, neighbourhood.hi,
-                                     neighbourhood.mid_lo, neighbourhood.mid_hi, neighbourhood.first,
-                                     neighbourhood.second, options.tgt_offsets, options.tgt_words)
+    offsets, words = neighbourhood.target_words()
     return segment_stats_ids(offsets, words, np.full(len(offsets) - 1, sentence, np.int64), references)
 
 
