@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 
 from pbmt import __version__
-from pbmt.commands.options import deprecated
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing
@@ -55,11 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("references", nargs="+", metavar="REF", help="reference translations, one segment a line")
     parser.add_argument("-i", "--input", metavar="HYP", help="the translation to score, line-parallel to the "
                         "references ('-' or none given: standard input, which must not be a terminal)")
-    tokenizer = parser.add_argument("--tokenizer", choices=("13a", "none", "model"), default="13a",
-                                    help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split "
-                                    "on whitespace only; model: the -f model's target token form (its pbmt.toml), "
-                                    "as pbmt tune scores its dev set")
-    deprecated(parser, "--tokenize", tokenizer)
+    parser.add_argument("--tokenizer", choices=("13a", "none", "model"), default="13a",
+                        help="13a: sacrebleu's mteval-v13a tokeniser, for detokenised text; none: split "
+                        "on whitespace only; model: the -f model's target token form (its pbmt.toml), "
+                        "as pbmt tune scores its dev set")
     parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of --tokenizer model")
     parser.add_argument("--lowercase", action="store_true", help="lowercase hypothesis and references first")
     parser.add_argument("--sentence", action="store_true", help="BLEU+1 of every line instead of corpus BLEU")

@@ -17,7 +17,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
 from pbmt.base.errors import PbmtError
 from pbmt.search.explain import explain, reference_path, render_dot, render_html, render_reference, render_text
@@ -30,8 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sentence", help="the source sentence ('-': read one line from standard input)")
     parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
     parser.add_argument("--tokenized", action="store_true", help="the sentence is already in the model's tokens")
-    size = parser.add_argument("--n-best-size", type=int, default=10, help="derivations listed from the search graph")
-    deprecated(parser, "--n-best", size)
+    parser.add_argument("--n-best-size", type=int, default=10, help="derivations listed from the search graph")
     parser.add_argument("--options-per-span", type=int, default=5, help="translation options shown per span")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     parser.add_argument("--dot", type=Path, metavar="FILE", help="also write the search graph (Graphviz DOT)")

@@ -20,7 +20,7 @@ removed at the end.
 
 Example: pbmt lm --order 5 train.tok.en lm5.arpa.gz
 
-(-o, lmplz's flag for the order, is deprecated here: -o is the output file in every pbmt verb.)
+(lmplz's -o is the order; in every pbmt verb -o is an output file, so here the order is -n/--order.)
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import sys
 import time
 import warnings
 
-from pbmt.commands.options import deprecated
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, memory_size, write_lm
 
 
@@ -55,8 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt lm``."""
     parser.add_argument("text", help="tokenised text, one sentence a line (plain or .gz)")
     parser.add_argument("output", help="ARPA file to write (.gz: gzip-compressed)")
-    order = parser.add_argument("-n", "--order", type=int, default=3, help="highest n-gram order")
-    deprecated(parser, "-o", order)
+    parser.add_argument("-n", "--order", type=int, default=3, help="highest n-gram order")
     add_discount_fallback(parser)
     parser.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
                         help="memory for the counts, as lmplz's -S: a number with a suffix b, K, M, G, T or %% "

@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.commands.options import deprecated
 from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
@@ -56,11 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenized", action="store_true",
                         help="input is in the model's token form already (as pbmt tokenize writes it); output stays "
                         "in that form")
-    steps = parser.add_argument("--steps-per-sentence", type=int, default=10000, help="sampler steps per sentence")
-    deprecated(parser, "--iterations", steps)
-    burn_in = parser.add_argument("--burn-in-per-sentence", type=int, default=1000, help="steps before samples "
-                                  "are counted (max-derivation, max-translation)")
-    deprecated(parser, "--burn-in", burn_in)
+    parser.add_argument("--steps-per-sentence", type=int, default=10000, help="sampler steps per sentence")
+    parser.add_argument("--burn-in-per-sentence", type=int, default=1000, help="steps before samples "
+                        "are counted (max-derivation, max-translation)")
     schedule = parser.add_mutually_exclusive_group()
     schedule.add_argument("--temperature", type=float, default=1.0,
                           help="sample from exp(score / T); 0: greedy hill-climbing")
@@ -69,9 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decision", choices=DECISIONS, default="best",
                         help="best: the best derivation visited; max-derivation / max-translation: the most "
                              "frequent sample / target string after burn-in")
-    start = parser.add_argument("--chain-start", choices=("gloss", "decoder"), default="gloss",
-                                help="start from the gloss or from the stack decoder's 1-best")
-    deprecated(parser, "--init", start)
+    parser.add_argument("--chain-start", choices=("gloss", "decoder"), default="gloss",
+                        help="start from the gloss or from the stack decoder's 1-best")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--weights", help="weights replacing the ini's: 'LM0= 0.5 WordPenalty0= -1', "
                         "or a file whose [weight] section to use (a moses.ini, or that section alone)")
@@ -88,9 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "with --refs) over the steps to FILE (tab-separated; see pbmt plot trace)")
     parser.add_argument("--trace-every", type=int, default=10, metavar="K", help="--trace: record the chain "
                         "after every K steps")
-    refs = parser.add_argument("--refs", type=Path, metavar="FILE", help="--trace: reference translations, "
-                               "one a line, for the sentence BLEU+1 of the traced steps")
-    deprecated(parser, "--references", refs)
+    parser.add_argument("--refs", type=Path, metavar="FILE", help="--trace: reference translations, "
+                        "one a line, for the sentence BLEU+1 of the traced steps")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
 
 

@@ -34,20 +34,12 @@ import time
 from pathlib import Path
 
 from pbmt.commands.lm import add_discount_fallback
-from pbmt.commands.options import deprecated
 from pbmt.base.text import CASINGS
 from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
 
 LANGUAGE_DEFAULTS = ("es", "en")
-
-
-class _Tokenizer(argparse.Action):
-    """The old ``--tokenizer moses|none``: stores whether the texts are tokenised already (``none``)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values == "none")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,14 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"if it is a two-letter language code, else {LANGUAGE_DEFAULTS[0]})")
     parser.add_argument("--tgt-lang", help="target language (default: the --tgt file's suffix if it is a two-letter "
                         f"language code, else {LANGUAGE_DEFAULTS[1]})")
-    tokenized = parser.add_argument("--tokenized", action="store_true",
-                                    help="the texts are tokenised already (tokens split at spaces), and so is the "
-                                    "model's input; without it both sides are tokenised with Moses's tokeniser "
-                                    "(sacremoses), and the model's input likewise")
-    deprecated(parser, "--tokenizer", tokenized, "--tokenized for 'none' (Moses's tokeniser is the default)",
-               action=_Tokenizer, choices=("none", "moses"))
-    deprecated(parser, "--tokenize", tokenized, "nothing (Moses's tokeniser is the default)",
-               action="store_const", const=False)
+    parser.add_argument("--tokenized", action="store_true",
+                        help="the texts are tokenised already (tokens split at spaces), and so is the "
+                        "model's input; without it both sides are tokenised with Moses's tokeniser "
+                        "(sacremoses), and the model's input likewise")
     parser.add_argument("--casing", choices=("auto",) + CASINGS, default="auto",
                         help="truecase: learn Moses's truecaser on each side (kept in the model folder; translate "
                         "then truecases its input and capitalises its output); lowercase: lowercase both sides; "
@@ -100,10 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm-order", type=int, help="order of the LM estimated from the target text (default 3); "
                         "with --lm, giving it estimates one as well, as the first LM")
     add_discount_fallback(parser)
-    classes = parser.add_argument("--word-class-count", type=int, default=50, metavar="N", help="induce N target "
-                                  "word classes (exchange algorithm) into word-classes.txt, for sparse features "
-                                  "(pbmt tune --features boundary); 0: none")
-    deprecated(parser, "--word-classes", classes)
+    parser.add_argument("--word-class-count", type=int, default=50, metavar="N", help="induce N target "
+                        "word classes (exchange algorithm) into word-classes.txt, for sparse features "
+                        "(pbmt tune --features boundary); 0: none")
     scale = parser.add_argument_group("large corpora (docs/training-at-scale.md); the model does not depend on these")
     scale.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SENTENCES, metavar="N",
                        help="extract phrase pairs in shards of N sentence pairs whose counts go to sorted runs on "

@@ -71,9 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
     parser.add_argument("-i", "--input", default="-", help="source text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
-    parser.add_argument("--n-best", nargs="+", action=_NBestFile, metavar="FILE", help="also write the "
-                        "--n-best-size best derivations of every sentence to FILE (Moses format, with segmentation "
-                        "and word alignment)")
+    parser.add_argument("--n-best", metavar="FILE", help="also write the --n-best-size best derivations of "
+                        "every sentence to FILE (Moses format, with segmentation and word alignment)")
     parser.add_argument("--n-best-size", type=int, default=100, metavar="N", help="entries per sentence in --n-best")
     parser.add_argument("--max-words", type=int, default=MAX_WORDS, metavar="N", help="longest input line, in "
                         "words (separated by white space); a longer one is an error naming it before anything is "
@@ -122,25 +121,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-resume", action="store_true", help="start afresh even when a killed run with the "
                         "same input, model and settings left a partial output beside -o (by default it is resumed)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
-
-
-class _NBestFile(argparse.Action):
-    """``--n-best FILE``; the old two-value form ``--n-best FILE N`` still parses, N going to
-    ``--n-best-size``, with a warning (for one release)."""
-
-    shown_args = "FILE"
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if len(values) > 2:
-            parser.error(f"{option_string} takes one FILE (the entries per sentence are --n-best-size N)")
-        if len(values) == 2:
-            print(f"{parser.prog}: warning: {option_string} FILE N is deprecated and goes in the next release; "
-                  "use --n-best FILE --n-best-size N", file=sys.stderr)
-            try:
-                namespace.n_best_size = parse_int(values[1])
-            except ValueError:
-                parser.error(f"{option_string}: N must be a positive integer, got {values[1]!r}")
-        setattr(namespace, self.dest, values[0])
 
 
 def add_markup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -375,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-MAX_WORDS = 250  # a 5,000-word line took 3.5 minutes and 5.5 GB
+MAX_WORDS = 250  # search time and memory grow with a line's length (README, "Long lines")
 
 
 def _check_lengths(path, lines: list[str], max_words: int) -> None:

@@ -153,10 +153,10 @@ def test_the_old_stdin_form_dash_ref_is_a_usage_error(tmp_path, capsys, monkeypa
     assert "-i HYP" in capsys.readouterr().err
 
 
-def test_sacrebleus_order_gives_sacrebleus_score_and_the_old_flag_warns(tmp_path, capsys):
+def test_sacrebleus_order_gives_sacrebleus_score(tmp_path, capsys):
     hyp, ref = write(tmp_path / "hyp.txt", HYPS), write(tmp_path / "ref.txt", REFS1)
-    assert main(["eval", ref, "-i", hyp, "--tokenize", "none", "--json"]) == 0
+    assert main(["eval", ref, "-i", hyp, "--tokenizer", "none", "--json"]) == 0
     out = capsys.readouterr()
     sacre = sacrebleu.corpus_bleu(HYPS, [REFS1], tokenize="none", force=True)
     assert json.loads(out.out)["score"] == pytest.approx(sacre.score, abs=1e-7)
-    assert "--tokenize is deprecated" in out.err and "--tokenizer" in out.err
+    assert out.err == ""

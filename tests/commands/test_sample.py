@@ -61,7 +61,7 @@ def test_trace_records_score_and_bleu_without_changing_the_output(tiny_model_dir
     src = tmp_path / "in.txt"
     src.write_text(SOURCES)
     assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "--n-best",
-                 str(tmp_path / "nbest"), "1", "-o", str(tmp_path / "decoded")]) == 0
+                 str(tmp_path / "nbest"), "--n-best-size", "1", "-o", str(tmp_path / "decoded")]) == 0
     totals = {e.sentence: e.total for e in read_nbest(tmp_path / "nbest")}
     # greedy from the decoder's 1-best never moves: the score stays the decoder's, BLEU+1 against it stays 100
     refs = tmp_path / "refs"
