@@ -1,5 +1,7 @@
 """RunFolder: one checkpoint and log for every tuner; resuming only the same run on inputs of the same content."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -49,12 +51,18 @@ def test_a_run_is_resumed_only_when_asked_and_only_the_same_run(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     (None, "a checkpoint of an older pbmt, which this one cannot resume; start afresh"),
+    (2, "a checkpoint of an older pbmt, which this one cannot resume; start afresh"),
     (b"", "corrupt checkpoint"), (b"PK\x03\x04 not a zip", "corrupt checkpoint")])
 def test_an_old_or_corrupt_checkpoint_is_one_error_naming_it(tmp_path, content, message):
     path = tmp_path / CHECKPOINT
     if content is None:  # the format tuners wrote before the run folder: arrays and a "state" record
         with open(path, "wb") as handle:
             np.savez(handle, weights=np.zeros(3), state=np.frombuffer(b"{}", np.uint8))
+    elif isinstance(content, int):  # a run record of an earlier format
+        run = {"format": content, "kind": "loop", "settings": {"seed": 1, "n": [1, 2]}, "inputs": {}, "state": {},
+               "log": []}
+        with open(path, "wb") as handle:
+            np.savez(handle, run=np.frombuffer(json.dumps(run).encode(), np.uint8))
     else:
         path.write_bytes(content)
     with pytest.raises(PbmtError, match=message) as error:

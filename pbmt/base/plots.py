@@ -11,7 +11,7 @@ Tab-separated formats, each with a header line naming its columns:
   collected so far, the BLEU (percent, ``-`` when not measured) of the
   decoder's 1-best under them on the tuning sentences (``dev_bleu``) and on
   the held-out ones (``held_out_bleu``), and the mixed weights the chains
-  ended the epoch with (a log of an older pbmt has no ``held_out_bleu``);
+  ended the epoch with;
 - Costmargin's and the perceptron's ``log.tsv`` (``RELEVANT_SET_LOG_COLUMNS``;
   ``pbmt.tune.relevant_set``): one line per decoding pass: the weights
   decoded, the averaged sentence BLEU+1 and corpus BLEU of their 1-best, the
@@ -56,7 +56,6 @@ LOOP_LOG_COLUMNS = ("iteration", "decoded_weights", "dev_bleu", "new_candidates"
                     "new_weights", "new_weights_pool_bleu")
 SAMPLERANK_LOG_COLUMNS = ("epoch", "averaged_weights", "dev_bleu", "held_out_bleu", "updates", "steps", "seconds",
                           "mixed_weights")
-_OLD_SAMPLERANK_LOG_COLUMNS = tuple(c for c in SAMPLERANK_LOG_COLUMNS if c != "held_out_bleu")
 RELEVANT_SET_LOG_COLUMNS = ("pass", "decoded_weights", "dev_sentence_bleu", "dev_bleu", "relevant_bleu",
                             "new_candidates", "relevant_size", "decode_s", "online_s", "updates")
 BLOCK_TRAINING_LOG_COLUMNS = ("pass", "decoded_weights_file", "sentence_bleu", "corpus_bleu", "features",
@@ -125,8 +124,7 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     """
     path = Path(path)
     rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank",
-                        _OLD_SAMPLERANK_LOG_COLUMNS: "samplerank", RELEVANT_SET_LOG_COLUMNS: "relevant-set",
-                        BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
+                        RELEVANT_SET_LOG_COLUMNS: "relevant-set", BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
     header, algorithm = rows.pop(0)
     if not rows:
         raise FormatError(path, None, "the log has no iterations yet")

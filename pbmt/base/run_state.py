@@ -78,7 +78,7 @@ def tuning_inputs(ini: str | os.PathLike, src: str | os.PathLike, refs: str | os
 
 CHECKPOINT = "checkpoint.npz"
 LOG = "log.tsv"
-FORMAT = 2  # of the checkpoint's "run" record; checkpoints without one are of an older pbmt
+FORMAT = 3  # of the checkpoint's "run" record: a checkpoint of another format (or none) is not resumed
 OLD_SAMPLERANK_CHECKPOINT = "samplerank.npz"  # where an older pbmt's SampleRank kept its state
 
 
@@ -136,13 +136,14 @@ class RunFolder:
     def _read(self, path: Path) -> Checkpoint:
         try:
             with np.load(path) as saved:
-                if "run" not in saved.files:
-                    raise PbmtError(f"{path}: a checkpoint of an older pbmt, which this one cannot resume; start "
-                                    f"afresh in another folder (or delete {CHECKPOINT})")
-                record = json.loads(bytes(saved["run"]).decode("utf-8"))
+                record = json.loads(bytes(saved["run"]).decode("utf-8")) if "run" in saved.files else {}
                 arrays = {name: np.array(saved[name]) for name in saved.files if name != "run"}
-            if not isinstance(record, dict) or record.get("format") != FORMAT:
-                raise ValueError("not a run record of this pbmt's format")
+            if not isinstance(record, dict):
+                raise ValueError("not a run record")
+            if record.get("format") != FORMAT:
+                which = "an older" if record.get("format", 0) < FORMAT else "another"
+                raise PbmtError(f"{path}: a checkpoint of {which} pbmt, which this one cannot resume; start afresh in "
+                                f"another folder (or delete {CHECKPOINT})")
             kind, settings, inputs = record["kind"], record["settings"], record["inputs"]
             rows, state = [list(map(str, row)) for row in record["log"]], record["state"]
         except PbmtError:
