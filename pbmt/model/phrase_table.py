@@ -200,9 +200,8 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
     """Parse the text table into the arrays of the cache (table-local word ids).
 
     Column by column over all lines (a split per field, one dictionary per vocabulary, numpy for the numbers),
-    with the garbage collector paused while millions of small lists live: a table loads at about the speed
-    Moses2 reads it (docs/decoding.md). Any malformed line sends the lines through ``_check_line`` one by
-    one, for the message naming the first.
+    with the garbage collector paused while millions of small lists live. Any malformed line sends the lines
+    through ``_check_line`` one by one, for the message naming the first.
     """
     with _collector_paused():
         lines = [(number, line) for number, line in _with_progress(path, read_lines(path))

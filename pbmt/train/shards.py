@@ -67,7 +67,7 @@ from pbmt.train.score import (
 )
 from pbmt.base.vocab import Vocab
 
-#: Sentence pairs per shard: about 0.5 GB at the peak of a shard of Bible-like text.
+#: Sentence pairs per shard: the table step's peak memory follows it, not the corpus's size.
 DEFAULT_SHARD_SENTENCES = 20_000
 #: Source tokens per merge partition (each partition is one gzip member of the tables).
 DEFAULT_PARTITION_TOKENS = 200_000
