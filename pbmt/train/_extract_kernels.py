@@ -5,6 +5,8 @@ The word alignment inside a phrase pair is a ``uint64`` bit mask: bit
 phrase pair (0-based within it) are aligned, so phrases have at most 8 words.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -35,11 +37,35 @@ def _orientation(left, right):
     return OTHER
 
 
+AlignedCorpus = namedtuple("AlignedCorpus", [
+    "src_off", "tgt_off",  # int64[n + 1]: sentence offsets into the source and the target token arrays
+    "a_src", "a_tgt",  # int32[points]: the alignment points' source and target positions within their sentence
+    "a_off",  # int64[n + 1]: each sentence's points
+])
+"""A word-aligned corpus as the extraction kernels read it (CSR by sentence)."""
+
+Links = namedtuple("Links", [
+    "linked",  # bool[max target words, max source words]: the sentence's alignment as a matrix
+    "src_count",  # int64[max source words]: points of each source word
+    "src_min_e", "src_max_e",  # int64[max source words]: the first and last target word each is aligned to
+    "tgt_min_f", "tgt_max_f",  # int64[max target words]: the first and last source word each is aligned to
+])
+"""One sentence's alignment, indexed both ways; allocated once for the longest sentence and reused."""
+
+PhrasePairOccurrences = namedtuple("PhrasePairOccurrences", [
+    "src", "slen",  # int64, int8[k]: source start (token offset in the corpus) and length
+    "tgt", "tlen",  # int64, int8[k]: target start and length
+    "mask",  # uint64[k]: the word alignment inside the pair (module docstring)
+    "prev", "next",  # uint8[k]: orientation towards the previous and the next target phrase (MONO, SWAP, OTHER)
+])
+"""Phrase pair occurrences, parallel arrays indexed by occurrence."""
+
+
 @njit(cache=True)
-def _sentence(
-    s, src_off, tgt_off, a_src, a_tgt, a_off, max_len, linked, src_count, src_min_e, src_max_e,
-    tgt_min_f, tgt_max_f, fill, k, o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next,
-):
+def _link(s, corpus, links):
+    """Fill ``links`` with sentence ``s``'s alignment; returns (source words, target words)."""
+    src_off, tgt_off, a_src, a_tgt, a_off = corpus
+    linked, src_count, src_min_e, src_max_e, tgt_min_f, tgt_max_f = links
     n_src = src_off[s + 1] - src_off[s]
     n_tgt = tgt_off[s + 1] - tgt_off[s]
     linked[:n_tgt, :n_src] = False
@@ -59,6 +85,18 @@ def _sentence(
         src_max_e[f] = max(src_max_e[f], e)
         tgt_min_f[e] = min(tgt_min_f[e], f)
         tgt_max_f[e] = max(tgt_max_f[e], f)
+    return n_src, n_tgt
+
+
+@njit(cache=True)
+def _sentence(s, corpus, max_len, links, fill, k, out):
+    """Extract sentence ``s``'s phrase pairs into ``out`` from occurrence ``k`` on (only counting them unless
+    ``fill``); returns the next free occurrence."""
+    n_src, n_tgt = _link(s, corpus, links)
+    src_start = corpus.src_off[s]
+    tgt_start = corpus.tgt_off[s]
+    linked, src_count, src_min_e, src_max_e, tgt_min_f, tgt_max_f = links
+    o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next = out
     for start_e in range(n_tgt):
         min_f = n_src
         max_f = -1
@@ -87,9 +125,9 @@ def _sentence(
                 end_f = max_f
                 while end_f < n_src and end_f < start_f + max_len and (end_f == max_f or src_count[end_f] == 0):
                     if fill:
-                        o_src[k] = src_off[s] + start_f
+                        o_src[k] = src_start + start_f
                         o_slen[k] = end_f - start_f + 1
-                        o_tgt[k] = tgt_off[s] + start_e
+                        o_tgt[k] = tgt_start + start_e
                         o_tlen[k] = end_e - start_e + 1
                         o_mask[k] = base_mask << np.uint64(min_f - start_f)
                         o_prev[k] = _orientation(
@@ -107,6 +145,14 @@ def _sentence(
 
 
 @njit(cache=True)
+def _occurrences(total):
+    return PhrasePairOccurrences(np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int8),
+                                 np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int8),
+                                 np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.uint8),
+                                 np.empty(total, dtype=np.uint8))
+
+
+@njit(cache=True)
 def extract_kernel(src_off, tgt_off, a_src, a_tgt, a_off, max_len):
     """Every phrase pair occurrence consistent with the alignment, as Moses's ``extract``.
 
@@ -115,48 +161,31 @@ def extract_kernel(src_off, tgt_off, a_src, a_tgt, a_off, max_len):
     sentence). A phrase pair (source span, target span), both at most
     ``max_len`` words, is extracted when it holds at least one alignment point
     and no point links a word inside it to a word outside; source spans are
-    widened over unaligned words at either end. Returns, per occurrence:
-    source start (int64 token offset), source length (int8), target start,
-    target length, alignment mask (uint64), and the word-based orientation
-    towards the previous and the next target phrase (uint8: 0 monotone,
-    1 swap, 2 discontinuous).
+    widened over unaligned words at either end. Returns the occurrences as
+    ``PhrasePairOccurrences``: source start (int64 token offset), source
+    length (int8), target start, target length, alignment mask (uint64), and
+    the word-based orientation towards the previous and the next target
+    phrase (uint8: 0 monotone, 1 swap, 2 discontinuous).
     """
+    corpus = AlignedCorpus(src_off, tgt_off, a_src, a_tgt, a_off)
     n_sent = src_off.shape[0] - 1
     max_src = 1
     max_tgt = 1
     for s in range(n_sent):
         max_src = max(max_src, src_off[s + 1] - src_off[s])
         max_tgt = max(max_tgt, tgt_off[s + 1] - tgt_off[s])
-    linked = np.zeros((max_tgt, max_src), dtype=np.bool_)
-    src_count = np.zeros(max_src, dtype=np.int64)
-    src_min_e = np.zeros(max_src, dtype=np.int64)
-    src_max_e = np.zeros(max_src, dtype=np.int64)
-    tgt_min_f = np.zeros(max_tgt, dtype=np.int64)
-    tgt_max_f = np.zeros(max_tgt, dtype=np.int64)
-    i64 = np.empty(0, dtype=np.int64)
-    i8 = np.empty(0, dtype=np.int8)
-    u64 = np.empty(0, dtype=np.uint64)
-    u8 = np.empty(0, dtype=np.uint8)
+    links = Links(np.zeros((max_tgt, max_src), dtype=np.bool_), np.zeros(max_src, dtype=np.int64),
+                  np.zeros(max_src, dtype=np.int64), np.zeros(max_src, dtype=np.int64),
+                  np.zeros(max_tgt, dtype=np.int64), np.zeros(max_tgt, dtype=np.int64))
     total = 0
+    none = _occurrences(0)
     for s in range(n_sent):
-        total = _sentence(
-            s, src_off, tgt_off, a_src, a_tgt, a_off, max_len, linked, src_count, src_min_e, src_max_e,
-            tgt_min_f, tgt_max_f, False, total, i64, i8, i64, i8, u64, u8, u8,
-        )
-    o_src = np.empty(total, dtype=np.int64)
-    o_slen = np.empty(total, dtype=np.int8)
-    o_tgt = np.empty(total, dtype=np.int64)
-    o_tlen = np.empty(total, dtype=np.int8)
-    o_mask = np.empty(total, dtype=np.uint64)
-    o_prev = np.empty(total, dtype=np.uint8)
-    o_next = np.empty(total, dtype=np.uint8)
+        total = _sentence(s, corpus, max_len, links, False, total, none)
+    out = _occurrences(total)
     k = 0
     for s in range(n_sent):
-        k = _sentence(
-            s, src_off, tgt_off, a_src, a_tgt, a_off, max_len, linked, src_count, src_min_e, src_max_e,
-            tgt_min_f, tgt_max_f, True, k, o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next,
-        )
-    return o_src, o_slen, o_tgt, o_tlen, o_mask, o_prev, o_next
+        k = _sentence(s, corpus, max_len, links, True, k, out)
+    return out
 
 
 @njit(cache=True)
