@@ -45,6 +45,8 @@ from pbmt.search.document_decoder import decode_document
 from pbmt.search.options import TranslationOptions
 from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank
 from pbmt.base.vocab import Vocab
+from pbmt.tune.samplerank import SamplerTask
+from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
 FEATURES = f"lexical-consistency,repetition,length-ratio:{DATA / 'train.tok.es'}+{DATA / 'train.tok.en'}"
@@ -190,7 +192,8 @@ def main() -> None:
         tuner = SampleRank(args.epochs, int(np.diff(dev_chapters.offsets).max()), args.samples_per_sentence,
                            args.burn_in_per_sentence, args.c, workers=args.workers, gain_scale=args.gain_scale,
                            global_features=specs)
-        tuner.fit(model, dev_src, dev_ref, np.random.default_rng(args.seed), documents=dev_chapters)
+        task = SamplerTask(model, dev_src, dev_ref, documents=dev_chapters)
+        tuner.fit(TuningData(sampler=task), task.start_weights, np.random.default_rng(args.seed))
         tuning = time.perf_counter() - started
         dense, global_weights = tuner.weights_[:model.layout.size], tuner.weights_[model.layout.size:]
         row = evaluate(name, features=features, steps=args.steps_per_sentence, dense=dense,

@@ -35,6 +35,7 @@ from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
 from pbmt.tune.loop import DevDecoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.mert import PoolLines, _segment
 from pbmt.tune.pool import References, tuned_columns
+from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 
@@ -107,8 +108,8 @@ def main() -> int:
 
     del lattice_lines
     started = time.perf_counter()
-    optimizer = LatticeMert().fit(pool, weights, np.random.default_rng(args.seed), lattices=lattices,
-                                  references=references)
+    optimizer = LatticeMert().fit(TuningData(pool=pool, lattices=lattices, references=references), weights,
+                                  np.random.default_rng(args.seed))
     fit_seconds = time.perf_counter() - started
     row("lattice MERT fit: line searches", optimizer.n_line_searches_, fit_seconds)
     row("lattice BLEU of the fitted weights (graphs' best paths)", f"{100 * optimizer.score_:.2f}")

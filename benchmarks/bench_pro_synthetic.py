@@ -54,6 +54,7 @@ from pbmt.tune.apro import Apro
 from pbmt.tune.mert import Mert
 from pbmt.tune.pool import Pool
 from pbmt.tune.pro import Pro
+from pbmt.tune.tuner import TuningData
 
 LENGTH = 100
 
@@ -89,7 +90,7 @@ def run_one(algorithm: str, pool: Pool, clean_pool: Pool, w_star: np.ndarray, q:
     else:
         optimizer, start = Apro(interpolation=1.0, fixed=()), np.zeros(dim)
     started = time.perf_counter()
-    weights = optimizer.fit(pool, start, rng).weights_
+    weights = optimizer.fit(TuningData(pool=pool), start, rng).weights_
     seconds = time.perf_counter() - started
     cosine = float(weights @ w_star / (np.linalg.norm(weights) * np.linalg.norm(w_star))) if weights.any() else 0.0
     return {"cosine": cosine, "gold": float(q[clean_pool.best(weights)].mean()),

@@ -61,15 +61,16 @@ import numpy as np
 import sacrebleu
 from distributed import LocalCluster
 
-from pbmt.commands.tune import read_dev
+from pbmt.tune.runs import read_dev
 from pbmt.base.config import MosesConfig
 from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
 from pbmt.model.model import REORDERING_MODES, SearchSettings, TranslationModel
-from pbmt.tune.block_training import BlockTrainingSettings, block_training
+from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import DevDecoder, LoopSettings, tune
 from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
+from pbmt.tune.registry import tuner_class
 from pbmt.tune.relevant_set import RelevantSetSettings, relevant_set_tune
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
@@ -101,9 +102,8 @@ def binary_run(args, settings, dense_weights, scheduler, test_src, test_refs, ou
     src = (DATA / f"{args.binary_data}.tok.es").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     ref = (DATA / f"{args.binary_data}.tok.en").read_text(encoding="utf-8").splitlines()[:args.binary_sentences]
     started = time.perf_counter()
-    weights, passes = block_training(INI, src, ref, BlockTrainingSettings(passes=args.binary_passes,
-                                                                          n_best=args.binary_nbest,
-                                                                          learning_rate=args.binary_learning_rate),
+    weights, passes = block_training(INI, src, ref, BlockTraining(learning_rate=args.binary_learning_rate),
+                                     BlockTrainingSettings(passes=args.binary_passes, n_best=args.binary_nbest),
                                      out / "binary", settings, scheduler=scheduler, resume=args.resume_binary,
                                      quiet=False)
     trained = time.perf_counter() - started
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--binary-data", choices=("train", "dev"), default="train", help="the binary run's pairs: "
                         "train.tok (the phrase table's own training data, as the paper) or dev.tok (held out from "
                         "phrase extraction)")
-    parser.add_argument("--binary-learning-rate", type=float, default=BlockTrainingSettings.learning_rate,
+    parser.add_argument("--binary-learning-rate", type=float, default=BlockTraining.default("learning_rate"),
                         help="eta of the binary run's Costmargin SGD")
     parser.add_argument("--binary-nbest", type=int, default=1, help="sequences the binary run adds to each "
                         "relevant set per decoding (the paper: 1)")
@@ -202,7 +202,8 @@ def main() -> None:
             for n in args.online_nbest:
                 with DevDecoder(model, dev_src, n, scheduler=cluster.scheduler_address) as decoder:
                     result = relevant_set_tune(decoder, dev_refs, model.config, model.layout,
-                                               RelevantSetSettings(algorithm, passes=args.passes, n_best=n),
+                                               tuner_class(algorithm)(),
+                                               RelevantSetSettings(passes=args.passes, n_best=n),
                                                out / f"{algorithm}-{n}")
                 seconds = float(np.median([p.online_seconds for p in result.passes[2:]])) \
                     if len(result.passes) > 2 else None

@@ -36,6 +36,8 @@ from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
 from pbmt.train.word_classes import induce_classes
 from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, encode_dev
+from pbmt.tune.samplerank import SamplerTask
+from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"
 MOSES_MERT = {  # model/README.md: Moses's MERT, iteration 5 (test BLEU 29.82 with Moses on all 1,006 sentences)
@@ -90,11 +92,12 @@ def main() -> None:
                               {"bleu": [], "seconds": [], "steps_per_second": [], "updates": [], "active": []})
         for seed in range(1, args.seeds + 1):
             started = time.perf_counter()
+            task = SamplerTask(tuned_model, src, ref)
             fitted = SampleRank(args.epochs, 10, args.samples_per_sentence, c=args.c, chains=int(chains),
                                 gain_scale=args.gain_scale, margin_updates=args.margin_updates,
                                 update=args.update, temperature=args.temperature, start=args.start,
-                                step=args.step).fit(
-                tuned_model, src, ref, np.random.default_rng(seed))
+                                step=args.step).fit(TuningData(sampler=task), task.start_weights,
+                                                    np.random.default_rng(seed))
             seconds = time.perf_counter() - started
             steps = sum(e.steps for e in fitted.log_)
             row["bleu"].append(100 * decoded_bleu(tuned_model, fitted.weights_, test))

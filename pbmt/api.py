@@ -397,8 +397,9 @@ class Model:
         run's folder (default: a new temporary one); ``progress``: a progress bar on a terminal and a line per
         iteration on standard error. ``iterations``, ``n_best`` and ``seed`` default to ``pbmt tune``'s
         (``pbmt.tune.loop.LoopSettings``)."""
-        from pbmt.tune.loop import DevDecoder, LoopSettings, make_optimizer, tune  # the tuners load on first use
+        from pbmt.tune.loop import DevDecoder, LoopSettings, tune  # the tuners load on first use
         from pbmt.tune.pool import References
+        from pbmt.tune.registry import POOL_TUNERS
 
         if algorithm not in ("mert", "pro", "apro", "listnet"):
             raise UsageError(f"algorithm must be mert, pro, apro or listnet, got {algorithm!r} (pbmt tune has "
@@ -422,7 +423,7 @@ class Model:
         try:
             with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
                 result = tune(decoder, References(references), self.model.config, self.model.layout,
-                              make_optimizer(algorithm), folder, settings, quiet=not progress)
+                              POOL_TUNERS[algorithm](), folder, settings, quiet=not progress)
         finally:
             release_folders(folder)  # the run folder's lock (pbmt.base.files.lock_folder) ends with the run
         tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads

@@ -31,13 +31,19 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.commands.options import deprecated
-from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args, token_lines
+from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.loop import tuned_config
+from pbmt.tune.loop import LoopSettings, tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
+from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.runs import token_lines
+from pbmt.tune.tuner import TuningData
+
+# the pool tuners' own options, and the pool's --dedup
+OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is not None or o.destination == "dedup")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,14 +58,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenized", action="store_true", help="--refs are in the model's token form already")
     parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
                         "moses.ini) go ('-': standard output; with --config a file is required)")
-    add_optimizer_arguments(parser)
+    parser.add_argument("--algorithm", choices=tuple(POOL_TUNERS), default="mert",
+                        help="the tuner (its options are in its group)")
+    parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
+    OPTIONS.add_to(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.config is not None and args.output == "-":
         raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
-    optimizer = optimizer_from_args(args)
+    tuner = OPTIONS.build(POOL_TUNERS[args.algorithm], args)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
     references = References(token_lines(args.refs, args.config, "target", args.tokenized))
@@ -69,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         pool = _with_config_layout(pool, config, args)
         initial = pool.layout.weights(config)
     loaded = time.perf_counter()
-    weights = optimizer.fit(pool, initial, np.random.default_rng(args.seed)).weights_
+    weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
     if config is not None:
         tuned_config(config, pool.layout, weights).write(args.output)
     else:

@@ -41,16 +41,23 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.commands.options import default_of, deprecated, preset_values
-from pbmt.commands.tune import add_mert_arguments, mert_params, token_lines
+from pbmt.commands.tuners import TunerOptions
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
-from pbmt.metrics.bleu import SENTENCE_GAINS, corpus_bleu
+from pbmt.metrics.bleu import corpus_bleu
+from pbmt.tune.gains import names_of
 from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
-from pbmt.tune.loop import OPTIMIZERS
+from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
 from pbmt.tune.pro import Pro
+from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.runs import token_lines
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.features import KINDS, FeatureSpec, name_features
+
+
+# MERT's own options (its group), as in pbmt tune
+MERT_OPTIONS = TunerOptions((Mert,), include=lambda option: option.group is not None and option.group.title == "MERT")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,10 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"a further rescoring feature; repeatable; kinds: {', '.join(sorted(KINDS))}")
     parser.add_argument("--out", type=Path, help="where --train writes the weights file")
     parser.add_argument("-o", "--output", default="-", help="where the rescored 1-best go ('-': standard output)")
-    parser.add_argument("--algorithm", choices=sorted(OPTIMIZERS), default="listnet", help="the optimiser")
+    parser.add_argument("--algorithm", choices=sorted(POOL_TUNERS), default="listnet", help="the optimiser")
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
-    parser.add_argument("--gain", choices=SENTENCE_GAINS, help="the sentence gain: ListNet's reference scores (in "
-                        "percent), PRO's and APRO's ranking of candidates; BLEU+1 (the papers'), or BLEU+1 with the "
+    parser.add_argument("--gain", choices=names_of("sentence"), help="the sentence gain: ListNet's reference "
+                        "scores (in percent), PRO's and APRO's ranking of candidates; BLEU+1 (the papers'), or BLEU+1 with the "
                         "unclipped brevity penalty, which does not favour short translations (default: ListNet "
                         f"{default_of(ListNet, 'gain')}, PRO and APRO {default_of(Pro, 'gain')})")
     listnet = parser.add_argument_group("ListNet", "Niehues et al. (2015); the defaults differ from the paper's "
@@ -104,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="batches (the paper's 100,000)")
     listnet.add_argument("--epochs", type=int, help="passes over the dev sentences at most (default: no limit)")
     listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
-    add_mert_arguments(parser, "Och's exact line search on the n-best lists, as in pbmt tune")
+    MERT_OPTIONS.add_to(parser, {"MERT": "Och's exact line search on the n-best lists, as in pbmt tune"})
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
@@ -172,7 +179,7 @@ def _params(args: argparse.Namespace) -> dict:
                 "decay": args.decay, "batch_size": args.batch_size, "epochs": args.epochs,
                 "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}
     if args.algorithm == "mert":
-        return mert_params(args)
+        return MERT_OPTIONS.build(Mert, args).params()
     return {"gain": args.gain} if args.gain else {}  # PRO and APRO: their own default otherwise
 
 

@@ -380,25 +380,6 @@ def sentence_bleu_plus1(stats: np.ndarray, clipped: bool = True) -> np.ndarray:
     return bleu(stats, "add-k", 1.0, clipped)
 
 
-# sentence gains of the ranking tuners (PRO, APRO, ListNet): BLEU+1, and BLEU+1 with the unclipped brevity penalty
-SENTENCE_GAINS = ("bleu+1", "bleu+1-unclipped")
-
-
-def sentence_gain(stats: np.ndarray, gain: str = "bleu+1") -> np.ndarray:
-    """The sentence gain named ``gain`` (one of ``SENTENCE_GAINS``) of each row of statistics, shape (..., 10) -> (...).
-
-    ``"bleu+1"``: ``sentence_bleu_plus1``, in [0, 1]. ``"bleu+1-unclipped"``: the same with the unclipped brevity
-    penalty (Nakov et al., 2012), above 1 for a hypothesis longer than its reference. A gain of single sentences
-    rewards short hypotheses (a short one keeps its precision and pays only its own brevity penalty, which the
-    smoothing softens), so tuners ranking by plain BLEU+1 learn translations shorter than the references and
-    corpus BLEU pays the brevity penalty; without the clip, a longer hypothesis is rewarded as a shorter one is
-    punished.
-    """
-    if gain not in SENTENCE_GAINS:
-        raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
-    return sentence_bleu_plus1(stats, clipped=gain == "bleu+1")
-
-
 def batch_bleu(stats: np.ndarray, add: float = 0.01, clipped: bool = True) -> np.ndarray:
     """Smoothed BLEU in [0, 1] of summed batch statistics, shape (..., 10) -> (...).
 

@@ -16,7 +16,7 @@ w_{t-1}``. Dreyer & Dong run APRO with Ψ in {0.1, 0.5, 1} (Hopkins & May's
 interpolation: APRO's solution is exact and needs no sampling noise
 damped. C = 1 is pbmt's default (the excerpt of the paper does not give its
 value). Fixed features (default ``UnknownWordPenalty0``) take no part and
-keep their weights. The gain (``pbmt.metrics.bleu.sentence_gain``) is by
+keep their weights. The gain (``pbmt.tune.gains``) is by
 default BLEU+1 with the unclipped brevity penalty, as for PRO
 (``pbmt.tune.pro``); ``gain="bleu+1"`` is the paper's. On the Bible model,
 tuned on all of dev for five iterations, the defaults score 0.78 BLEU above
@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
 from pbmt.tune._apro_kernels import squared_hinge_ranking
-from pbmt.tune.pool import Pool, checked_weights, tuned_columns
+from pbmt.tune.gains import gain_of
+from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING
+from pbmt.tune.pool import checked_weights, tuned_columns
+from pbmt.tune.tuner import Option, Tuner, TuningData
 
 
 def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarray, offsets: np.ndarray,
@@ -45,13 +47,13 @@ def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarr
     return 0.5 * (weights @ weights) + c * loss, weights + c * (features.T @ coef)
 
 
-class Apro:
-    """APRO as a fit-style optimiser over a ``Pool`` (module docstring).
+class Apro(Tuner):
+    """APRO, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool`` (module docstring).
 
     c: weight of the summed squared hinge losses against 1/2 ||w||^2;
     interpolation: Ψ, weight of the new solution against the previous weights
-    (1: the solution alone); gain: the sentence gain that orders the pairs (a
-    name in ``SENTENCE_GAINS``); fixed: feature names whose weights stay as given;
+    (1: the solution alone); gain: the sentence gain that orders the pairs (the
+    name of a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights stay as given;
     tolerance and max_iterations: L-BFGS's stopping rule (relative change of f
     and projected gradient; iterations).
 
@@ -60,11 +62,16 @@ class Apro:
     randomness (``rng`` is accepted for the loop's interface and left alone).
     """
 
+    name, title, loop, reads, gain_level = "apro", "APRO", "decode-optimise", ("pool",), "sentence"
+    options = (ITERATIONS, KEEP, DEDUP_OPTION,
+               Option(("--apro-c",), "APRO: weight of the summed squared hinge losses against 1/2 ||w||^2", "c",
+                      RANKING, type=float, dest="apro_c"),
+               GAIN, INTERPOLATION)
+
     def __init__(self, c: float = 1.0, interpolation: float = 1.0, gain: str = "bleu+1-unclipped",
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-10,
                  max_iterations: int = 2000):
-        if gain not in SENTENCE_GAINS:
-            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
+        gain_of(gain, self.gain_level)
         self.c = c
         self.interpolation = interpolation
         self.gain = gain
@@ -72,8 +79,10 @@ class Apro:
         self.tolerance = tolerance
         self.max_iterations = max_iterations
 
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator | None = None) -> "Apro":
-        """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator | None = None) -> "Apro":
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        data.check(self)
+        pool = data.pool
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
         if not 0.0 <= self.interpolation <= 1.0:
@@ -84,7 +93,7 @@ class Apro:
 
         free = tuned_columns(pool.layout, self.fixed)
         features = np.ascontiguousarray(pool.features[:, free])
-        gains = sentence_gain(pool.stats, self.gain)
+        gains = gain_of(self.gain, "sentence").score(pool.stats)
         result = minimize(ranking_objective, np.zeros(features.shape[1]), args=(features, gains, pool.offsets, self.c),
                           jac=True, method="L-BFGS-B",
                           options={"maxiter": self.max_iterations, "ftol": self.tolerance, "gtol": self.tolerance})

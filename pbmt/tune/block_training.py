@@ -46,7 +46,7 @@ from tqdm import tqdm
 
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
-from pbmt.metrics.bleu import corpus_bleu, sentence_bleu_plus1
+from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, sequence_names
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import WEIGHTS_FILE, SparseModel, SparseWeights
@@ -58,29 +58,25 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.oracle import oracle_search
 from pbmt.base.run_state import LOG, Checkpoint, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
+from pbmt.tune.gains import GAINS
 from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import References
+from pbmt.tune.relevant_set import Costmargin
+from pbmt.tune.tuner import Tuner, TuningData
 
 
 @dataclass(frozen=True)
 class BlockTrainingSettings:
-    """passes: decodings (L, the first with zero binary weights); sgd_passes: R; learning_rate: eta;
-    n_best: sequences added per sentence and decoding; oracle_n_best, oracle_beam: the truth V5 search;
-    seed: of the sentence orders."""
+    """The loop's settings: passes: decodings (L, the first with zero binary weights); n_best: sequences added
+    per sentence and decoding; seed: of the sentence orders."""
 
     passes: int = 30
-    sgd_passes: int = 40
-    learning_rate: float = 1e-4
     n_best: int = 1
-    oracle_n_best: int = 5
-    oracle_beam: int = 100
     seed: int = 1
 
     def __post_init__(self):
-        if min(self.passes, self.sgd_passes, self.n_best, self.oracle_n_best, self.oracle_beam) < 1:
-            raise PbmtError("passes, sgd passes, n-best, oracle n-best and oracle beam must be at least 1")
-        if not self.learning_rate > 0:
-            raise PbmtError("the learning rate must be positive")
+        if min(self.passes, self.n_best) < 1:
+            raise PbmtError("passes and n-best must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -169,18 +165,49 @@ class BlockPass:
     updates: int
 
 
-def train_block_weights(truth: RelevantSets, relevant: RelevantSets, n_features: int,
-                        settings: BlockTrainingSettings, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Binary weights float64[n_features] trained from zero by Costmargin SGD on (truth, relevant); also the
-    number of updates."""
-    t = truth.grouped()
-    r = relevant.grouped()
-    v = np.zeros(n_features)
-    updates = 0
-    for _ in range(settings.sgd_passes):
-        updates += sparse_costmargin_epoch(rng.permutation(truth.n_sentences), t[0], t[1], t[2], t[3], t[4], t[5],
-                                           r[0], r[1], r[2], r[3], r[4], r[5], v, settings.learning_rate)
-    return v, updates
+@dataclass(frozen=True)
+class BlockSets:
+    """What block training fits on: each sentence's truth (V5) and relevant set, and the binary features known
+    (``n_features``)."""
+
+    truth: RelevantSets
+    relevant: RelevantSets
+    n_features: int
+
+
+class BlockTraining(Tuner):
+    """Costmargin SGD on binary block features (module docstring), a tuner of the block loop: ``fit`` trains
+    binary weights float64[data.blocks.n_features] from zero on (truth, relevant sets), ``sgd_passes`` (R)
+    passes in orders ``rng`` draws, step ``learning_rate`` (eta); ``initial_weights`` are not used (the dense
+    weights stay fixed). oracle_n_best, oracle_beam: the search of the truth V5, which the loop makes with
+    them. After ``fit``: ``weights_``, ``updates_``."""
+
+    name, title, loop, reads, features = "costmargin", "Costmargin on binary features", "block", ("blocks",), \
+        ("binary",)
+    options = Costmargin.options
+
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4, oracle_n_best: int = 5,
+                 oracle_beam: int = 100):
+        if min(sgd_passes, oracle_n_best, oracle_beam) < 1:
+            raise PbmtError("sgd passes, oracle n-best and oracle beam must be at least 1")
+        if not learning_rate > 0:
+            raise PbmtError("the learning rate must be positive")
+        self.sgd_passes = sgd_passes
+        self.learning_rate = learning_rate
+        self.oracle_n_best = oracle_n_best
+        self.oracle_beam = oracle_beam
+
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "BlockTraining":
+        data.check(self)
+        t, r = data.blocks.truth.grouped(), data.blocks.relevant.grouped()
+        v = np.zeros(data.blocks.n_features)
+        updates = 0
+        for _ in range(self.sgd_passes):
+            updates += sparse_costmargin_epoch(rng.permutation(data.blocks.truth.n_sentences), t[0], t[1], t[2],
+                                               t[3], t[4], t[5], r[0], r[1], r[2], r[3], r[4], r[5], v,
+                                               self.learning_rate)
+        self.weights_, self.updates_ = v, updates
+        return self
 
 
 class _Worker:
@@ -222,7 +249,7 @@ def _sequences(worker: _Worker, item) -> list[FoundSequence]:
     return worker.sequences(item)
 
 
-def block_training(ini: str | Path, sources: Sequence[str], references: Sequence[str],
+def block_training(ini: str | Path, sources: Sequence[str], references: Sequence[str], tuner: BlockTraining,
                    settings: BlockTrainingSettings, out: str | Path, search: SearchSettings | None = None,
                    workers: int = 1, scheduler: str | None = None, resume: bool = False,
                    quiet: bool = True,
@@ -240,13 +267,13 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     if search is None:
         search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
     folder_of_run = RunFolder(out, "block-training", BLOCK_TRAINING_LOG_COLUMNS,
-                              {**{k: v for k, v in asdict(settings).items() if k != "passes"},
+                              {**tuner.params(), **{k: v for k, v in asdict(settings).items() if k != "passes"},
                                "sentences": len(sources), **{f"search {k}": v for k, v in asdict(search).items()}},
                               inputs, resume, quiet)
     out = folder_of_run.out
     model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))
-    state = _Worker(model, settings.n_best, settings.oracle_n_best, settings.oracle_beam)
+    state = _Worker(model, settings.n_best, tuner.oracle_n_best, tuner.oracle_beam)
     with ParallelMap(_sequences, state, workers, scheduler) as pmap:
 
         def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
@@ -261,7 +288,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             texts = [s.text for seqs in found for s in seqs]
             sentence_of = np.array([i for i, seqs in enumerate(found) for _ in seqs], np.int64)
             stats = refs.stats(texts, sentence_of)
-            bleu = sentence_bleu_plus1(stats)
+            bleu = GAINS["bleu+1"].score(stats)
             new = 0
             for k, (i, seq) in enumerate(zip(sentence_of, (s for seqs in found for s in seqs))):
                 ids, counts = index.vector(sequence_names(seq.blocks))
@@ -288,15 +315,16 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
             updates = 0
             weights = np.zeros(len(index))
             if number > 1:
-                weights, updates = train_block_weights(truth, relevant, len(index), settings, rng)
+                fitted = tuner.fit(TuningData(blocks=BlockSets(truth, relevant, len(index))), weights, rng)
+                weights, updates = fitted.weights_, fitted.updates_
             trained = time.perf_counter()
             folder = out / f"pass{number}"
             _write_model(model, SparseWeights(tuple(index.names[:len(weights)]), weights), folder)
             found = run("decode", str(folder / WEIGHTS_FILE), f"pass {number}")
             new, first = add(relevant, found, index)
             decoded = time.perf_counter()
-            records.append(BlockPass(number, f"{folder.name}/{WEIGHTS_FILE}", float(sentence_bleu_plus1(first).mean()),
-                                     corpus_bleu(first), len(index), int(np.count_nonzero(weights)), len(relevant),
+            records.append(BlockPass(number, f"{folder.name}/{WEIGHTS_FILE}",
+                                     float(GAINS["bleu+1"].score(first).mean()), corpus_bleu(first), len(index), int(np.count_nonzero(weights)), len(relevant),
                                      decoded - trained, trained - started, updates))
             folder_of_run.save({"names": np.frombuffer("\n".join(index.names).encode("utf-8"), np.uint8),
                                 **truth.arrays("truth"), **relevant.arrays("relevant")},

@@ -32,15 +32,14 @@ pool's 100 a decode.
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import segment_stats_ids
-from pbmt.search.lattice import Lattice, Lattices
+from pbmt.search.lattice import Lattices
 from pbmt.tune.mert import Mert, best_step
-from pbmt.tune.pool import Pool, References, checked_weights, tuned_columns
+from pbmt.tune.pool import References, checked_weights, tuned_columns
+from pbmt.tune.tuner import TuningData
 
 
 class LatticeLines:
@@ -103,21 +102,28 @@ class LatticeMert(Mert):
     significance test against the climb from the decoded weights, the one
     point the graphs were searched from. ``score_`` is the corpus BLEU in
     [0, 1] of the graphs' best paths under ``weights_``. The tuning loop
-    calls ``fit`` with the graphs of its last decode.
+    reads the graphs of the loop's last decode (``data.lattices``) and the
+    dev ``references``; ``data.pool`` gives the layout and fixed columns.
     """
 
-    uses_lattices = True
+    name, title, reads = "lattice-mert", "lattice MERT", ("pool", "lattices", "references")
 
-    def __init__(self, restarts: int = 0, progress: bool = False, **params):
-        super().__init__(restarts=restarts, **params)
+    def __init__(self, restarts: int = 0, random_directions: int = 10,
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
+                 start_range: tuple[float, float] = (0.0, 1.0), significance: float = 0.05,
+                 resamples: int = 1000, max_step: float | None = 2.0, keep_signs: bool = True,
+                 interpolation: float = 1.0, progress: bool = False):
+        super().__init__(restarts, random_directions, fixed, tolerance, start_range, significance, resamples,
+                         max_step, keep_signs, interpolation)
         self.progress = progress
 
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator,
-            lattices: Sequence[Lattice] = (), references: References | None = None) -> "LatticeMert":
-        """Tune on ``lattices`` (one per dev sentence, decoded with ``initial_weights``: float64[n_features],
-        pool column order) against ``references``; ``pool`` gives the layout and fixed columns."""
-        if not lattices or references is None:
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "LatticeMert":
+        """Tune on ``data.lattices`` (one per dev sentence, decoded with ``initial_weights``:
+        float64[n_features], pool column order) against ``data.references``."""
+        data.check(self)
+        if not data.lattices:
             raise PbmtError("lattice MERT needs the dev set's search graphs and references")
+        pool, lattices, references = data.pool, data.lattices, data.references
         initial = checked_weights(pool, initial_weights)
         free = tuned_columns(pool.layout, self.fixed)
         lines = LatticeLines(Lattices.concatenate(list(lattices)), references, free)

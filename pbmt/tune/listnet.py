@@ -9,7 +9,7 @@ nearly flat, Sec. 4.2). The loss of a list is the cross entropy
 ``L = -sum_j P_y(j) log P_z(j)`` (Eq. 2), whose gradient (Eq. 3) is
 ``sum_j (P_z(j) - P_y(j)) x_j``.
 
-The gain (``pbmt.metrics.bleu.SENTENCE_GAINS``, ``sentence_gain``):
+The gain (``pbmt.tune.gains``):
 
 - ``"bleu+1"`` (the paper's): BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``);
 - ``"bleu+1-unclipped"`` (the default): BLEU+1 with Nakov et al. (2012)'s
@@ -82,8 +82,10 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.base.csr import segment_softmax, take
-from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
+from pbmt.tune.gains import gain_of
+from pbmt.tune.options import DEDUP_OPTION, ITERATIONS, KEEP
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
+from pbmt.tune.tuner import Tuner, TuningData
 
 NORMALISATIONS = ("features", "score", "none")
 # named sets of ``ListNet`` parameters (``pbmt rescore --listnet-preset``); the others keep their defaults.
@@ -136,9 +138,9 @@ class FeatureScaling:
 
 
 def reference_scores(stats: np.ndarray, gain: str = "bleu+1") -> np.ndarray:
-    """float64[n_cand]: the gain (a name in ``SENTENCE_GAINS``) in percent of BLEU statistics
+    """float64[n_cand]: the sentence gain named ``gain`` (``pbmt.tune.gains``) in percent of BLEU statistics
     int64[n_cand, 10], the reference ranking."""
-    return 100.0 * sentence_gain(stats, gain)
+    return 100.0 * gain_of(gain, "sentence").score(stats)
 
 
 def distinct_candidates(pool: Pool) -> np.ndarray:
@@ -186,11 +188,12 @@ def loss_and_gradient(features: np.ndarray, offsets: np.ndarray, target: np.ndar
     return loss, features.T @ coefficient
 
 
-class ListNet:
-    """ListNet as a fit-style optimiser over a ``Pool`` (see the module docstring).
+class ListNet(Tuner):
+    """ListNet, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool`` (module docstring);
+    ``pbmt rescore`` trains it on n-best lists with rescoring features.
 
     normalisation: "features", "score" or "none"; score_range: ``r`` for
-    "score"; gain: a name in ``SENTENCE_GAINS``; distinct: train on each distinct
+    "score"; gain: the name of a ``pbmt.tune.gains`` gain of level "sentence"; distinct: train on each distinct
     translation of a sentence once (else on every candidate); learning_rate:
     the step at batch 0; decay: the step at batch t is
     ``learning_rate / (1 + decay * t)``; batch_size: sentences per batch;
@@ -208,14 +211,16 @@ class ListNet:
     given the random generator.
     """
 
+    name, title, loop, reads, gain_level = "listnet", "ListNet", "decode-optimise", ("pool",), "sentence"
+    options = (ITERATIONS, KEEP, DEDUP_OPTION)
+
     def __init__(self, normalisation: str = "features", score_range: float = 10.0, gain: str = "bleu+1-unclipped",
                  distinct: bool = True, learning_rate: float = 10.0, decay: float = 0.0, batch_size: int = 10,
                  max_batches: int = 100_000, epochs: int | None = None, eval_every: int | None = None,
                  progress: bool = False):
         if normalisation not in NORMALISATIONS:
             raise ValueError(f"normalisation must be one of {NORMALISATIONS}, got {normalisation!r}")
-        if gain not in SENTENCE_GAINS:
-            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
+        gain_of(gain, self.gain_level)
         if learning_rate <= 0 or decay < 0 or score_range <= 0:
             raise ValueError("learning_rate and score_range must be positive, decay non-negative")
         if (batch_size < 1 or max_batches < 0 or (epochs is not None and epochs < 0)
@@ -233,8 +238,10 @@ class ListNet:
         self.eval_every = eval_every
         self.progress = progress
 
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
-        """Train on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
+        """Train on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        data.check(self)
+        pool = data.pool
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
         items = distinct_candidates(pool) if self.distinct else np.arange(pool.n_candidates)

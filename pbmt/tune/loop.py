@@ -1,4 +1,4 @@
-"""The tuning loop shared by every optimiser: decode, pool, optimise, repeat.
+"""The decode-optimise loop of the pool tuners: decode, pool, optimise, repeat.
 
 Each iteration (Och, 2003; Hopkins & May, 2011, Fig. 1):
 
@@ -18,23 +18,15 @@ pool and still decode badly (the pool holds only what earlier weights found),
 and the dev BLEU of each decode is the measured truth. ``output="last"``
 keeps the last weights the optimiser returned (mert-moses.pl's default).
 
-**Optimiser interface.** Any object with ``fit(pool, initial_weights, rng) ->
-self`` that sets ``weights_`` plugs in: ``pool`` is a ``Pool`` (features
-float64[n_cand, n_features], BLEU statistics int64[n_cand, 10], CSR by
-sentence); ``initial_weights`` float64[n_features] in the pool's column order
-(the weights the last n-best list was decoded with); ``rng`` a
-``numpy.random.Generator``, the optimiser's only source of randomness (its
-state is checkpointed, so a resumed run draws what an uninterrupted run
-draws); ``weights_`` float64[n_features], same order. An optimiser whose
-``uses_lattices`` is true (lattice MERT) is also given ``lattices``, the
-search graphs of the decode (``pbmt.search.lattice.Lattice``, one per
-sentence), and ``references``: the decoder then has to keep them in its
-``lattices`` attribute (``DevDecoder(..., lattices=True)``). An optimiser that
-interpolates with the previous weights (PRO's Psi) does so inside ``fit``:
-they are ``initial_weights``. Parameters go to the
-constructor and must not change between a run and its resumption (they are
-part of the checkpoint's fingerprint: public attributes not ending in ``_``).
-A new optimiser registers its name in ``OPTIMIZERS``.
+**Tuners.** Any tuner of ``pbmt.tune.tuner``'s contract whose ``loop`` is
+"decode-optimise": each iteration calls ``tuner.fit(TuningData(pool=...),
+weights, rng)`` with the whole pool (features float64[n_cand, n_features], BLEU
+statistics int64[n_cand, 10], CSR by sentence), the weights the last n-best
+list was decoded with, and the run's generator; a tuner that reads
+``lattices`` (lattice MERT) also gets the last decode's search graphs and the
+``references`` (the decoder then keeps them: ``DevDecoder(...,
+lattices=True)``). Its parameters must not change between a run and its
+resumption (they are part of the checkpoint's fingerprint).
 
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
@@ -55,9 +47,8 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
-from importlib import import_module
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -66,7 +57,7 @@ from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
-from pbmt.model.model import SearchSettings, TranslationModel
+from pbmt.model.model import TranslationModel
 from pbmt.base.parallel import ParallelMap
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.base.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
@@ -74,28 +65,9 @@ from pbmt.features.translation import Translator
 from pbmt.base.nbest import NBestEntry
 from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
-
-# algorithm name -> "module:class" of its optimiser
-OPTIMIZERS = {"mert": "pbmt.tune.mert:Mert", "pro": "pbmt.tune.pro:Pro", "apro": "pbmt.tune.apro:Apro",
-              "listnet": "pbmt.tune.listnet:ListNet"}
+from pbmt.tune.tuner import Tuner, TuningData
 
 OUTPUTS = ("best-dev", "last")
-
-
-class Optimizer(Protocol):
-    """What the loop needs of an optimiser (see the module docstring)."""
-
-    weights_: np.ndarray
-
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Optimizer": ...
-
-
-def make_optimizer(name: str, **params) -> Optimizer:
-    """The optimiser registered as ``name`` in ``OPTIMIZERS``, built with ``params``."""
-    if name not in OPTIMIZERS:
-        raise PbmtError(f"unknown tuning algorithm {name!r}; known: {', '.join(OPTIMIZERS)}")
-    module, cls = OPTIMIZERS[name].split(":")
-    return getattr(import_module(module), cls)(**params)
 
 
 @dataclass(frozen=True)
@@ -151,7 +123,7 @@ Decoder = Callable[[np.ndarray], Sequence[Sequence[NBestEntry]]]
 
 
 def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
-         optimizer: Optimizer, out: str | Path, settings: LoopSettings = LoopSettings(),
+         tuner: Tuner, out: str | Path, settings: LoopSettings = LoopSettings(),
          resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None) -> TuneResult:
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
@@ -162,7 +134,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     summary on standard error. ``inputs``: digests of the files the run reads
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
-    run = RunFolder(out, "loop", LOOP_LOG_COLUMNS, _fingerprint(settings, layout, optimizer, references.n_sentences),
+    if tuner.loop != "decode-optimise":
+        raise PbmtError(f"{tuner.name} is a tuner of the {tuner.loop} loop, not of the decode-optimise loop")
+    run = RunFolder(out, "loop", LOOP_LOG_COLUMNS, _fingerprint(settings, layout, tuner, references.n_sentences),
                     inputs, resume, quiet)
     out = run.out
     if run.resumed is not None:
@@ -186,11 +160,13 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
             finished = "the n-best lists added no new hypothesis to the pool"
             new_weights = weights
         else:
-            fitted = (optimizer.fit(pool, weights, rng, lattices=decoder.lattices, references=references)
-                      if getattr(optimizer, "uses_lattices", False) else optimizer.fit(pool, weights, rng))
+            graphs = "lattices" in tuner.reads
+            data = TuningData(pool=pool, lattices=decoder.lattices if graphs else None,
+                              references=references if graphs else None)
+            fitted = tuner.fit(data, weights, rng)
             new_weights = np.array(fitted.weights_, dtype=np.float64)
             if new_weights.shape != weights.shape or not np.all(np.isfinite(new_weights)):
-                raise PbmtError(f"the optimiser returned invalid weights {new_weights}")
+                raise PbmtError(f"the tuner returned invalid weights {new_weights}")
             if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
                 finished = f"no weight moved by {settings.weight_tolerance:g} or more"
         optimized = time.perf_counter()
@@ -232,19 +208,12 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
     return [e for entries in nbest for e in entries]
 
 
-def optimizer_parameters(optimizer: Optimizer) -> dict:
-    """An optimiser's parameters: its public attributes not ending in ``_`` (those ending in it are fitted),
-    but ``progress``, which shows the work and does not change it."""
-    return {k: v for k, v in vars(optimizer).items()
-            if not k.startswith("_") and not k.endswith("_") and k != "progress"}
-
-
-def _fingerprint(settings: LoopSettings, layout: FeatureLayout, optimizer: Optimizer, n_sentences: int) -> dict:
+def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_sentences: int) -> dict:
     """What a resumed run must share with the run it continues (any iteration limit, tolerance and output)."""
-    params = optimizer_parameters(optimizer)
+    params = tuner.params()
     return {**{k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
-            "optimizer": type(optimizer).__name__, **{f"optimizer {k}": v for k, v in params.items()}}
+            "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()}}
 
 
 def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:

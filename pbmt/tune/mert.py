@@ -65,7 +65,9 @@ import numpy as np
 
 from pbmt.metrics.bleu import bleu, paired_bootstrap
 from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints, project
+from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, MERT_OPTIONS
 from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights, tuned_columns
+from pbmt.tune.tuner import Tuner, TuningData
 
 
 def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.ndarray,
@@ -136,8 +138,8 @@ def _l1_normalised(point: np.ndarray) -> np.ndarray:
     return point / norm if norm > 0 else point
 
 
-class Mert:
-    """Och's MERT as a fit-style optimiser over a ``Pool``.
+class Mert(Tuner):
+    """Och's MERT, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool``.
 
     restarts: random starting points besides the previous weights (Moses: 20);
     random_directions: random directions (L1 norm 1) line-searched in every round
@@ -181,6 +183,10 @@ class Mert:
     Deterministic given the random generator.
     """
 
+    name, title, loop, reads = "mert", "MERT", "decode-optimise", ("pool",)
+    options = (ITERATIONS, KEEP, DEDUP_OPTION, *MERT_OPTIONS, INTERPOLATION)
+    MON_SWAP_INTERPOLATION = MON_SWAP_INTERPOLATION
+
     def __init__(self, restarts: int = 20, random_directions: int = 10,
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
                  start_range: tuple[float, float] = (0.0, 1.0), significance: float = 0.05,
@@ -203,8 +209,17 @@ class Mert:
         self.keep_signs = keep_signs
         self.interpolation = interpolation
 
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
-        """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+    @classmethod
+    def for_search(cls, params: dict, reordering: str) -> dict:
+        """Undamped unless in MON/SWAP, where the interpolation defaults to ``MON_SWAP_INTERPOLATION``."""
+        if reordering == "mon-swap" and "interpolation" not in params:
+            return {**params, "interpolation": MON_SWAP_INTERPOLATION}
+        return params
+
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        data.check(self)
+        pool = data.pool
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
         free = tuned_columns(pool.layout, self.fixed)

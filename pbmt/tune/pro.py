@@ -11,10 +11,10 @@ labelled +1 and ``x_j - x_i`` labelled -1 (``b_i > b_j``). A logistic
 regression without bias learns w' from them, and the new weights interpolate
 with the previous ones: ``w_t = Ψ w' + (1 - Ψ) w_{t-1}``, Ψ = 0.1 (§ 5.4.3).
 
-The gain (``pbmt.metrics.bleu.sentence_gain``) is by default BLEU+1 with the
+The gain (``pbmt.tune.gains``) is by default BLEU+1 with the
 unclipped brevity penalty, Nakov et al. (2012)'s cure for the short translations
 PRO learns from the paper's BLEU+1 (``gain="bleu+1"``,
-``pbmt.metrics.bleu.sentence_bleu_plus1``): on the Bible model, tuned on all of
+``pbmt.tune.gains.GAINS``): on the Bible model, tuned on all of
 dev, the paper's gain keeps the test output 5.8% shorter than the references,
 as short as the untuned weights', and scores 0.26 BLEU lower
 (docs/tuning-results.md).
@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
-from pbmt.tune.pool import Pool, checked_weights, tuned_columns
+from pbmt.tune.gains import gain_of
+from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING
+from pbmt.tune.pool import checked_weights, tuned_columns
+from pbmt.tune.tuner import Option, Tuner, TuningData
 
 # sentences whose pairs are drawn at once (bounds the memory of the draws)
 _BLOCK = 256
@@ -108,15 +110,15 @@ def logistic_regression(examples: np.ndarray, labels: np.ndarray, l2: float = 1.
     return result.x
 
 
-class Pro:
-    """PRO as a fit-style optimiser over a ``Pool`` (module docstring).
+class Pro(Tuner):
+    """PRO, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool`` (module docstring).
 
     samples: Γ, pairs drawn per sentence; keep: Ξ, pairs kept per sentence;
     min_difference: α's step, the least BLEU+1 difference (in [0, 1]) of an
     accepted pair; interpolation: Ψ, weight of the classifier's weights
     against the previous ones (1: the classifier's alone); l2: the
-    classifier's L2 penalty; gain: the sentence gain that ranks a pair (a name in
-    ``SENTENCE_GAINS``); fixed: feature names whose weights stay as given.
+    classifier's L2 penalty; gain: the sentence gain that ranks a pair (the name of
+    a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights stay as given.
 
     After ``fit``: ``weights_`` float64[n_features], ``classifier_weights_``
     (w', float64[n_features], 0 in fixed columns), ``n_pairs_`` the pairs
@@ -124,11 +126,20 @@ class Pro:
     Deterministic given the random generator.
     """
 
+    name, title, loop, reads, gain_level = "pro", "PRO", "decode-optimise", ("pool",), "sentence"
+    options = (ITERATIONS, KEEP, DEDUP_OPTION,
+               Option(("--pro-samples",), "PRO: candidate pairs drawn per sentence (Gamma)", "samples", RANKING,
+                      type=int, dest="pro_samples"),
+               Option(("--pro-keep",), "PRO: pairs kept per sentence, those of largest gain difference (Xi)", "keep",
+                      RANKING, type=int, dest="pro_keep"),
+               Option(("--pro-min-difference",), "PRO: least gain difference (BLEU+1 in [0, 1]) of an accepted pair "
+                      "(alpha's step)", "min_difference", RANKING, type=float, dest="pro_min_difference"),
+               GAIN, INTERPOLATION)
+
     def __init__(self, samples: int = 5000, keep: int = 50, min_difference: float = 0.05,
                  interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1-unclipped",
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
-        if gain not in SENTENCE_GAINS:
-            raise ValueError(f"gain must be one of {SENTENCE_GAINS}, got {gain!r}")
+        gain_of(gain, self.gain_level)
         self.samples = samples
         self.keep = keep
         self.min_difference = min_difference
@@ -137,8 +148,10 @@ class Pro:
         self.gain = gain
         self.fixed = fixed
 
-    def fit(self, pool: Pool, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
-        """Tune on ``pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        data.check(self)
+        pool = data.pool
         pool.check_complete()
         initial = checked_weights(pool, initial_weights)
         if not 0.0 <= self.interpolation <= 1.0:
@@ -146,8 +159,8 @@ class Pro:
         if self.l2 <= 0:
             raise ValueError(f"l2 must be positive, got {self.l2}")
         free = tuned_columns(pool.layout, self.fixed)
-        better, worse = sample_pairs(sentence_gain(pool.stats, self.gain), pool.offsets, rng, self.samples, self.keep,
-                                     self.min_difference)
+        gains = gain_of(self.gain, "sentence").score(pool.stats)
+        better, worse = sample_pairs(gains, pool.offsets, rng, self.samples, self.keep, self.min_difference)
         self.n_pairs_ = len(better)
         self.classifier_weights_ = np.zeros(pool.layout.size)
         self.weights_ = initial

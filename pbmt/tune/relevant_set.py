@@ -34,7 +34,7 @@ Notes on the paper. Table II prints the update without Eq. 7's hinge factor
 and picks z_t by *minimising* ``l(z', z) = -(Bl(z') - Bl(z))(s(z') - s(z) - 1)``,
 which would choose the best-separated alternative; pbmt follows Section III's
 derivation (Eq. 6 and 7), which Table II is meant to implement. BLEU of a
-candidate is sentence BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``) in
+candidate is sentence BLEU+1 (``pbmt.tune.gains.GAINS["bleu+1"]``) in
 [0, 1]. Features are the model's unnormalised dense features (natural logs),
 as the paper's learning rates assume.
 
@@ -62,34 +62,33 @@ import numpy as np
 
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
-from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.base.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
+from pbmt.tune.gains import GAINS
+from pbmt.tune.options import DEDUP_OPTION, SPARSE_OPTIONS
 from pbmt.tune.pool import DEDUP, Pool, References
+from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
 
-ALGORITHMS = ("costmargin", "perceptron")
 KEEPS = ("best-dev", "best-sentence-bleu", "last")  # which pass's weights the output is (module docstring)
-LEARNING_RATES = {"costmargin": 1e-4, "perceptron": 1e-5}  # the paper's Tables II and III
 SEEDS = 2  # passes decoded with the seed weights w1, w2
+
+GROUP = Group("costmargin, perceptron", "decode the dev set --passes times, each adding the 1-best to every "
+              "sentence's relevant set, and retrain from zero on the sets between decodings; the first two decodings "
+              "use the seed weights w1 and w2; moses.ini gets the weights of the pass with the best dev BLEU (--keep)")
 
 
 @dataclass(frozen=True)
 class RelevantSetSettings:
-    """algorithm: "costmargin" or "perceptron"; passes: decodings of the dev set (L);
-    sgd_passes: passes over the relevant sets per online training step (R);
-    learning_rate: eta (None: the paper's, 1e-4 Costmargin, 1e-5 perceptron);
-    n_best: block sequences added per sentence and decoding; flat: the seed
-    weight w1 of every feature; perturbation: w2 = w1 + U[-p, p]; seed: of the
-    random generator (w2 and the sentence orders); dedup: as ``Pool``; keep:
-    which pass's weights are the output, one of ``KEEPS`` (module docstring)."""
+    """The loop's settings: passes: decodings of the dev set (L); n_best: block
+    sequences added per sentence and decoding; flat: the seed weight w1 of
+    every feature; perturbation: w2 = w1 + U[-p, p]; seed: of the random
+    generator (w2 and the sentence orders); dedup: as ``Pool``; keep: which
+    pass's weights are the output, one of ``KEEPS`` (module docstring)."""
 
-    algorithm: str = "costmargin"
     passes: int = 30
-    sgd_passes: int = 40
-    learning_rate: float | None = None
     n_best: int = 1
     flat: float = 0.1
     perturbation: float = 0.01
@@ -98,14 +97,10 @@ class RelevantSetSettings:
     keep: str = "best-dev"
 
     def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise PbmtError(f"unknown relevant-set algorithm {self.algorithm!r}; known: {', '.join(ALGORITHMS)}")
         if self.passes < SEEDS:
             raise PbmtError(f"passes must be at least {SEEDS} (the two seed decodings)")
-        if self.sgd_passes < 1 or self.n_best < 1:
-            raise PbmtError("sgd passes and n-best must be at least 1")
-        if self.learning_rate is not None and not self.learning_rate > 0:
-            raise PbmtError("the learning rate must be positive")
+        if self.n_best < 1:
+            raise PbmtError("n-best must be at least 1")
         if self.perturbation < 0:
             raise PbmtError("the perturbation must not be negative")
         if self.dedup not in DEDUP:
@@ -113,9 +108,82 @@ class RelevantSetSettings:
         if self.keep not in KEEPS:
             raise PbmtError(f"keep must be one of {', '.join(KEEPS)}")
 
-    @property
-    def eta(self) -> float:
-        return self.learning_rate if self.learning_rate is not None else LEARNING_RATES[self.algorithm]
+
+OPTIONS = (
+    DEDUP_OPTION,
+    Option(("--passes",), "decodings of the dev set, the two seed decodings included (the paper's L)", group=GROUP,
+           default=RelevantSetSettings.passes, type=int),
+    Option(("--sgd-passes",), "passes over the relevant sets in each training step, from zero weights (R)",
+           "sgd_passes", GROUP, type=int),
+    Option(("--learning-rate",), "eta (default: costmargin {Costmargin.learning_rate:g}, perceptron "
+           "{Perceptron.learning_rate:g}, as in the paper)", "learning_rate", GROUP, default=TUNER_DEFAULT,
+           type=float),
+    Option(("--flat-weight",), "every weight of the first seed decoding (w1)", group=GROUP,
+           default=RelevantSetSettings.flat, type=float),
+    Option(("--perturbation",), "the second seed decoding uses w2 = w1 + U[-p, p] per weight", group=GROUP,
+           default=RelevantSetSettings.perturbation, type=float),
+)
+
+
+class RelevantSetTuner(Tuner):
+    """The online training step of Costmargin or the perceptron (module docstring), a tuner of the relevant-set
+    loop: ``fit`` trains weights from zero on the relevant sets ``data.pool`` (``initial_weights`` give the
+    size only), ``sgd_passes`` passes (R) over the sentences in an order ``rng`` draws for each, step
+    ``learning_rate`` (eta). After ``fit``: ``weights_`` float64[n_features], ``updates_``."""
+
+    loop, reads, options = "relevant-set", ("pool",), OPTIONS
+
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4):
+        if sgd_passes < 1:
+            raise PbmtError("sgd passes must be at least 1")
+        if not learning_rate > 0:
+            raise PbmtError("the learning rate must be positive")
+        self.sgd_passes = sgd_passes
+        self.learning_rate = learning_rate
+
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "RelevantSetTuner":
+        data.check(self)
+        pool = data.pool
+        x = np.ascontiguousarray(pool.features)
+        b = GAINS["bleu+1"].score(pool.stats)
+        w = np.zeros(len(initial_weights))
+        updates = 0
+        for _ in range(self.sgd_passes):
+            updates += self._epoch(rng.permutation(pool.n_sentences), pool.offsets, x, b, w)
+        self.weights_, self.updates_ = w, updates
+        return self
+
+
+class Costmargin(RelevantSetTuner):
+    """Costmargin (Table II, Eq. 4, 6, 7): the truth is each relevant set's highest-BLEU candidate (the seed
+    approach of Section VI-B; ``pbmt.tune.block_training`` uses the oracle's V5)."""
+
+    name, title, options = "costmargin", "Costmargin", OPTIONS + SPARSE_OPTIONS
+
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4):
+        super().__init__(sgd_passes, learning_rate)
+
+    def _epoch(self, order, offsets, x, b, w) -> int:
+        return costmargin_epoch(order, offsets, x, b, offsets, x, b, w, self.learning_rate)
+
+
+class Perceptron(RelevantSetTuner):
+    """The perceptron (Table III): the truth is each relevant set's highest-BLEU candidate, the alternative
+    the highest-scoring one under the current weights."""
+
+    name, title = "perceptron", "the perceptron"
+
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-5):
+        super().__init__(sgd_passes, learning_rate)
+
+    def _epoch(self, order, offsets, x, b, w) -> int:
+        return perceptron_epoch(order, offsets, x, b, w, self.learning_rate)
+
+
+def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator) -> list[np.ndarray]:
+    """The seed weights w1 (flat) and w2 (w1 + U[-p, p] per feature), float64[n_features] each."""
+    w1 = np.full(layout.size, settings.flat)
+    return [w1, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size)]
 
 
 @dataclass(frozen=True)
@@ -145,37 +213,10 @@ class RelevantSetResult:
     passes: tuple[Pass, ...]
 
 
-def online_training_step(pool: Pool, settings: RelevantSetSettings,
-                         rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Weights trained from zero on the relevant sets ``pool`` (Table II or III's online step); also the update count.
-
-    Costmargin's truth is each relevant set's highest-BLEU candidate (the seed
-    approach of Section VI-B; ``pbmt.tune.block_training`` uses the oracle's
-    V5). ``rng`` draws one sentence order per SGD pass.
-    """
-    x = np.ascontiguousarray(pool.features)
-    b = sentence_bleu_plus1(pool.stats)
-    w = np.zeros(x.shape[1])
-    updates = 0
-    for _ in range(settings.sgd_passes):
-        order = rng.permutation(pool.n_sentences)
-        if settings.algorithm == "perceptron":
-            updates += perceptron_epoch(order, pool.offsets, x, b, w, settings.eta)
-        else:
-            updates += costmargin_epoch(order, pool.offsets, x, b, pool.offsets, x, b, w, settings.eta)
-    return w, updates
-
-
-def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator) -> list[np.ndarray]:
-    """The seed weights w1 (flat) and w2 (w1 + U[-p, p] per feature), float64[n_features] each."""
-    w1 = np.full(layout.size, settings.flat)
-    return [w1, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size)]
-
-
 def relevant_set_tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
-                      settings: RelevantSetSettings, out: str | Path, resume: bool = False,
+                      tuner: RelevantSetTuner, settings: RelevantSetSettings, out: str | Path, resume: bool = False,
                       quiet: bool = True, inputs: dict[str, str] | None = None) -> RelevantSetResult:
-    """Run Costmargin or the perceptron (module docstring) and write the outputs to the folder ``out``.
+    """Run ``tuner``, Costmargin or the perceptron (module docstring), and write the outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
     (``pbmt.tune.loop.DevDecoder`` decodes through ``pbmt.base.parallel``); config:
@@ -185,7 +226,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
     run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG_COLUMNS,
-                    _fingerprint(settings, layout, references.n_sentences), inputs, resume, quiet)
+                    _fingerprint(tuner, settings, layout, references.n_sentences), inputs, resume, quiet)
     out = run.out
     if run.resumed is not None:
         saved = run.resumed
@@ -204,10 +245,11 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
         if number <= SEEDS:
             weights = seeds[number - 1]
         else:
-            weights, updates = online_training_step(pool, settings, rng)
+            fitted = tuner.fit(TuningData(pool=pool), np.zeros(layout.size), rng)
+            weights, updates = fitted.weights_, fitted.updates_
         trained = time.perf_counter()
         batch, dev_bleu = decoded_pool(decoder(weights), layout, references, settings.dedup)
-        sentence_bleu = float(sentence_bleu_plus1(batch.stats[batch.offsets[:-1]]).mean())
+        sentence_bleu = float(GAINS["bleu+1"].score(batch.stats[batch.offsets[:-1]]).mean())
         pool, n_new = pool.merge(batch)
         decoded = time.perf_counter()
         records.append(Pass(number, sentence_bleu, dev_bleu,
@@ -236,10 +278,12 @@ def kept_pass(passes: Sequence[Pass], keep: str) -> Pass:
     return max(passes, key=lambda r: r.corpus_bleu if keep == "best-dev" else r.sentence_bleu)
 
 
-def _fingerprint(settings: RelevantSetSettings, layout: FeatureLayout, n_sentences: int) -> dict:
+def _fingerprint(tuner: RelevantSetTuner, settings: RelevantSetSettings, layout: FeatureLayout,
+                 n_sentences: int) -> dict:
     """What a resumed run must share with the run it continues (any number of passes, any choice of the kept
     pass)."""
-    return {**{k: v for k, v in asdict(settings).items() if k not in ("passes", "keep")},
+    return {"algorithm": tuner.name, **tuner.params(),
+            **{k: v for k, v in asdict(settings).items() if k not in ("passes", "keep")},
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences}
 
 

@@ -46,7 +46,8 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
-from pbmt.tune.loop import make_optimizer, optimizer_parameters
+from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.tuner import TuningData
 from pbmt.base.nbest import parse_line
 from pbmt.tune.pool import Pool, References, argmax_by_sentence
 from pbmt.features import FeatureSpec
@@ -147,7 +148,7 @@ class RescoringModel:
     "score" or "none"; score_range: ``r`` of "score"; scaling,
     scaled_weights: the feature map and the weights on mapped features
     (None unless "features"); parameters: the optimiser's parameters, JSON
-    values (``pbmt.tune.loop.optimizer_parameters``), kept for the record.
+    values (``Tuner.params``), kept for the record.
     """
 
     layout: FeatureLayout
@@ -259,18 +260,20 @@ def _vector(layout: FeatureLayout, named: dict[str, list[float]]) -> np.ndarray:
 
 def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec], algorithm: str,
           rng: np.random.Generator, **params) -> RescoringModel:
-    """Fit the optimiser ``algorithm`` (a name in ``pbmt.tune.loop.OPTIMIZERS``, built with
+    """Fit the tuner ``algorithm`` (a name in ``pbmt.tune.registry.POOL_TUNERS``, built with
     ``params``) on ``lists``, whose last columns are those of ``specs``, starting from the
     decoder's weights (``decoder_weights``) and 0 for the rescoring columns."""
-    optimizer = make_optimizer(algorithm, **params)
+    if algorithm not in POOL_TUNERS:
+        raise PbmtError(f"unknown rescoring algorithm {algorithm!r}; known: {', '.join(POOL_TUNERS)}")
+    optimizer = POOL_TUNERS[algorithm](**params)
     pool = to_pool(lists, references)
     sizes = dict(zip(lists.layout.names, lists.layout.sizes))
     n_decoder = lists.layout.size - sum(sizes[s.name] for s in specs)
     initial = np.zeros(lists.layout.size)
     initial[:n_decoder] = decoder_weights(lists.features[:, :n_decoder], lists.totals, lists.offsets)
-    fitted = optimizer.fit(pool, initial, rng)
+    fitted = optimizer.fit(TuningData(pool=pool), initial, rng)
     weights = np.array(fitted.weights_, dtype=np.float64)
-    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer_parameters(optimizer).items()}
+    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer.params().items()}
     if isinstance(fitted, ListNet):
         return RescoringModel(lists.layout, weights, tuple(specs), algorithm, fitted.normalisation,
                               fitted.score_range if fitted.normalisation == "score" else None, fitted.scaling_,

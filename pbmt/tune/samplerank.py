@@ -16,7 +16,7 @@ hypotheses start as glosses (``pbmt.search.sampler.gloss``; ``start``
 3. takes the oracle e+ in N maximising S * gain(y, y_e) + w · h(e), where
    y_e is the batch's hypothesis set with e_j replaced by e, the gain is the
    batch's corpus BLEU in [0, 1] with 0.01 added to every match and total
-   count (``pbmt.metrics.bleu.batch_bleu``; ``gain`` "batch-bleu-unclipped":
+   count (``pbmt.tune.gains``, "batch-bleu"; ``gain`` "batch-bleu-unclipped":
    with the brevity penalty not clipped at 1, above 1 for a batch longer than
    its references) and S is the gain scale;
 4. updates w iff the model and the gain rank (e', e+) differently:
@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import math
 import sys
 import time
@@ -85,10 +86,10 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.base.documents import Documents
+from pbmt.base.documents import LEVELS, Documents
 from pbmt.base.errors import PbmtError
-from pbmt.features import FeatureSpec, GlobalFeature, build
-from pbmt.metrics.bleu import ReferenceSets, batch_bleu, corpus_bleu, reference_sets, segment_stats_ids
+from pbmt.features import KINDS, FeatureSpec, GlobalFeature, build, name_features, parse_requests
+from pbmt.metrics.bleu import ReferenceSets, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.model import TranslationModel
 from pbmt.search.options import TranslationOptions
 from pbmt.search.decoder import decode
@@ -99,16 +100,17 @@ from pbmt.base.parallel import ParallelMap
 from pbmt.search.sampler import Neighbourhood, gloss
 from pbmt.base.plots import MISSING, SAMPLERANK_LOG_COLUMNS
 from pbmt.base.run_state import Checkpoint, RunFolder
+from pbmt.tune.gains import GAINS, Gain, gain_of
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
+from pbmt.tune.options import GAIN, SPARSE_OPTIONS
+from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
 from pbmt.base.vocab import Overlay
 
-GAIN_ADD = 0.01  # added to every BLEU count of the batch gain
 GAIN_SCALE = 300.0  # nats per unit of batch BLEU: about the reference words of a batch of 10 (docs/samplerank.md)
 CLIP = 1e-4  # C; with the paper's 0.01 the LM and TM weights fall far (docs/samplerank.md)
 STEP = 0.01  # expected-gain's step size (docs/samplerank.md)
 UPDATES = ("sample-oracle", "hope-fear", "expected-gain")  # see Settings
-GAINS = ("batch-bleu", "batch-bleu-unclipped")  # the batch's smoothed BLEU, its brevity penalty clipped at 1 or not
 STARTS = ("gloss", "decoder")  # a batch's chains start at the gloss (the paper's) or the stack decoder's 1-best
 OPERATORS = (1.0, 1.0, 0.0)  # MERGE-SPLIT and REORDER equally likely, no RETRANS (the paper's choice)
 # named sets of ``SampleRank`` parameters (``pbmt tune --samplerank-preset``); the others keep their defaults
@@ -166,27 +168,27 @@ def neighbour_stats(neighbourhood: Neighbourhood, references: ReferenceSets, sen
 
 
 class BatchGain:
-    """The gain of a batch, corpus BLEU with ``add`` on every count, kept up to date one sentence at a time.
+    """The ``gain`` of a batch (a ``pbmt.tune.gains`` gain of level "batch": smoothed corpus BLEU of the batch),
+    kept up to date one sentence at a time.
 
     ``stats``: ``int64[k, 10]``, the statistics of the batch's current
     hypotheses (copied). Summed statistics are integers, so swapping a row in
     and out gives exactly the recomputed sum.
     """
 
-    def __init__(self, stats: np.ndarray, add: float = GAIN_ADD, clipped: bool = True):
+    def __init__(self, stats: np.ndarray, gain: Gain = GAINS["batch-bleu"]):
         self.stats = np.array(stats, dtype=np.int64)
         self.total = self.stats.sum(axis=0)
-        self.add = add
-        self.clipped = clipped
+        self.gain = gain
 
     @property
     def value(self) -> float:
         """BLEU of the current hypotheses, in [0, 1] (unclipped: above 1 for a batch longer than its references)."""
-        return float(batch_bleu(self.total, self.add, self.clipped))
+        return float(self.gain.score(self.total))
 
     def with_replaced(self, j: int, rows: np.ndarray) -> np.ndarray:
         """Gains ``float64[n]`` of the batch with sentence ``j``'s statistics replaced by each of ``rows`` (n, 10)."""
-        return batch_bleu(self.total - self.stats[j] + rows, self.add, self.clipped)
+        return self.gain.score(self.total - self.stats[j] + rows)
 
     def replace(self, j: int, row: np.ndarray) -> None:
         """Make ``row`` the statistics of sentence ``j``."""
@@ -270,7 +272,7 @@ class Settings:
     expected batch gain over the neighbourhood (no pair, no clip C);
     temperature: the sample is drawn with probability ∝ exp(w · h /
     temperature) (the paper's 1; below 1 the chains stay near the model's
-    best); gain: one of ``GAINS`` (the paper's "batch-bleu"; unclipped, the
+    best); gain: a batch gain of ``pbmt.tune.gains`` (the paper's "batch-bleu"; unclipped, the
     default, the tuned output is not shorter than the untuned weights', and
     test BLEU is 0.37 higher: docs/tuning-results.md); start: where a
     batch's chains start, one of ``STARTS`` (the
@@ -296,8 +298,7 @@ class Settings:
             raise ValueError(f"update must be one of {', '.join(UPDATES)}, got {self.update!r}")
         if self.start not in STARTS:
             raise ValueError(f"start must be one of {', '.join(STARTS)}, got {self.start!r}")
-        if self.gain not in GAINS:
-            raise ValueError(f"gain must be one of {', '.join(GAINS)}, got {self.gain!r}")
+        gain_of(self.gain, "batch")
         if (self.batch_size < 1 or self.samples_per_sentence < 1 or self.burn_in_per_sentence < 0 or self.c <= 0
                 or self.gain_scale <= 0 or self.temperature <= 0 or self.step <= 0):
             raise ValueError(f"need batch_size >= 1, samples_per_sentence >= 1, burn_in_per_sentence >= 0, "
@@ -355,8 +356,7 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
         first = [chain.derivation.target_words(sampler.options) for chain, sampler in zip(chains, samplers)]
         offsets = np.concatenate([[0], np.cumsum([len(f) for f in first])]).astype(np.int64)
         words = np.concatenate(first).astype(np.int32) if first else np.zeros(0, np.int32)
-        gain = BatchGain(segment_stats_ids(offsets, words, batch, dev.references),
-                         clipped=settings.gain == "batch-bleu")
+        gain = BatchGain(segment_stats_ids(offsets, words, batch, dev.references), gain_of(settings.gain, "batch"))
         burn_in = settings.burn_in_per_sentence * len(batch)
         for step in range(burn_in + settings.samples_per_sentence * len(batch)):
             j = int(rng.integers(len(batch)))
@@ -588,9 +588,107 @@ def epoch_line(e: EpochLog) -> str:
             f"averaged weights, {e.updates} updates in {e.steps} steps, {e.seconds:.1f} s")
 
 
-class SampleRank:
+@dataclass(frozen=True)
+class SamplerTask:
+    """What SampleRank's ``fit`` samples: ``model`` (tuned from its dense and sparse weights), the tuning
+    sentences ``sources`` and their ``references`` (lines in the model's token form), their ``documents``
+    (covering exactly those sentences: batches and shards then never cross a document boundary, see
+    ``batches``, and whole documents are held out), and the run: ``inputs`` (digests of the files it reads,
+    ``pbmt.base.run_state.tuning_inputs``), ``resume`` (continue the run saved in the tuner's ``out``) and
+    ``quiet`` (no progress bars)."""
+
+    model: TranslationModel
+    sources: Sequence[str]
+    references: Sequence[str]
+    documents: Documents | None = None
+    inputs: dict[str, str] | None = None
+    resume: bool = False
+    quiet: bool = True
+
+    @property
+    def start_weights(self) -> np.ndarray:
+        """The model's weights, float64[n_weights(model)]: dense, then sparse."""
+        sparse = self.model.sparse.weights if self.model.sparse is not None else []
+        return np.concatenate([self.model.weights, sparse]).astype(np.float64)
+
+
+GROUP = Group("samplerank", "sample hypotheses with the Gibbs sampler and update the weights online; moses.ini gets "
+              "the averaged weights of the last epoch, or with --held-out those of the epoch that decodes the held-out "
+              "sentences best (Haddow et al.'s 'maximum held-out' weights)")
+DOCUMENTS = Group("samplerank: documents and global features", "sentence- and document-level features learnt with "
+                  "the others and written to global-weights.txt for pbmt translate --documents "
+                  "(docs/global-features.md)")
+
+
+def _preset(flags: tuple[str, ...], help: str, parameter: str, shown: str = "", **kwargs) -> Option:
+    """An option a preset sets: not given by default, its help naming SampleRank's default."""
+    return Option(flags, f"{help} (default: {{SampleRank.{parameter}{shown}}})", parameter, GROUP,
+                  default=TUNER_DEFAULT, dest=flags[-1].lstrip("-").replace("-", "_"), **kwargs)
+
+
+_PRESET_OPTIONS = (
+    _preset(("--samples-per-sentence",), "sampler steps per batch sentence, each a possible update",
+            "samples_per_sentence", type=int),
+    _preset(("--burn-in-per-sentence",), "sampler steps per batch sentence before updates start",
+            "burn_in_per_sentence", type=int),
+    _preset(("--samplerank-update",), "the update rule: the paper's MIRA-like step on a misranked (sample, oracle) "
+            "pair; the same step on the oracle (hope) and the neighbour violating its margin most (fear); or a "
+            "gradient step on the neighbourhood's expected batch BLEU after every sample (docs/samplerank.md "
+            "compares them)", "update", choices=UPDATES),
+    _preset(("--samplerank-c",), "the clip C of a MIRA-like update (the paper's 0.01)", "c", ":g", type=float),
+    _preset(("--samplerank-step",), "expected-gain: the step size, in weight units per nat-scaled covariance of "
+            "batch BLEU and a feature", "step", ":g", type=float),
+    _preset(("--gain-scale",), "nats of model score per unit of batch BLEU (in [0, 1]) in the oracle's choice and "
+            "the update's margin (the paper's 1)", "gain_scale", ":g", type=float),
+    _preset(("--temperature",), "samples are drawn with probability proportional to exp(model score / T) (the "
+            "paper's 1; below 1 the chains stay near the model's best)", "temperature", ":g", type=float),
+    _preset(("--chain-start",), "where each batch's chains start: the gloss (the paper's) or the stack decoder's "
+            "1-best under the current weights", "start", choices=STARTS),
+    _preset(("--chains",), "chains on shards of the dev set, mixed after each epoch (run on --workers processes, "
+            "several in turn on each)", "chains", type=int),
+)
+_FLAGS = {**{o.parameter: o.flags[-1] for o in _PRESET_OPTIONS}, "gain": "--gain"}
+_DESCRIBED = {"paper": "Haddow et al.'s settings", "expected-gain": "the variant of docs/samplerank.md"}
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+OPTIONS = (
+    GAIN,
+    *SPARSE_OPTIONS,
+    Option(("--samplerank-preset",), "set the options below as NAME says, unless they are given: " + "; ".join(
+        f"{name} ({_DESCRIBED[name]}): " + " ".join(f"{_FLAGS[p]} {_shown(v)}" for p, v in values.items())
+        for name, values in sorted(PRESETS.items(), key=lambda item: item[0] != "paper")), group=GROUP,
+        default=None, choices=sorted(PRESETS), metavar="NAME"),
+    Option(("--epochs",), "passes over the tuning sentences, each of --burn-in-per-sentence and "
+           "--samples-per-sentence sampler steps per sentence", "epochs", GROUP, type=int),
+    Option(("--held-out",), "hold out N dev sentences, spread evenly over it (with --documents whole documents, "
+           "about N sentences), never tuned on: after every epoch they are decoded (1-best) with its averaged "
+           "weights, the held-out BLEU is logged and moses.ini gets the best epoch's weights (the earliest of "
+           "equals). Costs a 1-best decode of N sentences per epoch", "held_out", GROUP, default=TUNER_DEFAULT,
+           type=int, metavar="N"),
+    Option(("--batch-size",), "sentences per batch (the gain is the batch's BLEU)", "batch_size", GROUP, type=int),
+    *_PRESET_OPTIONS,
+    Option(("--dev-bleu",), "after every epoch, decode the tuning sentences (1-best) with its averaged weights and "
+           "log their BLEU (for the log only); it adds about a sixth to an epoch at 100 + 100 steps per sentence "
+           "(docs/samplerank.md)", "dev_bleu", GROUP, default=True, boolean=True),
+    Option(("--documents",), "a keys file (one 'BOOK CHAPTER:VERSE' per dev line); batches then never cross a "
+           "document boundary, and --held-out holds out whole documents", group=DOCUMENTS, default=None, type=Path,
+           metavar="KEYS"),
+    Option(("--document-level",), "what a document is in --documents", group=DOCUMENTS,
+           default=inspect.signature(Documents.read).parameters["level"].default, choices=LEVELS),
+    Option(("--global-features",), "global features to learn (with --documents every batch is one whole "
+           "document); registered: " + ", ".join(sorted(k for k, v in KINDS.items() if not v.nbest_only)),
+           "global_features", DOCUMENTS, default=TUNER_DEFAULT, metavar="NAME[:ARG][,...]"),
+)
+
+
+class SampleRank(Tuner):
     """SampleRank tuning of a model's dense weights, and of its sparse ones when it has them (see the module
-    docstring; ``model.sparse``'s families are tuned from its weights).
+    docstring; ``model.sparse``'s families are tuned from its weights), a tuner (``pbmt.tune.tuner``) that
+    runs its own loop over the sampler's batches (``data.sampler``, a ``SamplerTask``).
 
     epochs: passes over the tuning set; chains: chains run side by side on
     shards of it, mixed after each epoch; workers / scheduler: where the
@@ -598,9 +696,12 @@ class SampleRank:
     turn; the result does not depend on it); out: the run's folder
     (``pbmt.base.run_state.RunFolder``), whose checkpoint and ``log.tsv``
     (``SAMPLERANK_LOG_COLUMNS``) are rewritten after every epoch and from which
-    ``fit(..., resume=True)`` continues. global_features: ``pbmt.features.FeatureSpec``s whose weights
-    (from 0) are learnt with the others; with them, ``fit``'s documents make
-    every batch one whole document (document-level features see it).
+    a ``SamplerTask`` with ``resume`` continues. global_features:
+    ``pbmt.features.FeatureSpec``s whose weights (from 0) are learnt with the
+    others, or their requests as ``--global-features`` spells them
+    ("NAME[:ARG][,...]", named against the model's features at ``fit``); with
+    them, the task's documents make every batch one whole document
+    (document-level features see it).
     held_out: hold out about this many sentences (``held_out_sentences``;
     0: none), decode them after every epoch and keep the averaged weights of
     the epoch with the best held-out BLEU (the earliest of equals); dev_bleu:
@@ -614,6 +715,10 @@ class SampleRank:
     and ``run_`` (the ``RunFolder``, or None without ``out``).
     """
 
+    name, title, loop, reads, features, gain_level = "samplerank", "SampleRank", "sampler", ("sampler",), \
+        ("dense", "boundary"), "batch"
+    options, presets, preset_option = OPTIONS, PRESETS, "samplerank_preset"
+
     def __init__(self, epochs: int = 5, batch_size: int = Settings.batch_size,
                  samples_per_sentence: int = Settings.samples_per_sentence,
                  burn_in_per_sentence: int = Settings.burn_in_per_sentence, c: float = Settings.c, chains: int = 4,
@@ -621,7 +726,8 @@ class SampleRank:
                  gain_scale: float = Settings.gain_scale, margin_updates: bool = Settings.margin_updates,
                  update: str = Settings.update, temperature: float = Settings.temperature, start: str = Settings.start,
                  step: float = Settings.step, gain: str = Settings.gain,
-                 global_features: Sequence[FeatureSpec] = (), held_out: int = 0, dev_bleu: bool = False):
+                 global_features: Sequence[FeatureSpec] | str | None = (), held_out: int = 0,
+                 dev_bleu: bool = False):
         if epochs < 1 or chains < 1 or held_out < 0:
             raise ValueError(f"epochs and chains must be at least 1 and held_out at least 0, got {epochs}, {chains} "
                              f"and {held_out}")
@@ -629,23 +735,22 @@ class SampleRank:
         self.settings = Settings(batch_size, samples_per_sentence, burn_in_per_sentence, c, gain_scale,
                                  margin_updates, update, temperature, start, step, gain)
         self.out = out
-        self.global_features = tuple(global_features)
+        self.global_features = global_features if isinstance(global_features, str) else tuple(global_features or ())
         self.held_out, self.dev_bleu = held_out, dev_bleu
 
-    def fit(self, model: TranslationModel, sources: Sequence[str], references: Sequence[str],
-            rng: np.random.Generator, resume: bool = False, documents: Documents | None = None,
-            inputs: dict[str, str] | None = None, quiet: bool = True) -> "SampleRank":
-        """Tune ``model``'s weights on ``sources`` against ``references`` (lines in the model's token form).
-
-        The run seed is drawn from ``rng``; ``resume`` continues the run saved
-        in ``out`` (its seed, weights and sums) instead of starting anew, if
-        its settings and ``inputs`` (digests of the files the run reads,
-        ``pbmt.base.run_state.tuning_inputs``) are this run's (which it says
-        unless ``quiet``, as it shows progress bars).
-        ``documents`` (covering exactly the given sentences): batches and
-        shards then never cross a document boundary (see ``batches``), and
-        whole documents are held out.
-        """
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "SampleRank":
+        """Tune ``data.sampler.model``'s weights from ``initial_weights`` (float64[n_weights(model)]: dense, then
+        sparse) on the task's sentences; the run seed is drawn from ``rng``. A resumed run continues the run
+        saved in ``out`` (its seed, weights and sums) instead of starting anew, if its settings and inputs are
+        this run's (which it says unless quiet, as it shows progress bars)."""
+        data.check(self)
+        task = data.sampler
+        model, sources, references, documents = task.model, task.sources, task.references, task.documents
+        resume, inputs, quiet = task.resume, task.inputs, task.quiet
+        initial_weights = np.asarray(initial_weights, dtype=np.float64)
+        if initial_weights.shape != (n_weights(model),):
+            raise ValueError(f"{len(initial_weights)} initial weights for a model of {n_weights(model)}")
+        specs = self.global_specs(model)
         if len(sources) != len(references) or not len(sources):
             raise ValueError(f"{len(sources)} sources for {len(references)} references")
         chunk_of = None
@@ -654,22 +759,22 @@ class SampleRank:
                 raise ValueError(f"the documents cover {documents.n_lines} sentences, the tuning set has "
                                  f"{len(sources)}")
             # global features: whole documents; else runs of at most batch_size lines of one document
-            chunk_of = documents.document_of() if self.global_features else documents.chunks(self.settings.batch_size)
+            chunk_of = documents.document_of() if specs else documents.chunks(self.settings.batch_size)
         held = self.held_out_ = (held_out_sentences(len(sources), self.held_out, documents) if self.held_out
                                  else np.zeros(0, np.int64))
         tuning = np.setdiff1d(np.arange(len(sources)), held)
-        global_features = build(self.global_features, model.vocab)  # first: their LMs add words to the model's
+        global_features = build(specs, model.vocab)  # first: their LMs add words to the model's
         dev = self.dev_ = encode_dev(model, sources, references)
         self.feature_names_ = tuple(f"{f.names[0]}_{i}" if f.size > 1 else f.names[0]
                                     for f in global_features for i in range(f.size))
         seed = int(rng.integers(2**63))
-        weights = np.concatenate([model.weights, model.sparse.weights if model.sparse is not None else [],
-                                  np.zeros(len(self.feature_names_))])
+        weights = np.concatenate([initial_weights, np.zeros(len(self.feature_names_))])
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
         run = self.run_ = None
         if self.out is not None:
             run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG_COLUMNS,
-                                        self._fingerprint(model, dev.sources, chunk_of, held), inputs, resume, quiet)
+                                        self._fingerprint(model, specs, dev.sources, chunk_of, held), inputs, resume,
+                                        quiet)
         if run is not None and run.resumed is not None:
             seed, weights, weight_sum, collected, log = _restored(run.resumed)
             start = len(log)
@@ -686,7 +791,7 @@ class SampleRank:
                          [log_row(model, e) for e in log])
 
         chains = min(self.chains, len(tuning) if chunk_of is None else len(np.unique(chunk_of[tuning])))
-        state = _Chains(model, dev, chunk_of, self.global_features, global_features)
+        state = _Chains(model, dev, chunk_of, tuple(specs), global_features)
         with (ParallelMap(functools.partial(_chain_work, self.settings, seed), state, self.workers,
                           self.scheduler) as pool,
               tqdm(total=self.epochs, initial=min(start, self.epochs), unit="epoch", desc="SampleRank",
@@ -740,7 +845,19 @@ class SampleRank:
             out.append(e)
         return out, measured
 
-    def _fingerprint(self, model, sources, chunk_of, held: np.ndarray) -> dict:
+    def params(self) -> dict:
+        """The constructor's parameters as set (``Settings``' fields among them)."""
+        return {**self.settings.__dict__, "epochs": self.epochs, "chains": self.chains, "workers": self.workers,
+                "scheduler": self.scheduler, "out": self.out, "global_features": self.global_features,
+                "held_out": self.held_out, "dev_bleu": self.dev_bleu}
+
+    def global_specs(self, model: TranslationModel) -> list[FeatureSpec]:
+        """The global features' specs: as given, or named from their requests against ``model``'s features."""
+        if not isinstance(self.global_features, str):
+            return list(self.global_features)
+        return name_features(parse_requests(self.global_features), model.layout.names, nbest=False)
+
+    def _fingerprint(self, model, specs, sources, chunk_of, held: np.ndarray) -> dict:
         """What a resumed run must share with the run it continues: settings, chains, global features, start
         weights, sparse features, tuning set, batching and held-out sentences (any number of epochs)."""
         start = hashlib.sha256(np.asarray(model.weights, np.float64).tobytes())
@@ -754,7 +871,7 @@ class SampleRank:
         held_out = {"held out": held.tolist()} if len(held) else {}  # absent: a run of an older pbmt resumes
         settings = {k: v for k, v in self.settings.__dict__.items() if (k, v) != ("gain", "batch-bleu")}  # likewise
         return {**settings, "chains": self.chains,
-                "global features": [list(f.__dict__.values()) for f in self.global_features],
+                "global features": [list(f.__dict__.values()) for f in specs],
                 "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest(), **held_out}
 
 

@@ -25,8 +25,8 @@ from pbmt.metrics.bleu import (
     segment_stats,
     segment_stats_ids,
     sentence_bleu_plus1,
-    sentence_gain,
 )
+from pbmt.tune.gains import GAINS, gain_of
 from pbmt.base.vocab import Vocab
 
 
@@ -306,7 +306,7 @@ def test_unclipped_brevity_penalty_bleu_plus1_from_scratch():
             assert value == pytest.approx(sacre.score / 100, rel=1e-9)
     assert longer > 10
     np.testing.assert_array_equal(brevity_penalty(stats, clipped=False) >= brevity_penalty(stats), True)
-    np.testing.assert_array_equal(sentence_gain(stats, "bleu+1-unclipped"), unclipped)
-    np.testing.assert_array_equal(sentence_gain(stats, "bleu+1"), sentence_bleu_plus1(stats))
+    np.testing.assert_array_equal(GAINS["bleu+1-unclipped"].score(stats), unclipped)
+    np.testing.assert_array_equal(GAINS["bleu+1"].score(stats), sentence_bleu_plus1(stats))
     with pytest.raises(ValueError, match="gain must be one of"):
-        sentence_gain(stats, "bleu")
+        gain_of("bleu", "sentence")

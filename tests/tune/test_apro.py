@@ -2,10 +2,11 @@ import numpy as np
 import pytest
 from test_pro import cosine, linear_pool
 
-from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_gain
+from pbmt.tune.gains import gain_of, names_of
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.apro import Apro, ranking_objective
 from pbmt.tune.pool import Pool
+from pbmt.tune.tuner import TuningData
 
 
 def all_pairs_objective(w, features, gains, offsets, c):
@@ -58,12 +59,12 @@ def test_equal_gains_make_no_pair():
 @pytest.mark.parametrize("seed", range(3))
 def test_apro_recovers_the_gold_weights_of_a_linear_pool(seed):
     pool, w_star = linear_pool(np.random.default_rng(seed))
-    apro = Apro().fit(pool, np.zeros(len(w_star)), np.random.default_rng(0))
+    apro = Apro().fit(TuningData(pool=pool), np.zeros(len(w_star)), np.random.default_rng(0))
     assert cosine(apro.weights_, w_star) > 0.99
     assert pool.bleu(apro.weights_) > pool.bleu(-w_star) + 0.1
 
 
-@pytest.mark.parametrize("gain", SENTENCE_GAINS)
+@pytest.mark.parametrize("gain", names_of("sentence"))
 def test_apro_minimises_the_objective_without_randomness_and_keeps_fixed_weights(gain):
     pool, _ = linear_pool(np.random.default_rng(6), n_sent=20)
     layout = FeatureLayout(("F0", "UnknownWordPenalty0", "F2"), ("", "", ""), (2, 1, 2))
@@ -71,13 +72,13 @@ def test_apro_minimises_the_objective_without_randomness_and_keeps_fixed_weights
     start = np.array([0.5, -0.5, 1.0, 0.2, 0.1])
     rng = np.random.default_rng(1)
     state = rng.bit_generator.state
-    apro = Apro(c=0.5, interpolation=0.3, gain=gain).fit(pool, start, rng)
+    apro = Apro(c=0.5, interpolation=0.3, gain=gain).fit(TuningData(pool=pool), start, rng)
     assert rng.bit_generator.state == state
-    again = Apro(c=0.5, interpolation=0.3, gain=gain).fit(pool, start * 3, None)
+    again = Apro(c=0.5, interpolation=0.3, gain=gain).fit(TuningData(pool=pool), start * 3, None)
     free = np.array([True, True, False, True, True])
     assert np.array_equal(apro.solution_weights_, again.solution_weights_)
     value, gradient = ranking_objective(apro.solution_weights_[free], pool.features[:, free],
-                                        sentence_gain(pool.stats, gain), pool.offsets, 0.5)
+                                        gain_of(gain, "sentence").score(pool.stats), pool.offsets, 0.5)
     assert value == pytest.approx(apro.objective_)
     assert np.abs(gradient).max() < 1e-4
     assert apro.solution_weights_[2] == 0.0

@@ -15,6 +15,7 @@ from pbmt.features.translation import Translator
 from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
 from pbmt.tune.mert import Mert, PoolLines
 from pbmt.tune.pool import Pool, References, tuned_columns
+from pbmt.tune.tuner import TuningData
 
 from lattice_paths import complete_paths, path_words
 
@@ -72,9 +73,9 @@ def test_lattice_mert_fits_what_mert_fits_on_the_pool_of_all_paths(graphs):
     """Och's unbounded search: each line search is the same, so the climbs are the same."""
     model, lattices, references, pool = graphs
     params = dict(restarts=2, random_directions=3, max_step=None, keep_signs=False, significance=0.0)
-    lattice = LatticeMert(**params).fit(pool, model.weights, np.random.default_rng(4), lattices=lattices,
-                                        references=references)
-    nbest = Mert(**params).fit(pool, model.weights, np.random.default_rng(4))
+    lattice = LatticeMert(**params).fit(TuningData(pool=pool, lattices=lattices, references=references),
+                                        model.weights, np.random.default_rng(4))
+    nbest = Mert(**params).fit(TuningData(pool=pool), model.weights, np.random.default_rng(4))
     np.testing.assert_allclose(lattice.weights_, nbest.weights_, rtol=0, atol=1e-9)
     assert lattice.score_ == pytest.approx(nbest.score_, abs=1e-12)
     assert lattice.score_ > pool.bleu(model.weights)
@@ -83,7 +84,8 @@ def test_lattice_mert_fits_what_mert_fits_on_the_pool_of_all_paths(graphs):
 def test_lattice_mert_needs_the_graphs(graphs):
     model, _, _, pool = graphs
     with pytest.raises(Exception, match="search graphs"):
-        LatticeMert().fit(pool, model.weights, np.random.default_rng(0))
+        LatticeMert().fit(TuningData(pool=pool, lattices=[], references=pool), model.weights,
+                          np.random.default_rng(0))
 
 
 def test_pbmt_tune_lattice_mert(tiny_model_dir, tiny_dev, tmp_path, capsys, monkeypatch):

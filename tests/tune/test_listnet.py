@@ -7,8 +7,9 @@ from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.base.csr import segment_softmax
 from pbmt.tune.listnet import FeatureScaling, ListNet, distinct_candidates, loss_and_gradient, reference_scores
-from pbmt.tune.loop import make_optimizer
+from pbmt.tune.registry import POOL_TUNERS
 from pbmt.tune.pool import Pool
+from pbmt.tune.tuner import TuningData
 
 
 def _lists(rng, n_lists=4, n_features=5):
@@ -110,7 +111,7 @@ def _top1_accuracy(pool, weights):
                                                            ("score", 1.0, 0.85)])
 def test_recovers_a_linear_gold_ranking(normalisation, rate, accuracy):
     pool = _synthetic_pool(np.random.default_rng(5))
-    model = ListNet(normalisation=normalisation, learning_rate=rate, epochs=30).fit(pool, np.zeros(5),
+    model = ListNet(normalisation=normalisation, learning_rate=rate, epochs=30).fit(TuningData(pool=pool), np.zeros(5),
                                                                                     np.random.default_rng(1))
     assert _top1_accuracy(pool, np.zeros(5)) < 0.2
     assert _top1_accuracy(pool, model.weights_) >= accuracy
@@ -122,7 +123,8 @@ def test_recovers_a_linear_gold_ranking(normalisation, rate, accuracy):
 
 def test_deterministic_from_the_seed_and_plugs_into_the_loop():
     pool = _synthetic_pool(np.random.default_rng(2), n_sent=40)
-    fits = [make_optimizer("listnet", epochs=3, eval_every=1).fit(pool, np.ones(5), np.random.default_rng(seed))
+    fits = [POOL_TUNERS["listnet"](epochs=3, eval_every=1).fit(TuningData(pool=pool), np.ones(5),
+                                                              np.random.default_rng(seed))
             for seed in (7, 7, 8)]
     assert np.array_equal(fits[0].weights_, fits[1].weights_)
     assert fits[0].history_ == fits[1].history_
@@ -133,9 +135,10 @@ def test_deterministic_from_the_seed_and_plugs_into_the_loop():
 def test_starts_from_the_initial_weights_and_respects_the_budget():
     pool = _synthetic_pool(np.random.default_rng(4), n_sent=30)
     initial = np.array([1.0, 0.1, 10.0, 0.2, 0.5])
-    model = ListNet(max_batches=0).fit(pool, initial, np.random.default_rng(0))
+    model = ListNet(max_batches=0).fit(TuningData(pool=pool), initial, np.random.default_rng(0))
     np.testing.assert_allclose(model.weights_, initial)
-    model = ListNet(epochs=2, max_batches=5, decay=0.5, learning_rate=0.3).fit(pool, initial, np.random.default_rng(0))
+    model = ListNet(epochs=2, max_batches=5, decay=0.5, learning_rate=0.3).fit(TuningData(pool=pool), initial,
+                                                                               np.random.default_rng(0))
     assert model.n_batches_ == 5 and [h[0] for h in model.history_] == [0, 3, 5]
 
 
@@ -146,7 +149,7 @@ def test_bad_parameters_and_inputs():
         ListNet(learning_rate=0)
     pool = _synthetic_pool(np.random.default_rng(4), n_sent=5)
     with pytest.raises(ValueError, match="expected 5 initial weights"):
-        ListNet().fit(pool, np.zeros(3), np.random.default_rng(0))
+        ListNet().fit(TuningData(pool=pool), np.zeros(3), np.random.default_rng(0))
 
 
 def _with_duplicates(pool, rng, share=0.5):
@@ -190,7 +193,8 @@ def test_distinct_trains_on_each_translation_once():
     doubled, _ = _with_duplicates(clean, rng)
     initial = rng.normal(size=5)
     # on each distinct translation: the same batches, scaling and losses as on the list without repeats
-    fits = {name: ListNet(epochs=3, eval_every=1, distinct=distinct).fit(pool, initial, np.random.default_rng(4))
+    fits = {name: ListNet(epochs=3, eval_every=1, distinct=distinct).fit(TuningData(pool=pool), initial,
+                                                                         np.random.default_rng(4))
             for name, pool, distinct in (("clean", clean, False), ("distinct", doubled, True),
                                          ("every", doubled, False))}
     assert fits["distinct"].n_items_ == fits["clean"].n_items_ == clean.n_candidates < doubled.n_candidates
@@ -234,7 +238,7 @@ def test_fit_minimises_the_cross_entropy_towards_its_gain():
     offsets = np.concatenate([[0], np.cumsum(np.bincount(pool.sentence[items], minlength=pool.n_sentences))])
     losses = {}
     for gain in ("bleu+1", "bleu+1-unclipped"):
-        model = ListNet(gain=gain, max_batches=0).fit(pool, initial, np.random.default_rng(0))
+        model = ListNet(gain=gain, max_batches=0).fit(TuningData(pool=pool), initial, np.random.default_rng(0))
         scaling = FeatureScaling.fit(pool.features[items])
         target = []
         for s in range(pool.n_sentences):

@@ -180,9 +180,9 @@ def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_
     with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings: seed 1 there, 2 now"):
         run(FakeDecoder(layout), config, layout, tmp_path, resume=True, seed=2, max_iterations=2)
     with pytest.raises(PbmtError, match="cannot resume: it holds a loop run, not a relevant-set one"):
-        from pbmt.tune.relevant_set import RelevantSetSettings, relevant_set_tune
+        from pbmt.tune.relevant_set import Costmargin, RelevantSetSettings, relevant_set_tune
         relevant_set_tune(FakeDecoder(layout), References(FakeDecoder(layout).references), config, layout,
-                          RelevantSetSettings(), tmp_path, resume=True)
+                          Costmargin(), RelevantSetSettings(), tmp_path, resume=True)
     decoder = FakeDecoder(layout)
     assert len(run(decoder, config, layout, tmp_path, resume=True, max_iterations=1).iterations) == 1
     assert decoder.calls == 0

@@ -5,6 +5,7 @@ from pbmt.metrics.bleu import bleu, corpus_bleu, segment_stats
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.mert import Mert, line_search
 from pbmt.tune.pool import Pool
+from pbmt.tune.tuner import TuningData
 
 WORDS = "the lord said unto moses and house of israel go".split()
 
@@ -103,7 +104,8 @@ def test_every_step_of_a_bounded_climb_stays_within_its_reach(monkeypatch):
     rng = np.random.default_rng(8)
     pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
     start = rng.uniform(0.5, 1.0, size=5)
-    mert = Mert(restarts=2, random_directions=3, max_step=0.5, keep_signs=False).fit(pool, start, np.random.default_rng(0))
+    mert = Mert(restarts=2, random_directions=3, max_step=0.5, keep_signs=False).fit(TuningData(pool=pool), start,
+                                                                                     np.random.default_rng(0))
     assert mert.score_ >= pool.bleu(start)
     assert steps and all(abs(gamma) < reach < np.inf for gamma, reach in steps)
     assert steps[0][1] == pytest.approx(0.5 * start.sum())  # the reach is max_step times the L1 norm
@@ -181,7 +183,8 @@ def test_mert_reaches_the_gold_bleu_of_a_linear_pool(seed):
     start = -w_star
     assert pool.bleu(start) < gold - 0.1
     # the start is -w*: every sign must flip to reach it
-    mert = Mert(restarts=5, random_directions=4, keep_signs=False).fit(pool, start, np.random.default_rng(seed))
+    mert = Mert(restarts=5, random_directions=4, keep_signs=False).fit(TuningData(pool=pool), start,
+                                                                       np.random.default_rng(seed))
     assert mert.score_ == pytest.approx(gold, abs=1e-12)
     assert pool.bleu(mert.weights_) == pytest.approx(gold, abs=1e-12)
     assert np.abs(mert.weights_).sum() == pytest.approx(1.0)
@@ -193,8 +196,8 @@ def test_mert_is_deterministic_given_the_generator_and_keeps_fixed_weights():
     layout = FeatureLayout(("A", "UnknownWordPenalty0", "B"), ("", "", ""), (2, 1, 1))
     pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.3, -0.2, 1.0, 0.5])
-    first = Mert(restarts=3).fit(pool, start, np.random.default_rng(5))
-    second = Mert(restarts=3).fit(pool, start, np.random.default_rng(5))
+    first = Mert(restarts=3).fit(TuningData(pool=pool), start, np.random.default_rng(5))
+    second = Mert(restarts=3).fit(TuningData(pool=pool), start, np.random.default_rng(5))
     assert np.array_equal(first.weights_, second.weights_)
     assert first.weights_[2] == 1.0
     assert np.abs(first.weights_[[0, 1, 3]]).sum() == pytest.approx(1.0)
@@ -202,7 +205,8 @@ def test_mert_is_deterministic_given_the_generator_and_keeps_fixed_weights():
     # the fixed column takes no part in the search: changing its values changes nothing
     shuffled = pool.features.copy()
     shuffled[:, 2] = rng.normal(size=len(shuffled))
-    other = Mert(restarts=3).fit(Pool(layout, shuffled, pool.stats, pool.offsets, pool.keys, pool.texts), start,
+    other = Mert(restarts=3).fit(TuningData(pool=Pool(layout, shuffled, pool.stats, pool.offsets, pool.keys,
+                                 pool.texts)), start,
                                  np.random.default_rng(5))
     assert np.array_equal(other.weights_, first.weights_)
 
@@ -211,7 +215,7 @@ def test_mert_never_ends_below_its_start():
     rng = np.random.default_rng(21)
     pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
     start = rng.normal(size=5)
-    mert = Mert(restarts=0, random_directions=0).fit(pool, start, np.random.default_rng(0))
+    mert = Mert(restarts=0, random_directions=0).fit(TuningData(pool=pool), start, np.random.default_rng(0))
     assert mert.score_ >= pool.bleu(start)
     assert pool.bleu(mert.weights_) == pytest.approx(mert.score_, abs=1e-12)
 
@@ -225,8 +229,8 @@ def test_interpolation_moves_part_of_the_way_from_the_start_to_the_optimum(psi):
     layout = FeatureLayout(("A", "UnknownWordPenalty0", "B"), ("", "", ""), (2, 1, 1))
     pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.3, -0.2, 1.0, 0.5])
-    optimum = Mert(restarts=3).fit(pool, start, np.random.default_rng(5)).weights_
-    damped = Mert(restarts=3, interpolation=psi).fit(pool, start, np.random.default_rng(5))
+    optimum = Mert(restarts=3).fit(TuningData(pool=pool), start, np.random.default_rng(5)).weights_
+    damped = Mert(restarts=3, interpolation=psi).fit(TuningData(pool=pool), start, np.random.default_rng(5))
     tuned = [0, 1, 3]
     expected = psi * optimum[tuned] + (1 - psi) * start[tuned] / np.abs(start[tuned]).sum()
     assert damped.weights_[tuned] == pytest.approx(expected / np.abs(expected).sum(), abs=1e-12)
@@ -239,23 +243,23 @@ def test_interpolation_moves_part_of_the_way_from_the_start_to_the_optimum(psi):
 def test_bad_initial_weights_are_rejected():
     pool = random_pool(np.random.default_rng(0))
     with pytest.raises(ValueError, match="expected 3 initial weights"):
-        Mert().fit(pool, np.zeros(4), np.random.default_rng(0))
+        Mert().fit(TuningData(pool=pool), np.zeros(4), np.random.default_rng(0))
     with pytest.raises(ValueError, match="finite"):
-        Mert().fit(pool, np.array([0.0, np.nan, 1.0]), np.random.default_rng(0))
+        Mert().fit(TuningData(pool=pool), np.array([0.0, np.nan, 1.0]), np.random.default_rng(0))
 
 
 def test_a_random_restart_wins_only_when_significantly_better():
     rng = np.random.default_rng(4)
     pool = random_pool(rng, n_sent=40, max_cand=15, n_features=4)
     start = rng.normal(size=4)
-    incumbent = Mert(restarts=0).fit(pool, start, np.random.default_rng(9))
-    moses_like = Mert(restarts=20, significance=0.0).fit(pool, start, np.random.default_rng(9))
-    tested = Mert(restarts=20).fit(pool, start, np.random.default_rng(9))
+    incumbent = Mert(restarts=0).fit(TuningData(pool=pool), start, np.random.default_rng(9))
+    moses_like = Mert(restarts=20, significance=0.0).fit(TuningData(pool=pool), start, np.random.default_rng(9))
+    tested = Mert(restarts=20).fit(TuningData(pool=pool), start, np.random.default_rng(9))
     # the restarts draw after the climb from the start, so restart 0 is the same climb in all three
     assert moses_like.score_ >= incumbent.score_
     assert moses_like.score_ > incumbent.score_ and not tested.restart_kept_  # a gain of about 0.1 BLEU points
     assert np.array_equal(tested.weights_, incumbent.weights_)
-    loose = Mert(restarts=20, significance=0.999).fit(pool, start, np.random.default_rng(9))
+    loose = Mert(restarts=20, significance=0.999).fit(TuningData(pool=pool), start, np.random.default_rng(9))
     assert loose.restart_kept_ == (moses_like.score_ > incumbent.score_)
     assert np.array_equal(loose.weights_, moses_like.weights_)
     with pytest.raises(ValueError, match="significance"):
@@ -265,8 +269,8 @@ def test_a_random_restart_wins_only_when_significantly_better():
 def test_a_significantly_better_restart_replaces_a_stuck_climb():
     pool, w_star = gold_pool(np.random.default_rng(1))
     one_round = {"random_directions": 0, "tolerance": 1.0, "keep_signs": False}  # each climb stops after one round of line searches
-    stuck = Mert(restarts=0, **one_round).fit(pool, -w_star, np.random.default_rng(9))
-    mert = Mert(restarts=20, **one_round).fit(pool, -w_star, np.random.default_rng(9))
+    stuck = Mert(restarts=0, **one_round).fit(TuningData(pool=pool), -w_star, np.random.default_rng(9))
+    mert = Mert(restarts=20, **one_round).fit(TuningData(pool=pool), -w_star, np.random.default_rng(9))
     assert mert.restart_kept_ and mert.score_ > stuck.score_ + 0.05
 
 
@@ -301,11 +305,11 @@ def swap_trap(n_sent=20):
 def test_keeping_signs_stops_the_pool_optimum_that_decodes_word_salad():
     pool, space = swap_trap()
     start = np.array([1.0, 1.0])
-    free = Mert(restarts=5, keep_signs=False).fit(pool, start, np.random.default_rng(0))
+    free = Mert(restarts=5, keep_signs=False).fit(TuningData(pool=pool), start, np.random.default_rng(0))
     assert np.any(np.sign(free.weights_) != np.sign(start))  # the pool's optimum flips a sign...
     assert free.score_ > pool.bleu(start) + 0.1
     assert space.bleu(free.weights_) < pool.bleu(start) - 0.3  # ...and the wider space's 1-best is the salad
-    kept = Mert(restarts=5).fit(pool, start, np.random.default_rng(0))  # the default keeps signs
+    kept = Mert(restarts=5).fit(TuningData(pool=pool), start, np.random.default_rng(0))  # the default keeps signs
     assert np.all(kept.weights_ > 0)
     assert space.bleu(kept.weights_) == pytest.approx(pool.bleu(start))
 
@@ -315,7 +319,7 @@ def test_a_climb_keeping_signs_never_flips_one_and_matches_brute_force_on_its_se
     rng = np.random.default_rng(200 + seed)
     pool = random_pool(rng, n_sent=20, max_cand=12, n_features=4)
     start = rng.normal(size=4)
-    mert = Mert(restarts=3, random_directions=3, keep_signs=True, max_step=None).fit(pool, start,
+    mert = Mert(restarts=3, random_directions=3, keep_signs=True, max_step=None).fit(TuningData(pool=pool), start,
                                                                                        np.random.default_rng(seed))
     assert np.all(np.sign(mert.weights_) * np.sign(start) >= 0)
     assert mert.score_ >= pool.bleu(start)

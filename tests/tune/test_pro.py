@@ -5,16 +5,18 @@ import itertools
 import numpy as np
 import pytest
 
-from pbmt.commands.tune import add_optimizer_arguments, optimizer_from_args
-
+from pbmt.commands import optimize
 from pbmt.commands.cli import main
 from pbmt.base.config import MosesConfig
-from pbmt.metrics.bleu import SENTENCE_GAINS, sentence_bleu_plus1
+from pbmt.metrics.bleu import sentence_bleu_plus1
+from pbmt.tune.gains import names_of
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
 from pbmt.features.translation import Translator
 from pbmt.tune.pool import Pool
 from pbmt.tune.pro import Pro, logistic_regression, sample_pairs
+from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.tuner import TuningData
 
 
 def linear_pool(rng, n_sent=60, n_cand=30, n_features=5, length=60):
@@ -107,13 +109,13 @@ def test_logistic_regression_equals_scikit_learn():
     assert np.allclose(logistic_regression(examples, labels, l2=2.0), reference.coef_[0], rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("gain", SENTENCE_GAINS)
+@pytest.mark.parametrize("gain", names_of("sentence"))
 def test_pro_trains_on_both_signs_and_interpolates_with_the_previous_weights(gain):
     pool, _ = linear_pool(np.random.default_rng(3), n_sent=20)
     layout = FeatureLayout(("F0", "UnknownWordPenalty0", "F2"), ("", "", ""), (2, 1, 2))
     pool = Pool(layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.5, -0.5, 1.0, 0.2, 0.1])
-    pro = Pro(samples=500, keep=20, gain=gain).fit(pool, start, np.random.default_rng(9))
+    pro = Pro(samples=500, keep=20, gain=gain).fit(TuningData(pool=pool), start, np.random.default_rng(9))
     gains = sentence_bleu_plus1(pool.stats, clipped=gain == "bleu+1")
     better, worse = sample_pairs(gains, pool.offsets, np.random.default_rng(9), 500, 20)
     assert pro.n_pairs_ == len(better)
@@ -130,7 +132,7 @@ def test_pro_trains_on_both_signs_and_interpolates_with_the_previous_weights(gai
 @pytest.mark.parametrize("seed", range(3))
 def test_pro_recovers_the_gold_weights_of_a_linear_pool(seed):
     pool, w_star = linear_pool(np.random.default_rng(seed))
-    pro = Pro().fit(pool, np.zeros(len(w_star)), np.random.default_rng(seed))
+    pro = Pro().fit(TuningData(pool=pool), np.zeros(len(w_star)), np.random.default_rng(seed))
     assert cosine(pro.weights_, w_star) > 0.99
     assert pool.bleu(pro.weights_) > pool.bleu(-w_star) + 0.1
 
@@ -205,18 +207,23 @@ def test_the_unclipped_gain_ranks_a_longer_candidate_above_a_short_exact_one():
                                  np.random.default_rng(0), 50, 5, min_difference=0.0)
         assert set(better.tolist()) == {preferred}
         pro = Pro(samples=50, keep=5, min_difference=0.0, interpolation=1.0, gain=gain, fixed=())
-        length_weight = pro.fit(pool, np.array([0.0]), np.random.default_rng(0)).weights_[0]
+        length_weight = pro.fit(TuningData(pool=pool), np.array([0.0]), np.random.default_rng(0)).weights_[0]
         assert length_weight > 0 if preferred else length_weight < 0
+
+
+def _tuner(argv: list[str], reordering: str = "distortion"):
+    """The tuner ``pbmt optimize`` builds from ``argv`` (besides its required options)."""
+    parser = argparse.ArgumentParser()
+    optimize.add_arguments(parser)
+    args = parser.parse_args(["--n-best", "x", "--refs", "y"] + argv)
+    return optimize.OPTIONS.build(POOL_TUNERS[args.algorithm], args, reordering)
 
 
 @pytest.mark.parametrize("algorithm, given, expected", [
     ("pro", None, "bleu+1-unclipped"), ("apro", None, "bleu+1-unclipped"), ("pro", "bleu+1", "bleu+1"),
     ("apro", "bleu+1", "bleu+1")])
 def test_gain_defaults_to_each_rankers_own(algorithm, given, expected):
-    parser = argparse.ArgumentParser()
-    add_optimizer_arguments(parser)
-    args = parser.parse_args(["--algorithm", algorithm] + (["--gain", given] if given else []))
-    assert optimizer_from_args(args).gain == expected
+    assert _tuner(["--algorithm", algorithm] + (["--gain", given] if given else [])).gain == expected
 
 
 def test_a_batch_gain_is_refused_by_pro(moses_nbest, capsys):
@@ -238,7 +245,5 @@ def test_an_unknown_gain_is_refused():
 def test_interpolation_defaults_to_each_optimisers_own(algorithm, given, reordering, expected):
     """One --interpolation for MERT, PRO and APRO; unset, each optimiser keeps its class's default, but MERT's is
     damped in the MON/SWAP space."""
-    parser = argparse.ArgumentParser()
-    add_optimizer_arguments(parser)
-    args = parser.parse_args(["--algorithm", algorithm] + (["--interpolation", given] if given else []))
-    assert optimizer_from_args(args, reordering).interpolation == expected
+    tuner = _tuner(["--algorithm", algorithm] + (["--interpolation", given] if given else []), reordering)
+    assert tuner.interpolation == expected

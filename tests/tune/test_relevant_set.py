@@ -22,7 +22,8 @@ from pbmt.model.sparse import SparseModel
 from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions
 from pbmt.tune.pool import Pool
-from pbmt.tune.relevant_set import RelevantSetSettings, online_training_step, seed_weights
+from pbmt.tune.relevant_set import Costmargin, Perceptron, RelevantSetSettings, seed_weights
+from pbmt.tune.tuner import TuningData
 from resumption import assert_resumed_as_uninterrupted
 
 
@@ -80,34 +81,34 @@ def _random_pool(rng, n_sentences=6, per_sentence=5, size=4):
     return Pool(layout, rng.normal(size=(n, size)), stats, offsets, np.arange(n, dtype=np.uint64), ("x",) * n)
 
 
-def _plain_table(pool, settings, rng):
+def _plain_table(pool, tuner, rng):
     """Tables II (Eq. 6/7 form) and III in plain Python, from zero weights."""
     x, b = pool.features, sentence_bleu_plus1(pool.stats)
     w = np.zeros(x.shape[1])
-    for _ in range(settings.sgd_passes):
+    for _ in range(tuner.sgd_passes):
         for i in rng.permutation(pool.n_sentences):
             rows = range(pool.offsets[i], pool.offsets[i + 1])
             s = max(rows, key=lambda m: (b[m], -m))
-            if settings.algorithm == "perceptron":
+            if tuner.name == "perceptron":
                 t = max(rows, key=lambda m: (x[m] @ w, -m))
                 if t != s:
-                    w = w + settings.eta * (x[s] - x[t])
+                    w = w + tuner.learning_rate * (x[s] - x[t])
                 continue
             losses = [(b[s] - b[m]) * max(0.0, 1 - (x[s] @ w - x[m] @ w)) ** 2 for m in rows]
             if max(losses) > 0:
                 t = rows[int(np.argmax(losses))]
                 y = x[s] - x[t]
-                w = w + settings.eta * (b[s] - b[t]) * y * max(0.0, 1 - w @ y)
+                w = w + tuner.learning_rate * (b[s] - b[t]) * y * max(0.0, 1 - w @ y)
     return w
 
 
-@pytest.mark.parametrize("algorithm", ["costmargin", "perceptron"])
-def test_online_training_step_equals_plain_python(algorithm):
+@pytest.mark.parametrize("tuner", [Costmargin, Perceptron])
+def test_online_training_step_equals_plain_python(tuner):
     pool = _random_pool(np.random.default_rng(3))
-    settings = RelevantSetSettings(algorithm, sgd_passes=7, learning_rate=0.05)
-    w, updates = online_training_step(pool, settings, np.random.default_rng(11))
-    np.testing.assert_allclose(w, _plain_table(pool, settings, np.random.default_rng(11)), atol=1e-12)
-    assert updates > 0 and np.any(w != 0)
+    tuner = tuner(sgd_passes=7, learning_rate=0.05)
+    fitted = tuner.fit(TuningData(pool=pool), np.zeros(pool.layout.size), np.random.default_rng(11))
+    np.testing.assert_allclose(fitted.weights_, _plain_table(pool, tuner, np.random.default_rng(11)), atol=1e-12)
+    assert fitted.updates_ > 0 and np.any(fitted.weights_ != 0)
 
 
 def test_seed_weights_are_flat_and_perturbed():
@@ -120,8 +121,8 @@ def test_seed_weights_are_flat_and_perturbed():
 def test_settings_are_checked():
     with pytest.raises(PbmtError, match="passes"):
         RelevantSetSettings(passes=1)
-    with pytest.raises(PbmtError, match="unknown relevant-set algorithm"):
-        RelevantSetSettings("mira")
+    with pytest.raises(PbmtError, match="learning rate"):
+        Costmargin(learning_rate=0)
 
 
 def tune_args(model_dir, dev, out, algorithm, passes, *extra):

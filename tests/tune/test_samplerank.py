@@ -19,10 +19,12 @@ from pbmt.base.plots import read_tuning_log
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
 from pbmt.features.translation import Translator
+from sampler_task import fitted_on
 from resumption import assert_resumed_as_uninterrupted
 from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
                                   batches, neighbour_stats, run_chain, shards, update_pair,
                                   gain_covariance)
+from pbmt.tune.gains import GAINS
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,7 @@ def test_incremental_batch_gain_equals_recomputation(dev, clipped):
         return np.array([stats_of(c.derivation.target_words(sp.options), s, references)
                          for c, sp, s in zip(chains, samplers, batch)])
 
-    gain = BatchGain(recomputed(), clipped=clipped)
+    gain = BatchGain(recomputed(), GAINS["batch-bleu" if clipped else "batch-bleu-unclipped"])
     for _ in range(25):
         j = int(rng.integers(len(batch)))
         nb = samplers[j].propose(chains[j], rng)
@@ -237,7 +239,7 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
     model, dev_set, text = dev
     sources, references = dev_set.sources, dev_set.references
     kw = dict(batch_size=3, samples_per_sentence=4, burn_in_per_sentence=1)
-    fitted = SampleRank(epochs=2, chains=2, **kw).fit(model, *text, np.random.default_rng(9))
+    fitted = fitted_on(SampleRank(epochs=2, chains=2, **kw), model, *text, np.random.default_rng(9))
     seed = int(np.random.default_rng(9).integers(2**63))
     weights, total, count = np.array(model.weights), 0.0, 0
     for epoch in range(2):
@@ -251,7 +253,7 @@ def test_fit_mixes_chains_and_averages_exactly(dev):
     assert count == 2 * 4 * len(sources)
     np.testing.assert_array_equal(fitted.weights_, total / count)
     np.testing.assert_array_equal(fitted.last_weights_, weights)
-    again = SampleRank(epochs=2, chains=2, **kw).fit(model, *text, np.random.default_rng(9))
+    again = fitted_on(SampleRank(epochs=2, chains=2, **kw), model, *text, np.random.default_rng(9))
     np.testing.assert_array_equal(again.weights_, fitted.weights_)
 
 
@@ -279,7 +281,7 @@ def test_fit_with_documents_batches_within_documents(dev):
     sources, references = dev_set.sources, dev_set.references
     documents = Documents.from_keys([f"A 1:{v}" for v in range(1, 6)] + [f"B 1:{v}" for v in range(1, 8)])
     kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1)
-    fitted = SampleRank(epochs=1, chains=2, **kw).fit(model, *text, np.random.default_rng(9),
+    fitted = fitted_on(SampleRank(epochs=1, chains=2, **kw), model, *text, np.random.default_rng(9),
                                                       documents=documents)
     seed = int(np.random.default_rng(9).integers(2**63))
     chunk_of = documents.chunks(4)
@@ -287,17 +289,17 @@ def test_fit_with_documents_batches_within_documents(dev):
                          Settings(**kw), chunk_of) for c, shard in enumerate(shards(np.arange(12), 2, seed, 0, chunk_of))]
     np.testing.assert_array_equal(fitted.last_weights_, mix(results)[0])
     with pytest.raises(ValueError, match="documents cover 5"):
-        SampleRank(epochs=1, **kw).fit(model, *text, np.random.default_rng(9),
+        fitted_on(SampleRank(epochs=1, **kw), model, *text, np.random.default_rng(9),
                                        documents=Documents.from_keys([f"A 1:{v}" for v in range(1, 6)]))
 
 
 def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
     model, dev_set, text = dev
     kw = dict(batch_size=4, samples_per_sentence=3, burn_in_per_sentence=1, chains=2)
-    whole = SampleRank(epochs=3, out=tmp_path / "whole", **kw).fit(model, *text, np.random.default_rng(4))
-    SampleRank(epochs=1, out=tmp_path / "parts", **kw).fit(model, *text, np.random.default_rng(4))
-    resumed = SampleRank(epochs=3, out=tmp_path / "parts", **kw).fit(
-        model, *text, np.random.default_rng(99), resume=True)
+    whole = fitted_on(SampleRank(epochs=3, out=tmp_path / "whole", **kw), model, *text, np.random.default_rng(4))
+    fitted_on(SampleRank(epochs=1, out=tmp_path / "parts", **kw), model, *text, np.random.default_rng(4))
+    resumed = fitted_on(SampleRank(epochs=3, out=tmp_path / "parts", **kw), model, *text,
+                        np.random.default_rng(99), resume=True)
     np.testing.assert_array_equal(resumed.weights_, whole.weights_)
     assert [e.epoch for e in resumed.log_] == [1, 2, 3]
     for a, b in zip(resumed.log_, whole.log_):
@@ -305,8 +307,8 @@ def test_resume_equals_an_uninterrupted_run(dev, tmp_path):
     assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "whole", ())
     with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings: chains 2 there, "
                        "3 now"):
-        SampleRank(epochs=2, out=tmp_path / "parts", **{**kw, "chains": 3}).fit(
-            model, *text, np.random.default_rng(4), resume=True)
+        fitted_on(SampleRank(epochs=2, out=tmp_path / "parts", **{**kw, "chains": 3}), model, *text,
+                  np.random.default_rng(4), resume=True)
 
 
 def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
@@ -319,7 +321,7 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
-    expected = SampleRank(2, 3, 5, 1, chains=2).fit(model, src, ref, np.random.default_rng(3))
+    expected = fitted_on(SampleRank(2, 3, 5, 1, chains=2), model, src, ref, np.random.default_rng(3))
     tuned = TranslationModel.load(out / "moses.ini")
     np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
     log = read_tuning_log(out / "log.tsv")
@@ -346,8 +348,8 @@ def test_pbmt_tune_passes_the_variant_settings(bible, tmp_path):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:4]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:4]
-    expected = SampleRank(1, 2, 5, 1, update="expected-gain", step=0.05, temperature=0.1, start="decoder").fit(
-        model, src, ref, np.random.default_rng(3))
+    expected = fitted_on(SampleRank(1, 2, 5, 1, update="expected-gain", step=0.05, temperature=0.1,
+                         start="decoder"), model, src, ref, np.random.default_rng(3))
     assert not np.allclose(expected.weights_, model.weights)
     np.testing.assert_allclose(TranslationModel.load(out / "moses.ini").weights, expected.weights_, atol=1e-8)
 
@@ -367,8 +369,8 @@ def test_boundary_features_are_tuned_saved_and_decoded(bible, tmp_path):
     base = TranslationModel.load(bible / "model" / "moses.ini")
     src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
     ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
-    expected = SampleRank(1, 3, 8, 1).fit(
-        dataclasses.replace(base, sparse=SparseModel.new(WordClasses.read(classes))), src, ref,
+    expected = fitted_on(SampleRank(1, 3, 8, 1), dataclasses.replace(base,
+                         sparse=SparseModel.new(WordClasses.read(classes))), src, ref,
         np.random.default_rng(3), documents=Documents.read(bible / "dev.keys", limit=6))
     tuned = TranslationModel.load(out / "moses.ini")
     dense = base.layout.size

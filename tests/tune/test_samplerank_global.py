@@ -7,6 +7,7 @@ from pbmt.base.documents import Documents
 from pbmt.features import name_features, parse_requests
 from pbmt.model.model import TranslationModel
 from pbmt.tune.samplerank import SampleRank
+from sampler_task import fitted_on
 
 KEYS = ["Joshua 1:1", "Joshua 1:2", "Joshua 1:3", "Joshua 2:1", "Joshua 2:2", "Ruth 1:1", "Ruth 1:2", "Ruth 1:3"]
 
@@ -22,14 +23,14 @@ def test_global_weights_are_learnt_with_the_dense_ones(bible, start):
     kw = dict(epochs=2, samples_per_sentence=15, burn_in_per_sentence=1, global_features=specs, batch_size=2,
               workers=2, start=start, **({"update": "expected-gain", "temperature": 0.1} if start == "decoder" else {}))
     documents = Documents.from_keys(KEYS)
-    fitted = SampleRank(**kw).fit(model, src, ref, np.random.default_rng(2), documents=documents)
+    fitted = fitted_on(SampleRank(**kw), model, src, ref, np.random.default_rng(2), documents=documents)
     dense = model.layout.size
     assert fitted.weights_.shape == (dense + 3,)
     assert fitted.feature_names_ == ("LexicalConsistency0", "Repetition0_0", "Repetition0_1")
     assert np.any(fitted.weights_[dense:] != 0) and np.any(fitted.weights_[:dense] != model.weights)
     assert sum(e.steps for e in fitted.log_) == 2 * 16 * 8
     # the same run on one worker, and with batch_size 100: every batch is a whole document either way
-    again = SampleRank(**{**kw, "workers": 1, "batch_size": 100}).fit(model, src, ref,
+    again = fitted_on(SampleRank(**{**kw, "workers": 1, "batch_size": 100}), model, src, ref,
                                                                       np.random.default_rng(2), documents=documents)
     np.testing.assert_array_equal(again.weights_, fitted.weights_)
 

@@ -1,6 +1,7 @@
 """SampleRank with held-out sentences: never tuned on, decoded after every epoch, the best epoch's weights kept
 (checked against sacrebleu of pbmt translate's 1-best), resumable; the presets; the usage errors."""
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -8,13 +9,14 @@ import pytest
 import sacrebleu
 
 from pbmt.commands.cli import build_parser, main
-from pbmt.commands.tune import samplerank_parameters
+from pbmt.commands.tune import OPTIONS
 from pbmt.base.documents import Documents
 from pbmt.model.model import TranslationModel
 from pbmt.base.plots import read_tuning_log
 from pbmt.features.translation import Translator
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.samplerank import PRESETS, SampleRank, Settings, encode_dev, mix, run_chain, shards
+from sampler_task import fitted_on
 from resumption import assert_resumed_as_uninterrupted
 
 KW = dict(batch_size=3, samples_per_sentence=10, burn_in_per_sentence=1)
@@ -35,7 +37,7 @@ def dev(bible):
                                                                  + [f"C 1:{v}" for v in range(1, 5)])])
 def test_the_chains_tune_on_the_other_sentences_only(dev, documents):
     model, src, ref = dev
-    fitted = SampleRank(epochs=2, chains=2, held_out=4, **KW).fit(model, src, ref, np.random.default_rng(5),
+    fitted = fitted_on(SampleRank(epochs=2, chains=2, held_out=4, **KW), model, src, ref, np.random.default_rng(5),
                                                                    documents=documents)
     held = held_out_sentences(12, 4, documents)
     np.testing.assert_array_equal(fitted.held_out_, held)
@@ -67,8 +69,8 @@ def test_the_kept_weights_are_the_best_held_out_epochs_by_sacrebleu(bible, dev, 
                           "--seed", "0")) == 0
     summary = capsys.readouterr().err
     # the same run through the API, with the paper's settings the preset stands for
-    expected = SampleRank(3, held_out=4, **{**PRESETS["paper"], **KW, "chains": 2}).fit(
-        model, src, ref, np.random.default_rng(0))
+    expected = fitted_on(SampleRank(3, held_out=4, **{**PRESETS["paper"], **KW, "chains": 2}), model, src, ref,
+                         np.random.default_rng(0))
     log = read_tuning_log(out / "log.tsv")
     assert not np.isnan(log.dev_bleu).any()  # the tuning sentences' BLEU beside it
     held = held_out_sentences(12, 4)
@@ -122,8 +124,10 @@ def test_usage_errors_exit_2_in_one_line(bible, tmp_path, capsys, extra, message
 
 
 def parameters(*argv):
+    """The parameters a preset can set of the SampleRank ``pbmt tune`` builds from ``argv``."""
     args = build_parser().parse_args(["tune", "-f", "m", "--src", "s", "--refs", "r", "--out", "o", *argv])
-    return samplerank_parameters(args)
+    tuner = OPTIONS.build(SampleRank, args)
+    return {**dataclasses.asdict(tuner.settings), "chains": tuner.chains}
 
 
 def test_a_preset_sets_what_is_not_given_and_the_defaults_stay_the_others():

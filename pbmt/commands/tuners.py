@@ -1,0 +1,101 @@
+"""The tuners' options on a verb's parser, and the tuner its parsed values describe (``pbmt tune``, ``pbmt
+optimize``, ``pbmt rescore``).
+
+Each tuner declares its options (``pbmt.tune.tuner.Option``); ``TunerOptions``
+adds those of some tuners to a parser, each once, in the tuners' order, with
+its default read from the constructor, and builds the chosen tuner from the
+parsed values: the options it lists that set its parameters, over its preset,
+over its constructor's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, Sequence
+
+from pbmt.base.errors import UsageError
+from pbmt.tune.gains import GAINS
+from pbmt.tune.registry import TUNERS
+from pbmt.tune.tuner import CONSTRUCTOR, TUNER_DEFAULT, Option, Tuner
+
+
+class _Defaults:
+    """``{Class.parameter}`` in an option's help: that tuner's constructor default (or a class attribute)."""
+
+    def __init__(self, cls: type[Tuner]):
+        self.cls = cls
+
+    def __getattr__(self, name: str) -> Any:
+        parameters = self.cls.parameters()
+        return parameters[name] if name in parameters else getattr(self.cls, name)
+
+
+_CLASSES = {cls.__name__: _Defaults(cls) for cls in TUNERS}
+
+
+class TunerOptions:
+    """The options of ``tuners`` (tuner classes, in the order their options are added), those ``include``
+    accepts (default: all); ``scope`` maps each option's destination, or its group's title, to the names of the
+    tuners listing it."""
+
+    def __init__(self, tuners: Sequence[type[Tuner]], include: Callable[[Option], bool] = lambda option: True):
+        self.tuners = tuple(tuners)
+        self.options: dict[tuple[str, ...], Option] = {}
+        self.scope: dict[str, list[str]] = {}
+        for tuner in self.tuners:
+            for option in filter(include, tuner.options):
+                self.options.setdefault(option.flags, option)
+                names = self.scope.setdefault(option.group.title if option.group else option.destination, [])
+                if tuner.name not in names:
+                    names.append(tuner.name)
+
+    def add_to(self, parser: argparse.ArgumentParser, descriptions: dict[str, str] | None = None) -> None:
+        """Add the options to ``parser``, each group's under its title (joining a group ``parser`` has), with
+        its description, or the one ``descriptions`` gives for its title."""
+        groups = {group.title: group for group in parser._action_groups}
+        for option in self.options.values():
+            container = parser
+            if option.group is not None:
+                if option.group.title not in groups:
+                    description = (descriptions or {}).get(option.group.title, option.group.description)
+                    groups[option.group.title] = parser.add_argument_group(option.group.title, description)
+                container = groups[option.group.title]
+            keywords = {k: v for k, v in (("type", option.type), ("choices", option.choices),
+                                          ("metavar", option.metavar)) if v is not None}
+            if option.boolean:
+                keywords["action"] = argparse.BooleanOptionalAction
+            container.add_argument(*option.flags, dest=option.destination, default=self._default(option),
+                                   help=option.help.format_map(_CLASSES), **keywords)
+
+    def _default(self, option: Option) -> Any:
+        if option.default is TUNER_DEFAULT:
+            return None
+        if option.default is not CONSTRUCTOR:
+            return option.default
+        return next(t.parameters()[option.parameter] for t in self.tuners
+                    if option in t.options and option.parameter in t.parameters())
+
+    def build(self, cls: type[Tuner], args: argparse.Namespace, reordering: str = "distortion",
+              **context) -> Tuner:
+        """The tuner ``cls`` as ``args`` describe it, for decoding in the ``reordering`` space; ``context``
+        (``workers``, ``out``, ``progress``, ...) goes to the constructor parameters of those names."""
+        accepted = cls.parameters()
+        given = {o.parameter: getattr(args, o.destination) for o in cls.options
+                 if o.flags in self.options and o.parameter in accepted and getattr(args, o.destination) is not None}
+        preset = cls.presets.get(getattr(args, cls.preset_option) or "", {}) if cls.preset_option else {}
+        params = {**preset, **given, **{k: v for k, v in context.items() if k in accepted}}
+        if "gain" in params:
+            self._check_gain(cls, params["gain"])
+        return cls(**cls.for_search(params, reordering))
+
+    def _check_gain(self, cls: type[Tuner], name: str) -> None:
+        """UsageError when the gain ``name`` is not of the level ``cls`` takes, naming the tuners it is for."""
+        level = GAINS[name].level
+        if level == cls.gain_level:
+            return
+        listed = [t for t in TUNERS if t.gain_level and any(o.destination == "gain" for o in t.options)]
+        owners = " and ".join(dict.fromkeys(f"{t.title}'s" for t in listed if t.gain_level == level))
+        takers = list(dict.fromkeys(t.title for t in listed if t.gain_level == cls.gain_level))
+        takes = " or ".join(n for n, g in GAINS.items() if g.level == cls.gain_level)
+        raise UsageError(f"--gain {name} is a {level} gain ({owners}); {' and '.join(takers)} "
+                         f"take{'s' if len(takers) == 1 else ''} {takes}")

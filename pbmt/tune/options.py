@@ -1,0 +1,75 @@
+"""Command-line options several tuners share (``pbmt.tune.tuner.Option``); each tuner's own sit in its module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pbmt.base.files import parse_finite
+from pbmt.tune.pool import DEDUP
+from pbmt.tune.loop import LoopSettings
+from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option
+
+
+def _max_step(text: str) -> float | None:
+    return None if text == "none" else parse_finite(text)
+
+
+_max_step.__name__ = "number or 'none'"
+
+LOOP = Group("mert, lattice-mert, pro, apro, listnet: the decode-optimise loop")
+RANKING = Group("PRO, APRO", "rank candidate pairs by a sentence gain (--gain): PRO (Hopkins & May, 2011) samples "
+                "pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all pairs in a ranking SVM; the "
+                "new weights may interpolate with the previous ones (--interpolation). The papers' settings: --gain "
+                "bleu+1 --interpolation 0.1")
+MERT = Group("MERT", "Och's exact line search on the pool; weights L1-normalised and UnknownWordPenalty0 fixed, as in "
+             "Moses. Against weights that fit the pool and decode word salad: --keep-signs, --max-step, "
+             "--significance and --keep")
+
+DEDUP_OPTION = Option(("--dedup",), "pool candidates are distinct derivations (string + segmentation) or strings",
+                      choices=DEDUP, default=LoopSettings.dedup)
+ITERATIONS = Option(("--iterations",), "at most this many decode-optimise iterations", group=LOOP,
+                    default=LoopSettings.max_iterations, type=int)
+KEEP = Option(("--keep",), "which weights moses.ini gets: those whose decode had the highest dev BLEU (default), the "
+              "last (the optimiser's, mert-moses.pl's), or, costmargin and perceptron only, the pass's whose decode "
+              "had the highest averaged sentence BLEU+1 (the other reading of Tillmann & Zhang)", group=LOOP,
+              default=None, choices=("best-dev", "best-sentence-bleu", "last"))
+GAIN = Option(("--gain",), "what the tuner maximises: PRO and APRO rank a sentence's candidates by BLEU+1 with the "
+              "unclipped brevity penalty, which does not favour short translations, or by BLEU+1, the papers' "
+              "(default: PRO {Pro.gain}, APRO {Apro.gain}); SampleRank scores a batch by its smoothed BLEU, the "
+              "paper's, or the same with the unclipped brevity penalty (default: {SampleRank.gain}); "
+              "docs/tuning-results.md", "gain", default=TUNER_DEFAULT,
+              choices=("bleu+1", "bleu+1-unclipped", "batch-bleu", "batch-bleu-unclipped"))
+INTERPOLATION = Option(("--interpolation",), "new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] "
+                       "(default: PRO {Pro.interpolation}, as Hopkins & May; APRO {Apro.interpolation:g}, none; MERT "
+                       "{Mert.interpolation:g}, none, but {Mert.MON_SWAP_INTERPOLATION:g} in the MON/SWAP space; MERT's "
+                       "weights L1-normalised first)", "interpolation", default=TUNER_DEFAULT, type=float,
+                       metavar="PSI")
+RESTARTS = Option(("--restarts",), "random starting points besides the starting weights (default: {Mert.restarts}; "
+                  "lattice-mert {LatticeMert.restarts}, as each of its climbs searches all the dev set's graphs)",
+                  "restarts", MERT, default=TUNER_DEFAULT, type=int)
+MERT_OPTIONS = (
+    RESTARTS,
+    Option(("--random-directions",), "random directions searched in each round besides the coordinate directions",
+           "random_directions", MERT, type=int),
+    Option(("--significance",), "the best random restart replaces the climb from the previous weights only if its "
+           "pool BLEU is better at this level under paired bootstrap resampling (0: whenever it is higher, as Moses)",
+           "significance", MERT, type=float),
+    Option(("--max-step",), "a line search looks at most this many times the weights' L1 norm away from them "
+           "('none': Och's unbounded search, which can reach weights that fit the pool and decode word salad)",
+           "max_step", MERT, type=_max_step, metavar="X"),
+    Option(("--keep-signs",), "no weight changes sign (each line search stops where a weight would cross zero); a "
+           "weight flipped on the pool, e.g. one rewarding swaps, can decode word salad", "keep_signs", MERT, boolean=True),
+)
+
+SPARSE = Group("sparse features")
+SPARSE_OPTIONS = (
+    Option(("--features",), "dense: the model's dense weights. binary (costmargin): binary block features trained on "
+           "a training subset given as --src/--refs, the dense weights fixed; --out is then a model folder. boundary "
+           "(samplerank): the dense weights and target word-class bigrams across phrase boundaries. See "
+           "docs/sparse-features.md", group=SPARSE, default="dense", choices=("dense", "binary", "boundary")),
+    Option(("--oracle-beam",), "binary: hypotheses per stack of the BLEU oracle search", "oracle_beam", SPARSE,
+           type=int),
+    Option(("--word-classes",), "boundary: the class file, 'word<TAB>class' per line (default: the model's own "
+           "sparse features, else word-classes.txt beside moses.ini, which pbmt train writes)", group=SPARSE,
+           default=None, type=Path, metavar="FILE"),
+)

@@ -1,0 +1,80 @@
+"""The tuner contract: every registered tuner declares a known loop and the data it reads, its options set
+constructor parameters it has, its parameters rebuild it, and a loop refuses data that lacks what it reads;
+the gains are metric objects of one interface, each checked against sacrebleu."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from pbmt.commands.tuners import TunerOptions
+from pbmt.base.errors import PbmtError, UsageError
+from pbmt.metrics.bleu import segment_stats
+from pbmt.tune.gains import GAINS, LEVELS, gain_of
+from pbmt.tune.registry import ALGORITHMS, POOL_TUNERS, TUNERS, tuner_class
+from pbmt.tune.tuner import LOOPS, TuningData
+
+FIELDS = {f.name for f in dataclasses.fields(TuningData)}
+
+
+@pytest.mark.parametrize("tuner", TUNERS, ids=lambda t: f"{t.name}-{t.loop}")
+def test_a_tuner_declares_its_loop_its_data_and_options_of_its_own_parameters(tuner):
+    assert tuner.loop in LOOPS, f"{tuner.__name__}.loop {tuner.loop!r} is no loop of pbmt.tune.tuner.LOOPS"
+    assert set(tuner.reads) <= FIELDS, f"{tuner.__name__} reads {set(tuner.reads) - FIELDS}, not TuningData's"
+    parameters = tuner.parameters()
+    known = {p for t in TUNERS for p in t.parameters()}  # a group's option may set another tuner's (--oracle-beam)
+    for option in tuner.options:
+        assert option.parameter is None or option.parameter in known, (
+            f"{option.flags[-1]} sets {option.parameter!r}, which no tuner's constructor takes")
+    assert tuner.gain_level is None or ("gain" in parameters and tuner.gain_level in LEVELS)
+    built = tuner()
+    assert type(built)(**built.params()).params() == built.params(), "params() must rebuild the tuner"
+
+
+def test_the_registry_names_each_algorithm_and_refuses_what_it_does_not_tune():
+    assert ALGORITHMS == tuple(dict.fromkeys(t.name for t in TUNERS))
+    assert {"mert", "lattice-mert", "pro", "apro", "listnet", "costmargin", "perceptron", "samplerank"} <= set(
+        ALGORITHMS)
+    assert tuner_class("costmargin", "binary").loop == "block" and tuner_class("costmargin").loop == "relevant-set"
+    assert set(POOL_TUNERS) >= {"mert", "pro", "apro", "listnet"}
+    with pytest.raises(UsageError, match="--features boundary is tuned by --algorithm samplerank"):
+        tuner_class("mert", "boundary")
+    with pytest.raises(UsageError, match="unknown tuning algorithm"):
+        tuner_class("mret")
+
+
+@pytest.mark.parametrize("name", [n for n, t in POOL_TUNERS.items()])
+def test_a_pool_tuner_refuses_data_without_a_pool(name):
+    with pytest.raises(PbmtError, match="reads pool"):
+        POOL_TUNERS[name]().fit(TuningData(), np.zeros(3), np.random.default_rng(0))
+
+
+def test_options_take_their_defaults_from_the_constructors():
+    options = TunerOptions(TUNERS)
+    parser = argparse.ArgumentParser()
+    options.add_to(parser)
+    args = parser.parse_args([])
+    assert args.pro_samples == POOL_TUNERS["pro"].default("samples")
+    assert args.sgd_passes == tuner_class("costmargin").default("sgd_passes")
+    assert args.restarts is None and args.interpolation is None  # each tuner's own default
+    assert options.build(POOL_TUNERS["mert"], args, "mon-swap").interpolation == 0.5
+    assert options.build(tuner_class("lattice-mert"), args).restarts == 0
+
+
+def test_gains_are_one_interface_checked_against_sacrebleu():
+    hyps = ["the cat sat on the mat", "a dog", "the the the", "he went to the house today"]
+    refs = ["the cat sat on a mat", "a big dog barked", "the cat", "he went home"]
+    stats = segment_stats(hyps, [[r] for r in refs])
+    corpus = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score / 100
+    assert GAINS["bleu"].corpus_score(stats) == pytest.approx(corpus, abs=1e-12)
+    for i, (h, r) in enumerate(zip(hyps, refs)):
+        plus1 = sacrebleu.sentence_bleu(h, [r], smooth_method="add-k", smooth_value=1, tokenize="none").score / 100
+        assert GAINS["bleu+1"].score(stats[i]) == pytest.approx(plus1, abs=1e-12)
+    assert np.all(GAINS["bleu+1-unclipped"].score(stats) >= GAINS["bleu+1"].score(stats))
+    assert {g.level for g in GAINS.values()} == set(LEVELS)
+    with pytest.raises(ValueError, match="gain must be one of"):
+        gain_of("batch-bleu", "sentence")
