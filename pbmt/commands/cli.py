@@ -71,10 +71,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     A one-line description (an argument group's) is wrapped; a longer one
     (a verb's docstring) is kept as written. A default of None (the option is unset, or its help says in words where
-    the value comes from) or False (a flag) is not shown; an action with a
-    ``shown_args`` attribute shows that as its arguments (``--n-best FILE``
-    whose old two-value form is still parsed); deprecated option strings are
-    left out.
+    the value comes from) or False (a flag) is not shown; deprecated option
+    strings are left out.
     """
 
     def _fill_text(self, text, width, indent):
@@ -93,10 +91,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
             action = copy.copy(action)
             action.option_strings = [s for s in action.option_strings if s not in hidden]
         return super()._format_action_invocation(action)
-
-    def _format_args(self, action, default_metavar):
-        shown = getattr(action, "shown_args", None)
-        return shown if shown is not None else super()._format_args(action, default_metavar)
 
 
 class Parser(argparse.ArgumentParser):
