@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.base.files import atomic_write, read_lines
-from pbmt.train.lm_estimate import ArpaModel, estimate_kn, write_arpa
+from pbmt.train.arpa import ArpaModel, write_arpa
+from pbmt.train.lm_estimate import estimate_kn
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
 LMPLZ_ORDER3_SECONDS = 5.0

@@ -32,7 +32,8 @@ import numpy as np
 from pbmt.base.config import MosesConfig, read_weights
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.search.explain import Explanation as SearchExplanation
-from pbmt.search.explain import alignment_grid, explain, explanation_data, html_page, render_html, render_text
+from pbmt.search.explain import explain, explanation_data
+from pbmt.search.explain_views import alignment_grid, html_page, render_html, render_text
 from pbmt.base.files import release_folders
 from pbmt.base.markup import XML_MODES, MarkupError
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from pbmt.commands.cli import main
-from pbmt.search.explain import explain, render_dot, render_html, render_text
+from pbmt.search.explain import explain
+from pbmt.search.explain_views import render_dot, render_html, render_text
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import score_derivation

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
 from pbmt.base.errors import PbmtError
-from pbmt.search.explain import explain, reference_path, render_dot, render_html, render_reference, render_text
+from pbmt.search.explain import explain, reference_path
+from pbmt.search.explain_views import render_dot, render_html, render_reference, render_text
 from pbmt.base.files import atomic_write
 from pbmt.base.markup import MarkupError
 from pbmt.features.translation import Translator

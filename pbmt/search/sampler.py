@@ -114,6 +114,7 @@ class Neighbourhood:
         """Every candidate, in index order."""
         return [self.derivation(c) for c in range(len(self))]
 
+    @cached_property
     def target_words(self) -> tuple[np.ndarray, np.ndarray]:
         """Every candidate's target words as CSR: (``int64[len + 1]`` offsets, ``int32`` word ids)."""
         return neighbour_words(self.base.option, self.lo, self.hi, self.mid_lo, self.mid_hi, self.first,
@@ -156,13 +157,9 @@ class NeighbourhoodCandidates:
             self._hypotheses[c] = Hypothesis.of(self.neighbourhood.derivation(c), self.options, self.model)
         return self._hypotheses[c]
 
-    @cached_property
-    def _words(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.neighbourhood.target_words()
-
     def target_words(self) -> tuple[np.ndarray, np.ndarray]:
         """Every member's target words as CSR: (``int64[len + 1]`` offsets, ``int32`` word ids)."""
-        return self._words
+        return self.neighbourhood.target_words
 
 
 class Chain:

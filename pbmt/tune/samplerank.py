@@ -163,7 +163,7 @@ def encode_dev(model: TranslationModel, sources: Sequence[str], references: Sequ
 
 def neighbour_stats(neighbourhood: Neighbourhood, references: ReferenceSets, sentence: int) -> np.ndarray:
     """BLEU statistics ``int64[len(neighbourhood), 10]`` of every candidate against reference set ``sentence``."""
-    offsets, words = neighbourhood.target_words()
+    offsets, words = neighbourhood.target_words
     return segment_stats_ids(offsets, words, np.full(len(offsets) - 1, sentence, np.int64), references)
 
 

@@ -17,7 +17,8 @@ import pytest
 from pbmt.commands import cli
 from pbmt.base.errors import FormatError, PbmtError
 import pbmt.train.lm_estimate
-from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, parse_memory, write_arpa, write_lm
+from pbmt.train.arpa import write_arpa
+from pbmt.train.lm_estimate import DEFAULT_FALLBACK, estimate_kn, parse_memory, write_lm
 from repo_data import data_lines
 
 # log10. The goal is 1e-4; lmplz computes in float32 and prints 8 digits, and

@@ -12,7 +12,8 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import read_lines
 from pbmt.train import pipeline
 from pbmt.train.corpus import read_alignment, read_corpus
-from pbmt.train.pipeline import Step, StepRunner, align_corpus, arpa_order, train_tables
+from pbmt.train.pipeline import align_corpus, arpa_order, train_tables
+from pbmt.train.steps import Step, StepRunner
 
 N = 200
 

@@ -1,0 +1,83 @@
+"""The shape of the code a newcomer reads: kernels take named structures, modules stay short.
+
+Every numba function of pbmt takes at most ``MAX_KERNEL_PARAMETERS``
+parameters: a kernel that needs more takes named tuples of its data (a
+sentence, a pool, a corpus), as the decoder's do, so that a call reads as
+what it passes. No module of pbmt is longer than ``MAX_MODULE_LINES``
+lines: one module holds one concept, and a longer one holds two.
+``python tests/test_structure.py`` prints what breaks a rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import sys
+from pathlib import Path
+
+from numba.core.registry import CPUDispatcher
+
+import pbmt
+
+PACKAGE = Path(pbmt.__file__).resolve().parent
+MAX_KERNEL_PARAMETERS = 15
+MAX_MODULE_LINES = 600
+# modules over the limit whose split is in hand; none may join them (the list only shrinks)
+LONG_MODULES_TO_SPLIT = {"pbmt/search/_decoder_kernels.py", "pbmt/tune/samplerank.py", "pbmt/commands/tune.py"}
+
+
+def modules() -> list:
+    """Every module of pbmt, imported (``pbmt.__main__`` would run the command line: it is three lines)."""
+    names = [m.name for m in pkgutil.walk_packages(pbmt.__path__, "pbmt.") if not m.name.endswith("__main__")]
+    return [importlib.import_module(name) for name in sorted(names)]
+
+
+def kernel_parameters() -> dict[str, int]:
+    """``module.function`` -> its parameter count, for every numba function defined in pbmt."""
+    found = {}
+    for module in modules():
+        for name, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+                found[f"{module.__name__}.{name}"] = len(inspect.signature(value.py_func).parameters)
+    return found
+
+
+def module_lines(package: Path = PACKAGE) -> dict[str, int]:
+    """``pbmt/...py`` -> its line count, for every Python module under ``package``."""
+    return {str(path.relative_to(package.parent)): len(path.read_text(encoding="utf-8").splitlines())
+            for path in sorted(package.rglob("*.py"))}
+
+
+def test_no_kernel_takes_more_than_fifteen_parameters():
+    counts = kernel_parameters()
+    assert "pbmt.search._decoder_kernels.cube_kernel" in counts and "pbmt.train._extract_kernels._sentence" in counts
+    assert {name: n for name, n in counts.items() if n > MAX_KERNEL_PARAMETERS} == {}, (
+        f"a numba function takes more than {MAX_KERNEL_PARAMETERS} parameters: pass named tuples of its data "
+        "(see pbmt/search/_decoder_kernels.py's Sentence, Pool, ...) instead of long positional lists")
+
+
+def test_no_module_is_longer_than_six_hundred_lines():
+    lines = module_lines()
+    assert len(lines) > 100 and lines["pbmt/__main__.py"] == 3
+    long = {path: n for path, n in lines.items() if n > MAX_MODULE_LINES and path not in LONG_MODULES_TO_SPLIT}
+    assert long == {}, (f"a module is longer than {MAX_MODULE_LINES} lines: it holds more than one concept; split "
+                        "one out into a module of its own")
+    assert LONG_MODULES_TO_SPLIT <= set(lines), "a module listed to split is gone: take it off the list"
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "short.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert module_lines(tmp_path / "pkg") == {"pkg/long.py": MAX_MODULE_LINES + 1, "pkg/short.py": 1}
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(PACKAGE.parent))
+    for name, n in sorted(kernel_parameters().items(), key=lambda item: -item[1]):
+        if n > MAX_KERNEL_PARAMETERS:
+            print(f"{n} parameters: {name}")
+    for path, n in module_lines().items():
+        if n > MAX_MODULE_LINES:
+            print(f"{n} lines: {path}{' (listed to split)' if path in LONG_MODULES_TO_SPLIT else ''}")
