@@ -4,8 +4,7 @@ Builds ``pbmt``'s parser and walks every verb (and ``pbmt plot``'s kinds): a
 concept's destination is only ever reached by its canonical flags, a
 canonical flag only ever means its concept (``-o`` is the output, ``-f`` the
 model's moses.ini), every visible option explains itself, and an old
-spelling is a usage error. (``tune``'s, ``optimize``'s and ``rescore``'s last
-hidden aliases are checked as hidden aliases until they go too.)
+spelling is a usage error.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import re
 import pytest
 
 from pbmt.commands.cli import build_parser
-from pbmt.commands.options import deprecated_flags, visible_flags
+from pbmt.commands.options import visible_flags
 
 # concept: (destination, its flags in every verb that takes it)
 CONCEPTS = {
@@ -115,7 +114,7 @@ def test_one_concept_takes_the_same_kind_of_value_everywhere():
         for action in _visible(parser):
             if action.dest in DEST_FLAGS:
                 value = getattr(action.type, "__name__", None)
-                kind = (type(action).__name__.removeprefix("Deprecated") if action.nargs != 0 else "flag",
+                kind = (type(action).__name__ if action.nargs != 0 else "flag",
                         "a name" if value in (None, "Path") else value)  # a file name, as str or Path
                 kinds.setdefault(action.dest, {})[verb] = kind
     for dest, by_verb in kinds.items():
@@ -151,29 +150,10 @@ def _minimal_argv(parser: argparse.ArgumentParser) -> list[str]:
     return argv
 
 
-def _value(action: argparse.Action, default) -> list[str]:
-    """A value for ``action`` other than ``default``."""
-    if action.nargs == 0:
-        return []
-    if action.choices:
-        return [next(c for c in action.choices if c != default)]
-    return ["7"] if getattr(action.type, "__name__", "") in ("int", "finite float") else ["some.file"]
-
-
-# old flags that asked for what has become the default: they still parse, warn and change nothing
-NOW_THE_DEFAULT = {("train", "--tokenize")}
-ALIASES = [(verb, flag, action) for verb, parser in PARSERS.items() for action in parser._actions
-           for flag in deprecated_flags(action)]
-
-
-def test_no_verb_but_the_tuners_keeps_an_old_spelling():
-    old = {(verb, flag) for verb, flag, _ in ALIASES}
-    assert old <= {("tune", "--nbest"), ("optimize", "--nbest"), ("rescore", "--nbest"),
-                   ("tune", "--samplerank-start"), ("tune", "--samplerank-temperature")}, old
-
-
 # spellings 0.1.0 dropped (CHANGELOG.md), each with a value it used to take
-REMOVED = [("sample", ["--iterations", "5"]), ("sample", ["--init", "decoder"]), ("sample", ["--references", "r"]),
+REMOVED = [("optimize", ["--nbest", "n"]), ("rescore", ["--nbest", "n"]), ("tune", ["--nbest", "n"]),
+           ("tune", ["--samplerank-start", "decoder"]), ("tune", ["--samplerank-temperature", "1"]),
+           ("sample", ["--iterations", "5"]), ("sample", ["--init", "decoder"]), ("sample", ["--references", "r"]),
            ("lm", ["-o", "3"]), ("train", ["--tokenizer", "none"]), ("train", ["--word-classes", "5"]),
            ("translate", ["--n-best", "out.nbest", "7"])]
 
@@ -185,32 +165,6 @@ def test_a_removed_spelling_is_a_usage_error(verb, old, capsys):
         parser.parse_args([a for a in _minimal_argv(parser) if a != old[0]] + old)
     err = capsys.readouterr().err
     assert exit.value.code == 2 and "unrecognized arguments" in err and "deprecated" not in err, err
-
-
-@pytest.mark.parametrize("verb, flag, alias", ALIASES, ids=[f"{v} {f}" for v, f, _ in ALIASES])
-def test_an_old_spelling_is_hidden_and_parses_as_the_new_with_a_warning(verb, flag, alias, capsys):
-    parser = PARSERS[verb]
-    formatter = parser.formatter_class(parser.prog)
-    shown = [parser.format_usage()] + [formatter._format_action_invocation(a) for a in parser._actions
-                                       if a.help != argparse.SUPPRESS]
-    assert not any(re.search(rf"(^|[\s,\[]){re.escape(flag)}([\s,\]=]|$)", text) for text in shown), shown
-    canonical = next(a for a in _visible(parser) if a.dest == alias.dest)
-    base = [a for a in _minimal_argv(parser) if a != flag]
-    if flag in base:
-        base[base.index(flag)] = visible_flags(canonical)[-1]
-    value = [] if canonical.nargs == 0 else [str(alias.const)] if alias.nargs == 0 else _value(alias, canonical.default)
-    new = parser.parse_args(base + ([] if (verb, flag) in NOW_THE_DEFAULT else [visible_flags(canonical)[-1], *value]))
-    assert capsys.readouterr().err == ""
-    old = parser.parse_args(base + [flag, *_value(alias, canonical.default)])
-    assert getattr(old, alias.dest) == getattr(new, alias.dest)
-    assert (getattr(old, alias.dest) == canonical.default) == ((verb, flag) in NOW_THE_DEFAULT)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "deprecated" in err[0] and deprecated_flags(alias)[flag] in err[0]
-
-
-def test_a_required_option_is_satisfied_by_its_old_spelling(capsys):
-    args = PARSERS["optimize"].parse_args(["--nbest", "dev.nbest", "--refs", "dev.en"])
-    assert str(args.n_best) == "dev.nbest" and "use --n-best" in capsys.readouterr().err
 
 
 def test_translate_takes_one_n_best_file_and_its_size_apart(capsys):

@@ -486,8 +486,7 @@ def _text(value) -> str:
 
 def _values(action, number: str) -> list[str]:
     count = action.nargs if isinstance(action.nargs, int) else 3 if action.dest == "discount_fallback" else 1
-    return [action.option_strings[-1] if not getattr(action, "deprecated_strings", None)
-            else visible_flags(action)[-1], *[number] * count]
+    return [action.option_strings[-1], *[number] * count]
 
 
 def _outside(action) -> st.SearchStrategy:

@@ -1,2 +1,2 @@
-"""One module per ``pbmt`` verb: ``add_arguments(parser)`` and ``run(args) -> exit code``; ``options`` holds what
-their parsers share (old spellings as hidden aliases, defaults read from the code)."""
+"""One module per ``pbmt`` verb: ``add_arguments(parser)`` and ``run(args) -> exit code``; ``cli`` the ``pbmt``
+command that dispatches to them, ``options`` what their parsers share, ``server`` what ``pbmt serve`` runs."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import difflib
 import errno
 import io
@@ -71,8 +70,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     A one-line description (an argument group's) is wrapped; a longer one
     (a verb's docstring) is kept as written. A default of None (the option is unset, or its help says in words where
-    the value comes from) or False (a flag) is not shown; deprecated option
-    strings are left out.
+    the value comes from) or False (a flag) is not shown.
     """
 
     def _fill_text(self, text, width, indent):
@@ -84,13 +82,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
         if action.default is None or action.default is False:
             return action.help
         return super()._get_help_string(action)
-
-    def _format_action_invocation(self, action):
-        hidden = getattr(action, "deprecated_strings", None)  # pbmt.commands.options.deprecated
-        if hidden:
-            action = copy.copy(action)
-            action.option_strings = [s for s in action.option_strings if s not in hidden]
-        return super()._format_action_invocation(action)
 
 
 class Parser(argparse.ArgumentParser):
@@ -111,9 +102,6 @@ class Parser(argparse.ArgumentParser):
         return namespace, extras
 
     def error(self, message: str):
-        for action in self._actions:  # argparse names an option by all its strings: not by the deprecated ones
-            for old in getattr(action, "deprecated_strings", ()):
-                message = message.replace(f"/{old}", "")
         self.exit(2, f"{self.prog}: error: {message}{self._suggestion(message)} (see {self.prog} --help)\n")
 
     def _suggestion(self, message: str) -> str:

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import deprecated
 from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
@@ -47,9 +46,8 @@ OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is no
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    n_best = parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
-                                 help="n-best list in Moses's format (plain or gzip)")
-    deprecated(parser, "--nbest", n_best)
+    parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
+                        help="n-best list in Moses's format (plain or gzip)")
     parser.add_argument("--refs", type=Path, required=True, help="references, one sentence a line: plain text, "
                         "made into the target token form of the --config model (its pbmt.toml), or in that form "
                         "already (--tokenized, or without --config)")

@@ -1,10 +1,7 @@
-"""What every verb's parser shares: old spellings kept as hidden aliases, and defaults read from the code.
+"""What every verb's parser shares: defaults read from the code, the ranges of numeric options, ``--threads``.
 
 One concept has one flag across the verbs (``tests/test_cli_vocabulary.py``
-holds the table and checks every parser against it). An old spelling stays
-for one release as a hidden alias: it parses to the same destination as the
-new flag and prints a one-line warning naming the new flag, so scripts keep
-working while they are updated.
+holds the table and checks every parser against it).
 """
 
 from __future__ import annotations
@@ -12,64 +9,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
-import sys
 
 from pbmt.train.extract import MAX_SUPPORTED_LENGTH
 from pbmt.base.parallel import available_cores
 
 
-class _Deprecated:
-    """Mixed into an action's class: used through one of its ``deprecated_strings``, it warns on standard
-    error (naming what to write instead), then acts as the action."""
-
-    deprecated_strings: dict[str, str]
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if option_string in self.deprecated_strings:
-            print(f"{parser.prog}: warning: {option_string} is deprecated and goes in the next release; "
-                  f"use {self.deprecated_strings[option_string]}", file=sys.stderr)
-        super().__call__(parser, namespace, values, option_string)
-
-
-def deprecated(container, old: str, canonical: argparse.Action, replacement: str | None = None,
-               **kwargs) -> argparse.Action:
-    """Make ``old`` a hidden spelling of ``canonical`` (an action of ``container``) that warns when used.
-
-    Without ``kwargs``, ``old`` becomes one more option string of
-    ``canonical`` itself (so a required option is satisfied by either
-    spelling), which the help leaves out (``pbmt.commands.cli.HelpFormatter``). With
-    them (``action="store_const", const="moses"``, say) ``old`` is a hidden
-    action of its own storing into ``canonical``'s destination.
-    ``replacement``: what the warning tells the user to write instead
-    (default: ``canonical``'s long flag). Returns the action ``old`` belongs to.
-    """
-    replacement = replacement or canonical.option_strings[-1]
-    if kwargs:
-        action = container.add_argument(old, dest=canonical.dest, default=argparse.SUPPRESS,
-                                        help=argparse.SUPPRESS, **kwargs)
-    else:
-        if old in container._option_string_actions:
-            raise ValueError(f"{old} is taken")
-        action = canonical
-        action.option_strings.append(old)
-        container._option_string_actions[old] = action
-    if not isinstance(action, _Deprecated):
-        action.__class__ = type(f"Deprecated{type(action).__name__}", (_Deprecated, type(action)), {})
-        action.deprecated_strings = {}
-    action.deprecated_strings[old] = replacement
-    return action
-
-
 def visible_flags(action: argparse.Action) -> list[str]:
-    """The option strings of ``action`` that its help shows: all but the deprecated ones."""
-    if action.help == argparse.SUPPRESS:
-        return []
-    return [s for s in action.option_strings if s not in getattr(action, "deprecated_strings", {})]
-
-
-def deprecated_flags(action: argparse.Action) -> dict[str, str]:
-    """The deprecated option strings of ``action``, each with what to write instead."""
-    return dict(getattr(action, "deprecated_strings", {}))
+    """The option strings of ``action`` that its help shows (none when its help is suppressed)."""
+    return [] if action.help == argparse.SUPPRESS else list(action.option_strings)
 
 
 def default_of(owner, name: str):

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pbmt.commands.options import default_of, deprecated, preset_values
+from pbmt.commands.options import default_of, preset_values
 from pbmt.commands.tuners import TunerOptions
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
@@ -61,9 +61,8 @@ MERT_OPTIONS = TunerOptions((Mert,), include=lambda option: option.group is not 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    n_best = parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
-                                 help="n-best list in Moses's format (plain or gzip)")
-    deprecated(parser, "--nbest", n_best)
+    parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
+                        help="n-best list in Moses's format (plain or gzip)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--train", action="store_true", help="learn weights (needs --refs and --out)")
     mode.add_argument("--weights", type=Path, help="weights file of an earlier --train: rescore with it")
