@@ -172,6 +172,12 @@ def test_a_cycle_hidden_in_a_function_or_type_checking_block_is_found(tmp_path, 
     assert upward_imports(graph, layers) == [("layered.low", "layered.high")]
 
 
+def test_no_module_loads_a_module_by_a_computed_name():
+    assert hidden_imports(PACKAGE) == [], (
+        "importlib.import_module or __import__ hides an edge from the import graph (and so from the layer "
+        "check): import the module by name, as pbmt/commands/cli.py imports the verbs")
+
+
 def test_private_imports_misplaced_modules_and_hidden_imports_are_found(tmp_path, monkeypatch):
     package = tmp_path / "rooms"
     (package / "low").mkdir(parents=True)
