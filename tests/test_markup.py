@@ -101,7 +101,7 @@ def test_exclusive_inclusive_and_constraint_options(tiny):
     assert _targets(inclusive, 1, 2) == _targets(table, 1, 2)
     o = next(o for o in inclusive.span(1, 3) if inclusive.is_markup(o))
     assert inclusive.candidate[o] == MARKUP
-    tm = tiny.layout.columns_of_type("PhraseDictionaryMemory")
+    tm = tiny.layout.columns("TranslationModel0")
     assert inclusive.local[o, tm] == pytest.approx([np.log(0.5) / 4] * 4)
 
     exclusive = TranslationOptions.of_words(tiny, words, Markup(given.spans, "exclusive"))

@@ -118,10 +118,6 @@ class MosesConfig:
                 return f
         raise KeyError(name)
 
-    def features_of_type(self, type_: str) -> list[Feature]:
-        """All features of one Moses type, in file order."""
-        return [f for f in self.features if f.type == type_]
-
     def resolve(self, relative: str) -> Path:
         """A path from a feature line, resolved from the ini file's folder."""
         p = Path(relative).expanduser()

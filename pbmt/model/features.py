@@ -1,4 +1,23 @@
-"""The dense feature vector: which Moses feature owns which columns.
+"""The feature contract: what a feature of the model declares, the registry of features by Moses name, and
+the dense feature vector's layout.
+
+A feature is a ``FeatureFunction`` subclass registered under the name its
+``moses.ini`` line starts with (``register``), in the spirit of Moses2's
+``EvaluateInIsolation`` / ``EvaluateWhenApplied``:
+
+- its columns (``n_scores``, one weight each, named ``name`` or ``name[k]``);
+- its option-local scores (``local``, ``unknown_local``, ``markup_local``):
+  computed once per phrase-table candidate when the model's weights are set,
+  so the searches only add them;
+- if it scores a block in context, its sentence data (``sentence_data``, a
+  named tuple) and two ``@njit`` kernels registered for that named tuple with
+  ``register_kernels`` (``pbmt.model.features``): a transition over its
+  slice of the searches' state row (``state_width`` int64 values; 0 for a
+  stateless feature, which may read the previous block instead) and its
+  end-of-sentence score. ``pbmt.search._scoring_kernels.transition`` composes
+  every feature's kernels into the searches' weighted score and the
+  per-column form of n-best lists, ``score_derivation``, lattices and the
+  sampler: one definition, both forms.
 
 Feature values are natural logs (Moses's convention): ``LM0`` is KenLM's log10
 score times ln 10, ``WordPenalty0`` is minus the number of target words,
@@ -11,10 +30,109 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
-from pbmt.base.config import MosesConfig
+from pbmt.base.config import FEATURE_TYPES, Feature, FeatureType, MosesConfig
+from pbmt.base.errors import FormatError
+from pbmt.model._feature_kernels import feature_end, feature_transition, register_kernels
+from pbmt.base.vocab import Vocab
+
+__all__ = ["FEATURES", "FeatureFunction", "FeatureLayout", "feature_end", "feature_transition", "make_features",
+           "register", "register_kernels"]
+
+
+class FeatureFunction:
+    """One feature of a model, made from its ``moses.ini`` line (``spec``) when the model loads.
+
+    Subclasses set ``moses_name`` (the registry key) and override what they
+    score; the defaults score nothing. ``state_width``: int64 values of state
+    the feature keeps per hypothesis (the searches recombine hypotheses whose
+    state rows are equal, so a stateful feature must read the past through its
+    state alone); ``reads_previous_option``: a stateless feature's transition
+    reads the previous block's option (not only its span), so hypotheses
+    recombine only with the same last option; ``scores_transitions``: the
+    feature has kernels and ``sentence_data``.
+    """
+
+    moses_name: ClassVar[str] = ""
+    syntax: ClassVar[FeatureType | None] = None  # its line's naming and score count; None: Moses's own (pbmt.base.config)
+    state_width: ClassVar[int] = 0
+    reads_previous_option: ClassVar[bool] = False
+    scores_transitions: ClassVar[bool] = False
+
+    def __init__(self, spec: Feature, config: MosesConfig, vocab: Vocab):
+        """Load what the feature reads (files named on its line are resolved by ``config.resolve``; words go
+        to ``vocab``)."""
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def n_scores(self) -> int:
+        return self.spec.n_scores
+
+    def local(self, table) -> np.ndarray | None:
+        """Option-local scores of every candidate of a ``PhraseTable``: ``float64[n_cand, n_scores]``, or None
+        for zeros."""
+        return None
+
+    def unknown_local(self, n_words: int, letterless: bool) -> np.ndarray | None:
+        """Option-local scores of ``n_words`` unknown source words passed through (``letterless``: they have no
+        letter, so copying them is their translation): ``float64[n_scores]``, or None for zeros."""
+        return None
+
+    def markup_local(self, n_words: int, log_prob: float) -> np.ndarray | None:
+        """Option-local scores of a translation of ``n_words`` target words the input's markup gives with
+        probability ``exp(log_prob)``: ``float64[n_scores]``, or None for zeros."""
+        return None
+
+    def estimate(self, offsets: np.ndarray, words: np.ndarray) -> np.ndarray | None:
+        """The feature's estimate of phrases of a CSR of target words (``offsets`` int[n + 1], ``words`` global
+        ids) out of context, for pruning the table and future costs only: ``float64[n, n_scores]``, or None."""
+        return None
+
+    def begin_state(self) -> np.ndarray:
+        """The feature's state at the sentence start, ``int64[state_width]``."""
+        return np.zeros(self.state_width, dtype=np.int64)
+
+    def sentence_data(self, options, cache):
+        """What the feature's kernels read of one sentence's ``TranslationOptions`` (``options``), as the named
+        tuple its kernels are registered for; ``cache``: the calling thread's ``LMCache`` of LM scores."""
+        raise NotImplementedError(f"{type(self).__name__} scores transitions but gives no sentence_data")
+
+
+#: The feature classes by the Moses name a ``moses.ini`` line starts with.
+FEATURES: dict[str, type[FeatureFunction]] = {}
+
+
+def register(cls: type[FeatureFunction]) -> type[FeatureFunction]:
+    """Class decorator: make ``cls`` the feature of ``moses.ini`` lines starting with ``cls.moses_name``. A
+    feature Moses does not know declares its line's syntax (``cls.syntax``)."""
+    if not cls.moses_name:
+        raise ValueError(f"{cls.__name__} has no moses_name")
+    if cls.syntax is not None:
+        FEATURE_TYPES[cls.moses_name] = cls.syntax
+    elif cls.moses_name not in FEATURE_TYPES:
+        raise ValueError(f"{cls.__name__}: {cls.moses_name} is not a Moses feature pbmt reads; give its syntax")
+    FEATURES[cls.moses_name] = cls
+    return cls
+
+
+def make_features(config: MosesConfig, vocab: Vocab) -> tuple[FeatureFunction, ...]:
+    """The features of every ``[feature]`` line of a ``moses.ini``, in order; a line whose name no feature is
+    registered under is an error naming the line and the names known."""
+    made = []
+    for spec in config.features:
+        cls = FEATURES.get(spec.type)
+        if cls is None:
+            raise FormatError(config.path or "moses.ini", spec.line, f"no feature is registered as {spec.type!r}; "
+                              f"known: {', '.join(FEATURES)}")
+        made.append(cls(spec, config, vocab))
+    return tuple(made)
 
 
 @dataclass(frozen=True)
@@ -53,11 +171,6 @@ class FeatureLayout:
                 return slice(start, start + size)
             start += size
         raise KeyError(f"no feature named {name!r}; the features are {', '.join(self.names)}")
-
-    def columns_of_type(self, type_: str) -> slice | None:
-        """Column range of the (single) feature of a Moses type, or None."""
-        names = [n for n, t in zip(self.names, self.types) if t == type_]
-        return self.columns(names[0]) if names else None
 
     def weights(self, config: MosesConfig) -> np.ndarray:
         """The weight vector ``float64[size]`` of a moses.ini, in this layout."""

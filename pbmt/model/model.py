@@ -9,7 +9,6 @@ truecase or lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini f
 
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import shutil
@@ -25,8 +24,9 @@ from pbmt.base.config import MosesConfig
 from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.base.files import atomic_write, open_binary, parse_int
 from pbmt.model.block_features import BlockScores
-from pbmt.model.features import FeatureLayout
+from pbmt.model.features import FeatureFunction, FeatureLayout, make_features
 from pbmt.model.lm import LMCache, NgramLM
+from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionaryMemory
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
@@ -34,9 +34,6 @@ from pbmt.model.sparse import SparseModel
 from pbmt.base.protected import ProtectedPatterns
 from pbmt.base.text import TextForm
 from pbmt.base.vocab import Overlay, Vocab
-
-UNKNOWN_WORD_SCORE = -100.0  # Moses's UnknownWordPenalty value per unknown word
-
 
 # "distortion": any order within Moses's distortion limit; "mon-swap": monotone, or a block swapped with its
 # right neighbour (Tillmann & Zhang's block orientation model)
@@ -226,9 +223,11 @@ class Preprocessing:
 class TranslationModel:
     """Everything needed to score and search translations of one language pair.
 
+    ``features``: one ``FeatureFunction`` per ``[feature]`` line of the ini, in
+    its order (``pbmt.model.features``), whose columns the ``layout`` lays out;
     ``cand_local[c]`` is candidate ``c``'s option-local feature values
     (``float64[n_cand, layout.size]``, natural log); ``cand_lm_estimate[c]`` the
-    LMs' inside estimate of its target phrase (``lm_estimate``); ``reordering[c]`` its six
+    features' weighted estimate of its target phrase (``lm_estimate``); ``reordering[c]`` its six
     reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
     ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
     from the ``[sparse]`` table of ``pbmt.toml``), or None.
@@ -240,7 +239,7 @@ class TranslationModel:
     weights: np.ndarray
     settings: SearchSettings
     preprocessing: Preprocessing
-    lms: tuple[NgramLM, ...]  # one per KENLM line, in the ini's order
+    features: tuple[FeatureFunction, ...]
     full_table: PhraseTable
     reordering_table: ReorderingTable | None
     phrases: PhraseTable = field(repr=False)
@@ -270,41 +269,31 @@ class TranslationModel:
         """Load the model a ``moses.ini`` describes; ``settings`` override the ini's."""
         config = MosesConfig.read(ini)
         layout = FeatureLayout.from_config(config)
-        for f in config.features:
-            if "path" in f.args and not config.resolve(f.args["path"]).exists():
-                raise FormatError(ini, f.line, f"{f.type} {f.name}: {config.resolve(f.args['path'])}: no such file")
-        if not config.features_of_type("KENLM"):
-            raise PbmtError(f"{ini}: pbmt's decoder needs at least one KENLM feature, the [feature] section has none")
-        for type_, needed in (("PhraseDictionaryMemory", True), ("LexicalReordering", False),
-                              ("WordPenalty", False), ("PhrasePenalty", False), ("Distortion", False),
-                              ("UnknownWordPenalty", False)):
-            found = config.features_of_type(type_)
-            if len(found) > 1 or (needed and not found):
-                raise PbmtError(f"{ini}: pbmt's decoder needs {'exactly' if needed else 'at most'} one {type_} feature, "
-                                f"the [feature] section has {len(found)}")
         for feature in config.features:  # a file the ini names that is not there is the ini's error
             if "path" in feature.args and not config.resolve(feature.args["path"]).is_file():
-                raise PbmtError(f"{ini}: {feature.name}'s path={feature.args['path']} names no file "
-                                f"({config.resolve(feature.args['path'])})")
+                raise FormatError(ini, feature.line, f"{feature.type} {feature.name}: path={feature.args['path']} "
+                                  f"names no file ({config.resolve(feature.args['path'])})")
+        for kind, needed in ((KENLM, "at least one"), (PhraseDictionaryMemory, "exactly one"),
+                             (LexicalReordering, "at most one")):
+            found = sum(f.type == kind.moses_name for f in config.features)
+            if not {"at least one": found >= 1, "exactly one": found == 1, "at most one": found <= 1}[needed]:
+                raise PbmtError(f"{ini}: pbmt's decoder needs {needed} {kind.moses_name} feature, the [feature] "
+                                f"section has {found}")
         vocab = Vocab()
-        lms = tuple(NgramLM.load(config.resolve(f.args["path"]), vocab) for f in config.features_of_type("KENLM"))
-        pt_feature = config.features_of_type("PhraseDictionaryMemory")[0]
-        full_table = PhraseTable.load(config.resolve(pt_feature.args["path"]), vocab, n_scores=pt_feature.n_scores)
-        lr_features = config.features_of_type("LexicalReordering")
-        reordering_table = None
-        if lr_features:
-            f = lr_features[0]
-            reordering_table = ReorderingTable.load(config.resolve(f.args["path"]), vocab, f.args.get("type", ""))
+        features = make_features(config, vocab)
+        table_feature = next(f for f in features if isinstance(f, PhraseDictionaryMemory))
+        full_table = table_feature.table
+        reordering_table = next((f.table for f in features if isinstance(f, LexicalReordering)), None)
         settings = settings or SearchSettings.from_config(config)
-        if "table-limit" in pt_feature.args and "ttable-limit" not in config.settings:
+        if table_feature.table_limit is not None and "ttable-limit" not in config.settings:
             try:
-                settings = replace(settings, table_limit=parse_int(pt_feature.args["table-limit"]))
-            except (ValueError, UsageError):
-                raise FormatError(ini, None, f"table-limit={pt_feature.args['table-limit']!r} of "
-                                  f"{pt_feature.name} is not a positive integer") from None
+                settings = replace(settings, table_limit=table_feature.table_limit)
+            except UsageError:
+                raise FormatError(ini, table_feature.spec.line, f"table-limit={table_feature.table_limit!r} of "
+                                  f"{table_feature.name} is not a positive integer") from None
         sparse = SparseModel.read(Path(ini).parent)
         stub = cls(config, vocab, layout, layout.weights(config), settings,
-                   Preprocessing.read(Path(ini).parent), lms, full_table, reordering_table,
+                   Preprocessing.read(Path(ini).parent), features, full_table, reordering_table,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
                    cand_lm_estimate=np.zeros(0), sparse=sparse, loaded_words=len(vocab), loaded_sparse=sparse)
         return stub.with_weights(stub.weights)
@@ -329,17 +318,14 @@ class TranslationModel:
         if weights.shape != (self.layout.size,):
             raise ValueError(f"expected {self.layout.size} weights, got shape {weights.shape}")
         layout = self.layout
-        tm = layout.columns_of_type("PhraseDictionaryMemory")
-        wp = layout.columns_of_type("WordPenalty")
-        wp_weight = float(weights[wp][0]) if wp is not None else 0.0
         full = self.full_table
-        estimates = (full.estimates(weights[tm], wp_weight)
-                     + self.lm_estimate(full.tgt_offsets, full.tgt_words, weights))
+        estimates = self._weighted_local(full, weights) + self.lm_estimate(full.tgt_offsets, full.tgt_words, weights)
         phrases = self.full_table.prune(self.settings.table_limit, estimates)
         local = np.zeros((phrases.n_candidates, layout.size))
-        local[:, tm] = phrases.scores
-        _set_column(layout, local, "WordPenalty", -np.diff(phrases.tgt_offsets)[:, None])
-        _set_column(layout, local, "PhrasePenalty", 1.0)
+        for feature, (_, columns) in zip(self.features, layout.slices):
+            values = feature.local(phrases)
+            if values is not None:
+                local[:, columns] = values
         reordering = (self.reordering_table.scores_for(phrases) if self.reordering_table is not None
                       else np.zeros((phrases.n_candidates, 6)))
         return read_only(replace(
@@ -348,30 +334,39 @@ class TranslationModel:
             config=self.config.with_weights(layout.as_dict(weights)),
         ))
 
-    def unknown_word_local(self, n_words: int = 1, letterless: bool = False) -> np.ndarray:
-        """Option-local features of an unknown word passed through: ``float64[layout.size]``.
+    def _weighted_local(self, table: PhraseTable, weights: np.ndarray) -> np.ndarray:
+        """The features' option-local scores of every candidate of ``table`` under ``weights``: Moses's
+        pruning score without the estimates, ``float64[n_cand]``."""
+        total = np.zeros(table.n_candidates)
+        for feature, (_, columns) in zip(self.features, self.layout.slices):
+            values = feature.local(table)
+            if values is not None:
+                total += values @ weights[columns]
+        return total
 
-        ``letterless``: the word has no letter (a number, punctuation), so copying it is its translation and
-        it takes no unknown-word penalty. Every derivation of a sentence passes its unknown words through
-        alike, so the penalty never changes which translation wins; it shows in model scores (n-best totals,
-        ``pbmt explain``), which then stop charging -100 per copied number.
-        """
-        local = np.zeros((1, self.layout.size))
-        _set_column(self.layout, local, "UnknownWordPenalty", 0.0 if letterless else UNKNOWN_WORD_SCORE * n_words)
-        _set_column(self.layout, local, "WordPenalty", -n_words)
-        _set_column(self.layout, local, "PhrasePenalty", 1.0)
-        return local[0]
+    def _features_row(self, values_of) -> np.ndarray:
+        """``float64[layout.size]``: each feature's ``values_of(feature)`` (None: zeros) in its columns."""
+        row = np.zeros(self.layout.size)
+        for feature, (_, columns) in zip(self.features, self.layout.slices):
+            values = values_of(feature)
+            if values is not None:
+                row[columns] = values
+        return row
+
+    def unknown_word_local(self, n_words: int = 1, letterless: bool = False) -> np.ndarray:
+        """Option-local features of ``n_words`` unknown words passed through: ``float64[layout.size]``
+        (``FeatureFunction.unknown_local``; ``letterless``: the word has no letter, a number or punctuation)."""
+        return self._features_row(lambda f: f.unknown_local(n_words, letterless))
 
     def markup_local(self, n_words: int, log_prob: float) -> np.ndarray:
         """Option-local features of a translation the input's markup gives (``pbmt.base.markup``), of ``n_words``
-        target words with probability ``exp(log_prob)``: ``float64[layout.size]``. As Moses scores it: the log
-        probability shared equally among the phrase table's columns, and the word and phrase penalties."""
-        local = np.zeros((1, self.layout.size))
-        tm = self.layout.columns_of_type("PhraseDictionaryMemory")
-        local[0, tm] = log_prob / (tm.stop - tm.start)
-        _set_column(self.layout, local, "WordPenalty", -n_words)
-        _set_column(self.layout, local, "PhrasePenalty", 1.0)
-        return local[0]
+        target words with probability ``exp(log_prob)``: ``float64[layout.size]`` (``FeatureFunction.markup_local``)."""
+        return self._features_row(lambda f: f.markup_local(n_words, log_prob))
+
+    @property
+    def lms(self) -> tuple[NgramLM, ...]:
+        """The n-gram LMs of the model's KENLM features, in the ini's order."""
+        return tuple(f.lm for f in self.features if isinstance(f, KENLM))
 
     @cached_property
     def block_scores(self) -> BlockScores | None:
@@ -400,21 +395,18 @@ class TranslationModel:
             cache = self._caches.cache = LMCache.new()
         return cache
 
-    @property
-    def lm_columns(self) -> tuple[int, ...]:
-        """The column of each LM (``lms``) in the layout."""
-        return tuple(self.layout.columns(f.name).start for f in self.config.features_of_type("KENLM"))
-
     def lm_estimate(self, offsets: np.ndarray, words: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """The LMs' weighted inside estimate of each phrase of a CSR (``offsets`` int[n + 1], ``words`` global
-        ids): each LM's score of the phrase alone (no ``<s>``, ``NgramLM.phrase_scores``) times its weight
-        (``weights``, default the model's) and ln 10, summed; ``float64[n]``, natural log. Moses's estimate for
-        pruning the table and for future costs."""
+        """The features' weighted estimate of each phrase of a CSR (``offsets`` int[n + 1], ``words`` global
+        ids) out of context (``FeatureFunction.estimate``: each LM's score of the phrase alone), under
+        ``weights`` (default the model's); ``float64[n]``, natural log. Moses's estimate for pruning the table
+        and for future costs."""
         weights = self.weights if weights is None else weights
         total = np.zeros(len(offsets) - 1)
-        for lm, column in zip(self.lms, self.lm_columns):
-            if weights[column]:
-                total += weights[column] * math.log(10) * lm.phrase_scores(offsets, words)
+        for feature, (_, columns) in zip(self.features, self.layout.slices):
+            if weights[columns].any():
+                values = feature.estimate(offsets, words)
+                if values is not None:
+                    total += values @ weights[columns]
         return total
 
 
@@ -432,8 +424,3 @@ def _restore(ini: Path, settings: SearchSettings, weights: np.ndarray, sparse: S
         model = model.with_weights(weights)
     return replace(model, sparse=sparse)
 
-
-def _set_column(layout: FeatureLayout, local: np.ndarray, type_: str, value) -> None:
-    columns = layout.columns_of_type(type_)
-    if columns is not None:
-        local[:, columns] = value

@@ -493,7 +493,7 @@ def stack_kernel(sentence, tr, limits):
     n, span_offsets, max_length = sentence.n, sentence.span_offsets, sentence.max_length
     pool, classes, stacks, spans = _new_search(sentence, tr)
     n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
-    key_option = tr.lr_col >= 0 or tr.has_sparse
+    key_option = tr.key_option
     for s in range(n):
         for h in _kept(s, stacks, classes, pool, limits):
             n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], max_length, limits.distortion_limit,
@@ -759,7 +759,7 @@ def cube_kernel(sentence, tr, limits):
     n = sentence.n
     pool, classes, stacks, spans = _new_search(sentence, tr)
     n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
-    key_option = tr.lr_col >= 0 or tr.has_sparse
+    key_option = tr.key_option
     order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
     edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
                   np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))

@@ -155,7 +155,7 @@ def forced_kernel(sentence, tr, constraint):
     span_offsets, tgt_offsets = sentence.span_offsets, sentence.tgt_offsets
     fit, m, exact = constraint.fit, constraint.length, constraint.exact
     prefix_end = -1 if exact else m
-    key_option = tr.lr_col >= 0 or tr.has_sparse
+    key_option = tr.key_option
     cap = 1024
     words = max(1, (n + 63) // 64)
     cov = np.zeros((cap, words), dtype=np.uint64)

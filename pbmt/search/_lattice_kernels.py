@@ -5,90 +5,39 @@ are recombination classes: hypothesis ``h`` is an edge from its parent's class
 to its own. Recombination keys hold everything a later block's scores depend
 on (coverage, state, the previous option), so the features an edge adds
 are a function of the edge alone, whichever path reaches its source node:
-the option-local values of its option, the LMs' scores of its words after
-its parent's state (and of ``</s>`` when it completes the sentence), and the
-distortion and reordering of its block after its parent's block: the parts
-of ``_scoring_kernels.transition``, per column or weighted.
+the option-local values of its option and ``_scoring_kernels.transition``'s
+per-column values of its block after its parent's (with the sentence end
+when it completes the sentence).
 """
 
 import numpy as np
 from numba import njit
 
-from pbmt.search._scoring_kernels import jump_score, words_score
+from pbmt.search._scoring_kernels import transition
 
 
 @njit(cache=True)
-def hypothesis_transitions(tr, parent, option, klass, final_class):
-    """What each hypothesis's edge adds beyond its option and its jump: ``(stateful float64[n, n_lm],
-    prev_option int32[n])``.
+def hypothesis_transitions(tr, parent, option, klass, final_class, opt_start, opt_end, n_cols):
+    """What each hypothesis's edge adds beyond its option's local values: ``float64[n, n_cols]``, every
+    transition feature's values (``_scoring_kernels.transition``, per column) of option[h] after its parent's
+    block in its parent's state, with the sentence end for complete hypotheses (row 0, the start: zeros).
 
     tr: ``Transitions``; parent, option, klass: int32[n] of a search graph (hypothesis 0 the empty start; a
-    parent precedes its children); final_class: the class of complete hypotheses. stateful[h, j]: the value
-    of column ``tr.lm_cols[j]`` that option[h]'s target words add after the parent's state, with ``</s>`` for
-    complete hypotheses (0 for hypothesis 0; natural log); prev_option[h]: the parent's option (-1 after the
-    start).
+    parent precedes its children); final_class: the class of complete hypotheses; opt_start, opt_end: int32[n_opt]
+    source spans of the options.
     """
     n = parent.shape[0]
-    cols = tr.lm_cols
     states = np.empty((n, tr.begin.shape[0]), dtype=np.int64)
     states[0] = tr.begin
-    stateful = np.zeros((n, cols.shape[0]))
-    prev_option = np.full(n, -1, dtype=np.int32)
-    scratch = np.zeros(tr.weights.shape[0])
+    out = np.zeros((n, n_cols))
     for h in range(1, n):
         p = parent[h]
         o = option[h]
-        prev_option[h] = option[p] if p > 0 else -1
-        for j in range(cols.shape[0]):
-            scratch[cols[j]] = 0.0
-        words_score(tr, tr.tgt_offsets[o], tr.tgt_offsets[o + 1], klass[h] == final_class, states, p, states, h,
-                    False, scratch)
-        for j in range(cols.shape[0]):
-            stateful[h, j] = scratch[cols[j]]
-    return stateful, prev_option
-
-
-@njit(cache=True, inline="always")
-def _edge_jump(tr, option, prev_option, opt_start, opt_end, e, weighted, out):
-    """``jump_score`` of edge e: its option after its source node's last option (-1: the start)."""
-    o = option[e]
-    q = prev_option[e]
-    if q >= 0:
-        return jump_score(tr, opt_start[q], opt_end[q], q, opt_start[o], opt_end[o], o, weighted, out)
-    return jump_score(tr, 0, 0, -1, opt_start[o], opt_end[o], o, weighted, out)
-
-
-@njit(cache=True)
-def edge_features(tr, option, prev_option, stateful, local, opt_start, opt_end):
-    """The dense features each edge adds: float64[n, n_features] (natural log).
-
-    tr: the edges' ``Transitions`` (columns, reordering of the options below); option, prev_option: int32[n]
-    (-1: the edge leaves the start); stateful: float64[n, n_lm] (``hypothesis_transitions``); local:
-    float64[n_opt, n_features]; opt_start, opt_end: int32[n_opt] source spans.
-    """
-    n = option.shape[0]
-    out = np.zeros((n, local.shape[1]))
-    for e in range(n):
-        out[e] += local[option[e]]
-        for j in range(tr.lm_cols.shape[0]):
-            out[e, tr.lm_cols[j]] += stateful[e, j]
-        _edge_jump(tr, option, prev_option, opt_start, opt_end, e, False, out[e])
-    return out
-
-
-@njit(cache=True)
-def edge_scores(tr, option, prev_option, stateful, local_score, opt_start, opt_end):
-    """``edge_features(...) @ tr.weights`` without building the matrix: float64[n].
-
-    local_score: float64[n_opt], ``local @ tr.weights``; the rest as ``edge_features``.
-    """
-    n = option.shape[0]
-    out = np.empty(n)
-    for e in range(n):
-        total = local_score[option[e]]
-        for j in range(tr.lm_cols.shape[0]):
-            total += tr.weights[tr.lm_cols[j]] * stateful[e, j]
-        out[e] = total + _edge_jump(tr, option, prev_option, opt_start, opt_end, e, True, tr.weights)
+        q = option[p] if p > 0 else -1
+        prev_start = opt_start[q] if q >= 0 else 0
+        prev_end = opt_end[q] if q >= 0 else 0
+        transition(tr, states, p, states, h, prev_start, prev_end, q, o, opt_start[o], opt_end[o],
+                   klass[h] == final_class, False, out[h])
     return out
 
 

@@ -2,7 +2,7 @@
 
 A chain (``ChainArrays``) holds one derivation, blocks in target order, and
 caches what delta scoring needs: the state (the stateful features' state
-row, as the searches keep it) before and after every block, the LM columns'
+row, as the searches keep it) before and after every block, the stateful features'
 values of every block and of </s>, the target position of the block
 covering each source word, and the first uncovered source word before each
 block is placed (Moses's distortion rule).
@@ -24,7 +24,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.search._scoring_kernels import end_score, jump_score, transition, words_score
+from pbmt.search._scoring_kernels import end_score, jump_score, stateful_score, transition
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
 # atomic increments and decrements of every array passed to a function cost more than scoring a
@@ -62,11 +62,11 @@ MEMO_BITS = 6
 ChainArrays = namedtuple("ChainArrays", [
     "start", "end", "option",  # int32[n]: the first size[0] entries are the blocks in target order
     "state",  # int64[n + 1, width]: row b the state before block b (row 0 the sentence start's)
-    "lm_score",  # float64[n, n_lm]: each block's values of the LM columns (tr.lm_cols), its words in context
+    "lm_score",  # float64[n, n_stateful]: each block's values of the stateful features' columns (tr.stateful_cols)
     "word_pos",  # int32[n]: target position of the block covering each source word
     "first_gap",  # int32[n]: first uncovered source word before each block is placed
     "size",  # int64[1]: number of blocks
-    "eos",  # float64[n_lm]: the LM columns' values of </s>
+    "eos",  # float64[n_stateful]: the stateful features' values of the sentence end
     "features",  # float64[n_dense]: dense features of the derivation
 ])
 """One chain's derivation and caches (mutated in place by ``apply``)."""
@@ -80,7 +80,7 @@ Workspace = namedtuple("Workspace", [
     "structures",  # int64[2, 4]: the neighbourhood's structures (see _candidates)
     "states",  # int64[3, width] scratch: the states of a candidate's blocks, and of the blocks after it
     "memo_state",  # int64[2**MEMO_BITS, width]: a state after the region (column 0 -1: empty slot) ...
-    "memo_change",  # float64[2**MEMO_BITS, n_lm]: ... and the LM columns' change after the region from it
+    "memo_change",  # float64[2**MEMO_BITS, n_stateful]: ... and the stateful columns' change after the region
     "row", "old", "scratch",  # float64[n_dense] scratch: a shared prefix, the old blocks' part, a rescoring
     "mark",  # int64[n] scratch marks of source words, valid where equal to stamp[0]
     "stamp",  # int64[1]
@@ -106,16 +106,18 @@ def _copy_state(a, i, b, j):
 
 
 @_inline
-def _lm_values(ws, sc, opts, states, r, new_states, g, o, eos):
-    """The LM columns' values of option o's words (o < 0: none) and then </s> if ``eos``, after state
-    ``states[r]``, into ``ws.scratch`` at ``tr.lm_cols`` (its other entries untouched); the state after them
-    to ``new_states[g]``."""
+def _stateful_values(ws, sc, opts, states, r, new_states, g, prev_start, prev_end, prev_option, o, eos):
+    """The stateful features' values (``tr.stateful_cols``) of option o (o < 0: none) after the block
+    [prev_start, prev_end) with ``prev_option``, and then the sentence end if ``eos``, from state ``states[r]``,
+    into ``ws.scratch`` at their columns (its other entries untouched); the state after them to
+    ``new_states[g]``."""
     tr = sc.tr
-    for j in range(tr.lm_cols.shape[0]):
-        ws.scratch[tr.lm_cols[j]] = 0.0
-    lo = opts.tgt_offsets[o] if o >= 0 else 0
-    hi = opts.tgt_offsets[o + 1] if o >= 0 else 0
-    words_score(tr, lo, hi, eos, states, r, new_states, g, False, ws.scratch)
+    for j in range(tr.stateful_cols.shape[0]):
+        ws.scratch[tr.stateful_cols[j]] = 0.0
+    start = opts.start[o] if o >= 0 else 0
+    end = opts.end[o] if o >= 0 else 0
+    stateful_score(tr, states, r, new_states, g, prev_start, prev_end, prev_option, o, start, end, eos, False,
+                   ws.scratch)
 
 
 @_inline
@@ -160,7 +162,7 @@ def _close(row, opts, sc, ch, ws, states, r, last_start, last_end, last_option, 
     """Close a region ending at old position hi with block (last_*) and state ``states[r]``.
 
     Adds to row the transition into the old block hi (the sentence end if hi is past the last block) and the
-    change in the LM columns of the old blocks from hi on (and </s>), rescored from ``states[r]`` until it
+    change in the stateful columns of the old blocks from hi on (and the end), rescored from ``states[r]`` until it
     equals the old derivation's state at a block boundary. The change depends on the state alone within a
     neighbourhood, so it is memoised in the workspace (cleared by ``_clear_memo``).
     """
@@ -170,7 +172,7 @@ def _close(row, opts, sc, ch, ws, states, r, last_start, last_end, last_option, 
         jump_score(tr, last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], False, row)
     else:
         end_score(tr, last_option, False, row)
-    cols = tr.lm_cols
+    cols = tr.stateful_cols
     slot = _memo_slot(states, r)
     change = ws.memo_change[slot]
     if not _same_state(ws.memo_state, slot, states, r):
@@ -179,10 +181,13 @@ def _close(row, opts, sc, ch, ws, states, r, last_start, last_end, last_option, 
             change[j] = 0.0
         cont = ws.states
         _copy_state(states, r, cont, 2)
+        ps, pe, po = last_start, last_end, last_option
         for j in range(hi, k + 1):
             if _same_state(cont, 2, ch.state, j):
                 break
-            _lm_values(ws, sc, opts, cont, 2, cont, 2, ch.option[j] if j < k else -1, j == k)
+            if j > hi:
+                ps, pe, po = _before(ch, j)
+            _stateful_values(ws, sc, opts, cont, 2, cont, 2, ps, pe, po, ch.option[j] if j < k else -1, j == k)
             for c in range(cols.shape[0]):
                 change[c] += ws.scratch[cols[c]] - (ch.eos[c] if j == k else ch.lm_score[j, c])
     for c in range(cols.shape[0]):
@@ -451,11 +456,11 @@ def choose(score, count, temperature, u, weight):
 def _refresh(ch, opts, sc, ws, n, lo, m):
     """Recompute the caches after blocks [lo, lo + m) changed.
 
-    ``ws.states[2]``: the old state entering block lo + m; the blocks' LM values are recomputed until the new
+    ``ws.states[2]``: the old state entering block lo + m; the blocks' stateful values are recomputed until the new
     state entering a later block equals the old one.
     """
     k = ch.size[0]
-    cols = sc.tr.lm_cols
+    cols = sc.tr.stateful_cols
     old_in = ws.states
     j = lo
     while j < k:
@@ -463,12 +468,14 @@ def _refresh(ch, opts, sc, ws, n, lo, m):
             if _same_state(ch.state, j, old_in, 2):
                 break
             _copy_state(ch.state, j + 1, old_in, 2)
-        _lm_values(ws, sc, opts, ch.state, j, ch.state, j + 1, ch.option[j], False)
+        ps, pe, po = _before(ch, j)
+        _stateful_values(ws, sc, opts, ch.state, j, ch.state, j + 1, ps, pe, po, ch.option[j], False)
         for c in range(cols.shape[0]):
             ch.lm_score[j, c] = ws.scratch[cols[c]]
         j += 1
     if j == k:
-        _lm_values(ws, sc, opts, ch.state, k, ws.states, 1, -1, True)
+        ps, pe, po = _before(ch, k)
+        _stateful_values(ws, sc, opts, ch.state, k, ws.states, 1, ps, pe, po, -1, True)
         for c in range(cols.shape[0]):
             ch.eos[c] = ws.scratch[cols[c]]
     ws.stamp[0] += 1

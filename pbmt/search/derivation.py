@@ -103,8 +103,10 @@ class Derivation:
         return bool(np.all(covered == 1))
 
 
-def score_derivation(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
-    """Every dense feature of ``derivation``, recomputed from scratch: ``float64[layout.size]``.
+def score_derivation(derivation: Derivation, options: TranslationOptions, model: TranslationModel,
+                     complete: bool = True) -> np.ndarray:
+    """Every dense feature of ``derivation``, recomputed from scratch: ``float64[layout.size]``; with the
+    sentence end's scores (``</s>``) unless not ``complete`` (a prefix).
 
     The single source of truth for feature values (natural logs, Moses's
     definitions): the decoder's, the sampler's and the n-best lists' scores
@@ -113,7 +115,7 @@ def score_derivation(derivation: Derivation, options: TranslationOptions, model:
     out = np.zeros(model.layout.size)
     tr = transitions(model, options, sparse=False)
     score_dense(tr, derivation.src_start, derivation.src_end, derivation.option, options.local,
-                np.empty((1, len(tr.begin)), np.int64), out)
+                np.empty((1, len(tr.begin)), np.int64), out, complete)
     return out
 
 

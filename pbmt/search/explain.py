@@ -22,7 +22,7 @@ from pbmt.base.feature_labels import column_labels
 from pbmt.base.markup import Markup
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._decoder_kernels import STAT_NAMES
-from pbmt.search._scoring_kernels import msd_orientation
+from pbmt.model.moses_features import msd_orientation
 from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, search
 from pbmt.search.derivation import Derivation, Orientation, score_derivation
 from pbmt.search.forced import ForcedDecoder
@@ -82,10 +82,7 @@ def explain(model: TranslationModel, tokens: list[str], n_best: int = 10,
     best = nbest[0].derivation
     def without_end(k: int) -> np.ndarray:
         prefix = Derivation(best.src_start[:k], best.src_end[:k], best.option[:k])
-        f = score_derivation(prefix, options, model)
-        for lm, column in zip(model.lms, model.lm_columns):
-            f[column] -= math.log(10) * lm.score_tokens(prefix.target_words(options))[-1]
-        return f
+        return score_derivation(prefix, options, model, complete=False)
 
     partial = np.array([without_end(k) for k in range(len(best) + 1)])
     features = score_derivation(best, options, model)

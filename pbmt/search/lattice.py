@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbmt.model.model import TranslationModel
-from pbmt.search._lattice_kernels import edge_features, edge_scores, envelopes, hypothesis_transitions, live_edges
+from pbmt.search._lattice_kernels import envelopes, hypothesis_transitions, live_edges
 from pbmt.search.decoder import SearchGraph
 from pbmt.search.options import TranslationOptions
-from pbmt.search.transitions import TransitionColumns, transitions
+from pbmt.search.transitions import transitions
 
 
 @dataclass(frozen=True)
@@ -28,33 +28,29 @@ class Lattice:
     """One sentence's lattice; ``e`` edges sorted by target node, ``k`` options.
 
     source, target: int32[e] nodes (0 the start, ``n_nodes - 1`` the final
-    node; source < target); option: int32[e], the edge's option, and
-    prev_option: int32[e], its source node's last option (-1: the start),
-    both indices into the option arrays below; stateful: float64[e, n_lm],
-    the LM columns' values of the option's words after the source node's
-    state (with ``</s>`` on edges into the final node; natural log). Options: local
+    node; source < target); option: int32[e], the edge's option, an index
+    into the option arrays below; transition: float64[e, c], the values the
+    model's transition features give the edge's block after its source
+    node's (with the sentence end on edges into the final node; natural log)
+    in the feature columns ``columns`` (int64[c]). Options: local
     float64[k, n_features] option-local features (natural log), start, end
-    int32[k] source spans, reordering float64[k, 6] log probabilities,
-    word_offsets int64[k + 1] and words (str[...]) their output words (as
-    n-best entries print them), sentence_option int32[k] their numbers in the
-    sentence's ``TranslationOptions``. columns: the transition features'
-    columns in the model's layout (``transitions.TransitionColumns``).
+    int32[k] source spans, word_offsets int64[k + 1] and words (str[...])
+    their output words (as n-best entries print them), sentence_option
+    int32[k] their numbers in the sentence's ``TranslationOptions``.
     """
 
     source: np.ndarray
     target: np.ndarray
     option: np.ndarray
-    prev_option: np.ndarray
-    stateful: np.ndarray
+    transition: np.ndarray
     n_nodes: int
     local: np.ndarray
     start: np.ndarray
     end: np.ndarray
-    reordering: np.ndarray
     word_offsets: np.ndarray
     words: np.ndarray
     sentence_option: np.ndarray
-    columns: TransitionColumns
+    columns: np.ndarray
 
     @property
     def n_edges(self) -> int:
@@ -62,8 +58,9 @@ class Lattice:
 
     def features(self) -> np.ndarray:
         """The dense features each edge adds, float64[e, n_features] (natural log)."""
-        tr = self.columns.transitions(self.reordering, np.zeros(self.local.shape[1]))
-        return edge_features(tr, self.option, self.prev_option, self.stateful, self.local, self.start, self.end)
+        out = self.local[self.option]
+        out[:, self.columns] += self.transition
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,8 +89,8 @@ class Lattices:
     edge_offsets, node_offsets, option_offsets: int64[n_sent+1] (CSR by
     sentence: sentence s owns edges ``edge_offsets[s]:edge_offsets[s+1]``,
     and so on); joined: a ``Lattice`` of all edges and options, its edges'
-    source and target numbered within their sentence, option and
-    prev_option global (int64), word_offsets global.
+    source and target numbered within their sentence, option global
+    (int64), word_offsets global.
     """
 
     edge_offsets: np.ndarray
@@ -112,14 +109,12 @@ class Lattices:
         option_offsets = offsets([len(x.start) for x in lattices])
         word_counts = offsets([len(x.words) for x in lattices])
         shift = np.repeat(option_offsets[:-1], [x.n_edges for x in lattices])
-        prev = joined("prev_option").astype(np.int64)
         word_offsets = np.concatenate([[0]] + [x.word_offsets[1:] + word_counts[i] for i, x in enumerate(lattices)])
         node_offsets = offsets([x.n_nodes for x in lattices])
         return cls(offsets([x.n_edges for x in lattices]), node_offsets, option_offsets, Lattice(
-            joined("source"), joined("target"), joined("option").astype(np.int64) + shift,
-            np.where(prev >= 0, prev + shift, -1), joined("stateful"), int(node_offsets[-1]), joined("local"),
-            joined("start"), joined("end"), joined("reordering"), word_offsets.astype(np.int64), joined("words"),
-            joined("sentence_option"), lattices[0].columns))
+            joined("source"), joined("target"), joined("option").astype(np.int64) + shift, joined("transition"),
+            int(node_offsets[-1]), joined("local"), joined("start"), joined("end"), word_offsets.astype(np.int64),
+            joined("words"), joined("sentence_option"), lattices[0].columns))
 
     @property
     def n_sentences(self) -> int:
@@ -134,8 +129,7 @@ class Lattices:
         """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features])."""
         x = self.joined
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        return edge_scores(x.columns.transitions(x.reordering, vector), x.option, x.prev_option, x.stateful,
-                           x.local @ vector, x.start, x.end)
+        return (x.local @ vector)[x.option] + x.transition @ vector[x.columns]
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
                   high: float = np.inf) -> Envelopes:
@@ -152,9 +146,15 @@ class Lattices:
 
 def graph_transitions(graph: SearchGraph, options: TranslationOptions, model: TranslationModel
                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Every hypothesis's ``(stateful float64[n, n_lm], prev_option int32[n])`` (``hypothesis_transitions``)."""
-    return hypothesis_transitions(transitions(model, options, sparse=False), graph.parent, graph.option, graph.klass,
-                                  graph.final_class)
+    """``(transition float64[n, c], columns int64[c])``: the values every hypothesis's block adds in the columns
+    of the model's transition features (``hypothesis_transitions``; the sparse ones left out, as
+    ``score_derivation`` leaves them)."""
+    tr = transitions(model, options, sparse=False)
+    columns = np.array(sorted({c for slot in (*tr.stateful, *tr.stateless)
+                               for c in range(slot.col, slot.col + slot.n_cols)}), dtype=np.int64)
+    values = hypothesis_transitions(tr, graph.parent, graph.option, graph.klass, graph.final_class, options.start,
+                                    options.end, model.layout.size)
+    return values[:, columns], columns
 
 
 def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> np.ndarray:
@@ -163,9 +163,9 @@ def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: 
     ``model.weights @`` their sums along parent pointers is the graph's
     ``score`` for a model without sparse features.
     """
-    stateful, prev_option = graph_transitions(graph, options, model)
-    tr = transitions(model, options, sparse=False)
-    out = edge_features(tr, graph.option, prev_option, stateful, options.local, options.start, options.end)
+    values, columns = graph_transitions(graph, options, model)
+    out = options.local[graph.option]
+    out[:, columns] += values
     out[0] = 0.0
     return out
 
@@ -173,17 +173,15 @@ def hypothesis_features(graph: SearchGraph, options: TranslationOptions, model: 
 def graph_lattice(graph: SearchGraph, options: TranslationOptions, model: TranslationModel) -> Lattice:
     """The lattice of a search graph with a complete hypothesis (``graph.final_class >= 0``), options
     restricted to those its edges use. A sentence of no words is one node and no edge."""
-    stateful, prev_option = graph_transitions(graph, options, model)
+    values, columns = graph_transitions(graph, options, model)
     hyp, source, target, n_nodes = live_edges(graph.parent, graph.option, graph.klass, graph.final_class,
                                               options.start, options.end)
-    option, prev = graph.option[hyp], prev_option[hyp]
+    option = graph.option[hyp]
     used = np.unique(option)
     lengths = np.diff(options.tgt_offsets)[used]
     word_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     ids = (np.concatenate([options.target(o) for o in used]) if len(used) else np.zeros(0, np.int64))
     words = np.array(options.vocab.words(ids), dtype=str)
-    prev_local = np.where(prev >= 0, np.searchsorted(used, prev), -1)
-    return Lattice(source, target, np.searchsorted(used, option).astype(np.int32), prev_local.astype(np.int32),
-                   stateful[hyp], int(n_nodes), options.local[used], options.start[used], options.end[used],
-                   options.reordering[used], word_offsets, words, used.astype(np.int32),
-                   TransitionColumns.of(model))
+    return Lattice(source, target, np.searchsorted(used, option).astype(np.int32), values[hyp], int(n_nodes),
+                   options.local[used], options.start[used], options.end[used], word_offsets, words,
+                   used.astype(np.int32), columns)

@@ -306,7 +306,7 @@ class Sampler:
                                     np.ascontiguousarray(local), options.span_offsets, int(options.max_length))
         tr = transitions(model, options, lm_cache or LMCache.new(), sparse_col=layout.size if sparse else -1)
         self._scoring = k.Scoring(tr, self.distortion_limit, np.ascontiguousarray(self.weights[:self._dense]))
-        self._width, self._n_lm = len(tr.begin), len(tr.lm_cols)
+        self._width, self._n_stateful = len(tr.begin), len(tr.stateful_cols)
         widest = int(np.diff(options.span_offsets).max()) if len(options.span_offsets) > 1 else 1
         cap = widest * widest + widest + 2
         size = max(self._n, 1)
@@ -314,7 +314,7 @@ class Sampler:
                                np.zeros(cap), np.zeros(cap), np.zeros(7, np.int64), np.zeros((2, 4), np.int64),
                                np.zeros((3, self._width), np.int64),
                                np.zeros((1 << k.MEMO_BITS, self._width), np.int64),
-                               np.zeros((1 << k.MEMO_BITS, self._n_lm)), np.zeros(self._dense),
+                               np.zeros((1 << k.MEMO_BITS, self._n_stateful)), np.zeros(self._dense),
                                np.zeros(self._dense), np.zeros(self._dense), np.zeros(size, np.int64),
                                np.zeros(1, np.int64), np.zeros(size, np.int32))
 
@@ -355,9 +355,9 @@ class Sampler:
         self._check(derivation)
         size = max(self._n, 1)
         arrays = k.ChainArrays(np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.int32),
-                               np.zeros((size + 1, self._width), np.int64), np.zeros((size, self._n_lm)),
+                               np.zeros((size + 1, self._width), np.int64), np.zeros((size, self._n_stateful)),
                                np.zeros(size, np.int32), np.zeros(size, np.int32),
-                               np.array([len(derivation)], np.int64), np.zeros(self._n_lm),
+                               np.array([len(derivation)], np.int64), np.zeros(self._n_stateful),
                                self._dense_features(derivation))
         blocks = len(derivation)
         arrays.start[:blocks], arrays.end[:blocks], arrays.option[:blocks] = (

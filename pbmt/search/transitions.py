@@ -1,24 +1,23 @@
 """The transition features of one sentence's options, in the searches' one kernel form.
 
-``transitions(model, options)`` gathers every score of a block that depends
-on its predecessor into ``Transitions`` (``_scoring_kernels``): the LMs and
-their cache, distortion, lexicalized reordering, and the sparse families'
-transitions (``sparse_transitions``: the boundary family's class pairs, the
-block family's orientation and bigram weights), with the model's weights and
-the features' columns. The stack and cube searches, ``score_derivation``,
-n-best lists, lattice edges and the sampler read the same object.
+``transitions(model, options)`` gathers every feature of the model that
+scores a block in context (``FeatureFunction.scores_transitions``) into
+``Transitions`` (``_scoring_kernels``): each one's sentence data, columns and
+slice of the state row, and the sparse families' transitions
+(``sparse_transitions``: the boundary family's class pairs, the block
+family's orientation and bigram weights), with the model's weights. The stack
+and cube searches, ``score_derivation``, n-best lists, lattice edges and the
+sampler read the same object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from pbmt.model.lm import CACHE_ENTRY
+from pbmt.model.moses_features import NoTransition, SparseData
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
-from pbmt.search._scoring_kernels import Transitions
+from pbmt.search._scoring_kernels import Slot, Transitions
 from pbmt.search.options import TranslationOptions
 
 
@@ -43,7 +42,7 @@ def sparse_transitions(model: TranslationModel, options: TranslationOptions
     fields of ``Transitions`` for ``options``: the boundary family's class pairs, the block family's
     orientation x block and boundary bigrams, or their sum.
 
-    Returns ``(orient, right_key, left_key, pair)``: ``orient[o, k]``, option ``o`` in msd orientation ``k``
+    Returns ``(orient, right_key, left_key, pair)`` (``SparseData``): ``orient[o, k]``, option ``o`` in msd orientation ``k``
     relative to its predecessor (``float64[n_opt, 3]``: 0 monotone = R, 1 swap = L, 2 discontinuous = N);
     ``pair[right_key[p], left_key[o]]``, option ``o`` right after option ``p`` (``float64[n_right + 1,
     n_left + 1]``: the last row is the sentence start, the last column its end); the keys ``int32[n_opt]``.
@@ -71,47 +70,39 @@ def sparse_transitions(model: TranslationModel, options: TranslationOptions
     return orient, word_right, word_left, word_pair
 
 
-_NO_SPARSE = (np.zeros((0, 3)), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((1, 1)))
-
-
-@dataclass(frozen=True)
-class TransitionColumns:
-    """Where the transition features' values go in the model's dense vector: ``lm_cols`` int64[n_lm], each
-    LM's column; ``dist_col``, Distortion0's; ``lr_col``, the first of LexicalReordering0's six (-1: absent)."""
-
-    lm_cols: np.ndarray
-    dist_col: int
-    lr_col: int
-
-    @classmethod
-    def of(cls, model: TranslationModel) -> "TransitionColumns":
-        """The columns of ``model``'s layout."""
-        layout = model.layout
-        lr = layout.columns_of_type("LexicalReordering")
-        dist = layout.columns_of_type("Distortion")
-        return cls(np.array(model.lm_columns, dtype=np.int64), dist.start if dist is not None else -1,
-                   lr.start if lr is not None else -1)
-
-    def transitions(self, reordering: np.ndarray, weights: np.ndarray) -> Transitions:
-        """The stateless transitions (no LM, no sparse features) of options with ``reordering``
-        (float64[n_opt, 6]) under ``weights`` (float64[n_dense])."""
-        return Transitions((), np.zeros(0, CACHE_ENTRY), np.zeros(0, np.int64), np.array(weights, dtype=np.float64),
-                           self.lm_cols, self.dist_col, self.lr_col, np.ascontiguousarray(reordering),
-                           np.zeros(1, np.int64), np.zeros(0, np.int32), *_NO_SPARSE, False, -1)
+_NO_TRANSITION = Slot(NoTransition(0), 0, 0, 0, 0)  # a feature of no columns, when a model has no stateless one
 
 
 def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: LMCache | None = None,
                 sparse: bool = True, sparse_col: int = -1) -> Transitions:
     """The transition features of ``options`` under ``model``, in the searches' one kernel form, with the
-    model's weights; ``lm_cache``: the cache of LM scores to read through (default: the model's); ``sparse``:
-    with the model's sparse transitions (the dense features alone, as ``score_derivation`` and lattice edges
-    count them, need none); ``sparse_col``: the column where the per-column form adds the weighted sparse
-    transitions (-1: none)."""
-    columns = TransitionColumns.of(model)
-    sparse = sparse and model.sparse is not None
-    cache = (lm_cache or model.lm_cache).entries
-    return Transitions(tuple(lm.arrays for lm in model.lms), cache,
-                       np.array([lm.begin_state for lm in model.lms], dtype=np.int64),
-                       np.array(model.weights, dtype=np.float64), columns.lm_cols, columns.dist_col,
-                       columns.lr_col, np.ascontiguousarray(options.reordering), options.tgt_offsets, options.tgt_words,
-                       *(sparse_transitions(model, options) if sparse else _NO_SPARSE), sparse, sparse_col)
+    model's weights: every feature that scores transitions (``FeatureFunction.scores_transitions``) with its
+    sentence data, columns and state slice, then the model's sparse transitions when ``sparse`` and it has
+    them, weighted, in column ``sparse_col`` (default: the one after the dense columns; the per-column form
+    adds them there, and the weighted form weighs that column 1). ``lm_cache``: the cache of LM scores to read
+    through (default: the model's)."""
+    cache = lm_cache or model.lm_cache
+    stateful, stateless, begin, stateful_cols = [], [], [], []
+    key_option = False
+    for feature, (_, columns) in zip(model.features, model.layout.slices):
+        if not feature.scores_transitions:
+            continue
+        lo = len(begin)
+        begin.extend(feature.begin_state().tolist())
+        slot = Slot(feature.sentence_data(options, cache), columns.start, columns.stop - columns.start, lo, len(begin))
+        (stateful if feature.state_width else stateless).append(slot)
+        key_option |= feature.reads_previous_option
+        if feature.state_width:
+            stateful_cols.extend(range(columns.start, columns.stop))
+    n_cols = model.layout.size
+    weights = np.array(model.weights, dtype=np.float64)
+    if sparse and model.sparse is not None:
+        col = n_cols if sparse_col < 0 else sparse_col
+        stateless.append(Slot(SparseData(*sparse_transitions(model, options)), col, 1, 0, 0))
+        weights = np.concatenate([weights, np.zeros(max(0, col + 1 - n_cols))])
+        weights[col] = 1.0
+        key_option = True
+    widest = max((slot.n_cols for slot in (*stateful, *stateless)), default=1)
+    return Transitions(tuple(stateful), tuple(stateless) or (_NO_TRANSITION,), np.array(begin, dtype=np.int64),
+                       weights, np.zeros(widest), np.array(stateful_cols, dtype=np.int64),
+                       np.zeros(0, dtype=np.int64), key_option)

@@ -182,7 +182,7 @@ def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, 
                            "4", "--lm", str(given[0]), "--lm", str(given[1]), "--word-class-count", "0",
                            "-q")) == 0
     config = MosesConfig.read(out / "moses.ini")
-    lms = config.features_of_type("KENLM")
+    lms = [f for f in config.features if f.type == "KENLM"]
     assert [(f.name, f.args["path"], f.args["order"]) for f in lms] == [
         ("LM0", "lm.arpa.gz", "4"), ("LM1", "lm1.arpa.gz", "2"), ("LM2", "lm2.arpa.gz", "3")]
     assert [config.weights[f.name] for f in lms] == [(0.5,)] * 3

@@ -1,0 +1,67 @@
+"""The numba side of the feature contract (``pbmt.model.features``): how the searches call a feature's kernels.
+
+A feature that scores a block in context writes two ``@njit`` kernels and
+registers them with the named tuple its sentence data is (``register_kernels``, public as
+``pbmt.model.features.register_kernels``):
+
+- ``transition(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out)``: block
+  ``[start, end)`` translated by ``option`` (an index into the sentence's options) right after block
+  ``[prev_start, prev_end)`` with ``prev_option`` (``[0, 0)`` and -1 at the sentence start). ``state``
+  int64[width] is the feature's slice of the hypothesis's state row, ``new_state`` int64[width] the slice it
+  writes for the extended hypothesis (it may be the same memory as ``state``: read before writing);
+  ``out`` float64[n_scores] the feature's columns, to which it ADDS its values (natural log).
+- ``end(data, state, last_option, out)``: the sentence end after ``last_option`` (-1: no block); ``state`` the
+  slice after the last block, which it may update.
+
+``feature_transition`` and ``feature_end`` call the kernels registered for the type of ``data``. Numba
+resolves the call when it compiles a search for a model's features, so a search is compiled (and cached)
+once per combination of feature types, and the call costs what a direct call costs.
+"""
+
+from numba import types
+from numba.extending import overload
+
+_KERNELS: dict[type, tuple] = {}  # sentence data's named-tuple class -> (transition, end)
+
+
+def register_kernels(data_class: type, transition, end) -> None:
+    """Make ``feature_transition`` and ``feature_end`` of a ``data_class`` instance call ``transition`` and
+    ``end`` (``@njit`` functions of the signatures in the module docstring)."""
+    _KERNELS[data_class] = (transition, end)
+
+
+def feature_transition(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out):
+    """The registered transition kernel of ``data``'s feature (numba only)."""
+    raise NotImplementedError("feature_transition is called from numba kernels only")
+
+
+def feature_end(data, state, last_option, out):
+    """The registered end-of-sentence kernel of ``data``'s feature (numba only)."""
+    raise NotImplementedError("feature_end is called from numba kernels only")
+
+
+def _kernels_of(data) -> tuple:
+    if not isinstance(data, types.BaseNamedTuple) or data.instance_class not in _KERNELS:
+        raise TypeError(f"no feature kernels are registered for {data}: a feature's sentence data must be a named "
+                        "tuple class given to pbmt.model.features.register_kernels")
+    return _KERNELS[data.instance_class]
+
+
+@overload(feature_transition, inline="always")
+def _feature_transition(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out):
+    kernel = _kernels_of(data)[0]
+
+    def call(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out):
+        kernel(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out)
+
+    return call
+
+
+@overload(feature_end, inline="always")
+def _feature_end(data, state, last_option, out):
+    kernel = _kernels_of(data)[1]
+
+    def call(data, state, last_option, out):
+        kernel(data, state, last_option, out)
+
+    return call
