@@ -868,11 +868,9 @@ class SampleRank(Tuner):
             tuning_set.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())
         for s in sources:
             tuning_set.update(np.asarray(s, np.int32).tobytes() + b"|")
-        held_out = {"held out": held.tolist()} if len(held) else {}  # absent: a run of an older pbmt resumes
-        settings = {k: v for k, v in self.settings.__dict__.items() if (k, v) != ("gain", "batch-bleu")}  # likewise
-        return {**settings, "chains": self.chains,
+        return {**self.settings.__dict__, "chains": self.chains,
                 "global features": [list(f.__dict__.values()) for f in specs],
-                "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest(), **held_out}
+                "start weights": start.hexdigest(), "tuning set": tuning_set.hexdigest(), "held out": held.tolist()}
 
 
 def log_row(model: TranslationModel, e: EpochLog) -> list[str]:
@@ -888,12 +886,9 @@ def _percent(bleu: float) -> str:
 
 
 def _restored(saved: Checkpoint) -> tuple[int, np.ndarray, np.ndarray, int, list[EpochLog]]:
-    """(seed, mixed weights, sum and count of the collected weights, log) of a checkpoint (one of an older
-    pbmt has no BLEU: NaN, measured again when asked for)."""
+    """(seed, mixed weights, sum and count of the collected weights, log) of a checkpoint."""
     state, arrays = saved.state, saved.arrays
-    unmeasured = np.full(len(state["log"]), math.nan)
     log = [EpochLog(int(row[0]), int(row[1]), int(row[2]), w, float(row[3]), a, float(d), float(h))
            for row, w, a, d, h in zip(state["log"], arrays["log_weights"], arrays["log_averaged"],
-                                      arrays.get("log_dev_bleu", unmeasured),
-                                      arrays.get("log_held_out_bleu", unmeasured))]
+                                      arrays["log_dev_bleu"], arrays["log_held_out_bleu"])]
     return int(state["seed"]), arrays["weights"], arrays["weight_sum"], int(state["collected"]), log
