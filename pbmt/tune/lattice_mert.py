@@ -5,11 +5,10 @@ translations' lines ``w . F + gamma * d . F``. n-best MERT takes it over the
 pool's candidates; lattice MERT over every complete path of the sentence's
 search graph (``pbmt.search.lattice``): Macherey et al.'s sweep over the
 graph's nodes in topological order, where each node keeps the envelope of
-the paths reaching it (``_lattice_kernels.envelopes``). A graph of the
-shared model holds 12,400 edges on some complete path per dev verse on
-average, and exponentially many paths, against the pool's 100 candidates
-per decode: a line search sees every translation the last search kept, not
-only the few the last weights ranked best.
+the paths reaching it (``_lattice_kernels.envelopes``). A sentence's graph
+holds thousands of edges and exponentially many paths, against the pool's
+hundred candidates per decode: a line search sees every translation the
+last search kept, not only the few the last weights ranked best.
 
 Everything around the envelope is ``pbmt.tune.mert``'s: the merged
 breakpoints and interval scoring (``best_step``), the bounded steps, kept
@@ -21,9 +20,9 @@ can never be highest inside it), which keeps the envelopes small when
 steps are bounded.
 
 Only the current iteration's graphs are searched (the tuning loop passes
-them; ``pbmt.tune.loop``): one decode's graphs of all of dev hold about 13
-million edges (a peak of 2.4 GB in the process holding them and their
-concatenation, ``benchmarks/bench_lattice_mert.py``), so keeping every iteration's, or
+them; ``pbmt.tune.loop``): one decode's graphs of a dev set hold millions of
+edges (docs/tuning-results.md, "Lattice MERT on the first step", gives their
+memory and line-search time), so keeping every iteration's, or
 merging them as Macherey et al. do, would multiply memory and line-search
 time by the number of iterations, while a single graph already holds
 exponentially many translations around the decoded weights, against the
@@ -95,10 +94,9 @@ class LatticeMert(Mert):
 
     Parameters and fitted attributes are ``Mert``'s, and so are the defaults
     but one: no random restarts. Why: a climb makes about a hundred line
-    searches, each over every edge of all the dev set's graphs (about
-    0.4 microseconds an edge on this machine, some 5 s per line search on
-    all of dev), so Mert's 20 restarts would multiply an iteration's
-    optimisation by 21 for starting points whose optimum must also pass the
+    searches, each over every edge of all the dev set's graphs (hundreds of
+    times a line search over the pool), so Mert's 20 restarts would multiply
+    an iteration's optimisation by 21 for starting points whose optimum must also pass the
     significance test against the climb from the decoded weights, the one
     point the graphs were searched from. ``score_`` is the corpus BLEU in
     [0, 1] of the graphs' best paths under ``weights_``. The tuning loop

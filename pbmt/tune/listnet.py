@@ -14,13 +14,13 @@ The gain (``pbmt.tune.gains``):
 - ``"bleu+1"`` (the paper's): BLEU+1 (``pbmt.metrics.bleu.sentence_bleu_plus1``);
 - ``"bleu+1-unclipped"`` (the default): BLEU+1 with Nakov et al. (2012)'s
   unclipped brevity penalty, ``exp(1 - r/c)`` also when ``c > r``. With
-  plain BLEU+1 ListNet learns translations 5-7% shorter than the references
-  and corpus BLEU pays the brevity penalty; the unclipped penalty moves the
+  plain BLEU+1 ListNet learns translations shorter than the references and
+  corpus BLEU pays the brevity penalty; the unclipped penalty moves the
   length ratio to that of MERT (docs/rescoring.md).
 
 The list items (``distinct``): an n-best list of a phrase-based decoder
-holds each translation several times, once per segmentation (on the Bible
-dev set, 100 entries are 10 distinct translations on average). Both
+holds each translation several times, once per segmentation (most entries
+of a 100-best list repeat a translation above them). Both
 distributions are over items, so a translation with k derivations would
 weigh k times in the target and the model would be trained to spread its
 probability evenly over derivations that BLEU cannot tell apart.

@@ -129,8 +129,8 @@ def _step(lower: float, upper: float, contains_origin: bool, low: float, high: f
     return float(point if low < point < high else 0.5 * (max(lower, low) + min(upper, high)))
 
 
-#: MERT's interpolation in the MON/SWAP search space: undamped, its first step there moved the LM's and the word
-#: penalty's weights to a third and decoded 17% too long; half steps climbed without a dip (docs/tuning-results.md)
+#: MERT's interpolation in the MON/SWAP search space: undamped, its first step there overshoots what the pool
+#: holds and decodes too long; half steps climb without a dip (docs/tuning-results.md)
 MON_SWAP_INTERPOLATION = 0.5
 
 def _l1_normalised(point: np.ndarray) -> np.ndarray:
