@@ -43,9 +43,9 @@ from pbmt.model.model import TranslationModel
 from pbmt.base.parallel import ParallelMap
 from pbmt.search.document_decoder import decode_document
 from pbmt.search.options import TranslationOptions
-from pbmt.tune.samplerank import CLIP, GAIN_SCALE, SampleRank
+from pbmt.tune.sampler_chains import CLIP, GAIN_SCALE
+from pbmt.tune.samplerank import SampleRank, SamplerTask
 from pbmt.base.vocab import Vocab
-from pbmt.tune.samplerank import SamplerTask
 from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"

@@ -35,8 +35,8 @@ import numpy as np
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
 from pbmt.train.word_classes import induce_classes
-from pbmt.tune.samplerank import STARTS, UPDATES, SampleRank, Settings, decoded_bleu, encode_dev
-from pbmt.tune.samplerank import SamplerTask
+from pbmt.tune.sampler_chains import STARTS, UPDATES, Settings, decoded_bleu, encode_dev
+from pbmt.tune.samplerank import SampleRank, SamplerTask
 from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bible-es-en"

@@ -32,7 +32,8 @@ from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
 from pbmt.tune.pool import References
 from pbmt.tune.relevant_set import RelevantSetSettings, RelevantSetTuner, relevant_set_tune
-from pbmt.tune.samplerank import SampleRank, SamplerTask, n_weights
+from pbmt.tune.sampler_chains import n_weights
+from pbmt.tune.samplerank import SampleRank, SamplerTask
 from pbmt.tune.tuner import Tuner, TuningData
 
 

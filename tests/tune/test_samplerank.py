@@ -21,9 +21,9 @@ from pbmt.search.sampler import Sampler, gloss
 from pbmt.features.translation import Translator
 from sampler_task import fitted_on
 from resumption import assert_resumed_as_uninterrupted
-from pbmt.tune.samplerank import (OPERATORS, BatchGain, SampleRank, Settings, encode_dev, mira_update, mix,
-                                  batches, neighbour_stats, run_chain, shards, update_pair,
-                                  gain_covariance)
+from pbmt.tune.samplerank import SampleRank
+from pbmt.tune.sampler_chains import (OPERATORS, BatchGain, Settings, encode_dev, mira_update, mix, batches,
+                                      neighbour_stats, run_chain, shards, update_pair, gain_covariance)
 from pbmt.tune.gains import GAINS
 
 

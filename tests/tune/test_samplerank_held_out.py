@@ -15,7 +15,8 @@ from pbmt.model.model import TranslationModel
 from pbmt.base.plots import read_tuning_log
 from pbmt.features.translation import Translator
 from pbmt.tune.held_out import held_out_sentences
-from pbmt.tune.samplerank import PRESETS, SampleRank, Settings, encode_dev, mix, run_chain, shards
+from pbmt.tune.sampler_chains import PRESETS, Settings, encode_dev, mix, run_chain, shards
+from pbmt.tune.samplerank import SampleRank
 from sampler_task import fitted_on
 from resumption import assert_resumed_as_uninterrupted
 
