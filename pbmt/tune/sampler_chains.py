@@ -104,8 +104,8 @@ PRESETS = {
     # 100 burn-in and 100 sampled steps per sentence, 8 chains (their Figure 3 and Table 4; they give no batch size)
     "paper": {"update": "sample-oracle", "gain_scale": 1.0, "c": 0.01, "temperature": 1.0, "start": "gloss",
               "samples_per_sentence": 100, "burn_in_per_sentence": 100, "chains": 8, "gain": "batch-bleu"},
-    # the defaults: the variant that beat the untuned weights on every seed on dev[:100] (docs/samplerank.md) and
-    # measured best at full size, with the batch gain's brevity penalty unclipped (docs/tuning-results.md)
+    # the defaults: the expected-gain variant, with the batch gain's brevity penalty unclipped (docs/samplerank.md
+    # and docs/tuning-results.md compare it with the paper's settings)
     "expected-gain": {"update": "expected-gain", "start": "decoder", "temperature": 0.1, "step": STEP,
                       "gain_scale": GAIN_SCALE, "chains": 4, "gain": "batch-bleu-unclipped"},
 }
@@ -258,8 +258,8 @@ class Settings:
     temperature: the sample is drawn with probability ∝ exp(w · h /
     temperature) (the paper's 1; below 1 the chains stay near the model's
     best); gain: a batch gain of ``pbmt.tune.gains`` (the paper's "batch-bleu"; unclipped, the
-    default, the tuned output is not shorter than the untuned weights', and
-    test BLEU is 0.37 higher: docs/tuning-results.md); start: where a
+    default, the tuned output is not shorter than the untuned weights':
+    docs/tuning-results.md); start: where a
     batch's chains start, one of ``STARTS`` (the
     decoder's 1-best is searched under the chain's weights at the batch's start,
     without global features, the batch's translation options then built under
