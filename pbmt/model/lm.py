@@ -34,7 +34,6 @@ from pbmt.model._lm_kernels import (
     ENTRY,
     MISSING_CONTEXT,
     LMArrays,
-    cached_score_word,
     count_fields,
     link_order,
     minimal_states,

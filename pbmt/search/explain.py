@@ -257,7 +257,7 @@ def explanation_data(e: Explanation, model: TranslationModel, hypotheses_per_sta
     through a recombined hypothesis. ``reference``: a ``reference_path`` of this search, returned as the
     ``reference`` entry (None without), whose hypotheses are listed too.
     """
-    g, o, w = e.graph, e.options, model.weights
+    o, w = e.options, model.weights
     layout = model.layout
     table = hypothesis_table(e)
     words = o.vocab.words
