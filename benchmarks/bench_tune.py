@@ -9,7 +9,8 @@ each tuner runs with every seed of --seeds (N: seeds 1 to N; or a list, 2,3).
 
 Tuners (``--tuners``, comma-separated; default: all):
 
-- ``mert``, ``pro``, ``apro``: ``pbmt tune``'s loop, 100-best, --iterations
+- ``mert``, ``pro``, ``apro``, ``mira`` (batch MIRA at kbmira's defaults):
+  ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
   as mert-moses.pl's --return-best-dev);
 - ``pro-paper``, ``apro-paper``: PRO and APRO with the papers' gain, BLEU+1,
@@ -98,6 +99,7 @@ PBMT = [sys.executable, "-m", "pbmt"]
 
 LOOP = {
     "mert": ["--algorithm", "mert"],
+    "mira": ["--algorithm", "mira"],
     "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],

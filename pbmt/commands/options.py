@@ -80,6 +80,7 @@ RANGES: dict[str, Range] = {
                      "score_range", "max_step", "discount_fallback"], POSITIVE),
     **dict.fromkeys(["beam_threshold", "pro_min_difference", "interpolation"], FRACTION),
     "significance": Range(0, 1, open_high=True),
+    "mira_c": POSITIVE, "mira_epochs": COUNT, "mira_decay": Range(0, 1, open_low=True),
     "distortion_limit": Range(-1),  # -1: no limit
     "passes": Range(2),  # the two seed decodings of the relevant-set tuners
     "max_phrase_length": Range(1, MAX_SUPPORTED_LENGTH),

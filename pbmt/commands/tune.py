@@ -6,8 +6,8 @@ already (a dev set clearly not in the model's form is then an error naming
 its first such line). --algorithm chooses the tuner (default mert; pbmt tune
 --algorithm NAME --help lists that tuner's options, --help-all all of them):
 
-  mert, pro, apro, listnet  decode the dev set to n-best lists, pool them and
-                            optimise on the pool, until the pool gains nothing
+  mert, pro, apro, listnet, decode the dev set to n-best lists, pool them and
+  mira                      optimise on the pool, until the pool gains nothing
                             new, the weights stop moving or --iterations
   lattice-mert              the same loop, but MERT's line searches take each
                             sentence's envelope over every path of its search

@@ -16,7 +16,7 @@ def _max_step(text: str) -> float | None:
 
 _max_step.__name__ = "number or 'none'"
 
-LOOP = Group("mert, lattice-mert, pro, apro, listnet: the decode-optimise loop")
+LOOP = Group("mert, lattice-mert, pro, apro, listnet, mira: the decode-optimise loop")
 RANKING = Group("PRO, APRO", "rank candidate pairs by a sentence gain (--gain): PRO (Hopkins & May, 2011) samples "
                 "pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all pairs in a ranking SVM; the "
                 "new weights may interpolate with the previous ones (--interpolation). The papers' settings: --gain "

@@ -13,12 +13,13 @@ from pbmt.tune.block_training import BlockTraining
 from pbmt.tune.lattice_mert import LatticeMert
 from pbmt.tune.listnet import ListNet
 from pbmt.tune.mert import Mert
+from pbmt.tune.mira import Mira
 from pbmt.tune.pro import Pro
 from pbmt.tune.relevant_set import Costmargin, Perceptron
 from pbmt.tune.samplerank import SampleRank
 from pbmt.tune.tuner import Tuner
 
-TUNERS: tuple[type[Tuner], ...] = (Mert, LatticeMert, Pro, Apro, ListNet, Costmargin, Perceptron, SampleRank,
+TUNERS: tuple[type[Tuner], ...] = (Mert, LatticeMert, Pro, Apro, ListNet, Mira, Costmargin, Perceptron, SampleRank,
                                    BlockTraining)
 ALGORITHMS = tuple(dict.fromkeys(t.name for t in TUNERS))
 POOL_TUNERS = {t.name: t for t in TUNERS if t.loop == "decode-optimise" and t.reads == ("pool",)}

@@ -1,0 +1,131 @@
+"""Batch MIRA (Cherry & Foster, 2012), as Moses's ``kbmira`` runs it, on an n-best pool.
+
+Online passive-aggressive updates over the pool's sentences, ``epochs``
+passes (kbmira's J = 60) in a fresh random order each. For each sentence,
+under the current weights w, with ``b(e)`` the sentence BLEU of candidate e
+against a pseudo-document (below):
+
+- hope e+ = argmax w·h(e) + b(e), fear e- = argmax w·h(e) - b(e) (the
+  first of equals, as kbmira);
+- if they differ and b(e+) > b(e-): loss = b(e+) - b(e-) - w·(h(e+) - h(e-)),
+  and when it is positive ``w += eta (h(e+) - h(e-))`` with
+  ``eta = min(C, loss / ||h(e+) - h(e-)||^2)``, C = 0.01 (kbmira's);
+- then the pseudo-document decays by 0.999 and takes e+'s statistics
+  (``background="model"``: the model's 1-best's, kbmira's ``--model-bg``).
+
+The sentence BLEU is Chiang et al. (2008)'s: BLEU of the candidate's
+statistics plus the pseudo-document's, unsmoothed, times their summed
+reference length (``_mira_kernels.background_bleu``); the pseudo-document
+starts at 1 in every count, as kbmira's. It is a gain of its own, not one of
+``pbmt.tune.gains``: it changes with every update.
+
+After each epoch the weights are averaged as kbmira averages them: the
+starting weights plus the weights after each update so far, divided by the
+number of updates; the pool's corpus BLEU under the average is measured, and
+``weights_`` is the average of the epoch where it was highest (the earliest
+of equals). Fixed features (default ``UnknownWordPenalty0``) take no part
+and keep their weights. The scale of the weights is MIRA's own (not
+normalised): the hope and fear trade model score against BLEU in
+reference words.
+
+Features may be dense (float64[n_cand, n_features]) or a
+``scipy.sparse`` matrix: both run as CSR rows in the kernels
+(``pbmt.tune._mira_kernels``), so the cost of an update is the number of
+features the hope and fear have, not the number of features.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pbmt.metrics.bleu import corpus_bleu
+from pbmt.tune._mira_kernels import averaged, epoch, scores
+from pbmt.tune.options import DEDUP_OPTION, ITERATIONS, KEEP
+from pbmt.tune.pool import argmax_by_sentence, checked_weights, tuned_columns
+from pbmt.tune.tuner import Group, Option, Tuner, TuningData
+
+BACKGROUNDS = ("hope", "model")
+GROUP = Group("MIRA", "batch MIRA (Cherry & Foster, 2012) as Moses's kbmira: passes over the pool's sentences, each "
+              "a clipped update towards the hope (high model score and sentence BLEU) and away from the fear (high "
+              "model score, low BLEU); the averaged weights of the pass with the best pool BLEU")
+
+
+def csr_rows(features) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr int64[n+1], indices int64[nnz], values float64[nnz]) of a dense float64[n, d] array or a
+    ``scipy.sparse`` matrix of n candidates' features."""
+    if hasattr(features, "tocsr"):
+        csr = features.tocsr()
+        return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64),
+                np.asarray(csr.data, dtype=np.float64))
+    dense = np.ascontiguousarray(features, dtype=np.float64)
+    n, d = dense.shape
+    return (np.arange(0, n * d + 1, max(d, 1), dtype=np.int64)[:n + 1] if d else np.zeros(n + 1, np.int64),
+            np.tile(np.arange(d, dtype=np.int64), n), dense.ravel())
+
+
+class Mira(Tuner):
+    """Batch MIRA, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool`` (module
+    docstring).
+
+    c: the step cap C; epochs: passes over the pool (J); decay: of the
+    pseudo-document per update; background: whose statistics join the
+    pseudo-document, the "hope" (kbmira's default) or the "model"'s 1-best;
+    fixed: feature names whose weights stay as given.
+
+    After ``fit``: ``weights_`` float64[n_features] (the kept epoch's
+    averaged weights), ``score_`` the pool's corpus BLEU in [0, 1] under them,
+    ``kept_epoch_`` (1-based), ``history_`` a list of (updates, mean loss per
+    sentence, pool BLEU in [0, 1]) per epoch. Deterministic given the random
+    generator.
+    """
+
+    name, title, loop, reads = "mira", "batch MIRA", "decode-optimise", ("pool",)
+    options = (ITERATIONS, KEEP, DEDUP_OPTION,
+               Option(("--mira-c",), "MIRA: the cap C of each update's step (kbmira's -C)", "c", GROUP, type=float,
+                      dest="mira_c"),
+               Option(("--mira-epochs",), "MIRA: passes over the pool (kbmira's -J)", "epochs", GROUP, type=int,
+                      dest="mira_epochs"),
+               Option(("--mira-decay",), "MIRA: decay of the BLEU pseudo-document per update (kbmira's -D)", "decay",
+                      GROUP, type=float, dest="mira_decay"),
+               Option(("--mira-background",), "MIRA: whose statistics join the BLEU pseudo-document: the hope's or "
+                      "the model's 1-best's (kbmira's --model-bg)", "background", GROUP, choices=BACKGROUNDS,
+                      dest="mira_background"))
+
+    def __init__(self, c: float = 0.01, epochs: int = 60, decay: float = 0.999, background: str = "hope",
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+        if not c > 0 or epochs < 1 or not 0.0 < decay <= 1.0:
+            raise ValueError(f"need c > 0, epochs >= 1 and decay in (0, 1]; got {c}, {epochs} and {decay}")
+        if background not in BACKGROUNDS:
+            raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
+        self.c = c
+        self.epochs = epochs
+        self.decay = decay
+        self.background = background
+        self.fixed = fixed
+
+    def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mira":
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        data.check(self)
+        pool = data.pool
+        pool.check_complete()
+        initial = checked_weights(pool, initial_weights)
+        free = tuned_columns(pool.layout, self.fixed)
+        rows = csr_rows(pool.features[:, free])
+        stats = np.ascontiguousarray(pool.stats, dtype=np.float64)
+        weights = initial[free].copy()
+        size = len(weights)
+        average = (weights.copy(), np.zeros(size, np.int64), np.zeros(1, np.int64))
+        work = (np.zeros(size), np.zeros(size, np.int64), np.zeros(size, dtype=np.bool_))
+        background = np.ones(10)
+        self.history_, self.score_, kept = [], -np.inf, weights
+        for number in range(self.epochs):
+            updates, loss = epoch(rng.permutation(pool.n_sentences).astype(np.int64), pool.offsets, rows, stats,
+                                  weights, average, background, self.c, self.decay, self.background == "model", work)
+            mean = averaged(weights, average[0], average[1], int(average[2][0]))
+            bleu = corpus_bleu(pool.stats[argmax_by_sentence(scores(*rows, mean), pool.offsets)])
+            self.history_.append((int(updates), float(loss) / pool.n_sentences, bleu))
+            if bleu > self.score_:
+                self.score_, kept, self.kept_epoch_ = bleu, mean, number + 1
+        self.weights_ = initial.copy()
+        self.weights_[free] = kept
+        return self

@@ -1,0 +1,194 @@
+"""Batch MIRA: the kernel against a plain-Python kbmira, sparse rows as dense ones, recovery of a known ranking,
+the tuning loop, ``pbmt optimize``, and Moses's kbmira on the shared dev 100-best pool."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import math
+import subprocess
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from pbmt.commands.cli import main
+from pbmt.base.config import MosesConfig
+from pbmt.model.features import FeatureLayout
+from pbmt.tune._mira_kernels import background_bleu
+from pbmt.tune.mira import Mira
+from pbmt.tune.pool import Pool, References, read_pool
+from pbmt.tune.tuner import TuningData
+
+def _pool(rng, n_sent=30, per=12, size=5, features=None):
+    """A pool whose candidates' BLEU statistics rise with ``features @ w_star``; returns (pool, w_star)."""
+    n = n_sent * per
+    w_star = np.array([1.0, -0.5, 0.3, 0.8, -1.2])[:size]
+    x = rng.normal(size=(n, size)) if features is None else features
+    quality = x @ w_star
+    q = (quality - quality.min()) / (quality.max() - quality.min())
+    stats = np.zeros((n, 10), np.int64)
+    length = rng.integers(15, 25, n)
+    stats[:, 0] = length
+    stats[:, 1] = 20
+    for k in range(4):
+        stats[:, 6 + k] = length - k
+        stats[:, 2 + k] = np.floor(q * (length - k) * (0.9 - 0.15 * k) + rng.random(n)).astype(np.int64)
+    layout = FeatureLayout(("A", "B"), ("", ""), (1, size - 1))
+    offsets = np.arange(0, n + 1, per, dtype=np.int64)
+    return Pool(layout, x, stats, offsets, np.arange(n, dtype=np.uint64), ("x",) * n), w_star
+
+
+def _plain_kbmira(pool, initial, orders, c=0.01, decay=0.999):
+    """Batch MIRA as kbmira runs it, in plain Python over dense features: (averaged weights per epoch)."""
+    x, stats = pool.features, pool.stats.astype(float)
+    w, total, count = initial.copy(), initial.copy(), 0
+    background = np.ones(10)
+
+    def bleu(row):
+        s = row + background
+        log_bleu = sum(math.log(s[2 + n]) - math.log(s[6 + n]) for n in range(4)) / 4
+        log_bleu += min(0.0, 1 - s[1] / s[6])
+        return math.exp(log_bleu) * s[1]
+
+    out = []
+    for order in orders:
+        for s in order:
+            rows = range(pool.offsets[s], pool.offsets[s + 1])
+            b = {i: bleu(stats[i]) for i in rows}
+            hope = max(rows, key=lambda i: (x[i] @ w + b[i], -i))
+            fear = max(rows, key=lambda i: (x[i] @ w - b[i], -i))
+            if hope == fear or not b[hope] > b[fear]:
+                continue
+            diff = x[hope] - x[fear]
+            loss = b[hope] - b[fear] - w @ diff
+            if loss > 0:
+                w = w + min(c, loss / (diff @ diff)) * diff
+                total, count = total + w, count + 1
+            background = decay * background + stats[hope]
+        out.append(total / count if count else w.copy())
+    return out
+
+
+def test_background_bleu_is_chiangs_pseudo_document_bleu_in_reference_words():
+    stats = np.array([10, 12, 8, 5, 3, 1, 10, 9, 8, 7], float)
+    background = np.ones(10)
+    s = stats + background
+    precisions = [s[2 + n] / s[6 + n] for n in range(4)]
+    expected = math.exp(sum(map(math.log, precisions)) / 4 + min(0.0, 1 - s[1] / s[6])) * s[1]
+    assert background_bleu(stats, background) == pytest.approx(expected, rel=1e-12)
+    longer = stats.copy()
+    longer[6] = 20  # longer than the reference: no brevity penalty
+    assert background_bleu(longer, background) < background_bleu(stats, background) * 2
+
+
+def test_the_kernel_is_kbmira_in_plain_python():
+    rng = np.random.default_rng(4)
+    pool, _ = _pool(rng)
+    initial = rng.normal(size=5) * 0.1
+    mira = Mira(epochs=3).fit(TuningData(pool=pool), initial, np.random.default_rng(7))
+    draws = np.random.default_rng(7)
+    orders = [draws.permutation(pool.n_sentences) for _ in range(3)]
+    plain = _plain_kbmira(pool, initial, orders)
+    best = max(range(3), key=lambda e: (pool.bleu(plain[e]), -e))
+    np.testing.assert_allclose(mira.weights_, plain[best], rtol=1e-9, atol=1e-12)
+    assert mira.kept_epoch_ == best + 1
+    assert [h[2] for h in mira.history_] == pytest.approx([pool.bleu(w) for w in plain], abs=1e-12)
+
+
+def test_sparse_features_train_as_the_dense_ones():
+    rng = np.random.default_rng(5)
+    pool, _ = _pool(rng)
+    sparse = scipy.sparse.csr_matrix(np.where(np.abs(pool.features) < 0.5, 0.0, pool.features))
+    dense_pool = Pool(pool.layout, sparse.toarray(), pool.stats, pool.offsets, pool.keys, pool.texts)
+    sparse_pool = Pool(pool.layout, sparse, pool.stats, pool.offsets, pool.keys, pool.texts)
+    dense = Mira(epochs=4).fit(TuningData(pool=dense_pool), np.zeros(5), np.random.default_rng(1))
+    csr = Mira(epochs=4, fixed=()).fit(TuningData(pool=sparse_pool), np.zeros(5), np.random.default_rng(1))
+    np.testing.assert_allclose(csr.weights_, dense.weights_, rtol=1e-12, atol=1e-15)
+
+
+def test_mira_recovers_the_ranking_weights_and_keeps_fixed_ones():
+    rng = np.random.default_rng(6)
+    pool, w_star = _pool(rng, n_sent=80, per=20)
+    start = np.array([0.0, 0.0, 0.0, 0.0, 0.7])
+    mira = Mira(epochs=20, fixed=("A",)).fit(TuningData(pool=pool), start, np.random.default_rng(2))
+    assert mira.weights_[0] == 0.0  # A is fixed
+    assert mira.score_ > pool.bleu(start) + 0.05
+    direction = mira.weights_[1:] / np.linalg.norm(mira.weights_[1:])
+    assert direction @ (w_star[1:] / np.linalg.norm(w_star[1:])) > 0.9
+
+
+def test_mira_is_deterministic_given_the_generator_and_checks_its_settings():
+    pool, _ = _pool(np.random.default_rng(8))
+    first = Mira(epochs=2).fit(TuningData(pool=pool), np.zeros(5), np.random.default_rng(3))
+    again = Mira(epochs=2).fit(TuningData(pool=pool), np.zeros(5), np.random.default_rng(3))
+    assert np.array_equal(first.weights_, again.weights_) and first.history_ == again.history_
+    for bad in ({"c": 0}, {"epochs": 0}, {"decay": 1.5}, {"background": "fear"}):
+        with pytest.raises(ValueError):
+            Mira(**bad)
+
+
+def test_pbmt_tune_runs_mira(tiny_model_dir, tiny_dev, tmp_path):
+    assert main(["tune", "-q", "-f", str(tiny_model_dir / "moses.ini"), "--tokenized", "--src",
+                 str(tiny_dev / "dev.src"), "--refs", str(tiny_dev / "dev.ref"), "--out", str(tmp_path / "run"),
+                 "--algorithm", "mira", "--iterations", "2", "--n-best-size", "10", "--mira-epochs", "5"]) == 0
+    log = (tmp_path / "run" / "log.tsv").read_text().splitlines()
+    assert (tmp_path / "run" / "moses.ini").exists() and len(log) == 3  # the header and two iterations
+
+
+SENTENCES = 300  # of the shared dev list: a third of its 1,031 keeps the test to seconds (the benchmark takes all)
+
+
+@pytest.fixture(scope="module")
+def dev_nbest(bible, tmp_path_factory):
+    """A folder with the first ``SENTENCES`` of the shared dev 100-best list (``nbest``) and their ``refs``."""
+    folder = tmp_path_factory.mktemp("dev-nbest")
+    with gzip.open(bible / "model" / "dev.moses.nbest100.gz", "rt", encoding="utf-8") as source:
+        lines = list(itertools.takewhile(lambda line: int(line.split(" ||| ", 1)[0]) < SENTENCES, source))
+    (folder / "nbest").write_text("".join(lines), encoding="utf-8")
+    references = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:SENTENCES]
+    (folder / "refs").write_text("\n".join(references) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def kbmira_pool(bible, dev_nbest):
+    """Moses's binaries, the folder of ``dev_nbest`` with the feature and score files Moses's extractor writes
+    from it for kbmira, and pbmt's pool of the same list."""
+    moses = bible.parent.parent / "tools" / "moses" / "bin"
+    if not (moses / "kbmira").exists() or not (moses / "extractor").exists():
+        pytest.skip(f"Moses's kbmira and extractor not found in {moses}")
+    subprocess.run([moses / "extractor", "--sctype", "BLEU", "-r", dev_nbest / "refs", "-n", dev_nbest / "nbest",
+                    "-S", dev_nbest / "scores.dat", "-F", dev_nbest / "features.dat"], check=True,
+                   capture_output=True)
+    references = (dev_nbest / "refs").read_text(encoding="utf-8").splitlines()
+    return moses, dev_nbest, read_pool(dev_nbest / "nbest", References(references))
+
+
+def test_pbmt_optimize_runs_mira(dev_nbest, tmp_path, capsys):
+    out = tmp_path / "weights.ini"
+    assert main(["optimize", "--algorithm", "mira", "--mira-epochs", "3", "--n-best", str(dev_nbest / "nbest"),
+                 "--refs", str(dev_nbest / "refs"), "-o", str(out)]) == 0
+    assert out.read_text().startswith("[weight]") and "of mira" in capsys.readouterr().err
+
+
+def test_mira_reaches_kbmiras_pool_bleu_on_the_shared_dev_pool(kbmira_pool, bible):
+    """Both from the untuned weights, at kbmira's defaults: pbmt's pool BLEU at least kbmira's less 0.2, and
+    within 0.5 of it.
+
+    Why not closer, and why pbmt's tends to be the higher: kbmira trains on, and keeps the pass best on, part
+    of the pool only. Its dedup (``HypPackEnumerator``) compares a feature vector with itself, so any
+    hypothesis hashed into a bucket that already holds one is taken for a duplicate and dropped (on dev
+    sentence 1 it picks as fear a hypothesis that another one of the list, of equal BLEU and higher model
+    score, outranks: that one was dropped). Its order of sentences also comes from its
+    own generator. On all of dev (``benchmarks/bench_mira.py``) the two agree within 0.2."""
+    moses, folder, pool = kbmira_pool
+    start = pool.layout.weights(MosesConfig.read(bible / "model" / "moses.ini"))
+    (folder / "init.opt").write_text(" ".join(format(w, ".9g") for w in start) + "\n")
+    subprocess.run([moses / "kbmira", "-d", folder / "init.opt", "-S", folder / "scores.dat", "-F",
+                    folder / "features.dat", "-r", "1", "-o", folder / "kbmira.out"], check=True, capture_output=True)
+    kbmira = np.array([float(line.split()[1]) for line in (folder / "kbmira.out").read_text().splitlines()])
+    mira = Mira().fit(TuningData(pool=pool), start, np.random.default_rng(1))
+    theirs, ours = 100 * pool.bleu(kbmira), 100 * mira.score_
+    assert theirs > 100 * pool.bleu(start) and ours > 100 * pool.bleu(start)
+    assert ours > theirs - 0.2 and abs(ours - theirs) < 0.5, (ours, theirs)
