@@ -95,17 +95,88 @@ def live_edges(parent, option, klass, final_class, opt_start, opt_end):
     return hyp, source, target, order.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _room(array, need):
     """``array``, or a copy of it with room for ``need`` entries (at least twice the size)."""
     if need <= array.shape[0]:
         return array
     out = np.empty(max(2 * array.shape[0], need), dtype=array.dtype)
-    out[:array.shape[0]] = array
+    for i in range(array.shape[0]):
+        out[i] = array[i]
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
+def _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix):
+    """Each node's best completion and best prefix at each of the sample points ``gammas`` (float64[g]), by
+    one backward and one forward Viterbi pass over a sentence's edges ``lo_e:hi_e`` (sorted by target, so
+    every edge's source is final before the edge is read forward, and its target backward): ``best[v, i]``,
+    the highest ``A + gammas[i] * B`` over the paths from node v to the final node, ``best_slope[v, i]`` the
+    B of that path, and ``prefix[v, i]`` the highest over the paths from the start to v (float64[>= n_nodes,
+    g], written)."""
+    for v in range(n_nodes):
+        for i in range(gammas.shape[0]):
+            best[v, i] = -np.inf
+            best_slope[v, i] = 0.0
+            prefix[v, i] = -np.inf
+    best[n_nodes - 1, :] = 0.0
+    prefix[0, :] = 0.0
+    for e in range(lo_e, hi_e):
+        s = source[e]
+        t = target[e]
+        for i in range(gammas.shape[0]):
+            prefix[t, i] = max(prefix[t, i], prefix[s, i] + a[e] + gammas[i] * b[e])
+    for e in range(hi_e - 1, lo_e - 1, -1):
+        s = source[e]
+        t = target[e]
+        for i in range(gammas.shape[0]):
+            value = best[t, i] + a[e] + gammas[i] * b[e]
+            if value > best[s, i]:
+                best[s, i] = value
+                best_slope[s, i] = best_slope[t, i] + b[e]
+
+
+#: rows of the float64[5, g] bounds of a bounded line search (``_hopeless``)
+GAMMA, TOP, CROSS, CROSS_TOP, CROSS_SHARE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hopeless(la, lb, best, t, bound, tol):
+    """True if no path that reaches node t on line (la, lb) is highest anywhere between the sample points
+    (row t of ``best``: node t's best completions there, ``_completions``). Given instead in row t an edge
+    target's best completions plus its source's best prefixes, and the edge's line (or zeros and a node's
+    completions plus prefixes), True if no path through the edge (the node) is.
+
+    A node's best completion is convex in gamma (as is the best path through an edge or a node), so below
+    its chord between two sample points. Every sentence's envelope is at least its best paths' lines at the
+    sample points (``bound[TOP]``: their values at the sample points ``bound[GAMMA]``), so on each interval at
+    least the higher of two of them, which cross at ``bound[CROSS]`` (NaN: not inside the interval;
+    ``bound[CROSS_TOP]``: their value there, ``bound[CROSS_SHARE]``: its place between the two sample
+    points). The line plus the chord minus that bound is
+    concave: below ``-tol`` at the two sample points and at the crossing, it is below everywhere between,
+    and the pruning is exact."""
+    for i in range(bound.shape[1]):
+        if la + lb * bound[GAMMA, i] + best[t, i] >= bound[TOP, i] - tol:
+            return False
+    for i in range(bound.shape[1] - 1):
+        x = bound[CROSS, i]
+        if x == x:
+            chord = best[t, i] + bound[CROSS_SHARE, i] * (best[t, i + 1] - best[t, i])
+            if la + lb * x + chord >= bound[CROSS_TOP, i] - tol:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol):
+    """The first of the pool lines ``j:hi``, shifted by (shift_a, shift_b), that is not ``_hopeless`` at node
+    t (hi: none)."""
+    while j < hi and _hopeless(pool_a[j] + shift_a, pool_b[j] + shift_b, best, t, bound, tol):
+        j += 1
+    return j
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _push(out_a, out_b, out_e, out_p, r, m, la, lb, le, lp):
     """Push line (la, lb) with back-pointers (le, lp) on the upper envelope ``out[r, :m]`` (lines in increasing
     slope, none steeper than it) after popping the lines it makes never highest; returns the new size.
@@ -126,16 +197,20 @@ def _push(out_a, out_b, out_e, out_p, r, m, la, lb, le, lp):
     return m + 1
 
 
-@njit(cache=True, inline="always")
-def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low, high):
+@njit(cache=True, nogil=True, inline="always")
+def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low, high, t, prune,
+           best, bound, tol):
     """The upper envelope over [low, high] of the envelope in row ``cur`` of the buffers (``[:nh]``) and the
     lines ``pool[lo:hi]`` shifted by (shift_a, shift_b) (both in increasing slope; the new lines'
     back-pointers are ``edge`` and their pool index) into the other row; returns its size. On equal lines the
-    envelope's stays."""
+    envelope's stays. With ``prune``, the new lines ``_hopeless`` at node t (the arguments after t are its)
+    are left out."""
     r = 1 - cur
     m = 0
     i = 0
     j = lo
+    if prune:
+        j = _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol)
     while i < nh or j < hi:
         take_h = j >= hi
         if not take_h and i < nh:
@@ -147,6 +222,8 @@ def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a,
         else:
             m = _push(buf_a, buf_b, buf_e, buf_p, r, m, pool_a[j] + shift_a, pool_b[j] + shift_b, edge, j)
             j += 1
+            if prune:
+                j = _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol)
     # lines highest only below low or above high
     first = 0
     while first + 1 < m and (buf_a[r, first] - buf_a[r, first + 1]) / (buf_b[r, first + 1] - buf_b[r, first]) <= low:
@@ -162,10 +239,12 @@ def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a,
     return m - first
 
 
-@njit(cache=True)
-def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high):
-    """Each sentence's upper envelope of ``A(path) + gamma * B(path)`` over every complete path of its lattice,
-    by one sweep over its nodes in topological order (Macherey et al., 2008, Algorithm 1).
+@njit(cache=True, nogil=True)
+def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high, gammas,
+              first, last):
+    """Sentences ``first:last``'s upper envelopes of ``A(path) + gamma * B(path)`` over every complete path of
+    their lattices, by one sweep over each lattice's nodes in topological order (Macherey et al., 2008,
+    Algorithm 1).
 
     edge_offsets: int64[n_sent+1] (CSR: sentence s owns edges
     ``edge_offsets[s]:edge_offsets[s+1]``); node_offsets: int64[n_sent+1], the
@@ -183,22 +262,29 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     a path is read out. Only ``low <= gamma <= high`` matters (-inf and inf:
     the whole line): a line of a node's envelope that is highest only
     outside it cannot lead to a final line that is highest inside it, so it
-    is dropped at once.
+    is dropped at once. With sample points ``gammas`` (float64[g], ``low``
+    first and ``high`` last; g = 0 on the whole line), a forward and a
+    backward Viterbi pass first find each node's best prefix and best
+    completion at each (``_completions``); then a node, an edge or a line
+    every path through which stays below the sentence's best paths between
+    the sample points is never looked at (``_hopeless``). This pruning is
+    exact (such paths are never highest) and drops all but about 1% of
+    the edges of a line search's bounded segment.
 
-    Returns ``(line_offsets int64[n_sent+1], A float64[k], B float64[k],
-    out_offsets int64[k+1], out_words int32[...])``: sentence s's final
+    Returns ``(line_offsets int64[last-first+1], A float64[k], B float64[k],
+    out_offsets int64[k+1], out_words int32[...])``: sentence first+s's final
     envelope is lines ``line_offsets[s]:line_offsets[s+1]`` in increasing
     slope (increasing gamma), line i the path whose words are
     ``out_words[out_offsets[i]:out_offsets[i+1]]``.
     """
-    n_sent = edge_offsets.shape[0] - 1
-    line_offsets = np.zeros(n_sent + 1, dtype=np.int64)
+    n_g = gammas.shape[0]
+    line_offsets = np.zeros(last - first + 1, dtype=np.int64)
     res_a = np.empty(16)
     res_b = np.empty(16)
     out_offsets = np.zeros(17, dtype=np.int64)
     out_words = np.empty(256, dtype=np.int32)
-    # per-sentence work space, grown as needed and reused: every node's envelope in a pool, and two buffers
-    # for the envelope being merged at a node
+    # per-sentence work space, grown as needed and reused: every node's envelope in a pool, two buffers for
+    # the envelope being merged at a node, and each node's best prefixes and completions at the sample points
     pool_a = np.empty(1024)
     pool_b = np.empty(1024)
     pool_edge = np.empty(1024, dtype=np.int64)
@@ -209,14 +295,43 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     buf_p = np.empty((2, 64), dtype=np.int64)
     node_lo = np.empty(16, dtype=np.int64)
     node_hi = np.empty(16, dtype=np.int64)
+    best = np.empty((16, n_g))
+    best_slope = np.empty((16, n_g))
+    prefix = np.empty((16, n_g))
+    through = np.empty((1, n_g))
+    bound = np.full((5, n_g), np.nan)
+    bound[GAMMA] = gammas
     path = np.empty(64, dtype=np.int64)
     k = 0
-    for s in range(n_sent):
+    for s in range(first, last):
         lo_e = edge_offsets[s]
         hi_e = edge_offsets[s + 1]
         n_nodes = node_offsets[s + 1] - node_offsets[s]
         node_lo = _room(node_lo, n_nodes)
         node_hi = _room(node_hi, n_nodes)
+        tol = 0.0
+        if n_g > 0:
+            if best.shape[0] < n_nodes:
+                best = np.empty((2 * n_nodes, n_g))
+                best_slope = np.empty((2 * n_nodes, n_g))
+                prefix = np.empty((2 * n_nodes, n_g))
+            _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix)
+            for i in range(n_g):
+                bound[TOP, i] = best[0, i]
+                tol = max(tol, abs(best[0, i]))
+            # a margin far above the rounding of sums taken in another order
+            tol = 1e-9 * (1.0 + tol)
+            for i in range(n_g - 1):
+                # the lines of the best paths at sample points i and i + 1 cross at x
+                slope_i, slope_j = best_slope[0, i], best_slope[0, i + 1]
+                bound[CROSS, i] = np.nan
+                if slope_j > slope_i:
+                    x = gammas[i] + (best[0, i] - best[0, i + 1] + slope_j * (gammas[i + 1] - gammas[i])) / \
+                        (slope_j - slope_i)
+                    if gammas[i] < x < gammas[i + 1]:
+                        bound[CROSS, i] = x
+                        bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - gammas[i])
+                        bound[CROSS_SHARE, i] = (x - gammas[i]) / (gammas[i + 1] - gammas[i])
         pool_a[0] = 0.0
         pool_b[0] = 0.0
         pool_edge[0] = -1
@@ -229,38 +344,52 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
             t = target[e]
             cur = 0
             nh = 0
+            if n_g > 0:
+                # no path through node t is highest: none of its edges is looked at
+                for i in range(n_g):
+                    through[0, i] = prefix[t, i] + best[t, i]
+                if _hopeless(0.0, 0.0, through, 0, bound, tol):
+                    while e < hi_e and target[e] == t:
+                        e += 1
             while e < hi_e and target[e] == t:
                 src = source[e]
+                if n_g > 0:
+                    for i in range(n_g):
+                        through[0, i] = prefix[src, i] + best[t, i]
+                    if _hopeless(a[e], b[e], through, 0, bound, tol):
+                        e += 1
+                        continue
                 need = nh + node_hi[src] - node_lo[src]
                 if need > buf_a.shape[1]:
                     cap = 2 * need
                     grown_a, grown_b = np.empty((2, cap)), np.empty((2, cap))
                     grown_e, grown_p = np.empty((2, cap), dtype=np.int64), np.empty((2, cap), dtype=np.int64)
-                    grown_a[cur, :nh] = buf_a[cur, :nh]
-                    grown_b[cur, :nh] = buf_b[cur, :nh]
-                    grown_e[cur, :nh] = buf_e[cur, :nh]
-                    grown_p[cur, :nh] = buf_p[cur, :nh]
+                    for i in range(nh):
+                        grown_a[cur, i] = buf_a[cur, i]
+                        grown_b[cur, i] = buf_b[cur, i]
+                        grown_e[cur, i] = buf_e[cur, i]
+                        grown_p[cur, i] = buf_p[cur, i]
                     buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
                 nh = _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, node_lo[src], node_hi[src],
-                            a[e], b[e], e, low, high)
+                            a[e], b[e], e, low, high, t, n_g > 0, best, bound, tol)
                 cur = 1 - cur
                 e += 1
             if used + nh > pool_a.shape[0]:
-                cap = 2 * (used + nh)
-                pool_a = _room(pool_a, cap)
-                pool_b = _room(pool_b, cap)
-                pool_edge = _room(pool_edge, cap)
-                pool_prev = _room(pool_prev, cap)
+                pool_a = _room(pool_a, used + nh)
+                pool_b = _room(pool_b, used + nh)
+                pool_edge = _room(pool_edge, used + nh)
+                pool_prev = _room(pool_prev, used + nh)
             node_lo[t] = used
-            pool_a[used:used + nh] = buf_a[cur, :nh]
-            pool_b[used:used + nh] = buf_b[cur, :nh]
-            pool_edge[used:used + nh] = buf_e[cur, :nh]
-            pool_prev[used:used + nh] = buf_p[cur, :nh]
+            for i in range(nh):
+                pool_a[used + i] = buf_a[cur, i]
+                pool_b[used + i] = buf_b[cur, i]
+                pool_edge[used + i] = buf_e[cur, i]
+                pool_prev[used + i] = buf_p[cur, i]
             used += nh
             node_hi[t] = used
         final = n_nodes - 1
         n_final = node_hi[final] - node_lo[final]
-        line_offsets[s + 1] = line_offsets[s] + n_final
+        line_offsets[s - first + 1] = line_offsets[s - first] + n_final
         res_a = _room(res_a, k + n_final)
         res_b = _room(res_b, k + n_final)
         out_offsets = _room(out_offsets, k + n_final + 1)

@@ -12,10 +12,12 @@ hypotheses, classes never expanded) are dropped.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from pbmt.base.parallel import available_cores
 from pbmt.model.model import TranslationModel
 from pbmt.search._lattice_kernels import envelopes, hypothesis_transitions, live_edges
 from pbmt.search.decoder import SearchGraph
@@ -132,16 +134,52 @@ class Lattices:
         return (x.local @ vector)[x.option] + x.transition @ vector[x.columns]
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
-                  high: float = np.inf) -> Envelopes:
+                  high: float = np.inf, threads: int | None = None) -> Envelopes:
         """Each sentence's upper envelope of ``A + gamma * B`` over its complete paths, where an edge adds
         ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
-        (lines highest only outside are dropped). word_ids: int32[len(words)], the ids the paths' words are
-        read out as (``_lattice_kernels.envelopes``)."""
+        (lines highest only outside are dropped; on a bounded segment, so are the lines that stay below the
+        best paths at ``SAMPLES`` points of it). word_ids: int32[len(words)], the ids the paths' words are
+        read out as (``_lattice_kernels.envelopes``). On ``threads`` threads (default: the cores available),
+        each a block of sentences of about as many edges; the result does not depend on their number."""
         x = self.joined
-        return Envelopes(*envelopes(self.edge_offsets, self.node_offsets, x.source, x.target,
-                                    np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64),
-                                    x.option, x.word_offsets, np.asarray(word_ids, dtype=np.int32),
-                                    float(low), float(high)))
+        a, b = np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
+        word_ids = np.asarray(word_ids, dtype=np.int32)
+        low, high = float(low), float(high)
+        bounded = np.isfinite(low) and np.isfinite(high) and SAMPLES > 0
+        gammas = np.linspace(low, high, SAMPLES) if bounded else np.zeros(0)
+        n = _threads(threads, self.n_sentences)
+        bounds = np.searchsorted(self.edge_offsets, np.linspace(0, x.n_edges, n + 1)[1:-1])
+        bounds = np.unique(np.concatenate([[0], bounds, [self.n_sentences]]))
+        parts = _map(lambda block: envelopes(self.edge_offsets, self.node_offsets, x.source, x.target, a, b, x.option,
+                                             x.word_offsets, word_ids, low, high, gammas, *block),
+                     list(zip(bounds[:-1], bounds[1:])))
+        return Envelopes(_joined_offsets([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                         np.concatenate([p[2] for p in parts]), _joined_offsets([p[3] for p in parts]),
+                         np.concatenate([p[4] for p in parts]))
+
+
+#: sample points of a bounded segment at which a line search finds every node's best completion, to drop the
+#: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``)
+SAMPLES = 5
+
+
+def _threads(threads: int | None, items: int) -> int:
+    return max(1, min(available_cores() if threads is None else threads, items))
+
+
+def _map(work, blocks: list) -> list:
+    """``[work(block) for block in blocks]``, each on its own thread when there are several (the kernels
+    release the GIL)."""
+    if len(blocks) == 1:
+        return [work(blocks[0])]
+    with ThreadPoolExecutor(len(blocks), thread_name_prefix="pbmt-lattice") as pool:
+        return list(pool.map(work, blocks))
+
+
+def _joined_offsets(parts: list[np.ndarray]) -> np.ndarray:
+    """CSR offsets of consecutive blocks (each int64[n_i + 1] from 0) as one array."""
+    shifts = np.cumsum([0] + [p[-1] for p in parts[:-1]])
+    return np.concatenate([[0]] + [p[1:] + shift for p, shift in zip(parts, shifts)]).astype(np.int64)
 
 
 def graph_transitions(graph: SearchGraph, options: TranslationOptions, model: TranslationModel

@@ -75,12 +75,14 @@ def test_lattice_paths_of_nbest_derivations(shared, index):
         assert total @ model.weights == pytest.approx(found.score, abs=1e-6)
 
 
+def dev_lattices(shared, n):
+    """The shared model's lattices of the first n dev lines."""
+    return [graph_lattice(graph, options, model) for model, options, graph in (searched(shared, i) for i in range(n))]
+
+
 def test_edge_scores_equal_features_times_vector(shared):
-    model, lines = shared
-    lattices = []
-    for line in lines[:3]:
-        options = TranslationOptions.build(model, model.vocab.ids(line.split()))
-        lattices.append(graph_lattice(search(model, options, arcs=True), options, model))
+    model, _ = shared
+    lattices = dev_lattices(shared, 3)
     joined = Lattices.concatenate(lattices)
     vector = np.random.default_rng(3).standard_normal(model.layout.size)
     expected = np.concatenate([x.features() @ vector for x in lattices])
@@ -172,3 +174,27 @@ def test_envelopes_of_many_sentences_are_each_sentences(tiny):
         alone_texts = [alone.words[single.words[single.word_offsets[i]:single.word_offsets[i + 1]]].tolist()
                        for i in range(len(single.intercept))]
         assert texts == alone_texts
+
+
+def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch):
+    """Blocks of sentences on threads and the lines dropped at the sample points change no envelope: the
+    shared model's graphs of a few dev lines, along random directions over bounded segments, against one
+    thread with no pruning."""
+    import pbmt.search.lattice as lattice_module
+
+    model, _ = shared
+    lattices = dev_lattices(shared, 4)
+    joined = Lattices.concatenate(lattices)
+    rng = np.random.default_rng(8)
+    a = joined.scores(model.weights / np.abs(model.weights).sum())
+    ids = np.arange(len(joined.words), dtype=np.int32)
+    for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]:
+        b = joined.scores(rng.standard_normal(model.layout.size) / model.layout.size)
+        envelopes = [joined.envelopes(a, b, ids, low, high, threads=n) for n in (1, 2, 3)]
+        monkeypatch.setattr(lattice_module, "SAMPLES", 0)
+        alone = joined.envelopes(a, b, ids, low, high, threads=1)
+        monkeypatch.undo()
+        assert len(alone.intercept) > len(lattices)
+        for env in envelopes:
+            for name in ("line_offsets", "intercept", "slope", "word_offsets", "words"):
+                np.testing.assert_array_equal(getattr(env, name), getattr(alone, name))

@@ -1,0 +1,157 @@
+"""Lattice MERT's line search over all of dev's search graphs: seconds per search, this checkout beside another.
+
+Decodes the dev set once under the shared model's untuned weights (100-best,
+keeping every search graph as a lattice) and saves the joined lattices in
+``--graphs`` (an .npz; later runs load it and skip the decode), then times
+``LatticeLines.search`` from the untuned weights along ``--directions``
+random directions (seeded), each over the segment a MERT climb allows
+(``max_step`` of ``LatticeMert``'s defaults) and once over the whole line,
+and apart the edge scores of each direction that every search computes
+before its envelopes (``Lattices.scores``).
+With ``--baseline DIR`` (a checkout of another commit, e.g. ``git worktree
+add --detach /tmp/base main``) the same searches run in a child process
+importing pbmt from DIR, one after the other with this checkout's, and the
+two must find the same steps and BLEU; the ratio of their times is the claim.
+CPU and wall seconds are printed with the load average sampled after each.
+
+Usage: python benchmarks/bench_line_search.py [--graphs FILE] [--sentences N] [--directions K] [--baseline DIR]
+       [--threads T] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
+
+
+def save_graphs(path: Path, config: Path, sentences: int | None, threads: int) -> None:
+    from pbmt.model.model import TranslationModel
+    from pbmt.search.lattice import Lattices
+    from pbmt.tune.loop import DevDecoder
+
+    model = TranslationModel.load(config)
+    sources = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:sentences]
+    started = time.perf_counter()
+    with DevDecoder(model, sources, 100, quiet=False, lattices=True, threads=threads) as decoder:
+        decoder(model.layout.weights(model.config))
+        lattices = decoder.lattices
+    joined = Lattices.concatenate(lattices)
+    x = joined.joined
+    np.savez(path, edge_offsets=joined.edge_offsets, node_offsets=joined.node_offsets,
+             option_offsets=joined.option_offsets, **{f.name: getattr(x, f.name) for f in dataclasses.fields(x)})
+    print(f"decoded {len(sources)} sentences with their graphs in {time.perf_counter() - started:.1f} s "
+          f"(load {os.getloadavg()[0]:.2f}); {x.n_edges} edges, {x.n_nodes} nodes -> {path}", file=sys.stderr)
+
+
+def time_searches(graphs: Path, config: Path, sentences: int | None, directions: int, seed: int) -> dict:
+    """Times line searches over the saved graphs with the pbmt this process imports."""
+    from pbmt.model.model import TranslationModel
+    from pbmt.search.lattice import Lattice, Lattices
+    from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
+    from pbmt.tune.mert import _segment
+    from pbmt.tune.pool import References, tuned_columns
+
+    model = TranslationModel.load(config)
+    saved = np.load(graphs)
+    arrays = {name: saved[name] for name in saved.files}
+    offsets = {name: arrays.pop(name) for name in ("edge_offsets", "node_offsets", "option_offsets")}
+    arrays["n_nodes"] = int(arrays["n_nodes"])
+    joined = Lattices(**offsets, joined=Lattice(**arrays))
+    refs = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:joined.n_sentences]
+    if sentences is not None and sentences != joined.n_sentences:
+        raise SystemExit(f"{graphs} holds {joined.n_sentences} sentences' graphs, not {sentences}")
+    layout = model.layout
+    weights = layout.weights(model.config)
+    free = tuned_columns(layout, LatticeMert().fixed)
+    lines = LatticeLines(joined, References(refs), free)
+    point = weights[free] / np.abs(weights[free]).sum()
+    reach = LatticeMert().max_step * np.abs(point).sum()
+    signs = np.sign(point)
+    rng = np.random.default_rng(seed)
+    lines.at(point)
+    started = time.perf_counter()
+    lines.search(np.eye(len(point))[0], 0, *_segment(point, np.eye(len(point))[0], signs, reach))
+    first = time.perf_counter() - started  # compiles the kernels unless cached
+    found, timed = [], {"bounded": [0.0, 0.0], "whole line": [0.0, 0.0], "edge scores": [0.0, 0.0]}
+    for _ in range(directions):
+        direction = rng.standard_normal(len(point))
+        direction /= np.abs(direction).sum()
+        wall, cpu = time.perf_counter(), time.process_time()
+        lines.lattices.scores(lines._vector(direction))  # the part of a search that is not the envelopes
+        timed["edge scores"][0] += time.perf_counter() - wall
+        timed["edge scores"][1] += time.process_time() - cpu
+        for name, segment in (("bounded", _segment(point, direction, signs, reach)), ("whole line", (-np.inf, np.inf))):
+            wall, cpu = time.perf_counter(), time.process_time()
+            gamma, bleu = lines.search(direction, None, *segment)
+            timed[name][0] += time.perf_counter() - wall
+            timed[name][1] += time.process_time() - cpu
+            found.append([float(gamma), float(bleu)])
+    return {"edges": int(joined.joined.n_edges), "sentences": joined.n_sentences, "first search": first,
+            "per search": {name: {"wall": w / directions, "cpu": c / directions} for name, (w, c) in timed.items()},
+            "found": found, "load": os.getloadavg()[0]}
+
+
+def report(label: str, result: dict) -> None:
+    for name, t in result["per search"].items():
+        print(f"{label:<10} {name:<11} {'' if name == 'edge scores' else 'line search'}: {t['wall']:.3f} s wall, {t['cpu']:.3f} s CPU "
+              f"(load {result['load']:.2f})", file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-f", "--config", type=Path, default=DATA / "model" / "moses.ini",
+                        help="the model whose untuned weights the searches start from (default: the shared model)")
+    parser.add_argument("--graphs", type=Path, default=Path("dev-graphs.npz"),
+                        help="the saved lattices (decoded and saved there if absent)")
+    parser.add_argument("--sentences", type=int, help="the first N dev sentences (default: all 1,031)")
+    parser.add_argument("--directions", type=int, default=5, help="random directions timed (each bounded and whole)")
+    parser.add_argument("--seed", type=int, default=1, help="the directions' random generator")
+    parser.add_argument("--threads", type=int, default=2, help="decoding threads when the graphs are decoded")
+    parser.add_argument("--baseline", type=Path, help="a checkout of another commit to time beside this one")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not args.graphs.exists():
+        save_graphs(args.graphs, args.config, args.sentences, args.threads)
+    timing = (args.config, args.sentences, args.directions, args.seed)
+    if args.child:
+        print(json.dumps(time_searches(args.graphs, *timing)))
+        return 0
+    results = {}
+    if args.baseline:
+        env = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
+        command = [sys.executable, __file__, "--child", "--graphs", str(args.graphs), "-f", str(args.config),
+                   "--directions", str(args.directions), "--seed", str(args.seed)]
+        if args.sentences is not None:
+            command += ["--sentences", str(args.sentences)]
+        results["baseline"] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True,
+                                                        text=True).stdout)
+        report("baseline", results["baseline"])
+    results["this"] = time_searches(args.graphs, *timing)
+    report("this", results["this"])
+    print(f"{results['this']['edges']} edges in {results['this']['sentences']} sentences' graphs", file=sys.stderr)
+    if args.baseline:
+        base, this = results["baseline"], results["this"]
+        same = np.allclose(base["found"], this["found"], rtol=0, atol=1e-9)
+        print(f"same steps and BLEU as the baseline: {'yes' if same else 'NO'}", file=sys.stderr)
+        for name in this["per search"]:
+            b, t = base["per search"][name], this["per search"][name]
+            print(f"speed-up {name:<11}: {b['wall'] / t['wall']:.1f}x wall, {b['cpu'] / t['cpu']:.1f}x CPU",
+                  file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
