@@ -116,7 +116,8 @@ def _stateful_values(ws, sc, opts, states, r, new_states, g, prev_start, prev_en
         ws.scratch[tr.stateful_cols[j]] = 0.0
     start = opts.start[o] if o >= 0 else 0
     end = opts.end[o] if o >= 0 else 0
-    stateful_score(tr, states, r, new_states, g, prev_start, prev_end, prev_option, o, start, end, eos, False,
+    stateful_score(tr, states, np.int64(r), new_states, np.int64(g), np.int64(prev_start), np.int64(prev_end),
+                   np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end), np.bool_(eos), np.bool_(False),
                    ws.scratch)
 
 
@@ -169,9 +170,10 @@ def _close(row, opts, sc, ch, ws, states, r, last_start, last_end, last_option, 
     tr = sc.tr
     k = ch.size[0]
     if hi < k:
-        jump_score(tr, last_start, last_end, last_option, ch.start[hi], ch.end[hi], ch.option[hi], False, row)
+        jump_score(tr, np.int64(last_start), np.int64(last_end), np.int64(last_option), np.int64(ch.start[hi]),
+                   np.int64(ch.end[hi]), np.int64(ch.option[hi]), np.bool_(False), row)
     else:
-        end_score(tr, last_option, False, row)
+        end_score(tr, np.int64(last_option), np.bool_(False), row)
     cols = tr.stateful_cols
     slot = _memo_slot(states, r)
     change = ws.memo_change[slot]

@@ -82,7 +82,9 @@ def _end(tr, slot, state, last_option, weighted, out):
     return _weigh(tr, slot, weighted, row)
 
 
-@njit(cache=True, inline="always")
+# The loops over the features are functions of their own too: numba unrolls a loop over a tuple of several types
+# only where the variables it reads have one definition, which an inlined copy in a caller's loop need not keep.
+@njit(cache=True, _nrt=False)
 def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, eos, weighted,
                    out):
     """The stateful features of option ``o`` over [start, end) (o < 0: no block, the state copied) in state row
@@ -106,7 +108,7 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, out):
     """The stateless features of block [start, end) with option ``o`` after block [prev_start, prev_end) with
     ``prev_option`` ([0, 0) and -1 at the sentence start)."""
@@ -117,7 +119,7 @@ def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, o
     return total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False)
 def end_score(tr, last_option, weighted, out):
     """The stateless features of the sentence end after ``last_option`` (-1: an empty derivation)."""
     total = 0.0
@@ -133,9 +135,11 @@ def transition(tr, states, h, new_states, g, prev_start, prev_end, prev_option, 
     ``prev_option`` in state row ``states[h]`` (its new state to ``new_states[g]``); ``complete``: the block
     ends the sentence (every feature's end score). Weighted (returns the weighted sum, natural log) or per
     column (adds each value to ``out``, float64[n_cols], and returns 0)."""
+    prev_start, prev_end, prev_option = np.int64(prev_start), np.int64(prev_end), np.int64(prev_option)
+    o, start, end, weighted = np.int64(o), np.int64(start), np.int64(end), np.bool_(weighted)
     total = jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, out)
-    total += stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, complete,
-                            weighted, out)
+    total += stateful_score(tr, states, np.int64(h), new_states, np.int64(g), prev_start, prev_end, prev_option, o,
+                            start, end, np.bool_(complete), weighted, out)
     if complete:
         total += end_score(tr, o, weighted, out)
     return total
@@ -166,7 +170,9 @@ def score_dense(tr, d_start, d_end, d_option, local, states, out, complete=True)
                    complete and b == k - 1, False, out)
         prev_start, prev_end, prev_option = d_start[b], d_end[b], o
     if k == 0 and complete:
-        stateful_score(tr, states, 0, states, 0, 0, 0, -1, -1, 0, 0, True, False, out)
+        zero = np.int64(0)
+        stateful_score(tr, states, zero, states, zero, zero, zero, np.int64(-1), np.int64(-1), zero, zero,
+                       np.bool_(True), np.bool_(False), out)
 
 
 @njit(cache=True, nogil=True)
