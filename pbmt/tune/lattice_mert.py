@@ -94,14 +94,15 @@ class LatticeMert(Mert):
 
     Parameters and fitted attributes are ``Mert``'s, and so are the defaults
     but one: no random restarts. Why: a climb makes about a hundred line
-    searches, each over every edge of all the dev set's graphs (hundreds of
-    times a line search over the pool), so Mert's 20 restarts would multiply
-    an iteration's optimisation by 21 for starting points whose optimum must also pass the
-    significance test against the climb from the decoded weights, the one
-    point the graphs were searched from. ``score_`` is the corpus BLEU in
-    [0, 1] of the graphs' best paths under ``weights_``. The tuning loop
-    reads the graphs of the loop's last decode (``data.lattices``) and the
-    dev ``references``; ``data.pool`` gives the layout and fixed columns.
+    searches, each over all the dev set's graphs (far dearer than a line
+    search over the pool), so Mert's 20 restarts would multiply an
+    iteration's optimisation by 21 for starting points whose optimum must
+    also pass the significance test against the climb from the decoded
+    weights, the one point the graphs were searched from. ``score_`` is the
+    corpus BLEU in [0, 1] of the graphs' best paths under ``weights_``.
+    ``fit`` reads the graphs of the loop's last decode (``data.lattices``)
+    and the dev ``references``; ``data.pool`` gives the layout and fixed
+    columns.
     """
 
     name, title, reads = "lattice-mert", "lattice MERT", ("pool", "lattices", "references")
