@@ -268,8 +268,8 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     completion at each (``_completions``); then a node, an edge or a line
     every path through which stays below the sentence's best paths between
     the sample points is never looked at (``_hopeless``). This pruning is
-    exact (such paths are never highest) and drops all but about 1% of
-    the edges of a line search's bounded segment.
+    exact (such paths are never highest) and leaves a few percent of the
+    edges to sweep on a climb's bounded segment (docs/tuning-results.md).
 
     Returns ``(line_offsets int64[last-first+1], A float64[k], B float64[k],
     out_offsets int64[k+1], out_words int32[...])``: sentence first+s's final
