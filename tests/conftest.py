@@ -4,6 +4,7 @@ outputs and the shared benchmarks (those tests skip without it; README's "Tests"
 
 import gzip
 import itertools
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,21 @@ import pytest
 from repo_data import DATA, REPO, data_lines
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The share of tests that skipped, by reason (on a clone alone, mostly ``../shared`` missing: README's
+    "Tests" says which tests need it and why)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    counted = len(skipped) + sum(len(terminalreporter.stats.get(kind, [])) for kind in ("passed", "failed", "error"))
+    if not skipped or not counted:
+        return
+    reasons = Counter(r.longrepr[2].removeprefix("Skipped: ") if isinstance(r.longrepr, tuple) else str(r.longrepr)
+                      for r in skipped)
+    terminalreporter.write_line(f"skipped: {len(skipped)} of {counted} tests ({100 * len(skipped) / counted:.1f}%), "
+                                f"{100 - 100 * len(skipped) / counted:.1f}% ran")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"  {n:5d}  {reason}")
 
 
 @pytest.fixture(scope="session")
