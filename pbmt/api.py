@@ -418,13 +418,15 @@ class Model:
             references = [" ".join(forms.target_form.tokens(r)) for r in references]
         check_not_swapped("the dev sources", [s.split() for s in sources], "the references",
                           [r.split() for r in references], self.model)
+        cls = POOL_TUNERS[algorithm]  # with pbmt tune's defaults for this search space and dev set size
+        tuner = cls(**cls.for_search({}, self.model.settings.reordering, len(sources)))
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="pbmt-tune-"))
         given = {"n_best": n_best, "max_iterations": iterations, "seed": seed}
         settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})
         try:
             with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
                 result = tune(decoder, References(references), self.model.config, self.model.layout,
-                              POOL_TUNERS[algorithm](), folder, settings, quiet=not progress)
+                              tuner, folder, settings, quiet=not progress)
         finally:
             release_folders(folder)  # the run folder's lock (pbmt.base.files.lock_folder) ends with the run
         tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads

@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
                     settings={k: v for k, v in vars(args).items() if k not in common})
     context = {"workers": args.workers, "scheduler": args.scheduler, "out": args.out, "progress": not args.quiet}
-    lines = run_tuner(lambda reordering: OPTIONS.build(cls, args, reordering, **context), job)
+    lines = run_tuner(lambda reordering, n_sentences=None: OPTIONS.build(cls, args, reordering, n_sentences,
+                                                                         **context), job)
     if not args.quiet:
         print("\n".join(lines), file=sys.stderr)
     return 0

@@ -76,8 +76,9 @@ class TunerOptions:
                     if option in t.options and option.parameter in t.parameters())
 
     def build(self, cls: type[Tuner], args: argparse.Namespace, reordering: str = "distortion",
-              **context) -> Tuner:
-        """The tuner ``cls`` as ``args`` describe it, for decoding in the ``reordering`` space; ``context``
+              n_sentences: int | None = None, **context) -> Tuner:
+        """The tuner ``cls`` as ``args`` describe it, for decoding in the ``reordering`` space a dev set of
+        ``n_sentences`` (None: not known yet); ``context``
         (``workers``, ``out``, ``progress``, ...) goes to the constructor parameters of those names."""
         accepted = cls.parameters()
         given = {o.parameter: getattr(args, o.destination) for o in cls.options
@@ -86,7 +87,7 @@ class TunerOptions:
         params = {**preset, **given, **{k: v for k, v in context.items() if k in accepted}}
         if "gain" in params:
             self._check_gain(cls, params["gain"])
-        return cls(**cls.for_search(params, reordering))
+        return cls(**cls.for_search(params, reordering, n_sentences))
 
     def _check_gain(self, cls: type[Tuner], name: str) -> None:
         """UsageError when the gain ``name`` is not of the level ``cls`` takes, naming the tuners it is for."""

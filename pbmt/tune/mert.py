@@ -129,9 +129,21 @@ def _step(lower: float, upper: float, contains_origin: bool, low: float, high: f
     return float(point if low < point < high else 0.5 * (max(lower, low) + min(upper, high)))
 
 
-#: MERT's interpolation in the MON/SWAP search space: undamped, its first step there overshoots what the pool
-#: holds and decodes too long; half steps climb without a dip (docs/tuning-results.md)
-MON_SWAP_INTERPOLATION = 0.5
+#: MERT's interpolation where a pool cannot judge a full step: in the MON/SWAP search space (undamped, its first
+#: step there overshoots what the pool holds and decodes too long) and on a dev set of fewer than
+#: SMALL_DEV_SENTENCES sentences (on the tutorial's 100 verses a full step took the distortion weight to zero,
+#: where the pool held no candidate, and the decode fell below the untuned weights); half steps climb without
+#: such a dip in both (docs/tuning-results.md)
+DAMPED_INTERPOLATION = 0.5
+SMALL_DEV_SENTENCES = 500  # measured at 100 (dips undamped) and 1,031 (no dip undamped); the threshold between is a guess
+
+
+def default_interpolation(reordering: str, n_sentences: int | None = None) -> float:
+    """MERT's interpolation unless one is given: ``DAMPED_INTERPOLATION`` in the ``"mon-swap"`` space or on a dev
+    set of fewer than ``SMALL_DEV_SENTENCES`` sentences (None: not known), else 1 (none)."""
+    small = n_sentences is not None and n_sentences < SMALL_DEV_SENTENCES
+    return DAMPED_INTERPOLATION if reordering == "mon-swap" or small else 1.0
+
 
 def _l1_normalised(point: np.ndarray) -> np.ndarray:
     norm = np.abs(point).sum()
@@ -185,7 +197,7 @@ class Mert(Tuner):
 
     name, title, loop, reads = "mert", "MERT", "decode-optimise", ("pool",)
     options = (ITERATIONS, KEEP, DEDUP_OPTION, *MERT_OPTIONS, INTERPOLATION)
-    MON_SWAP_INTERPOLATION = MON_SWAP_INTERPOLATION
+    DAMPED_INTERPOLATION, SMALL_DEV_SENTENCES = DAMPED_INTERPOLATION, SMALL_DEV_SENTENCES
 
     def __init__(self, restarts: int = 20, random_directions: int = 10,
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
@@ -210,10 +222,10 @@ class Mert(Tuner):
         self.interpolation = interpolation
 
     @classmethod
-    def for_search(cls, params: dict, reordering: str) -> dict:
-        """Undamped unless in MON/SWAP, where the interpolation defaults to ``MON_SWAP_INTERPOLATION``."""
-        if reordering == "mon-swap" and "interpolation" not in params:
-            return {**params, "interpolation": MON_SWAP_INTERPOLATION}
+    def for_search(cls, params: dict, reordering: str, n_sentences: int | None = None) -> dict:
+        """Half steps by default in MON/SWAP and on a small dev set (``default_interpolation``)."""
+        if "interpolation" not in params:
+            return {**params, "interpolation": default_interpolation(reordering, n_sentences)}
         return params
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":

@@ -41,8 +41,8 @@ GAIN = Option(("--gain",), "what the tuner maximises: PRO and APRO rank a senten
               choices=("bleu+1", "bleu+1-unclipped", "batch-bleu", "batch-bleu-unclipped"))
 INTERPOLATION = Option(("--interpolation",), "new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] "
                        "(default: PRO {Pro.interpolation}, as Hopkins & May; APRO {Apro.interpolation:g}, none; MERT "
-                       "{Mert.interpolation:g}, none, but {Mert.MON_SWAP_INTERPOLATION:g} in the MON/SWAP space; MERT's "
-                       "weights L1-normalised first)", "interpolation", default=TUNER_DEFAULT, type=float,
+                       "{Mert.interpolation:g}, none, but {Mert.DAMPED_INTERPOLATION:g} in the MON/SWAP space and on a "
+                       "dev set of fewer than {Mert.SMALL_DEV_SENTENCES} sentences; MERT's weights L1-normalised first)", "interpolation", default=TUNER_DEFAULT, type=float,
                        metavar="PSI")
 RESTARTS = Option(("--restarts",), "random starting points besides the starting weights (default: {Mert.restarts}; "
                   "lattice-mert {LatticeMert.restarts}, as each of its climbs searches all the dev set's graphs)",

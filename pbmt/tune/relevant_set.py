@@ -20,7 +20,13 @@ Both start from two *seed* block sequences per sentence (Section V, also used
 for Costmargin in the paper's dense-feature experiments, VI-B): pass 1 decodes
 with the flat weights ``w1 = 0.1`` everywhere, pass 2 with ``w2 = w1 +
 U[-0.01, 0.01]`` per weight; passes 3..L decode with the trained weights
-``w_l``. The output (``keep``) is the ``w_l`` (seeds included) whose decoding has the
+``w_l``. pbmt's w2 is, by default, the model's own weights (``model_seed``; the
+paper's perturbed w1 with ``model_seed=False``): the relevant sets then hold
+the untuned weights' 1-best, and the output can be those weights when no
+trained pass decodes the dev set better. Why: on a small dev set (100
+sentences) no pass trained from the paper's two nearly identical flat seeds
+decoded its own dev set better than the untuned weights (43.08 against
+43.14), so tuning ended below its start (docs/tuning-results.md). The output (``keep``) is the ``w_l`` (seeds included) whose decoding has the
 highest dev BLEU: the paper keeps "the weight vector w_l which corresponds to
 the highest development set BLEU score", which pbmt reads as corpus BLEU
 ("best-dev", the default, as the decode-optimise loop's ``--keep``); the
@@ -77,7 +83,8 @@ SEEDS = 2  # passes decoded with the seed weights w1, w2
 
 GROUP = Group("costmargin, perceptron", "decode the dev set --passes times, each adding the 1-best to every "
               "sentence's relevant set, and retrain from zero on the sets between decodings; the first two decodings "
-              "use the seed weights w1 and w2; moses.ini gets the weights of the pass with the best dev BLEU (--keep)")
+              "use the seed weights w1 (flat) and w2 (the model's own, or w1 perturbed as in the paper: --second-seed); "
+              "moses.ini gets the weights of the pass with the best dev BLEU (--keep)")
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,9 @@ class RelevantSetSettings:
     sequences added per sentence and decoding; flat: the seed weight w1 of
     every feature; perturbation: w2 = w1 + U[-p, p]; seed: of the random
     generator (w2 and the sentence orders); dedup: as ``Pool``; keep: which
-    pass's weights are the output, one of ``KEEPS`` (module docstring)."""
+    pass's weights are the output, one of ``KEEPS`` (module docstring);
+    model_seed: w2 is the model's own weights (its moses.ini's) instead of w1
+    perturbed (module docstring: why)."""
 
     passes: int = 30
     n_best: int = 1
@@ -95,6 +104,7 @@ class RelevantSetSettings:
     seed: int = 1
     dedup: str = "derivation"
     keep: str = "best-dev"
+    model_seed: bool = True
 
     def __post_init__(self):
         if self.passes < SEEDS:
@@ -120,7 +130,10 @@ OPTIONS = (
            type=float),
     Option(("--flat-weight",), "every weight of the first seed decoding (w1)", group=GROUP,
            default=RelevantSetSettings.flat, type=float),
-    Option(("--perturbation",), "the second seed decoding uses w2 = w1 + U[-p, p] per weight", group=GROUP,
+    Option(("--second-seed",), "the second seed decoding's weights w2: the model's own, so a small dev set cannot "
+           "end below them (docs/tuning-results.md), or the paper's w1 + U[-p, p] per weight", group=GROUP,
+           default="model", choices=("model", "perturbed")),
+    Option(("--perturbation",), "--second-seed perturbed: w2 = w1 + U[-p, p] per weight", group=GROUP,
            default=RelevantSetSettings.perturbation, type=float),
 )
 
@@ -180,9 +193,12 @@ class Perceptron(RelevantSetTuner):
         return perceptron_epoch(order, offsets, x, b, w, self.learning_rate)
 
 
-def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator) -> list[np.ndarray]:
+def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator,
+                 model_weights: np.ndarray) -> list[np.ndarray]:
     """The seed weights w1 (flat) and w2 (w1 + U[-p, p] per feature), float64[n_features] each."""
     w1 = np.full(layout.size, settings.flat)
+    if settings.model_seed:
+        return [w1, np.array(model_weights, dtype=np.float64)]
     return [w1, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size)]
 
 
@@ -236,7 +252,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     else:
         pool = Pool.empty(layout, references.n_sentences)
         rng = np.random.default_rng(settings.seed)
-        seeds = seed_weights(layout, settings, rng)
+        seeds = seed_weights(layout, settings, rng, layout.weights(config))
         records = []
     while len(records) < settings.passes:
         number = len(records) + 1

@@ -71,8 +71,8 @@ class TuningJob:
         return tuning_inputs(self.config, self.src, self.refs, **extra)
 
 
-def run(build: Callable[[str], Tuner], job: TuningJob) -> list[str]:
-    """Run the tuner ``build(reordering)`` makes in its loop on ``job``; returns the summary lines (the run's
+def run(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
+    """Run the tuner ``build(reordering[, n_sentences])`` makes in its loop on ``job``; returns the summary lines (the run's
     outcome, the weights kept, what was written)."""
     if not job.config.exists():
         raise PbmtError(f"{job.config}: no such model configuration")
@@ -80,7 +80,7 @@ def run(build: Callable[[str], Tuner], job: TuningJob) -> list[str]:
     return _LOOPS[tuner.loop](tuner, job) if tuner.loop != "decode-optimise" else _decode_optimise(build, job)
 
 
-def _decode_optimise(build: Callable[[str], Tuner], job: TuningJob) -> list[str]:
+def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     if job.settings.get("keep") not in (None, *OUTPUTS):
         raise UsageError(f"--keep {job.settings['keep']} is for costmargin and perceptron; {job.algorithm} keeps "
                          f"{' or '.join(OUTPUTS)}")
@@ -90,6 +90,7 @@ def _decode_optimise(build: Callable[[str], Tuner], job: TuningJob) -> list[str]
     if "lattices" in tuner.reads and model.sparse is not None:
         raise PbmtError(f"{job.config}: {tuner.name} tunes dense features only, and this model has sparse ones")
     sources, references = dev_set(job, model)
+    tuner = build(model.settings.reordering, len(sources))
     n_best = job.settings.get("n_best_size") or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=job.settings["iterations"], dedup=job.settings["dedup"],
                             seed=job.seed, output=job.settings.get("keep") or LoopSettings.output)
@@ -112,7 +113,8 @@ def _decode_optimise(build: Callable[[str], Tuner], job: TuningJob) -> list[str]
 def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
     s = job.settings
     settings = RelevantSetSettings(s["passes"], s.get("n_best_size") or RelevantSetSettings.n_best, s["flat_weight"],
-                                   s["perturbation"], job.seed, s["dedup"], s.get("keep") or RelevantSetSettings.keep)
+                                   s["perturbation"], job.seed, s["dedup"], s.get("keep") or RelevantSetSettings.keep,
+                                   s.get("second_seed", "model") == "model")
     started = time.perf_counter()
     model = TranslationModel.load(job.config, job.search_settings())
     sources, references = dev_set(job, model)

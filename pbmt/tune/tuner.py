@@ -159,8 +159,9 @@ class Tuner:
         return cls.parameters()[parameter]
 
     @classmethod
-    def for_search(cls, params: dict[str, Any], reordering: str) -> dict[str, Any]:
-        """``params`` for decoding in the ``reordering`` search space (MERT damps its steps in MON/SWAP)."""
+    def for_search(cls, params: dict[str, Any], reordering: str, n_sentences: int | None = None) -> dict[str, Any]:
+        """``params`` for decoding in the ``reordering`` search space a dev set of ``n_sentences`` (None: not
+        known; MERT damps its steps in MON/SWAP and on a small dev set)."""
         return params
 
     def params(self) -> dict[str, Any]:

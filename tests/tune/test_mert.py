@@ -3,7 +3,7 @@ import pytest
 
 from pbmt.metrics.bleu import bleu, corpus_bleu, segment_stats
 from pbmt.model.features import FeatureLayout
-from pbmt.tune.mert import Mert, line_search
+from pbmt.tune.mert import DAMPED_INTERPOLATION, SMALL_DEV_SENTENCES, Mert, default_interpolation, line_search
 from pbmt.tune.pool import Pool
 from pbmt.tune.tuner import TuningData
 
@@ -333,3 +333,21 @@ def test_a_climb_keeping_signs_never_flips_one_and_matches_brute_force_on_its_se
     ends = np.r_[max(low, inner.min(initial=0) - 10), inner, min(high, inner.max(initial=0) + 10)]
     grid = np.concatenate([inner, (ends[1:] + ends[:-1]) / 2])
     assert brute_bleu(pool, a, b, grid).max() == pytest.approx(score, abs=1e-12)
+
+
+def test_half_steps_by_default_in_mon_swap_and_on_a_small_dev_set():
+    assert default_interpolation("distortion", SMALL_DEV_SENTENCES) == 1.0 == default_interpolation("distortion")
+    assert default_interpolation("distortion", SMALL_DEV_SENTENCES - 1) == DAMPED_INTERPOLATION == 0.5
+    assert default_interpolation("mon-swap", 10_000) == DAMPED_INTERPOLATION
+
+
+def test_pbmt_tune_damps_mert_on_a_small_dev_set_unless_told_otherwise():
+    from pbmt.commands.cli import parse
+    from pbmt.commands.tune import OPTIONS
+
+    args = parse(["tune", "-f", "m.ini", "--src", "s", "--refs", "r", "--out", "o", "--algorithm", "mert"])
+    assert OPTIONS.build(Mert, args, "distortion", 100).interpolation == 0.5
+    assert OPTIONS.build(Mert, args, "distortion", 1031).interpolation == 1.0
+    assert OPTIONS.build(Mert, args, "distortion").interpolation == 1.0
+    given = parse(["tune", "-f", "m.ini", "--src", "s", "--refs", "r", "--out", "o", "--interpolation", "1"])
+    assert OPTIONS.build(Mert, given, "distortion", 100).interpolation == 1.0

@@ -111,9 +111,12 @@ def test_online_training_step_equals_plain_python(tuner):
     assert fitted.updates_ > 0 and np.any(fitted.weights_ != 0)
 
 
-def test_seed_weights_are_flat_and_perturbed():
-    layout = FeatureLayout(("A", "B"), ("", ""), (1, 3))
-    w1, w2 = seed_weights(layout, RelevantSetSettings(), np.random.default_rng(0))
+def test_seed_weights_are_flat_and_the_models_or_flat_and_perturbed():
+    layout, model = FeatureLayout(("A", "B"), ("", ""), (1, 3)), np.array([0.5, -1.0, 0.2, 0.3])
+    w1, w2 = seed_weights(layout, RelevantSetSettings(), np.random.default_rng(0), model)
+    np.testing.assert_array_equal(w1, [0.1] * 4)
+    np.testing.assert_array_equal(w2, model)
+    w1, w2 = seed_weights(layout, RelevantSetSettings(model_seed=False), np.random.default_rng(0), model)
     np.testing.assert_array_equal(w1, [0.1] * 4)
     assert np.all(np.abs(w2 - w1) <= 0.01) and np.any(w2 != w1)
 
