@@ -3,8 +3,11 @@ defaults' one definition), so a doc whose claim goes stale fails here rather tha
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import contextlib
+import io
 from pathlib import Path
 
 import pytest
@@ -43,3 +46,67 @@ def test_tutorial_quotes_the_embedded_models_first_test_translation(model):
     text = " ".join((DOCS / "tutorial.md").read_text(encoding="utf-8").split())
     quoted = re.search(r'"En el primer tratado, oh Teófilo" comes out as "([^"]+)"', text).group(1)
     assert model.translate(data_lines("test.es")[0]).text.startswith(quoted)
+
+
+def _flat(name: str) -> str:
+    path = DOCS.parent / name if name == "README.md" or name.startswith("data/") else DOCS / name
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def _defaults(verb: str) -> dict:
+    """``pbmt VERB``'s parser defaults, by destination."""
+    from pbmt.commands.cli import build_parser
+
+    parser = build_parser().verb_parsers[verb]
+    return {a.dest: a.default for a in parser._actions}
+
+
+def test_readme_states_the_searchs_and_the_servers_defaults():
+    readme, d = _flat("README.md"), SearchSettings()
+    beam = f"{d.beam_threshold:.0e}".replace("e-0", "e-")
+    assert (f"cube pruning (pop limit {d.pop_limit}, Moses's `-search-algorithm 1`) or stack decoding (`--search "
+            f"stack`) with Moses's settings (stack {d.stack_size}, beam threshold {beam}, table limit "
+            f"{d.table_limit}, distortion limit {d.distortion_limit}") in readme
+    translate, serve = _defaults("translate"), _defaults("serve")
+    assert f"`--max-words` words (default {translate['max_words']})" in readme
+    assert (f"more than `--max-sentences` ({serve['max_sentences']}) sentences in a request, or a sentence of more "
+            f"than `--max-words` ({serve['max_words']}) tokens") in readme
+    assert f"overflow the `--max-queue` ({serve['max_queue']})" in readme
+
+
+def test_the_tutorial_and_readme_state_the_tuners_defaults():
+    from pbmt.commands.cli import main
+
+    def help_of(*argv):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            main(["tune", *argv, "--help"])
+        return " ".join(out.getvalue().split())
+
+    pro, mert = help_of("--algorithm", "pro"), help_of("--algorithm", "mert")
+    tutorial, readme = _flat("tutorial.md"), _flat("README.md")
+    assert "default: PRO 0.1," in pro and "(`--interpolation 0.1`)" in tutorial
+    assert "(default: PRO bleu+1-unclipped," in pro and "(`--gain bleu+1-unclipped`)" in tutorial
+    assert "--keep-signs, --no-keep-signs" in mert and "(default: True)" in mert.split("--keep-signs, --no-keep-signs")[1]
+    assert "(`--keep-signs`, the default)" in tutorial
+    interpolation, small = re.search(r"MERT 1, none, but ([\d.]+) in the MON/SWAP space and on a dev set of fewer "
+                                     r"than (\d+) sentences", mert).groups()
+    assert (f"`--interpolation {interpolation}`, by default in the MON/SWAP space and on a dev set under {small} "
+            "sentences") in readme
+    assert f"(`--interpolation {interpolation}`, the default below {small} dev sentences and in the MON/SWAP space)" \
+        in tutorial
+
+
+def test_the_embedded_models_phrase_count_is_what_data_readme_and_the_tutorial_say():
+    pairs = gzip.decompress((DOCS.parent / "data" / "model" / "phrase-table.gz").read_bytes()).count(b"\n")
+    assert f"`model/phrase-table.gz` | {pairs:,} phrase pairs" in _flat("data/README.md")
+    assert f"extracted and {pairs:,} written" in _flat("tutorial.md")
+
+
+def test_every_guide_says_how_much_its_results_vary():
+    """The tutorial says it where each result is quoted; every guide with results in a section of its own."""
+    without = [doc.name for doc in sorted(DOCS.glob("*.md")) if doc.name not in ("reference.md", "architecture.md",
+                                                                                   "tutorial.md")
+               and "\n## How much these results vary\n" not in doc.read_text(encoding="utf-8")]
+    assert not without, f"no 'How much these results vary' section in {', '.join(without)}"
+    assert "How much your run will differ from ours" in _flat("tutorial.md")

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TUTORIAL = REPO / "docs" / "tutorial.md"
+sys.path.insert(0, str(REPO / "docs"))
+from generated import tutorial_blocks  # noqa: E402  (docs/generated.py)
+
 SMALL = {"TRAIN": "400", "DEV": "4", "TEST": "4", "ITERATIONS": "2", "EPOCHS": "1", "STEPS": "200",
          "WORKERS": "1"}
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -18,9 +20,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def tutorial_script() -> str:
     """The tutorial's ```bash blocks, in order, as one script."""
-    blocks = re.findall(r"^```bash\n(.*?)^```$", TUTORIAL.read_text(encoding="utf-8"), re.M | re.S)
+    blocks = tutorial_blocks()
     assert len(blocks) >= 8, "docs/tutorial.md lost its ```bash blocks"
-    return "\n".join(blocks)
+    return "\n".join(block.code for block in blocks)
 
 
 def test_the_settings_block_declares_every_size_the_test_lowers():
