@@ -6,9 +6,15 @@ from matplotlib.image import imread
 
 from pbmt.commands.cli import main
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.plots import (BLOCK_TRAINING_LOG_COLUMNS, LOOP_LOG_COLUMNS, RELEVANT_SET_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS,
-                        TRACE_COLUMNS, read_trace, read_tuning_log, save_png, trace_figure, tuning_figure,
-                        weights_figure)
+from pbmt.base.plots import TRACE_COLUMNS, read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
+from pbmt.tune.block_training import BLOCK_TRAINING_LOG
+from pbmt.tune.loop import LOOP_LOG
+from pbmt.tune.registry import LOG_FORMATS
+from pbmt.tune.relevant_set import RELEVANT_SET_LOG
+from pbmt.tune.samplerank import SAMPLERANK_LOG
+
+LOOP_LOG_COLUMNS, SAMPLERANK_LOG_COLUMNS = LOOP_LOG.columns, SAMPLERANK_LOG.columns
+RELEVANT_SET_LOG_COLUMNS, BLOCK_TRAINING_LOG_COLUMNS = RELEVANT_SET_LOG.columns, BLOCK_TRAINING_LOG.columns
 
 PNG = b"\x89PNG\r\n\x1a\n"
 W1, W2, W3 = ("LM0= 0.5 TranslationModel0= 0.1 0.2 WordPenalty0= -1",
@@ -47,14 +53,14 @@ def lines_of(axes):
 
 
 def test_tuning_logs_are_read_as_written(loop_log, samplerank_log):
-    loop = read_tuning_log(loop_log)
+    loop = read_tuning_log(loop_log, LOG_FORMATS)
     assert loop.algorithm == "loop" and loop.step_name == "iteration"
     assert loop.steps.tolist() == [1, 2, 3]
     assert loop.dev_bleu.tolist() == [20.5, 18.125, 23.75] and loop.pool_bleu.tolist() == [22.25, 24.0, 24.5]
     assert loop.weight_names == ("LM0", "TranslationModel0[0]", "TranslationModel0[1]", "WordPenalty0")
     np.testing.assert_array_equal(loop.weights, [[0.5, 0.1, 0.2, -1], [0.25, 0.3, -0.2, -0.5],
                                                  [0.125, 0.3, -0.25, 0.5]])
-    sr = read_tuning_log(samplerank_log)
+    sr = read_tuning_log(samplerank_log, LOG_FORMATS)
     assert sr.algorithm == "samplerank" and sr.step_name == "epoch" and sr.pool_bleu is None
     assert sr.dev_bleu.tolist() == [21.5, 22.75] and sr.held_out_bleu.tolist() == [19.25, 18.5]
     np.testing.assert_array_equal(sr.weights, [[0.5, -1], [0.45, -0.95]])  # the averaged weights
@@ -65,11 +71,12 @@ def test_a_samplerank_log_without_the_held_out_column_is_not_read(tmp_path):
     columns = [c for c in SAMPLERANK_LOG_COLUMNS if c != "held_out_bleu"]
     rows = [r[:3] + r[4:] for r in SAMPLERANK_ROWS]
     with pytest.raises(FormatError, match="not a log this command reads"):
-        read_tuning_log(write(tmp_path / "old" / "log.tsv", columns, rows))
+        read_tuning_log(write(tmp_path / "old" / "log.tsv", columns, rows), LOG_FORMATS)
 
 
 def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tmp_path):
-    figure = tuning_figure([read_tuning_log(loop_log), read_tuning_log(samplerank_log)], pool=True)
+    figure = tuning_figure([read_tuning_log(loop_log, LOG_FORMATS), read_tuning_log(samplerank_log, LOG_FORMATS)],
+                           pool=True)
     lines = lines_of(figure.axes[0])
     assert set(lines) == {"mert: dev BLEU", "mert: pool BLEU under the new weights", "samplerank: dev BLEU",
                           "samplerank: held-out BLEU", "untuned weights: 20.50"}  # iteration 1 of a loop decodes with the untuned weights
@@ -80,7 +87,7 @@ def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tm
     np.testing.assert_array_equal(lines["samplerank: dev BLEU"][1], [21.5, 22.75])
     np.testing.assert_array_equal(lines["samplerank: held-out BLEU"][1], [19.25, 18.5])
     assert figure.axes[0].get_xlabel() == "epoch / iteration"
-    labelled = tuning_figure([read_tuning_log(loop_log)], labels=["MERT, seed 1"])
+    labelled = tuning_figure([read_tuning_log(loop_log, LOG_FORMATS)], labels=["MERT, seed 1"])
     assert list(lines_of(labelled.axes[0])) == ["MERT, seed 1: dev BLEU", "untuned weights: 20.50"]
     save_png(figure, tmp_path / "t.png")
     assert (tmp_path / "t.png").read_bytes()[:8] == PNG
@@ -88,7 +95,7 @@ def test_tuning_figure_draws_every_run_and_its_pool(loop_log, samplerank_log, tm
 
 
 def test_weights_figure_has_one_line_per_weight(loop_log):
-    log = read_tuning_log(loop_log)
+    log = read_tuning_log(loop_log, LOG_FORMATS)
     lines = lines_of(weights_figure(log).axes[0])
     assert list(lines) == list(log.weight_names)
     for column, name in enumerate(log.weight_names):
@@ -132,19 +139,19 @@ def test_malformed_logs_name_the_file_and_line(tmp_path, text, line, message):
     path = tmp_path / "log.tsv"
     path.write_text(text)
     with pytest.raises(FormatError, match=message) as err:
-        read_tuning_log(path)
+        read_tuning_log(path, LOG_FORMATS)
     assert err.value.path == str(path) and err.value.line == line
 
 
 def test_samplerank_log_without_dev_bleu_cannot_make_a_tuning_curve(tmp_path):
     rows = [r[:2] + ("-", "-") + r[4:] for r in SAMPLERANK_ROWS]
-    log = read_tuning_log(write(tmp_path / "sr" / "log.tsv", SAMPLERANK_LOG_COLUMNS, rows))
+    log = read_tuning_log(write(tmp_path / "sr" / "log.tsv", SAMPLERANK_LOG_COLUMNS, rows), LOG_FORMATS)
     assert np.isnan(log.dev_bleu).all() and np.isnan(log.held_out_bleu).all()
     with pytest.raises(PbmtError, match=r"sr/log.tsv: no dev BLEU .*--no-dev-bleu and without --held-out"):
         tuning_figure([log])
     weights_figure(log)  # the weights are there
     held_out_only = [r[:2] + ("-",) + r[3:] for r in SAMPLERANK_ROWS]
-    log = read_tuning_log(write(tmp_path / "held" / "log.tsv", SAMPLERANK_LOG_COLUMNS, held_out_only))
+    log = read_tuning_log(write(tmp_path / "held" / "log.tsv", SAMPLERANK_LOG_COLUMNS, held_out_only), LOG_FORMATS)
     lines = lines_of(tuning_figure([log]).axes[0])
     assert list(lines) == ["held: held-out BLEU"] and lines["held: held-out BLEU"][1].tolist() == [19.25, 18.5]
 
@@ -180,10 +187,10 @@ RELEVANT_ROWS = [  # pass, decoded weights, dev sBLEU, dev BLEU, relevant BLEU, 
 def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
     block = write(tmp_path / "binary" / "log.tsv", BLOCK_TRAINING_LOG_COLUMNS, BLOCK_ROWS)
     relevant = write(tmp_path / "costmargin" / "log.tsv", RELEVANT_SET_LOG_COLUMNS, RELEVANT_ROWS)
-    log = read_tuning_log(block)
+    log = read_tuning_log(block, LOG_FORMATS)
     assert log.algorithm == "block-training" and log.step_name == "pass" and log.pool_bleu is None
     assert log.dev_bleu.tolist() == [41.6228, 23.7763] and log.weights.shape == (2, 0)  # the corpus BLEU column
-    lines = lines_of(tuning_figure([log, read_tuning_log(relevant)], pool=True).axes[0])
+    lines = lines_of(tuning_figure([log, read_tuning_log(relevant, LOG_FORMATS)], pool=True).axes[0])
     np.testing.assert_array_equal(lines["binary: training-subset BLEU"][1], [41.6228, 23.7763])
     np.testing.assert_array_equal(lines["costmargin: dev BLEU"][1], [32.5, 32.9])
     np.testing.assert_array_equal(lines["costmargin: relevant sets' BLEU under the pass's weights"][1], [32.5, 33.0])
@@ -199,7 +206,7 @@ def test_relevant_set_and_binary_feature_logs_are_plotted(tmp_path, capsys):
 def test_a_collapse_is_marked_instead_of_stretching_the_axis(tmp_path):
     rows = [(1, "LM0= 0.5", 20.0, 10, 10, 1, 1, "LM0= 0.6", 21.0), (2, "LM0= 0.6", 22.0, 10, 20, 1, 1, "LM0= 9", 23.0),
             (3, "LM0= 9", 0.5, 10, 30, 1, 1, "LM0= 0.7", 23.5), (4, "LM0= 0.7", 23.0, 10, 40, 1, 1, "LM0= 0.8", 24.0)]
-    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows), LOG_FORMATS)
     axes = tuning_figure([log]).axes[0]
     dev = lines_of(axes)["mert: dev BLEU"][1]
     assert dev[[0, 1, 3]].tolist() == [20.0, 22.0, 23.0] and np.isnan(dev[2])
@@ -214,7 +221,7 @@ def test_iterations_below_the_untuned_weights_are_ringed_with_their_distance(tmp
     rows = [(1, "LM0= 0.5", 42.65, 10, 10, 1, 1, "LM0= 0.6", 43.0), (2, "LM0= 0.6", 42.9, 10, 20, 1, 1, "LM0= 0.7", 44.0),
             (3, "LM0= 0.7", 36.11, 10, 30, 1, 1, "LM0= 0.8", 44.5), (4, "LM0= 0.8", 42.648, 10, 40, 1, 1, "LM0= 0.9", 45.0),
             (5, "LM0= 0.9", 44.0, 10, 50, 1, 1, "LM0= 1", 45.5)]
-    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows), LOG_FORMATS)
     axes = tuning_figure([log]).axes[0]
     ringed, = [c for c in axes.collections if c.get_label() == "below the untuned weights"]
     assert ringed.get_offsets().tolist() == [[3, 36.11]]  # 42.648 prints as the untuned 42.65: not ringed
@@ -227,7 +234,7 @@ def test_weights_figure_names_columns_leaves_out_fixed_weights_and_draws_the_unt
     weights = [f"UnknownWordPenalty0= 1 LM0= {0.5 + k / 10} LexicalReordering0= 0.3 0.3 0.3 {0.3 + k / 10} 0.3 0.3"
                for k in (1, 2, 3, 4)]
     rows = [(k, weights[k - 1], 20.0 + k, 10, 10, 1, 1, weights[k], 21.0) for k in (1, 2, 3)]
-    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows))
+    log = read_tuning_log(write(tmp_path / "mert" / "log.tsv", LOOP_LOG_COLUMNS, rows), LOG_FORMATS)
     figure = weights_figure(log, initial={"UnknownWordPenalty0": [1], "LM0": [0.5],
                                           "LexicalReordering0": [0.3] * 6})
     lines = lines_of(figure.axes[0])

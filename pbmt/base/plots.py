@@ -2,25 +2,11 @@
 
 Tab-separated formats, each with a header line naming its columns:
 
-- the tuning loop's ``log.tsv`` (``LOOP_LOG_COLUMNS``; ``pbmt.tune.loop``):
-  one line per iteration: the weights decoded, the dev BLEU of their 1-best
-  (percent), then the weights the optimiser proposed on the pool and the
-  pool's BLEU under them (the next line decodes those weights);
-- SampleRank's ``log.tsv`` (``SAMPLERANK_LOG_COLUMNS``; ``pbmt tune
-  --algorithm samplerank``): one line per epoch: the average of the weights
-  collected so far, the BLEU (percent, ``-`` when not measured) of the
-  decoder's 1-best under them on the tuning sentences (``dev_bleu``) and on
-  the held-out ones (``held_out_bleu``), and the mixed weights the chains
-  ended the epoch with;
-- Costmargin's and the perceptron's ``log.tsv`` (``RELEVANT_SET_LOG_COLUMNS``;
-  ``pbmt.tune.relevant_set``): one line per decoding pass: the weights
-  decoded, the averaged sentence BLEU+1 and corpus BLEU of their 1-best, the
-  relevant sets' BLEU under them (the "pool" line of a figure);
-- the binary block feature run's ``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``;
-  ``pbmt.tune.block_training``): one line per decoding pass of the training
-  subset: the weights file decoded, the averaged sentence BLEU+1 and corpus
-  BLEU of the 1-best (percent), the feature count, relevant-set size and
-  timings;
+- a tuner's ``log.tsv``, one line per iteration, epoch or pass: each tuner
+  declares its columns and which of them a figure draws as a ``LogFormat``
+  beside its code (``pbmt.tune.loop.LOOP_LOG``, ``pbmt.tune.samplerank``,
+  ``pbmt.tune.relevant_set``, ``pbmt.tune.block_training``), and
+  ``read_tuning_log`` reads a log of any of the formats it is given;
 - a sampler trace (``TRACE_COLUMNS``; ``pbmt sample --trace``): one line per
   recorded step of each sentence's chain, its temperature, model score
   (natural log) and sentence BLEU+1 (percent, ``-`` without references).
@@ -51,23 +37,32 @@ from pbmt.base.nbest import parse_features
 if TYPE_CHECKING:  # matplotlib's import costs start-up time: it is imported where a figure is drawn
     from matplotlib.figure import Figure
 
-# every log: the step, the weights a BLEU was measured with, that BLEU, then what the step did
-LOOP_LOG_COLUMNS = ("iteration", "decoded_weights", "dev_bleu", "new_candidates", "pool_size", "decode_s", "optimize_s",
-                    "new_weights", "new_weights_pool_bleu")
-SAMPLERANK_LOG_COLUMNS = ("epoch", "averaged_weights", "dev_bleu", "held_out_bleu", "updates", "steps", "seconds",
-                          "mixed_weights")
-RELEVANT_SET_LOG_COLUMNS = ("pass", "decoded_weights", "dev_sentence_bleu", "dev_bleu", "relevant_bleu",
-                            "new_candidates", "relevant_size", "decode_s", "online_s", "updates")
-BLOCK_TRAINING_LOG_COLUMNS = ("pass", "decoded_weights_file", "sentence_bleu", "corpus_bleu", "features",
-                              "nonzero_weights", "relevant_size", "decode_s", "online_s", "updates")
 TRACE_COLUMNS = ("sentence", "step", "temperature", "model_score", "bleu")
 MISSING = "-"  # a value that was not measured
 
 
 @dataclass(frozen=True)
+class LogFormat:
+    """A tuner's ``log.tsv`` as a figure reads it: ``algorithm`` names it; ``columns`` is its header, the first
+    column the step (``"iteration"``, ``"epoch"`` or ``"pass"``); ``bleu`` the BLEU column drawn (percent; its
+    legend ``bleu_label``); ``weights`` the column of the weights that BLEU was measured with (None: none
+    logged); ``pool`` a second BLEU column drawn with ``--pool`` (legend ``pool_label``; None: none); a
+    ``held_out_bleu`` column is drawn when there is one; ``starts_untuned``: the first line decodes the weights
+    the run started from (a figure's untuned baseline)."""
+
+    algorithm: str
+    columns: tuple[str, ...]
+    bleu: str = "dev_bleu"
+    bleu_label: str = "dev BLEU"
+    weights: str | None = "decoded_weights"
+    pool: str | None = None
+    pool_label: str = ""
+    starts_untuned: bool = False
+
+
+@dataclass(frozen=True)
 class TuningLog:
-    """A tuning run's log: ``algorithm`` is ``"loop"`` (an n-best optimiser), ``"samplerank"``, ``"relevant-set"``
-    or ``"block-training"`` (binary block features on a training subset).
+    """A tuning run's log, of ``format``.
 
     ``steps`` int64[n]: iteration, epoch or pass numbers; ``dev_bleu``
     float64[n] (percent, NaN where not measured; block training: the training
@@ -81,7 +76,7 @@ class TuningLog:
     """
 
     path: Path
-    algorithm: str
+    format: LogFormat
     steps: np.ndarray
     dev_bleu: np.ndarray
     pool_bleu: np.ndarray | None
@@ -90,15 +85,18 @@ class TuningLog:
     held_out_bleu: np.ndarray | None = None
 
     @property
+    def algorithm(self) -> str:
+        return self.format.algorithm
+
+    @property
     def step_name(self) -> str:
         """What a line is: ``"iteration"``, ``"epoch"`` or ``"pass"``."""
-        return {"samplerank": "epoch", "relevant-set": "pass", "block-training": "pass"}.get(self.algorithm,
-                                                                                              "iteration")
+        return self.format.columns[0]
 
     @property
     def bleu_name(self) -> str:
         """What ``dev_bleu`` measures, for a legend."""
-        return "training-subset BLEU" if self.algorithm == "block-training" else "dev BLEU"
+        return self.format.bleu_label
 
 
 @dataclass(frozen=True)
@@ -115,24 +113,22 @@ class SamplerTrace:
     bleu: np.ndarray
 
 
-def read_tuning_log(path: str | Path) -> TuningLog:
-    """Read a tuning loop's, SampleRank's, a relevant-set run's or a binary block feature run's ``log.tsv`` (see the
-    module docstring).
+def read_tuning_log(path: str | Path, formats: Sequence[LogFormat]) -> TuningLog:
+    """Read a tuner's ``log.tsv`` of one of ``formats`` (``pbmt.tune.registry.LOG_FORMATS``: every tuner's).
 
     A file of another format, a malformed line or a log without lines raises
     FormatError naming the file and the line.
     """
     path = Path(path)
-    rows = _rows(path, {LOOP_LOG_COLUMNS: "loop", SAMPLERANK_LOG_COLUMNS: "samplerank",
-                        RELEVANT_SET_LOG_COLUMNS: "relevant-set", BLOCK_TRAINING_LOG_COLUMNS: "block-training"})
-    header, algorithm = rows.pop(0)
+    rows = _rows(path, {f.columns: f for f in formats})
+    header, log_format = rows.pop(0)
     if not rows:
         raise FormatError(path, None, "the log has no iterations yet")
     steps, dev, pool, held_out, weights = [], [], [], [], []
     names: tuple[str, ...] | None = None
-    weight_column = {"samplerank": "averaged_weights", "block-training": None}.get(algorithm, "decoded_weights")
-    dev_column = header.index("corpus_bleu" if algorithm == "block-training" else "dev_bleu")
-    pool_name = {"loop": "new_weights_pool_bleu", "relevant-set": "relevant_bleu"}.get(algorithm)
+    weight_column = log_format.weights
+    dev_column = header.index(log_format.bleu)
+    pool_name = log_format.pool
     for number, fields in rows:
         steps.append(_number(fields[0], path, number, header[0], int))
         dev.append(_number(fields[dev_column], path, number, "dev_bleu", float))
@@ -148,7 +144,7 @@ def read_tuning_log(path: str | Path) -> TuningLog:
     steps = np.array(steps, np.int64)
     if np.any(np.diff(steps) <= 0):
         raise FormatError(path, None, f"{header[0]} numbers do not increase: {steps.tolist()}")
-    return TuningLog(path, algorithm, steps, np.array(dev, np.float64),
+    return TuningLog(path, log_format, steps, np.array(dev, np.float64),
                      np.array(pool, np.float64) if pool_name else None, names, np.array(weights).reshape(len(steps), -1),
                      np.array(held_out, np.float64) if "held_out_bleu" in header else None)
 
@@ -226,10 +222,11 @@ def line_style(k: int) -> dict:
 
 
 def untuned_bleu(logs: Sequence[TuningLog]) -> float | None:
-    """Dev BLEU (percent) under the untuned weights: the first iteration of the first n-best loop log, which
-    decodes with the weights the run started from; None without such a log."""
+    """Dev BLEU (percent) under the untuned weights: the first line of the first log whose format
+    ``starts_untuned`` (the n-best loop's), which decodes with the weights the run started from; None without
+    such a log."""
     for log in logs:
-        if log.algorithm == "loop" and not math.isnan(log.dev_bleu[0]):
+        if log.format.starts_untuned and not math.isnan(log.dev_bleu[0]):
             return float(log.dev_bleu[0])
     return None
 
@@ -296,9 +293,7 @@ def tuning_figure(logs: Sequence[TuningLog], labels: Sequence[str] | None = None
         if pool and log.pool_bleu is not None:
             down = collapsed(log.pool_bleu)
             axes.plot(log.steps, np.where(down, np.nan, log.pool_bleu), color=style["color"], linestyle=(0, (1, 3)),
-                      marker="x", alpha=0.7, label=f"{label}: " + ("pool BLEU under the new weights"
-                                                                   if log.algorithm == "loop"
-                                                                   else "relevant sets' BLEU under the pass's weights"))
+                      marker="x", alpha=0.7, label=f"{label}: {log.format.pool_label}")
             kept_values.append(log.pool_bleu[~down])
             marks += [(x, y, style["color"], "pool") for x, y in zip(log.steps[down], log.pool_bleu[down])]
     if baseline is not None:

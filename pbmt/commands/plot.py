@@ -37,6 +37,7 @@ from pathlib import Path
 from pbmt.base.config import read_weights
 from pbmt.base.errors import PbmtError
 from pbmt.base.plots import read_trace, read_tuning_log, save_png, trace_figure, tuning_figure, weights_figure
+from pbmt.tune.registry import LOG_FORMATS
 
 
 _DESCRIPTIONS = {
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "tuning":
         if args.labels is not None and len(args.labels) != len(args.logs):
             raise PbmtError(f"--labels: {len(args.labels)} labels for {len(args.logs)} logs")
-        figure = tuning_figure([read_tuning_log(p) for p in args.logs], args.labels, args.pool, args.title,
+        figure = tuning_figure([read_tuning_log(p, LOG_FORMATS) for p in args.logs], args.labels, args.pool, args.title,
                                args.baseline)
     elif args.kind == "weights":
         initial = None
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             if not args.initial.is_file():
                 raise PbmtError(f"--initial {args.initial}: no such file")
             initial = read_weights(args.initial)
-        figure = weights_figure(read_tuning_log(args.log), args.title, initial, args.all)
+        figure = weights_figure(read_tuning_log(args.log, LOG_FORMATS), args.title, initial, args.all)
     else:
         figure = trace_figure(read_trace(args.trace), args.sentences, args.title)
     save_png(figure, args.output)

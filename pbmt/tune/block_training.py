@@ -17,7 +17,7 @@ The model's dense features keep their moses.ini weights as one fixed score
 (Table IX's "binary features on top of fixed real-valued ones"); they also
 make the decoder's first pass (zero binary weights) the initial alternative
 z0, where the paper used a random bag of blocks. Every pass rewrites
-``log.tsv`` (``BLOCK_TRAINING_LOG_COLUMNS``: the weights file the pass
+``log.tsv`` (``BLOCK_TRAINING_LOG.columns``: the weights file the pass
 decoded with, the BLEU of that decoding, ...; ``pbmt plot tuning`` reads it)
 and ``training-bleu.png``. Every pass's weights make a model folder
 ``pass{l}/``: ``moses.ini`` (the dense weights, absolute paths),
@@ -51,7 +51,7 @@ from pbmt.model.block_features import Block, BlockWeights, FeatureIndex, sequenc
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.sparse import WEIGHTS_FILE, SparseModel, SparseWeights
 from pbmt.base.parallel import ParallelMap
-from pbmt.base.plots import BLOCK_TRAINING_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.base.plots import LogFormat, read_tuning_log, save_png, tuning_figure
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import derivation_blocks, score_derivation
 from pbmt.search.options import TranslationOptions
@@ -63,6 +63,13 @@ from pbmt.tune.loop import tuned_config
 from pbmt.tune.pool import References
 from pbmt.tune.relevant_set import Costmargin
 from pbmt.tune.tuner import Tuner, TuningData
+
+# log.tsv, one line per decoding pass of the training subset: the weights file decoded, the averaged sentence
+# BLEU+1 and corpus BLEU of the 1-best (percent), the feature count, relevant-set size and timings
+BLOCK_TRAINING_LOG = LogFormat("block-training", ("pass", "decoded_weights_file", "sentence_bleu", "corpus_bleu",
+                                                  "features", "nonzero_weights", "relevant_size", "decode_s",
+                                                  "online_s", "updates"),
+                               bleu="corpus_bleu", bleu_label="training-subset BLEU", weights=None)
 
 
 @dataclass(frozen=True)
@@ -266,7 +273,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     ini = Path(ini).resolve()
     if search is None:
         search = replace(SearchSettings.from_config(MosesConfig.read(ini)), reordering="mon-swap")
-    folder_of_run = RunFolder(out, "block-training", BLOCK_TRAINING_LOG_COLUMNS,
+    folder_of_run = RunFolder(out, "block-training", BLOCK_TRAINING_LOG.columns,
                               {**tuner.params(), **{k: v for k, v in asdict(settings).items() if k != "passes"},
                                "sentences": len(sources), **{f"search {k}": v for k, v in asdict(search).items()}},
                               inputs, resume, quiet)
@@ -330,7 +337,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
                                 **truth.arrays("truth"), **relevant.arrays("relevant")},
                                {"rng": generator_state(rng), "records": [asdict(r) for r in records]},
                                [_log_row(r) for r in records])
-            save_png(tuning_figure([read_tuning_log(out / LOG)]), out / "training-bleu.png")
+            save_png(tuning_figure([read_tuning_log(out / LOG, [BLOCK_TRAINING_LOG])]), out / "training-bleu.png")
             if not quiet:
                 r = records[-1]
                 print(f"pass {number}: sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
@@ -368,7 +375,7 @@ def _restored(saved: Checkpoint, n_sentences: int):
 
 
 def _log_row(r: BlockPass) -> list[str]:
-    """``r`` as a row of ``BLOCK_TRAINING_LOG_COLUMNS`` (BLEU in percent)."""
+    """``r`` as a row of ``BLOCK_TRAINING_LOG.columns`` (BLEU in percent)."""
     return [str(r.number), r.weights_file, f"{100 * r.sentence_bleu:.4f}", f"{100 * r.corpus_bleu:.4f}",
             str(r.features), str(r.nonzero), str(r.relevant_size), f"{r.decode_seconds:.2f}",
             f"{r.online_seconds:.3f}", str(r.updates)]

@@ -30,7 +30,7 @@ resumption (they are part of the checkpoint's fingerprint).
 
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
-which iteration k + 1 decodes), ``log.tsv`` (``LOOP_LOG_COLUMNS``, per
+which iteration k + 1 decodes), ``log.tsv`` (``LOOP_LOG.columns``, per
 iteration: the weights decoded, the dev BLEU of their 1-best in percent, new
 candidates, pool size, seconds decoding and optimising, the new weights and
 the pool's BLEU under them), ``dev-bleu.png`` and ``checkpoint.npz`` (pool,
@@ -60,12 +60,18 @@ from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
 from pbmt.base.parallel import ParallelMap
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
-from pbmt.base.plots import LOOP_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.base.plots import LogFormat, read_tuning_log, save_png, tuning_figure
 from pbmt.features.translation import Translator
 from pbmt.base.nbest import NBestEntry
 from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
 from pbmt.tune.tuner import Tuner, TuningData
+
+# log.tsv, one line per iteration: the weights decoded and their dev BLEU, then the weights the tuner proposed on
+# the pool and the pool's BLEU under them (the next line decodes those weights)
+LOOP_LOG = LogFormat("loop", ("iteration", "decoded_weights", "dev_bleu", "new_candidates", "pool_size", "decode_s",
+                              "optimize_s", "new_weights", "new_weights_pool_bleu"),
+                     pool="new_weights_pool_bleu", pool_label="pool BLEU under the new weights", starts_untuned=True)
 
 OUTPUTS = ("best-dev", "last")
 
@@ -136,7 +142,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     """
     if tuner.loop != "decode-optimise":
         raise PbmtError(f"{tuner.name} is a tuner of the {tuner.loop} loop, not of the decode-optimise loop")
-    run = RunFolder(out, "loop", LOOP_LOG_COLUMNS, _fingerprint(settings, layout, tuner, references.n_sentences),
+    run = RunFolder(out, "loop", LOOP_LOG.columns, _fingerprint(settings, layout, tuner, references.n_sentences),
                     inputs, resume, quiet)
     out = run.out
     if run.resumed is not None:
@@ -178,7 +184,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
         run.save({"weights": weights, **pool.arrays()},
                  {"rng": generator_state(rng), "finished": finished, "records": [asdict(r) for r in records]},
                  [_log_row(r, layout) for r in records])
-        save_png(tuning_figure([read_tuning_log(out / LOG)], pool=True), out / "dev-bleu.png")
+        save_png(tuning_figure([read_tuning_log(out / LOG, [LOOP_LOG])], pool=True), out / "dev-bleu.png")
         if not quiet:
             r = records[-1]
             print(f"iteration {number}: dev BLEU {100 * r.dev_bleu:.2f}, pool BLEU {100 * r.pool_bleu:.2f} "
@@ -235,7 +241,7 @@ def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarra
 
 
 def _log_row(r: Iteration, layout: FeatureLayout) -> list[str]:
-    """``r`` as a row of ``LOOP_LOG_COLUMNS`` (BLEU in percent)."""
+    """``r`` as a row of ``LOOP_LOG.columns`` (BLEU in percent)."""
     return [str(r.iteration), weight_line(layout, np.array(r.decoded_weights)), f"{100 * r.dev_bleu:.4f}",
             str(r.new_candidates), str(r.pool_size), f"{r.decode_seconds:.2f}", f"{r.optimize_seconds:.2f}",
             weight_line(layout, np.array(r.new_weights)), f"{100 * r.pool_bleu:.4f}"]

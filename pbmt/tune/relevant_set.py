@@ -46,7 +46,7 @@ as the paper's learning rates assume.
 
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (the best ``w_l``), ``run{l}.moses.ini``, ``log.tsv``
-(``RELEVANT_SET_LOG_COLUMNS``, per pass: the weights decoded, the averaged
+(``RELEVANT_SET_LOG.columns``, per pass: the weights decoded, the averaged
 sentence BLEU+1 and corpus BLEU of their 1-best in percent, the relevant
 sets' corpus BLEU under them, new candidates, relevant-set size, seconds
 decoding and in the online training step, updates), ``dev-bleu.png`` and
@@ -69,7 +69,7 @@ import numpy as np
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
 from pbmt.model.features import FeatureLayout
-from pbmt.base.plots import RELEVANT_SET_LOG_COLUMNS, read_tuning_log, save_png, tuning_figure
+from pbmt.base.plots import LogFormat, read_tuning_log, save_png, tuning_figure
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
@@ -77,6 +77,13 @@ from pbmt.tune.gains import GAINS
 from pbmt.tune.options import DEDUP_OPTION, SPARSE_OPTIONS
 from pbmt.tune.pool import DEDUP, Pool, References
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
+
+# log.tsv, one line per decoding pass: the weights decoded, the averaged sentence BLEU+1 and corpus BLEU of their
+# 1-best, the relevant sets' BLEU under them
+RELEVANT_SET_LOG = LogFormat("relevant-set", ("pass", "decoded_weights", "dev_sentence_bleu", "dev_bleu",
+                                              "relevant_bleu", "new_candidates", "relevant_size", "decode_s",
+                                              "online_s", "updates"),
+                             pool="relevant_bleu", pool_label="relevant sets' BLEU under the pass's weights")
 
 KEEPS = ("best-dev", "best-sentence-bleu", "last")  # which pass's weights the output is (module docstring)
 SEEDS = 2  # passes decoded with the seed weights w1, w2
@@ -241,7 +248,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     ``inputs``: digests of the files the run reads
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
-    run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG_COLUMNS,
+    run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG.columns,
                     _fingerprint(tuner, settings, layout, references.n_sentences), inputs, resume, quiet)
     out = run.out
     if run.resumed is not None:
@@ -275,7 +282,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
         run.save({"seeds": np.stack(seeds), **pool.arrays()},
                  {"rng": generator_state(rng), "records": [asdict(r) for r in records]},
                  [_log_row(r, layout) for r in records])
-        save_png(tuning_figure([read_tuning_log(out / LOG)], pool=True), out / "dev-bleu.png")
+        save_png(tuning_figure([read_tuning_log(out / LOG, [RELEVANT_SET_LOG])], pool=True), out / "dev-bleu.png")
         if not quiet:
             r = records[-1]
             print(f"pass {number}: dev sentence BLEU+1 {100 * r.sentence_bleu:.2f}, corpus BLEU "
@@ -304,7 +311,7 @@ def _fingerprint(tuner: RelevantSetTuner, settings: RelevantSetSettings, layout:
 
 
 def _log_row(r: Pass, layout: FeatureLayout) -> list[str]:
-    """``r`` as a row of ``RELEVANT_SET_LOG_COLUMNS`` (BLEU in percent)."""
+    """``r`` as a row of ``RELEVANT_SET_LOG.columns`` (BLEU in percent)."""
     return [str(r.number), weight_line(layout, np.array(r.weights)), f"{100 * r.sentence_bleu:.4f}",
             f"{100 * r.corpus_bleu:.4f}", f"{100 * r.relevant_bleu:.4f}", str(r.new_candidates), str(r.relevant_size),
             f"{r.decode_seconds:.2f}", f"{r.online_seconds:.3f}", str(r.updates)]

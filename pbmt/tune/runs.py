@@ -31,6 +31,7 @@ from pbmt.features.translation import check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
 from pbmt.tune.pool import References
+from pbmt.tune.registry import LOG_FORMATS
 from pbmt.tune.relevant_set import RelevantSetSettings, RelevantSetTuner, relevant_set_tune
 from pbmt.tune.sampler_chains import n_weights
 from pbmt.tune.samplerank import SampleRank, SamplerTask
@@ -175,7 +176,7 @@ def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
     if specs:
         write_weights(job.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
     if tuner.dev_bleu or tuner.held_out:
-        save_png(tuning_figure([read_tuning_log(job.out / "log.tsv")]), job.out / "dev-bleu.png")
+        save_png(tuning_figure([read_tuning_log(job.out / "log.tsv", LOG_FORMATS)]), job.out / "dev-bleu.png")
     lines = [f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s; {_kept(tuner)}",
              f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}"]
     if model.sparse is not None:

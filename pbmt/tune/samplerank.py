@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from pbmt.base.documents import LEVELS, Documents
 from pbmt.base.parallel import ParallelMap
-from pbmt.base.plots import MISSING, SAMPLERANK_LOG_COLUMNS
+from pbmt.base.plots import MISSING, LogFormat
 from pbmt.base.run_state import Checkpoint, RunFolder
 from pbmt.features import KINDS, FeatureSpec, build, name_features, parse_requests
 from pbmt.model.model import TranslationModel
@@ -36,6 +36,12 @@ from pbmt.tune.options import GAIN, SPARSE_OPTIONS
 from pbmt.tune.sampler_chains import (PRESETS, STARTS, UPDATES, Chains, DevSet, Settings, chain_work, encode_dev, mix,
                                       n_weights, outputs_bleu, shards)
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
+
+# log.tsv, one line per epoch: the average of the weights collected so far, the BLEU (percent, MISSING when not
+# measured) of the decoder's 1-best under them on the tuning sentences and on the held-out ones, and the mixed
+# weights the chains ended the epoch with
+SAMPLERANK_LOG = LogFormat("samplerank", ("epoch", "averaged_weights", "dev_bleu", "held_out_bleu", "updates", "steps",
+                                          "seconds", "mixed_weights"), weights="averaged_weights")
 
 @dataclass(frozen=True)
 class EpochLog:
@@ -170,7 +176,7 @@ class SampleRank(Tuner):
     chains run (``pbmt.base.parallel.ParallelMap``: one worker runs them here, in
     turn; the result does not depend on it); out: the run's folder
     (``pbmt.base.run_state.RunFolder``), whose checkpoint and ``log.tsv``
-    (``SAMPLERANK_LOG_COLUMNS``) are rewritten after every epoch and from which
+    (``SAMPLERANK_LOG.columns``) are rewritten after every epoch and from which
     a ``SamplerTask`` with ``resume`` continues. global_features:
     ``pbmt.features.FeatureSpec``s whose weights (from 0) are learnt with the
     others, or their requests as ``--global-features`` spells them
@@ -247,7 +253,7 @@ class SampleRank(Tuner):
         weight_sum, collected, start, log = np.zeros_like(weights), 0, 0, []
         run = self.run_ = None
         if self.out is not None:
-            run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG_COLUMNS,
+            run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG.columns,
                                         self._fingerprint(model, specs, dev.sources, chunk_of, held), inputs, resume,
                                         quiet)
         if run is not None and run.resumed is not None:
@@ -349,7 +355,7 @@ class SampleRank(Tuner):
 
 
 def log_row(model: TranslationModel, e: EpochLog) -> list[str]:
-    """``e`` as a row of ``SAMPLERANK_LOG_COLUMNS`` (dense weights; BLEU in percent, or ``MISSING``)."""
+    """``e`` as a row of ``SAMPLERANK_LOG.columns`` (dense weights; BLEU in percent, or ``MISSING``)."""
     dense = model.layout.size
     return [str(e.epoch), weight_line(model.layout, e.averaged[:dense]), _percent(e.dev_bleu),
             _percent(e.held_out_bleu), str(e.updates), str(e.steps), f"{e.seconds:.2f}",

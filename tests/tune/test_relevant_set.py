@@ -13,6 +13,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import sentence_bleu_plus1
 from pbmt.model.features import FeatureLayout
 from pbmt.base.plots import read_tuning_log
+from pbmt.tune.relevant_set import RELEVANT_SET_LOG
 from pbmt.tune._relevant_set_kernels import (costmargin_epoch, costmargin_loss, costmargin_update, perceptron_epoch,
                                            sparse_costmargin_epoch)
 from pbmt.base.run_state import CHECKPOINT
@@ -140,7 +141,7 @@ def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 3, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 5, "--resume", *extra)) == 0
     assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full", ("moses.ini", "run5.moses.ini"))
-    log = read_tuning_log(tmp_path / "full" / "log.tsv")
+    log = read_tuning_log(tmp_path / "full" / "log.tsv", [RELEVANT_SET_LOG])
     assert log.steps.tolist() == [1, 2, 3, 4, 5]
     rows = [line.split("\t") for line in (tmp_path / "full" / "log.tsv").read_text().splitlines()]
     assert rows[0][:3] == ["pass", "decoded_weights", "dev_sentence_bleu"]
@@ -197,7 +198,7 @@ def test_a_short_costmargin_run_beats_the_flat_weights(bible, tmp_path):
     trained = max(float(r[2]) for r in rows[2:])
     assert trained > flat
     assert (tmp_path / "dev-bleu.png").exists() and (tmp_path / "run6.moses.ini").exists()
-    log = read_tuning_log(tmp_path / "log.tsv")
+    log = read_tuning_log(tmp_path / "log.tsv", [RELEVANT_SET_LOG])
     assert log.step_name == "pass" and log.steps.tolist() == [1, 2, 3, 4, 5, 6] and log.pool_bleu is not None
 
 

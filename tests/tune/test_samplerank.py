@@ -16,6 +16,7 @@ from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import model_score, score_derivation, sparse_features
 from pbmt.base.plots import read_tuning_log
+from pbmt.tune.samplerank import SAMPLERANK_LOG
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Sampler, gloss
 from pbmt.features.translation import Translator
@@ -324,7 +325,7 @@ def test_pbmt_tune_samplerank_writes_the_averaged_weights(bible, tmp_path):
     expected = fitted_on(SampleRank(2, 3, 5, 1, chains=2), model, src, ref, np.random.default_rng(3))
     tuned = TranslationModel.load(out / "moses.ini")
     np.testing.assert_allclose(tuned.weights, expected.weights_, atol=1e-8)
-    log = read_tuning_log(out / "log.tsv")
+    log = read_tuning_log(out / "log.tsv", [SAMPLERANK_LOG])
     assert (out / "dev-bleu.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert log.algorithm == "samplerank" and log.steps.tolist() == [1, 2]
     for row, epoch in zip(log.weights, expected.log_):

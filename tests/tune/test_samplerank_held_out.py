@@ -13,6 +13,7 @@ from pbmt.commands.tune import OPTIONS
 from pbmt.base.documents import Documents
 from pbmt.model.model import TranslationModel
 from pbmt.base.plots import read_tuning_log
+from pbmt.tune.samplerank import SAMPLERANK_LOG
 from pbmt.features.translation import Translator
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.sampler_chains import PRESETS, Settings, encode_dev, mix, run_chain, shards
@@ -72,7 +73,7 @@ def test_the_kept_weights_are_the_best_held_out_epochs_by_sacrebleu(bible, dev, 
     # the same run through the API, with the paper's settings the preset stands for
     expected = fitted_on(SampleRank(3, held_out=4, **{**PRESETS["paper"], **KW, "chains": 2}), model, src, ref,
                          np.random.default_rng(0))
-    log = read_tuning_log(out / "log.tsv")
+    log = read_tuning_log(out / "log.tsv", [SAMPLERANK_LOG])
     assert not np.isnan(log.dev_bleu).any()  # the tuning sentences' BLEU beside it
     held = held_out_sentences(12, 4)
     from_scratch = []
@@ -98,7 +99,7 @@ def test_a_resumed_run_keeps_what_an_uninterrupted_one_keeps(bible, tmp_path, ca
     assert main(tune_args(bible, parts, *common[:1], "1", *common[2:], "--no-dev-bleu")) == 0
     assert main(tune_args(bible, parts, *common, "--dev-bleu", "--resume")) == 0
     assert_resumed_as_uninterrupted(parts, whole, ("moses.ini",))
-    assert not np.isnan(read_tuning_log(parts / "log.tsv").dev_bleu).any()
+    assert not np.isnan(read_tuning_log(parts / "log.tsv", [SAMPLERANK_LOG]).dev_bleu).any()
     capsys.readouterr()
     assert main(tune_args(bible, parts, *common[:3], "5", *common[4:], "--resume")) == 1
     err = capsys.readouterr().err
