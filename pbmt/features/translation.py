@@ -14,6 +14,8 @@ lines of a document jointly, with the sampler and global features.
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Sequence
@@ -34,6 +36,11 @@ from pbmt.search.output import nbest_entries, word_alignment
 from pbmt.base.placeholders import restore
 from pbmt.base.text import starts_lowercase, tokenizer, tokens
 from pbmt.base.nbest import NBestEntry
+
+
+RECENT_SENTENCES = 16  # sentences whose translation options prefix completion keeps (``_recent_options``)
+_RECENT: OrderedDict = OrderedDict()  # (model id, line, reading) -> (model, tokens, options), oldest first
+_RECENT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -131,12 +138,30 @@ class Translator:
         ``tokenized``), n-best entries with distinct target words. Unless ``prefix`` ends in white space, its
         last word may be unfinished: the translation's word there begins with it. No translation begins with
         it: the empty translation and why. An empty prefix is ``translate``."""
-        words, markup = self.read(line)
-        options = self.options(words, markup)
+        words, options = self._recent_options(line)
         typed = self.target_tokens(prefix)
         partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
         result = prefix_decode(self.model, options, typed, partial, n_best=max(1, self.n_best))
         return self._constrained(sentence_id, result, options, words)
+
+    def _recent_options(self, line: str) -> tuple[list[str], TranslationOptions]:
+        """A line's tokens (``read``) and translation options, kept for the last ``RECENT_SENTENCES`` lines read
+        this way with any translator: interactive translation asks for the completions of many prefixes of
+        one sentence, one a keystroke, and the options (phrase look-ups, future costs) do not depend on the
+        prefix. A model with other weights or settings is another model, so another key."""
+        key = (id(self.model), line, self.tokenized, self.xml_input, self.quote_zones)
+        with _RECENT_LOCK:
+            kept = _RECENT.get(key)
+            if kept is not None and kept[0] is self.model:
+                _RECENT.move_to_end(key)
+                return list(kept[1]), kept[2]
+        words, markup = self.read(line)
+        options = self.options(words, markup)
+        with _RECENT_LOCK:
+            _RECENT[key] = (self.model, words, options)
+            while len(_RECENT) > RECENT_SENTENCES:
+                _RECENT.popitem(last=False)
+        return words, options
 
     def _constrained(self, sentence_id: int, result: ForcedResult, options: TranslationOptions,
                      words: list[str]) -> Translation:

@@ -26,7 +26,9 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._decoder_kernels import _future_of, reachable_spans, state_hash
+from pbmt.search._decoder_kernels import (Edges, _add_edges, _class_room, _fill_stack, _future_of, _future_with,
+                                          _graph, _grow_pool, _new_queue, _new_search, _options_by_estimate, _place,
+                                          _stack_room, _write, reachable_spans, state_hash)
 from pbmt.search._scoring_kernels import extension_score
 
 Sentence = namedtuple("Sentence", [
@@ -254,3 +256,146 @@ def forced_kernel(sentence, tr, constraint):
                         final_class = n_class
                     n_class += 1
     return parent[:n_hyp], option[:n_hyp], score[:n_hyp], klass[:n_hyp], final_class, received
+
+
+Prefix = namedtuple("Prefix", [
+    "fit",  # bool[n_opt, length + 1]: option o may start at prefix position t (``fit_table``, not exact)
+    "length",  # int: prefix words, at least 1
+    "tgt_length",  # int32[n_opt]: each option's target words
+    "max_hypotheses",  # int: stop (and say so) when the pool would grow past this
+])
+"""What a cube-pruned completion must begin with (``prefix_cube_kernel``)."""
+
+
+@njit(cache=True, inline="always")
+def _prefix_pos(key, h, m):
+    """Prefix words hypothesis h has produced: a hypothesis inside the prefix carries them in its
+    recombination key (``_inside_key``); every other has produced all ``m``."""
+    return m if key[h] >= -1 else (-key[h] - 2) % (m + 2)
+
+
+@njit(cache=True, inline="always")
+def _inside_key(key, pos, m):
+    """The recombination key of a hypothesis inside the prefix: the decoder's ``key`` (the last block's end
+    or option, >= 0) and ``pos`` < m, as a number below -1 (the decoder's keys are at least -1)."""
+    return -2 - (key * (m + 2) + pos)
+
+
+@njit(cache=True)
+def _split_kept(s, stacks, classes, pool, limits, m):
+    """Stack s's class representatives: those inside the prefix (all of them: the prefix is searched
+    exactly), and those past it that survive the decoder's pruning (at most ``stack_size``, by score plus
+    future estimate within the beam of the best of them), best first."""
+    count = 0
+    c = stacks.head[s]
+    while c >= 0:
+        count += 1
+        c = classes.next[c]
+    inside = np.empty(count, dtype=np.int32)
+    past = np.empty(count, dtype=np.int32)
+    totals = np.empty(count)
+    n_inside = 0
+    n_past = 0
+    best = -np.inf
+    c = stacks.head[s]
+    while c >= 0:
+        h = classes.rep[c]
+        if _prefix_pos(pool.key, h, m) < m:
+            inside[n_inside] = h
+            n_inside += 1
+        else:
+            past[n_past] = h
+            totals[n_past] = pool.score[h] + pool.fut[h]
+            best = max(best, totals[n_past])
+            n_past += 1
+        c = classes.next[c]
+    order = np.argsort(-totals[:n_past], kind="mergesort")
+    keep = 0
+    while keep < min(n_past, limits.stack_size) and totals[order[keep]] >= best + limits.log_beam:
+        keep += 1
+    stacks.stats[s, 0] = count
+    stacks.stats[s, 1] = n_inside + keep
+    return inside[:n_inside], past[order[:keep]]
+
+
+@njit(cache=True, _nrt=False)
+def _extend_inside(s, h, spans, sentence, tr, stacks, pool, n_hyp, classes, key_option, keep_arcs, prefix):
+    """Extensions of hypothesis h of stack s, inside the prefix, by every option of ``spans`` (int32[k, 2])
+    whose words agree with the prefix from h's position: none pruned. Returns the new number of hypotheses;
+    the caller makes room for every extension."""
+    n, span_offsets, max_length, m = sentence.n, sentence.span_offsets, sentence.max_length, prefix.length
+    t = _prefix_pos(pool.key, h, m)
+    for k in range(spans.shape[0]):
+        start, end = spans[k, 0], spans[k, 1]
+        u = s + end - start
+        complete = u == n
+        fut_g = 0.0 if complete else _future_with(pool.cov, h, start, end, n, sentence.future)
+        for o in range(span_offsets[start * max_length + end - start - 1],
+                       span_offsets[start * max_length + end - start]):
+            if not prefix.fit[o, t]:
+                continue
+            new_pos = min(t + prefix.tgt_length[o], m)
+            if complete and new_pos < m:
+                continue  # shorter than the prefix
+            step = extension_score(tr, pool.state, h, pool.state, n_hyp, pool.prev_start[h], pool.prev_end[h],
+                                   pool.option[h], o, start, end, complete)
+            new_score = pool.score[h] + sentence.local_score[o] + step
+            _write(pool, n_hyp, h, o, start, end, new_score, pool.state, n_hyp, complete, fut_g, key_option)
+            if new_pos < m:
+                pool.key[n_hyp] = _inside_key(pool.key[n_hyp], new_pos, m)
+            elif new_score + fut_g > stacks.best[u]:
+                stacks.best[u] = new_score + fut_g
+            if _place(pool, n_hyp, u, complete, classes, stacks, keep_arcs):
+                n_hyp += 1
+    return n_hyp
+
+
+@njit(cache=True, nogil=True)
+def prefix_cube_kernel(sentence, tr, limits, prefix):
+    """Cube pruning of one sentence of ``sentence.n`` > 0 words (the decoder's ``Sentence``, ``Limits``;
+    ``tr``: ``Transitions``) restricted to derivations whose output begins with ``prefix`` (``Prefix``).
+
+    Hypotheses inside the prefix are extended exactly, every option that fits; once a hypothesis has
+    produced the prefix, the search is the decoder's ``cube_kernel``: its stack's survivors of the stack
+    size and beam (``_split_kept``) are grouped into edges whose cells are popped best first, up to the pop
+    limit per stack. The two kinds share the stacks, recombination classes and search graph; a hypothesis
+    inside the prefix has its position in its recombination key, so it recombines only with its like.
+    Returns what ``cube_kernel`` returns, the final class ``OVERFLOW`` when the pool reached
+    ``prefix.max_hypotheses``.
+    """
+    n, m = sentence.n, prefix.length
+    pool, classes, stacks, spans = _new_search(sentence, tr)
+    pool.key[0] = _inside_key(0, 0, m)
+    n_hyp = np.int64(1)
+    key_option = tr.key_option
+    order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
+    edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
+                  np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
+    edge_head = np.full(n + 1, -1, dtype=np.int64)
+    counts = np.zeros(3, np.int64)
+    queue = _new_queue(256, pool.state.shape[1])
+    for s in range(n + 1):
+        if s > 0:
+            pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
+            n_hyp = _fill_stack(s, edge_head[s], edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes,
+                                key_option, queue)
+        if s == n:
+            break
+        inside, past = _split_kept(s, stacks, classes, pool, limits, m)
+        for h in inside:
+            n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], sentence.max_length, limits.distortion_limit,
+                                      limits.mon_swap, sentence.span_offsets, spans, sentence.zones, sentence.walls)
+            most = 0
+            for k in range(n_spans):
+                span = spans[k, 0] * sentence.max_length + spans[k, 1] - spans[k, 0] - 1
+                most += sentence.span_offsets[span + 1] - sentence.span_offsets[span]
+            if n_hyp + most > prefix.max_hypotheses:
+                return (pool.parent[:n_hyp], pool.option[:n_hyp], pool.score[:n_hyp], pool.klass[:n_hyp],
+                        np.int64(OVERFLOW), stacks.stats)
+            if n_hyp + most > pool.cov.shape[0]:
+                pool = _grow_pool(pool, max(2 * pool.cov.shape[0], n_hyp + most))
+            classes = _class_room(classes, most, pool)
+            n_hyp = _extend_inside(s, h, spans[:n_spans], sentence, tr, stacks, pool, n_hyp, classes, key_option,
+                                   limits.keep_arcs, prefix)
+        edges = _add_edges(s, past, edge_head, edges, counts, sentence, limits, pool, spans)
+    return _graph(pool, n_hyp, classes, stacks, n)

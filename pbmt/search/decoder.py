@@ -62,16 +62,22 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     the rest are transition scores (``pbmt.search.transitions``).
     """
     settings = settings or model.settings
+    sentence, limits = kernel_inputs(options, settings, arcs)
+    graph = (cube_kernel if settings.search == "cube" else stack_kernel)(sentence, transitions(model, options), limits)
+    return SearchGraph(*graph)
+
+
+def kernel_inputs(options: TranslationOptions, settings: SearchSettings, arcs: bool) -> tuple[Sentence, Limits]:
+    """A sentence's options and the search settings as the search kernels read them (``arcs``: keep every
+    recombined hypothesis)."""
     log_beam = math.log(settings.beam_threshold) if settings.beam_threshold > 0 else -math.inf
     pop_limit = settings.pop_limit if settings.pop_limit > 0 else np.iinfo(np.int64).max
     limits = Limits(settings.distortion_limit, settings.stack_size, log_beam, settings.reordering == "mon-swap",
                     arcs, pop_limit)
-    cube = settings.search == "cube"
-    estimate = options.local_score + options.lm_estimate if cube else options.local_score
+    estimate = options.local_score + options.lm_estimate if settings.search == "cube" else options.local_score
     sentence = Sentence(options.n_words, options.local_score, estimate, options.span_offsets, options.max_length,
                         options.future, options.zones, options.walls)
-    graph = (cube_kernel if cube else stack_kernel)(sentence, transitions(model, options), limits)
-    return SearchGraph(*graph)
+    return sentence, limits
 
 
 def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,

@@ -27,8 +27,9 @@ from functools import cached_property
 import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search._forced_kernels import OVERFLOW, Constraint, Sentence, fit_table, forced_kernel
-from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, decode
+from pbmt.search._forced_kernels import (OVERFLOW, Constraint, Prefix, Sentence, fit_table, forced_kernel,
+                                         prefix_cube_kernel)
+from pbmt.search.decoder import ScoredDerivation, SearchGraph, best_paths, decode, kernel_inputs
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
 
@@ -256,7 +257,10 @@ def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: 
         last_ok[ids] = [word.startswith(partial) for word in options.vocab.words(ids)]
     if options.n_words == 0:
         return ForcedResult((), Unreachable.SEGMENTATION)
-    graph = constrained_graph(model, options, constraint, False, settings, last_ok, max_hypotheses)
+    if settings.search == "cube":
+        graph = _prefix_cube_graph(model, options, constraint, settings, last_ok, n_best > 1, max_hypotheses)
+    else:
+        graph = constrained_graph(model, options, constraint, False, settings, last_ok, max_hypotheses)
     if graph.final_class >= 0:
         return ForcedResult(tuple(best_paths(options, graph, n_best, distinct)))
     if graph.final_class == OVERFLOW:
@@ -266,6 +270,17 @@ def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: 
     if len(missing):
         return ForcedResult((), Unreachable.REFERENCE_WORD, _quoted(list(prefix) + [partial + "…"], missing))
     return ForcedResult((), Unreachable.SEGMENTATION)
+
+
+def _prefix_cube_graph(model: TranslationModel, options: TranslationOptions, prefix: np.ndarray,
+                       settings: SearchSettings, last_ok: np.ndarray, arcs: bool, max_hypotheses: int) -> SearchGraph:
+    """The search graph of the cube-pruned completion search (``prefix_cube_kernel``) of a sentence of at least
+    one word and a ``prefix`` of at least one word (``int32[m]`` target ids; ``last_ok`` as
+    ``constrained_graph``'s); ``arcs``: keep every recombined hypothesis (n-best lists)."""
+    sentence, limits = kernel_inputs(options, settings, arcs)
+    fit = fit_table(options.tgt_offsets, options.tgt_words, prefix, last_ok, False)
+    spec = Prefix(fit, len(prefix), np.diff(options.tgt_offsets).astype(np.int32), max_hypotheses)
+    return SearchGraph(*prefix_cube_kernel(sentence, transitions(model, options), limits, spec))
 
 
 def _unproduced(fit: np.ndarray, lengths: np.ndarray) -> np.ndarray:

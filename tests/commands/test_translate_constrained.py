@@ -71,3 +71,28 @@ def test_constraint_and_prefix_exclude_each_other(tiny_model_dir, tmp_path, caps
     assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(tmp_path / "src"),
                  "--constraint", str(tmp_path / "src"), "--prefix", str(tmp_path / "src")]) == 1
     assert "exclude each other" in capsys.readouterr().err
+
+
+def test_completions_of_one_sentence_reuse_its_options(tiny_model_dir, tiny_dev):
+    """The options of a sentence being completed are built once for its many prefixes (one a keystroke), by
+    any translator of the same model; a model with other weights builds its own. Completions with kept
+    options equal completions from options built afresh."""
+    from pbmt.model.model import TranslationModel
+    from pbmt.search.forced import prefix_decode
+    from pbmt.search.options import TranslationOptions
+    from pbmt.features.translation import Translator
+
+    model = TranslationModel.load(tiny_model_dir / "moses.ini")
+    line = (tiny_dev / "dev.src").read_text().splitlines()[0]
+    kept = Translator(model, tokenized=True)._recent_options(line)[1]
+    assert Translator(model, n_best=3, tokenized=True)._recent_options(line)[1] is kept
+    other = model.with_weights(model.weights * 2)
+    assert Translator(other, tokenized=True)._recent_options(line)[1] is not kept
+    translator = Translator(model, n_best=3, tokenized=True)
+    best = translator.translate(0, line).text.split()
+    for k in range(len(best) + 1):
+        prefix = " ".join(best[:k]) + (" " if k else "")
+        fresh = prefix_decode(model, TranslationOptions.of_words(model, line.split()), best[:k], n_best=3)
+        got = translator.complete(0, line, prefix)
+        assert [e.total for e in got.nbest] == [f.score for f in fresh.found]
+        assert got.text.startswith(prefix.strip())

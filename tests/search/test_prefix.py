@@ -15,8 +15,9 @@ from pbmt.search.options import TranslationOptions
 from enumeration import all_derivations, mon_swap_derivations
 
 SENTENCES = ["a b c", "c a e b", "a b c d e", "b x a d"]
-NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0, search="stack")
+NO_PRUNING = dict(stack_size=10**6, beam_threshold=0.0, pop_limit=0)
 SPACES = {"distortion-2": dict(distortion_limit=2), "mon-swap": dict(reordering="mon-swap")}
+SEARCHES = ("stack", "cube")
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +57,12 @@ def matches(words, prefix, partial):
     return not partial or (len(words) > k and words[k].startswith(partial))
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("space", SPACES)
 @pytest.mark.parametrize("sentence", SENTENCES)
-def test_prefix_completions_equal_enumeration(tiny, sentence, space):
-    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, **SPACES[space]))
+def test_prefix_completions_equal_enumeration(tiny, sentence, space, search):
+    """With no pruning, stack decoding and cube pruning (every cell popped) past the prefix are exact."""
+    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, **SPACES[space], search=search))
     options = TranslationOptions.of_words(model, sentence.split())
     best = best_by_output(model, options)
     for prefix, partial in prefixes(best):
@@ -68,6 +71,7 @@ def test_prefix_completions_equal_enumeration(tiny, sentence, space):
         assert result.reachable == bool(expected)
         if not expected:
             continue
+        assert prefix_decode(model, options, list(prefix), partial).found[0].score == pytest.approx(expected[0])
         # the best distinct completions, best first, with the score of score_derivation
         np.testing.assert_allclose([f.score for f in result.found], expected[:4], atol=1e-6)
         for f in result.found:
@@ -93,10 +97,12 @@ def test_a_prefix_no_phrase_produces_says_which_word(tiny):
     assert not result.reachable and "'zeb…' (word 1)" in result.detail
 
 
-def test_pruned_completion_keeps_the_prefix(tiny):
+@pytest.mark.parametrize("search", SEARCHES)
+def test_pruned_completion_keeps_the_prefix(tiny, search):
     """With the model's pruning the completion is approximate, but it still begins with the prefix and its
     score is its model score."""
-    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=2, distortion_limit=2))
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=2, distortion_limit=2, pop_limit=3,
+                                                              search=search))
     options = TranslationOptions.of_words(model, "e d c b a".split())
     best = best_by_output(model, options)
     for prefix, partial in prefixes(list(best)[:20]):
