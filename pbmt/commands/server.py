@@ -131,13 +131,14 @@ def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_s
                  reading: tuple[str, bool] = ("pass-through", True), reference: str | None = None) -> dict:
     model = _model(weights, search)
     translator = Translator(model, tokenized=tokenized, xml_input=reading[0], quote_zones=reading[1])
-    words, given = translator.model_input(line)
+    source, given = translator.read(line)
     try:
-        e = explain(model, words, n_best=n_best, markup=given)
+        e = explain(model, translator.cased(source), n_best=n_best, markup=given)
     except ValueError as err:
         return {"error": str(err)}
     target = translator.target_tokens(reference) if reference else []
-    return explanation_data(e, model, per_stack, reference_path(e, model, target) if target else None)
+    data = explanation_data(e, model, per_stack, reference_path(e, model, target) if target else None)
+    return {**data, "text": translator.output(e.best.derivation, e.options, source)}
 
 
 def _ready() -> int:

@@ -81,9 +81,11 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dir):
+def server(tiny_model_dir, tmp_path_factory):
+    samples = tmp_path_factory.mktemp("samples") / "samples.txt"
+    samples.write_text("A b, c d e.\nC a e b d\n", encoding="utf-8")
     s = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60",
-               "--max-queue", "500")
+               "--max-queue", "500", "--samples", str(samples))
     yield s
     s.stop()
 
@@ -265,6 +267,84 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+def test_explain_gives_the_translation_as_translate_writes_it(server):
+    """/explain's ``text`` is /translate's text (detokenised, cased, unknown words as typed); its
+    ``translation`` the model's tokens the alignment grid labels."""
+    for sentence in ("Y la tierra estaba desordenada.", "e d xyzzy: a b"):
+        text = server.post("/translate", {"sentences": [sentence]}).json()["translations"][0]["text"]
+        answer = server.post("/explain", {"sentence": sentence}).json()
+        assert answer["text"] == text
+        assert len(answer["translation"].split()) == max(t for _, t in answer["alignment"]) + 1
+
+
+def _open_page(page, url: str) -> None:
+    """Open the page and wait until it has drawn the sample sentence it opens on (version 1)."""
+    page.goto(url + "/")
+    page.wait_for_function("document.body.dataset.version === '1'", timeout=60_000)
+
+
+# Every feature column in use, with values as wide as they come (an unknown word's -100, an LM's -12.345), a
+# long orientation and a long block score: the widest blocks table of the model.
+WIDEST_BLOCKS = """() => { const d = state.data; d.blocks.forEach((b, i) => {
+    b.features = b.features.map(() => 1); b.weighted = b.weighted.map((x, k) => x || -(1.234 + k / 10));
+    if (i % 2) b.weighted[0] = -100; b.weighted[d.features.length - 1] = -12.345;
+    b.orientation = 'NEUTRAL'; b.msd = 'discontinuous'; b.score = -105.7167; b.jump = -12; });
+  drawDerivation(); }"""
+OVERFLOW = """() => { const box = document.getElementById('derivation').parentElement;
+  return [document.documentElement.scrollWidth - window.innerWidth, box.scrollWidth - box.clientWidth]; }"""
+
+
+@pytest.fixture(scope="module")
+def cased_server(tiny_model_dir, tmp_path_factory):
+    """A server of the tiny model made to read plain text (tokenised and lowercased, as pbmt.toml says), so
+    its output text differs from its tokens, and opening its page on a sample of plain text."""
+    folder = tmp_path_factory.mktemp("cased-model")
+    for path in tiny_model_dir.iterdir():
+        if path.is_file():
+            shutil.copy(path, folder / path.name)
+    (folder / "pbmt.toml").write_text('[preprocess]\ntokenize = true\nlowercase = true\ntruecase = false\n'
+                                      'source_language = "en"\ntarget_language = "en"\n', encoding="utf-8")
+    samples = folder / "samples.txt"
+    samples.write_text("A b, c d e.\n", encoding="utf-8")
+    s = Server(folder, "--workers", "1", "--samples", str(samples))
+    yield s
+    s.stop()
+
+
+def test_the_page_opens_on_a_sample_cased_and_fits_a_1280_pixel_screen(cased_server, tmp_path):
+    """The page opens on its first sample sentence already translated, shows the translation as /translate
+    writes it (detokenised and cased, not the model's tokens), and its blocks table fits a 1280-pixel-wide
+    screen without scrolling sideways, even with every feature column in use."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium to drive (Debian package chromium)")
+    sample = httpx.get(cased_server.url + "/model", timeout=30).json()["samples"][0]
+    text = cased_server.post("/translate", {"sentences": [sample]}).json()["translations"][0]["text"]
+    tokens = cased_server.post("/explain", {"sentence": sample}).json()["translation"]
+    assert text != tokens  # the sample tells the two forms apart
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            _open_page(page, cased_server.url)
+            assert page.input_value("#source") == sample
+            assert page.inner_text("#translation") == text
+            assert page.evaluate(OVERFLOW) == [0, 0]
+            page.evaluate(WIDEST_BLOCKS)
+            assert page.locator("#derivation tr").first.locator("th").count() == 7 + len(cased_server.post(
+                "/explain", {"sentence": sample}).json()["features"])
+            shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page-1280.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.locator("#derivation-section").screenshot(path=str(shot))
+            assert page.evaluate(OVERFLOW) == [0, 0]
+            assert not errors
+        finally:
+            browser.close()
+
+
 def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path):
     """Type a sentence, step through the stacks, move a weight slider: the page shows /explain's answers."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -299,14 +379,13 @@ def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.on("pageerror", lambda err: errors.append(str(err)))
-            page.goto(server.url + "/")
-            page.wait_for_selector("#status:has-text('Ready')", timeout=60_000)
+            _open_page(page, server.url)
             page.check("#tokenized")
             page.fill("#source", sentence)
             page.click("#go")
-            page.wait_for_function("document.body.dataset.version === '1'", timeout=60_000)
+            page.wait_for_function("document.body.dataset.version === '2'", timeout=60_000)
             before = explained(model["weights"])
-            assert page.inner_text("#translation") == before["translation"]
+            assert page.inner_text("#translation") == before["text"]
             page.click("#stack-next")
             page.click("#stack-next")
             assert page.inner_text("#stack-label") == f"stack 2 of {len(sentence.split())}"
@@ -317,11 +396,11 @@ def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path)
 
             slider = page.locator("#weights input[data-label='LM0']")
             slider.evaluate("(s) => { s.value = s.min; s.dispatchEvent(new Event('input')); }")
-            page.wait_for_function("document.body.dataset.version === '2'", timeout=60_000)
+            page.wait_for_function("document.body.dataset.version === '3'", timeout=60_000)
             weights = list(model["weights"])
             weights[int(slider.get_attribute("data-column"))] = float(slider.input_value())
             after = explained(weights)
-            assert page.inner_text("#translation") == after["translation"]
+            assert page.inner_text("#translation") == after["text"]
             assert shown_stack(page) == listed(after["stacks"][2])
             assert (after["translation"], listed(after["stacks"][2])) != (before["translation"],
                                                                            listed(before["stacks"][2]))
@@ -517,8 +596,7 @@ def test_the_page_shows_why_not_the_reference(server):
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             errors: list = []
             page.on("pageerror", lambda err: errors.append(str(err)))
-            page.goto(server.url + "/")
-            page.wait_for_selector("#status:has-text('Ready')", timeout=60_000)
+            _open_page(page, server.url)
             page.check("#tokenized")
             page.fill("#source", "e d c b a")
             page.fill("#reference", reference)

@@ -40,6 +40,11 @@ async function start() {
   $("stack-all").addEventListener("change", () => showStack(state.stack));
   $("options-all").addEventListener("change", drawOptions);
   setStatus("Ready: type a sentence or pick a sample.");
+  // open on the first sample, so the page shows a search before anything is typed
+  if (state.model.samples.length && !$("source").value) {
+    $("samples").value = $("source").value = state.model.samples[0];
+    explainNow();
+  }
 }
 
 function buildControls() {
@@ -150,7 +155,8 @@ async function explainNow() {
 function draw() {
   const d = state.data;
   $("views").hidden = false;
-  $("translation").textContent = d.translation;
+  $("translation").textContent = d.text;  // detokenised and cased as /translate writes it
+  $("translation").title = "the model's tokens: " + d.translation;
   $("score").textContent = fmt(d.score, 4);
   drawAlignment();
   drawDerivation();
@@ -190,16 +196,25 @@ function drawAlignment() {
   $("alignment").replaceChildren(table);
 }
 
+// the lexicalized reordering orientations as the feature labels name them
+const MSD_SHORT = { monotone: "mono", swap: "swap", discontinuous: "disc" };
+
 function drawDerivation() {
   const d = state.data;
   const labels = d.features.map((f) => f.label);
   const used = labels.map((_, k) => k).filter((k) => d.blocks.some((b) => b.features[k]) || d.end.features[k]);
   const table = $("derivation");
-  table.replaceChildren(el("tr", {}, ...["#", "source", "", "target", "orientation", "jump", "block score"]
-    .map((h) => el("th", {}, h)), ...used.map((k) => el("th", { title: `weight ${d.features[k].weight}` }, labels[k]))));
+  // feature names stand on end, the feature first and its column below, so the table fits a 1280-pixel screen
+  const featureHead = (k) => {
+    const [name, ...column] = labels[k].split(" ");
+    return el("th", { class: "feat", title: `${labels[k]}: weight ${d.features[k].weight}` },
+      name, ...(column.length ? [el("br"), column.join(" ")] : []));
+  };
+  table.replaceChildren(el("tr", {}, ...["#", "span", "source", "target", "orientation", "jump", "block score"]
+    .map((h) => el("th", {}, h)), ...used.map(featureHead)));
   d.blocks.forEach((b, i) => table.append(el("tr", {},
     el("td", {}, i), el("td", {}, `${b.source[0]}–${b.source[1] - 1}`), el("td", {}, b.source_words),
-    el("td", {}, b.target), el("td", {}, `${b.orientation.toLowerCase()} (${b.msd})`), el("td", { class: "num" }, b.jump),
+    el("td", {}, b.target), el("td", { title: b.msd }, `${b.orientation.toLowerCase()} (${MSD_SHORT[b.msd] || b.msd})`), el("td", { class: "num" }, b.jump),
     numCell(b.score, 4), ...used.map((k) => numCell(b.weighted[k])))));
   for (const [name, part] of [["end of sentence", d.end], ["total", d.total]]) {
     table.append(el("tr", { class: "sum" }, el("td"), el("td", { colSpan: 5 }, name), numCell(part.score, 4),
