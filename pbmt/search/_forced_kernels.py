@@ -18,6 +18,10 @@ expanded. Prefix decoding prunes only the classes past the prefix (histogram and
 pruning by score plus future estimate, as the stack decoder does); classes
 still inside the prefix are all kept. Every hypothesis stays in the pool as
 an arc of its class, so n-best lists come from ``_nbest_kernels``.
+
+``prefix_cube_kernel`` is prefix decoding with cube pruning past the prefix:
+the decoder's own pool, classes and cube (``_decoder_kernels``), with the
+position inside the prefix carried in the recombination key.
 """
 
 from collections import namedtuple

@@ -11,9 +11,9 @@ drops its partial derivations. A reference it cannot reach gets a reason
 
 ``prefix_decode`` finds the best derivations whose output begins with a
 prefix, the last word of which may be unfinished (``partial``): its words
-are searched exactly, the rest with the stack decoder's histogram pruning
-(interactive translation: a translator types the start, the model
-completes it).
+are searched exactly, the rest as the model's search does (cube pruning,
+``prefix_cube_kernel``, or stack decoding; interactive translation: a
+translator types the start, the model completes it).
 """
 
 from __future__ import annotations
@@ -240,9 +240,10 @@ def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: 
     and then, when ``partial`` is not empty, a word beginning with ``partial`` (an unfinished word), best
     first by model score (natural log); ``distinct``: completions with distinct target words.
 
-    The derivations' prefix part is searched exactly, their completion with ``settings.stack_size``
-    (default: the model's) classes per stack by score plus future estimate, within its beam threshold. With no prefix at all, this is
-    ``decode``, the model's own search. None found: ``reason`` is ``REFERENCE_WORD`` (with the words) when
+    The derivations' prefix part is searched exactly, their completion by ``settings.search`` (default: the
+    model's settings): cube pruning up to the pop limit per stack, or stack decoding, either keeping
+    ``stack_size`` classes per stack by score plus future estimate, within the beam threshold. With no
+    prefix at all, this is ``decode``, the model's own search. None found: ``reason`` is ``REFERENCE_WORD`` (with the words) when
     a prefix word is one no phrase pair of the sentence produces in its place, else ``SEGMENTATION``.
     """
     settings = settings or model.settings
