@@ -1,6 +1,7 @@
 """pbmt serve against a live server on 127.0.0.1: the same translations as pbmt translate, concurrent clients
 equal to serial ones, 4xx for bad requests, queued work dropped when its client leaves, a clean SIGTERM."""
 
+import contextlib
 import json
 import shutil
 import os
@@ -277,6 +278,24 @@ def test_explain_gives_the_translation_as_translate_writes_it(server):
         assert len(answer["translation"].split()) == max(t for _, t in answer["alignment"]) + 1
 
 
+@contextlib.contextmanager
+def _chromium_page(width: int, height: int):
+    """A page of headless Chromium (skips without Playwright or Chromium) and the list its script errors go to."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium to drive (Debian package chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            errors: list = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
 def _open_page(page, url: str) -> None:
     """Open the page and wait until it has drawn the sample sentence it opens on (version 1)."""
     page.goto(url + "/")
@@ -315,42 +334,27 @@ def test_the_page_opens_on_a_sample_cased_and_fits_a_1280_pixel_screen(cased_ser
     """The page opens on its first sample sentence already translated, shows the translation as /translate
     writes it (detokenised and cased, not the model's tokens), and its blocks table fits a 1280-pixel-wide
     screen without scrolling sideways, even with every feature column in use."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no Chromium to drive (Debian package chromium)")
     sample = httpx.get(cased_server.url + "/model", timeout=30).json()["samples"][0]
     text = cased_server.post("/translate", {"sentences": [sample]}).json()["translations"][0]["text"]
     tokens = cased_server.post("/explain", {"sentence": sample}).json()["translation"]
     assert text != tokens  # the sample tells the two forms apart
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            errors: list = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            _open_page(page, cased_server.url)
-            assert page.input_value("#source") == sample
-            assert page.inner_text("#translation") == text
-            assert page.evaluate(OVERFLOW) == [0, 0]
-            page.evaluate(WIDEST_BLOCKS)
-            assert page.locator("#derivation tr").first.locator("th").count() == 7 + len(cased_server.post(
-                "/explain", {"sentence": sample}).json()["features"])
-            shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page-1280.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.locator("#derivation-section").screenshot(path=str(shot))
-            assert page.evaluate(OVERFLOW) == [0, 0]
-            assert not errors
-        finally:
-            browser.close()
+    with _chromium_page(1280, 900) as (page, errors):
+        _open_page(page, cased_server.url)
+        assert page.input_value("#source") == sample
+        assert page.inner_text("#translation") == text
+        assert page.evaluate(OVERFLOW) == [0, 0]
+        page.evaluate(WIDEST_BLOCKS)
+        assert page.locator("#derivation tr").first.locator("th").count() == 7 + len(cased_server.post(
+            "/explain", {"sentence": sample}).json()["features"])
+        shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page-1280.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.locator("#derivation-section").screenshot(path=str(shot))
+        assert page.evaluate(OVERFLOW) == [0, 0]
+        assert not errors
 
 
 def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path):
     """Type a sentence, step through the stacks, move a weight slider: the page shows /explain's answers."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no Chromium to drive (Debian package chromium)")
     model = httpx.get(server.url + "/model", timeout=30).json()
     sentence = "c a e b d"
 
@@ -373,48 +377,41 @@ def test_the_page_in_headless_chromium_shows_what_explain_says(server, tmp_path)
         return {key: stack[key] for key in ("classes", "expanded", "added", "recombined", "histogram_pruned",
                                             "beam_pruned")}
 
-    errors: list = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            _open_page(page, server.url)
-            page.check("#tokenized")
-            page.fill("#source", sentence)
-            page.click("#go")
-            page.wait_for_function("document.body.dataset.version === '2'", timeout=60_000)
-            before = explained(model["weights"])
-            assert page.inner_text("#translation") == before["text"]
-            page.click("#stack-next")
-            page.click("#stack-next")
-            assert page.inner_text("#stack-label") == f"stack 2 of {len(sentence.split())}"
-            assert shown_stack(page) == listed(before["stacks"][2])
-            rows = page.locator("#stack-table tr[data-id]")
-            kept = [h["id"] for h in before["stacks"][2]["hypotheses"] if h["status"] in ("expanded", "complete")]
-            assert [int(rows.nth(i).get_attribute("data-id")) for i in range(rows.count())] == kept
+    with _chromium_page(1400, 1000) as (page, errors):
+        _open_page(page, server.url)
+        page.check("#tokenized")
+        page.fill("#source", sentence)
+        page.click("#go")
+        page.wait_for_function("document.body.dataset.version === '2'", timeout=60_000)
+        before = explained(model["weights"])
+        assert page.inner_text("#translation") == before["text"]
+        page.click("#stack-next")
+        page.click("#stack-next")
+        assert page.inner_text("#stack-label") == f"stack 2 of {len(sentence.split())}"
+        assert shown_stack(page) == listed(before["stacks"][2])
+        rows = page.locator("#stack-table tr[data-id]")
+        kept = [h["id"] for h in before["stacks"][2]["hypotheses"] if h["status"] in ("expanded", "complete")]
+        assert [int(rows.nth(i).get_attribute("data-id")) for i in range(rows.count())] == kept
 
-            slider = page.locator("#weights input[data-label='LM0']")
-            slider.evaluate("(s) => { s.value = s.min; s.dispatchEvent(new Event('input')); }")
-            page.wait_for_function("document.body.dataset.version === '3'", timeout=60_000)
-            weights = list(model["weights"])
-            weights[int(slider.get_attribute("data-column"))] = float(slider.input_value())
-            after = explained(weights)
-            assert page.inner_text("#translation") == after["text"]
-            assert shown_stack(page) == listed(after["stacks"][2])
-            assert (after["translation"], listed(after["stacks"][2])) != (before["translation"],
-                                                                           listed(before["stacks"][2]))
-            page.click("#nbest button[data-rank='2']")
-            path = set(after["nbest"][1]["path"])
-            highlighted = page.locator("#stack-table tr.on-path")
-            assert highlighted.count() >= 1
-            assert all(int(highlighted.nth(i).get_attribute("data-id")) in path for i in range(highlighted.count()))
-            shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 10_000
-        finally:
-            browser.close()
+        slider = page.locator("#weights input[data-label='LM0']")
+        slider.evaluate("(s) => { s.value = s.min; s.dispatchEvent(new Event('input')); }")
+        page.wait_for_function("document.body.dataset.version === '3'", timeout=60_000)
+        weights = list(model["weights"])
+        weights[int(slider.get_attribute("data-column"))] = float(slider.input_value())
+        after = explained(weights)
+        assert page.inner_text("#translation") == after["text"]
+        assert shown_stack(page) == listed(after["stacks"][2])
+        assert (after["translation"], listed(after["stacks"][2])) != (before["translation"],
+                                                                       listed(before["stacks"][2]))
+        page.click("#nbest button[data-rank='2']")
+        path = set(after["nbest"][1]["path"])
+        highlighted = page.locator("#stack-table tr.on-path")
+        assert highlighted.count() >= 1
+        assert all(int(highlighted.nth(i).get_attribute("data-id")) in path for i in range(highlighted.count()))
+        shot = Path(os.environ.get("PBMT_TEST_ARTEFACTS", tmp_path)) / "serve-page.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000
     assert errors == []
 
 
@@ -584,38 +581,27 @@ def test_explain_with_a_reference_says_where_it_went(server, tiny_model_dir):
 
 def test_the_page_shows_why_not_the_reference(server):
     """The page's "why not the reference?" view in headless Chromium says what /explain says."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no Chromium to drive (Debian package chromium)")
     reference = "the lord said unto moses"
     want = server.post("/explain", _reference_request(reference)).json()
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            errors: list = []
-            page.on("pageerror", lambda err: errors.append(str(err)))
-            _open_page(page, server.url)
-            page.check("#tokenized")
-            page.fill("#source", "e d c b a")
-            page.fill("#reference", reference)
-            page.evaluate("() => { const s = document.getElementById('stack-size'); s.value = 1;"
-                          " s.dispatchEvent(new Event('input')); }")
-            page.select_option("#algorithm", "stack")
-            page.evaluate("() => { const s = document.getElementById('distortion'); s.value = 2;"
-                          " s.dispatchEvent(new Event('input')); }")
-            page.click("#go")
-            page.wait_for_function("document.body.dataset.version && !document.getElementById('reference-section')"
-                                   ".hidden", timeout=60_000)
-            page.wait_for_timeout(1000)  # the debounced requests of the controls settle
-            r = want["reference"]
-            if r["verdict"] == "unreachable":
-                assert "Unreachable" in page.inner_text("#reference-verdict")
-            else:
-                fell = page.locator("#reference-fell")
-                assert fell.get_attribute("data-stack") == (str(r["fell_out"]["stack"]) if r["fell_out"] else "")
-                assert page.locator("#reference-path li").count() == len(r["path"])
-            assert not errors
-        finally:
-            browser.close()
+    with _chromium_page(1280, 1000) as (page, errors):
+        _open_page(page, server.url)
+        page.check("#tokenized")
+        page.fill("#source", "e d c b a")
+        page.fill("#reference", reference)
+        page.evaluate("() => { const s = document.getElementById('stack-size'); s.value = 1;"
+                      " s.dispatchEvent(new Event('input')); }")
+        page.select_option("#algorithm", "stack")
+        page.evaluate("() => { const s = document.getElementById('distortion'); s.value = 2;"
+                      " s.dispatchEvent(new Event('input')); }")
+        page.click("#go")
+        page.wait_for_function("document.body.dataset.version && !document.getElementById('reference-section')"
+                               ".hidden", timeout=60_000)
+        page.wait_for_timeout(1000)  # the debounced requests of the controls settle
+        r = want["reference"]
+        if r["verdict"] == "unreachable":
+            assert "Unreachable" in page.inner_text("#reference-verdict")
+        else:
+            fell = page.locator("#reference-fell")
+            assert fell.get_attribute("data-stack") == (str(r["fell_out"]["stack"]) if r["fell_out"] else "")
+            assert page.locator("#reference-path li").count() == len(r["path"])
+        assert not errors
