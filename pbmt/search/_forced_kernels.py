@@ -147,6 +147,14 @@ def _kept(head, c_next, c_rep, pos, score, cov, n, future, prefix_end, stack_siz
     return keep[:n_keep]
 
 
+@njit(cache=True)
+def _extension(tr, state, h, g, prev_start, prev_end, prev_option, o, start, end, complete):
+    """``extension_score`` of hypothesis h extended to g in the state matrix ``state``: a function of its own,
+    because ``forced_kernel`` reassigns ``state`` as it grows, which the transition features' unrolled loop
+    over them cannot be inlined into."""
+    return extension_score(tr, state, h, state, g, prev_start, prev_end, prev_option, o, start, end, complete)
+
+
 @njit(cache=True, nogil=True)
 def forced_kernel(sentence, tr, constraint):
     """The constrained search of one sentence of ``sentence.n`` > 0 words (see the module docstring).
@@ -213,8 +221,8 @@ def forced_kernel(sentence, tr, constraint):
                         state, option, parent = grow2(state, cap), grow1(option, cap), grow1(parent, cap)
                         score, pos, key_a, klass = grow1(score, cap), grow1(pos, cap), grow1(key_a, cap), grow1(klass, cap)
                     g = n_hyp
-                    step = extension_score(tr, state, h, state, g, prev_start[h], prev_end[h], option[h], o, start,
-                                           end, complete)
+                    step = _extension(tr, state, h, g, prev_start[h], prev_end[h], option[h], o, start, end,
+                                      complete)
                     for w in range(words):
                         cov[g, w] = cov[h, w]
                     for i in range(start, end):
