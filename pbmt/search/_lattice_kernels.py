@@ -10,6 +10,8 @@ per-column values of its block after its parent's (with the sentence end
 when it completes the sentence).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -176,6 +178,15 @@ def _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol):
     return j
 
 
+EnvelopeBuffers = namedtuple("EnvelopeBuffers", ["a", "b", "edge", "prev"])
+EnvelopeBuffers.__doc__ = """The two rows of a node's envelope being merged: intercepts ``a``, slopes ``b`` (float64[2, cap]) and
+each line's back-pointers, its edge ``edge`` and its source envelope's pool line ``prev`` (int64[2, cap])."""
+
+Pruning = namedtuple("Pruning", ["best", "bound", "tol"])
+Pruning.__doc__ = """What ``_hopeless`` reads: each node's best completions ``best`` (float64[nodes, g]), the sentence's
+bound at the sample points ``bound`` (float64[5, g]) and the rounding margin ``tol``."""
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _push(out_a, out_b, out_e, out_p, r, m, la, lb, le, lp):
     """Push line (la, lb) with back-pointers (le, lp) on the upper envelope ``out[r, :m]`` (lines in increasing
@@ -198,13 +209,14 @@ def _push(out_a, out_b, out_e, out_p, r, m, la, lb, le, lp):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low, high, t, prune,
-           best, bound, tol):
-    """The upper envelope over [low, high] of the envelope in row ``cur`` of the buffers (``[:nh]``) and the
-    lines ``pool[lo:hi]`` shifted by (shift_a, shift_b) (both in increasing slope; the new lines'
-    back-pointers are ``edge`` and their pool index) into the other row; returns its size. On equal lines the
-    envelope's stays. With ``prune``, the new lines ``_hopeless`` at node t (the arguments after t are its)
-    are left out."""
+def _merge(buffers, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low, high, t, prune, pruning):
+    """The upper envelope over [low, high] of the envelope in row ``cur`` of the ``EnvelopeBuffers``
+    (``[:nh]``) and the lines ``pool[lo:hi]`` shifted by (shift_a, shift_b) (both in increasing slope; the new
+    lines' back-pointers are ``edge`` and their pool index) into the other row; returns its size. On equal
+    lines the envelope's stays. With ``prune``, the new lines ``_hopeless`` at node t under ``pruning``
+    (a ``Pruning``) are left out."""
+    buf_a, buf_b, buf_e, buf_p = buffers.a, buffers.b, buffers.edge, buffers.prev
+    best, bound, tol = pruning.best, pruning.bound, pruning.tol
     r = 1 - cur
     m = 0
     i = 0
@@ -370,8 +382,8 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
                         grown_e[cur, i] = buf_e[cur, i]
                         grown_p[cur, i] = buf_p[cur, i]
                     buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
-                nh = _merge(buf_a, buf_b, buf_e, buf_p, cur, nh, pool_a, pool_b, node_lo[src], node_hi[src],
-                            a[e], b[e], e, low, high, t, n_g > 0, best, bound, tol)
+                nh = _merge(EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p), cur, nh, pool_a, pool_b, node_lo[src],
+                            node_hi[src], a[e], b[e], e, low, high, t, n_g > 0, Pruning(best, bound, tol))
                 cur = 1 - cur
                 e += 1
             if used + nh > pool_a.shape[0]:
