@@ -87,7 +87,13 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 class Parser(argparse.ArgumentParser):
     """argparse's parser with one-line usage errors (exit code 2), as every other error of pbmt, that suggest
     the nearest spelling of a misspelt option, verb or choice and point to this parser's own help; every
-    numeric option's value is checked against its declared range (``pbmt.commands.options.RANGES``)."""
+    numeric option's value is checked against its declared range (``pbmt.commands.options.RANGES``). Options
+    are taken by their whole spelling only: an abbreviation can silently mean another option (``--tokenize``
+    read as ``--tokenized``, the opposite), so it gets the suggestion a misspelling gets."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
@@ -120,16 +126,16 @@ class Parser(argparse.ArgumentParser):
 
 
 def unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    """The long options (``--name`` or ``--name=value``) of ``argv`` that ``parser`` knows by no spelling
-    and no unique prefix, up to a bare ``--``: found before argparse parses, so that a misspelt option is
-    named even when a required option is missing too."""
+    """The long options (``--name`` or ``--name=value``) of ``argv`` that ``parser`` does not know, up to a
+    bare ``--``: found before argparse parses, so that a misspelt option is named even when a required option
+    is missing too."""
     known = list(parser._option_string_actions)
     unknown = []
     for word in argv:
         if word == "--":
             break
         name = word.split("=", 1)[0]
-        if word.startswith("--") and len(name) > 2 and not any(flag.startswith(name) for flag in known):
+        if word.startswith("--") and len(name) > 2 and name not in known:
             unknown.append(word)
     return unknown
 
