@@ -40,6 +40,19 @@ Tuners (``--tuners``, comma-separated; default: all):
   paper's batch gain (``--gain batch-bleu``);
   ``samplerank-scaled``: the paper's update with the batch gain scaled
   (S = 300) and a small clip (C = 1e-4), four chains;
+  ``samplerank-boundary``: SampleRank's defaults with the boundary family
+  (target word-class bigrams across phrase boundaries, ``--features
+  boundary``) over --word-classes classes induced from the training target
+  side;
+  ``pro-boundary``, ``apro-boundary``: PRO and APRO at their defaults over
+  the dense features and the boundary family's, as a Moses user tunes
+  sparse features: --iterations rounds of ``pbmt translate --n-best`` (the
+  lists carry the family's features) and ``pbmt optimize`` on all the lists
+  so far, from the weights decoded, the round of the best dev decode kept;
+  ``pro-phrase-pairs``, ``pro-lexicon``, ``pro-length``: the same with the
+  block family's phrase-pair indicators (``blk:``), source-word/target-word
+  pairs (``w:``, a discriminative lexicon) or phrase lengths (``len:``) in
+  the n-best lists (``[sparse] block-kinds``) instead;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
   batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
   SampleRank's defaults; all four
@@ -61,7 +74,10 @@ Tuners (``--tuners``, comma-separated; default: all):
 
 Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass;
 SampleRank: of the tuning part of dev, then the held-out BLEU per epoch and
-the epoch kept), the kept weights' test BLEU and the cell's wall time; then per tuner the mean ±
+the epoch kept), the kept weights' test BLEU, the cell's wall time and, for a
+tuned model with sparse features, how many have a non-zero weight; each cell
+against ``mert`` of the same seed on test (the difference and the paired
+bootstrap, Koehn 2004, 1,000 resamples); then per tuner the mean ±
 sd over seeds of the best dev BLEU and of test BLEU, the mean wall time and the
 load average (1 minute, sampled every 30 s while its cells ran). Untuned
 weights' test BLEU is scored once beside them.
@@ -88,9 +104,11 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import sacrebleu
 
 from pbmt.base.files import atomic_write
+from pbmt.metrics.bleu import corpus_bleu, paired_bootstrap, segment_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
@@ -122,11 +140,19 @@ SAMPLERANK = {
                           "--samplerank-c", "0.0001", "--chains", "4"],
     "samplerank-expected-gain-unclipped": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain",
                                            "--gain", "batch-bleu-unclipped"],
+    "samplerank-boundary": ["--algorithm", "samplerank", "--features", "boundary"],
 }
+# PRO and APRO over a family's n-best features (the boundary family, or kinds of the block family): decode,
+# optimise, repeat, by pbmt's verbs
+SPARSE_NBEST = {"pro-boundary": ("pro", "boundary"), "apro-boundary": ("apro", "boundary"),
+                "pro-phrase-pairs": ("pro", ("block",)), "pro-lexicon": ("pro", ("word",)),
+                "pro-length": ("pro", ("length",))}
+# cells that read the bench's word classes (induced once from the training target side, --word-classes N)
+CLASSES = ("samplerank-boundary", "pro-boundary", "apro-boundary")
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
 RESCORE = {f"rescore-{algorithm}": algorithm for algorithm in ("mert", "pro", "apro", "listnet")}
-TUNERS = [*LOOP, *SAMPLERANK, *RELEVANT_SET, *RESCORE, "moses-mert"]
+TUNERS = [*LOOP, *SAMPLERANK, *SPARSE_NBEST, *RELEVANT_SET, *RESCORE, "moses-mert"]
 
 
 class LoadSampler:
@@ -218,14 +244,75 @@ class Bench:
                                              "--n-best-size", self.args.nbest]), log=self.out / f"{folder.name}.log")
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
 
+    def word_classes(self) -> Path:
+        """The target side's word classes (``--word-classes`` of them, the exchange algorithm), induced once."""
+        path = self.out / f"word-classes.{self.args.word_classes}.txt"
+        if not path.exists():
+            from pbmt.train.word_classes import induce_classes
+
+            induce_classes(self.args.data / "train.tok.en", self.args.word_classes).classes.write(path)
+        return path
+
     def samplerank_cell(self, tuner: str, folder: Path, seed: int) -> dict:
-        run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], "--epochs", self.args.epochs, "--held-out",
+        classes = ["--word-classes", self.word_classes()] if tuner in CLASSES else []
+        run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], *classes, "--epochs", self.args.epochs, "--held-out",
                                              self.args.held_out, "--dev-bleu"]),
             log=self.out / f"{folder.name}.log")
         held_out = read_log(folder / "log.tsv", "held_out_bleu")
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu"), "held_out_bleu": held_out,
                 "held_out": self.args.held_out,
                 "kept_epoch": max(range(len(held_out)), key=lambda k: (held_out[k], -k)) + 1}
+
+    def sparse_nbest_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        """--iterations rounds of: decode dev to a 100-best list with the boundary family's features (``pbmt
+        translate``), then ``pbmt optimize`` on every list so far (the pool), from the weights decoded; the
+        folder of the best dev decode is kept, as ``pbmt tune --keep best-dev``."""
+        from pbmt.model.block_features import BlockWeights
+        from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
+
+        folder.mkdir(parents=True, exist_ok=True)
+        log = folder / "bench.log"
+        algorithm, family = SPARSE_NBEST[tuner]
+        features = (SparseModel.new(WordClasses.read(self.word_classes())) if family == "boundary"
+                    else SparseModel(None, np.zeros(0), BlockWeights([], np.zeros(0)), family))
+        model = folder / "model0"
+        if not (model / "moses.ini").exists():
+            model.mkdir(exist_ok=True)
+            text = self.ini.read_text(encoding="utf-8")
+            for name in ("phrase-table.gz", "reordering-table.gz", "../lm3.arpa.gz"):
+                text = text.replace(f"path={name}", f"path={(self.ini.parent / name).resolve()}")
+            (model / "moses.ini").write_text(text, encoding="utf-8")
+            features.write(model)
+        dev_refs, dev, lists = lines(self.dev[1], None), [], []
+        for k in range(1, self.args.iterations + 1):
+            model, tuned = folder / f"model{k - 1}", folder / f"model{k}"
+            nbest, output = folder / f"dev{k}.nbest", folder / f"dev{k}.out"
+            if not nbest.exists():
+                run([*PBMT, "translate", "-f", model / "moses.ini", "--tokenized", "-i", self.dev[0], "-o", output,
+                     "--n-best", folder / "partial.nbest", "--n-best-size", self.args.nbest, "-q", *self.common],
+                    log=log)
+                (folder / "partial.nbest").rename(nbest)
+            dev.append(bleu(lines(output, None), dev_refs))
+            lists.append(nbest)
+            if not (tuned / "moses.ini").exists():
+                pool = folder / "pool.nbest"
+                with atomic_write(pool) as handle:
+                    for path in lists:
+                        handle.write(path.read_text(encoding="utf-8"))
+                partial = folder / "partial"
+                partial.mkdir(exist_ok=True)
+                run([*PBMT, "optimize", "--n-best", pool, "--refs", self.dev[1], "-f", model / "moses.ini",
+                     "--algorithm", algorithm, "--seed", seed, "-o", partial / "moses.ini",
+                     "--sparse-weights", partial / "sparse-weights.txt"], log=log)
+                features.weights_from(SparseWeights.read(partial / "sparse-weights.txt")).write(partial)
+                pool.unlink()
+                partial.rename(tuned)
+        best = max(range(len(dev)), key=lambda k: (dev[k], k))
+        kept = folder / f"model{best}"
+        for name in ("moses.ini", "sparse-weights.txt"):
+            (folder / name).write_bytes((kept / name).read_bytes())
+        return {"dev_bleu": dev, "kept_iteration": best + 1,
+                "test_bleu": self.test_bleu(folder, kept / "moses.ini")}
 
     def relevant_set_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         run(self.tune_command(folder, seed, [*RELEVANT_SET[tuner], "--passes", self.args.passes]),
@@ -292,13 +379,28 @@ class Bench:
                 result = self.samplerank_cell(tuner, folder, seed)
             elif tuner in RELEVANT_SET:
                 result = self.relevant_set_cell(tuner, folder, seed)
+            elif tuner in SPARSE_NBEST:
+                result = self.sparse_nbest_cell(tuner, folder, seed)
             elif tuner in RESCORE:
                 result = self.rescore_cell(tuner, folder, seed)
             else:
                 result = self.moses_cell(tuner, folder, seed)
             if "test_bleu" not in result:
                 result["test_bleu"] = self.test_bleu(folder, folder / "moses.ini")
+        weights = folder / "sparse-weights.txt"
+        if weights.exists():  # the sparse features the tuned model decodes with (non-zero weights)
+            result["active_features"] = sum(1 for line in lines(weights, None) if line and not line.startswith("#"))
         return {**result, "seconds": time.perf_counter() - started, "load": statistics.mean(load.samples)}
+
+    def against_mert(self, tuner: str, seed: int) -> tuple[float, float] | None:
+        """Test BLEU of the cell minus that of dense MERT with the same seed, and the share of 1,000 paired
+        bootstrap resamples of the test sentences in which the cell wins (None without both outputs)."""
+        mine, mert = self.out / f"{tuner}-seed{seed}" / "test.out", self.out / f"mert-seed{seed}" / "test.out"
+        if tuner == "mert" or not mine.exists() or not mert.exists():
+            return None
+        refs = [[r] for r in self.test_refs]
+        a, b = segment_stats(lines(mert, None), refs), segment_stats(lines(mine, None), refs)
+        return 100 * (corpus_bleu(b) - corpus_bleu(a)), paired_bootstrap(a, b, np.random.default_rng(seed))
 
 
 def seed_list(text: str) -> list[int]:
@@ -341,6 +443,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, help="tune on the first N dev sentences (default: all)")
     parser.add_argument("--test-sentences", type=int, help="score the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--word-classes", type=int, default=50, help="classes of the boundary family's cells")
     parser.add_argument("--out", type=Path, default=Path("bench_tune.runs"), help="the cells' run folders")
     parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
@@ -387,7 +490,14 @@ def main() -> None:
             held_out = (f"; held-out ({c['held_out']} sentences) {' '.join(f'{b:.2f}' for b in c['held_out_bleu'])}, "
                         f"epoch {c['kept_epoch']} kept" if "held_out_bleu" in c else "")
             print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}{held_out}; test {c['test_bleu']:.2f}; "
-                  f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}", flush=True)
+                  f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}"
+                  + (f"; {c['active_features']} sparse features" if "active_features" in c else ""), flush=True)
+    for tuner in tuners:
+        for seed in args.seeds:
+            paired = bench.against_mert(tuner, seed)
+            if paired is not None:
+                print(f"{tuner}/{seed} against mert/{seed} on test: {paired[0]:+.2f} BLEU, better in "
+                      f"{100 * paired[1]:.1f}% of 1,000 paired bootstrap resamples")
     print(f"\ndev {args.sentences or 'all'} sentences, test {args.test_sentences or 'all'}; "
           f"untuned test BLEU {state['untuned']['test_bleu']:.2f}")
     print("\n".join(summary(cells, tuners, args.seeds)))

@@ -139,6 +139,22 @@ TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c
 
 
 @pytest.fixture(scope="session")
+def sparse_model_dir(tiny_model_dir, tmp_path_factory):
+    """The tiny model with the boundary family (two classes over some target words, the rest <unk>) and weights."""
+    import shutil
+
+    from pbmt.model.model import TranslationModel
+    from pbmt.model.sparse import SparseModel, WordClasses
+
+    folder = tmp_path_factory.mktemp("tiny-sparse")
+    shutil.copytree(tiny_model_dir, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    model = TranslationModel.load(folder / "moses.ini")
+    sparse = SparseModel.new(WordClasses(("the", "lord", "said", "go", "israel"), [0, 1, 1, 0, 1], ("k0", "k1")))
+    sparse.with_weights(np.linspace(-0.3, 0.3, sparse.size)).write(folder, model.toml_tables(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
 def tiny_dev(tiny_model_dir, tmp_path_factory):
     """Tiny-model sources with references the model can reach: each sentence's 4th best translation."""
     from pbmt.model.model import TranslationModel

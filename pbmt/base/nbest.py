@@ -5,6 +5,14 @@ followed by ``||| segmentation`` (``0-1=0-4``: source words 0-1 made target
 words 0-4) and ``||| word alignment`` (``0-0 1-3``). Feature values are
 unweighted natural logs; ``total`` is the weighted model score. pbmt writes
 both optional fields; it reads lists with or without them, from any decoder.
+
+Sparse features follow the dense ones in the features field as Moses writes
+them, ``pb_c3_c7= 2``: one value each, only those that fire, and a name
+with an underscore. That is how Moses's ``extractor`` and ``mert`` tell
+them apart (a dense feature's name, ``LM0``, has none), and so does
+``parse_line``: a name with an underscore and one value is sparse. A dense
+feature named with an underscore (``name=LM_big`` in a moses.ini) would be
+read as a sparse one here, as Moses's tools read it.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ class NBestEntry:
 
     ``segmentation`` holds (src_start, src_end, tgt_start, tgt_end) per block,
     ends exclusive, in target order (empty when the list has none);
-    ``alignment`` holds (source, target) word pairs.
+    ``alignment`` holds (source, target) word pairs; ``sparse`` the
+    sparse features that fire, (name, value) in the order written (empty
+    for a dense-only list; see the module docstring).
     """
 
     sentence: int
@@ -33,11 +43,13 @@ class NBestEntry:
     total: float
     segmentation: tuple[tuple[int, int, int, int], ...] = ()
     alignment: tuple[tuple[int, int], ...] = ()
+    sparse: tuple[tuple[str, float], ...] = ()
 
     def to_line(self) -> str:
         """The entry in Moses's format (without newline)."""
         features = " ".join([f"{name}= " + " ".join([f"{v:.6g}" for v in values])
-                             for name, values in self.features.items()])
+                             for name, values in self.features.items()]
+                            + [f"{name}= {value:.6g}" for name, value in self.sparse])
         fields = [str(self.sentence), self.text, features, f"{self.total:.6g}"]
         if self.segmentation or self.alignment:
             fields.append(" ".join([f"{_span(a, b)}={_span(c, d)}" for a, b, c, d in self.segmentation]))
@@ -71,13 +83,22 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
     except ValueError:
         raise FormatError(path, number, f"sentence id {fields[0]!r} is not a non-negative integer") from None
     features = parse_features(fields[2], path, number)
+    sparse = tuple((name, values[0]) for name, values in features.items() if is_sparse(name, values))
+    if sparse:
+        features = {name: values for name, values in features.items() if not is_sparse(name, values)}
     try:
         total = parse_finite(fields[3])
     except ValueError:
         raise FormatError(path, number, f"total score {fields[3]!r} is not a finite number") from None
     segmentation = _parse_segmentation(fields[4], path, number) if len(fields) > 4 and fields[4] else ()
     alignment = _parse_pairs(fields[5], path, number) if len(fields) > 5 and fields[5] else ()
-    return NBestEntry(sentence, fields[1], features, total, segmentation, alignment)
+    return NBestEntry(sentence, fields[1], features, total, segmentation, alignment, sparse)
+
+
+def is_sparse(name: str, values: tuple[float, ...]) -> bool:
+    """Whether an n-best list's feature ``name`` with ``values`` is a sparse feature (Moses's rule: an
+    underscore in the name and one value)."""
+    return len(values) == 1 and "_" in name
 
 
 def parse_features(text: str, path: str | Path = "<features>", number: int | None = None) -> dict[str, tuple[float, ...]]:

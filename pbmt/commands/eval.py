@@ -17,6 +17,7 @@ Examples:
   pbmt eval test.en -i test.out
   pbmt translate -i test.es | pbmt eval test.en
   pbmt eval dev.tok.en -i dev.out --tokenizer none
+  pbmt eval -i dev.out --refs dev.tok.en dev2.tok.en --tokenizer none
   pbmt eval dev.en -i dev.out --tokenizer model -f model/moses.ini
 """
 
@@ -45,13 +46,16 @@ from pbmt.metrics.bleu import (
 )
 
 STDIN = "-"
-USAGE = "pbmt eval REF [REF ...] -i HYP (sacrebleu's order)"
+USAGE = "pbmt eval REF [REF ...] -i HYP (sacrebleu's order), or pbmt eval -i HYP --refs REF [REF ...]"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt eval``."""
-    parser.usage = "%(prog)s REF [REF ...] [-i HYP] [options]"
-    parser.add_argument("references", nargs="+", metavar="REF", help="reference translations, one segment a line")
+    parser.usage = "%(prog)s REF [REF ...] [-i HYP] [options], or %(prog)s -i HYP --refs REF [REF ...] [options]"
+    parser.add_argument("references", nargs="*", metavar="REF", help="reference translations, one segment a line "
+                        "(several files: several references of each segment)")
+    parser.add_argument("--refs", nargs="+", metavar="REF", help="the references given as an option, as pbmt tune "
+                        "and optimize take them (instead of REF ...)")
     parser.add_argument("-i", "--input", metavar="HYP", help="the translation to score, line-parallel to the "
                         "references ('-' or none given: standard input, which must not be a terminal)")
     parser.add_argument("--tokenizer", choices=("13a", "none", "model"), default="13a",
@@ -66,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score and print; returns 0."""
+    if bool(args.references) == bool(args.refs):
+        raise UsageError(f"give the references either before -i or with --refs, once: {USAGE}")
+    args.references = args.references or args.refs
     hypothesis = STDIN if args.input is None else args.input
     if hypothesis == STDIN and sys.stdin.isatty():
         raise UsageError(f"no translation: give it with -i HYP or on standard input: {USAGE}")

@@ -16,8 +16,19 @@ features differ from the first entry's, or hold a NaN or infinite value, or
 whose sentence id has no reference, is an error; so is a sentence without
 entries.
 
+Sparse features in the list (``name= value`` after the dense ones, as Moses
+writes them) are held sparsely; PRO and APRO tune their weights beside the
+dense ones (with an L1 penalty, --sparse-l1; from the weights of the
+--config model's pbmt.toml, else from 0), and the non-zero ones are written
+after the dense weights (``name= value`` lines) or, with --config, to
+--sparse-weights (``name value`` lines, the model's sparse-weights.txt
+format). The other optimisers tune the dense weights alone. Several --refs
+files are several references of each sentence.
+
 Example:
   pbmt optimize --n-best dev.nbest.gz --refs dev.en -f model/moses.ini -o tuned.ini
+  pbmt optimize --n-best dev.nbest.gz --refs dev.en dev.en2 --algorithm pro -f model/moses.ini -o tuned.ini \
+      --sparse-weights tuned.sparse-weights.txt
 """
 
 from __future__ import annotations
@@ -32,15 +43,18 @@ import numpy as np
 
 from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
-from pbmt.base.errors import PbmtError
+from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
+from pbmt.model.sparse import SparseModel, SparseWeights, nbest_name, weight_name
 from pbmt.tune.loop import LoopSettings, tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
 from pbmt.tune.registry import POOL_TUNERS
-from pbmt.tune.runs import token_lines
+from pbmt.tune.runs import reference_lines
 from pbmt.tune.tuner import TuningData
 
+# the tuners that tune sparse features beside the dense ones
+SPARSE_TUNERS = ("pro", "apro")
 # the pool tuners' own options, and the pool's --dedup
 OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is not None or o.destination == "dedup")
 
@@ -48,14 +62,17 @@ OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is no
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-best", type=Path, required=True, metavar="FILE",
                         help="n-best list in Moses's format (plain or gzip)")
-    parser.add_argument("--refs", type=Path, required=True, help="references, one sentence a line: plain text, "
-                        "made into the target token form of the --config model (its pbmt.toml), or in that form "
-                        "already (--tokenized, or without --config)")
+    parser.add_argument("--refs", type=Path, nargs="+", required=True, metavar="REFS", help="references, one "
+                        "sentence a line (several line-parallel files: several references of each sentence): plain "
+                        "text, made into the target token form of the --config model (its pbmt.toml), or in that "
+                        "form already (--tokenized, or without --config)")
     parser.add_argument("-f", "--config", type=Path, help="moses.ini with the starting weights; the output is then "
                         "this moses.ini with the tuned weights")
     parser.add_argument("--tokenized", action="store_true", help="--refs are in the model's token form already")
     parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
                         "moses.ini) go ('-': standard output; with --config a file is required)")
+    parser.add_argument("--sparse-weights", type=Path, metavar="FILE", help="with --config, where the tuned "
+                        "weights of the list's sparse features go (PRO and APRO tune them)")
     parser.add_argument("--algorithm", choices=tuple(POOL_TUNERS), default="mert",
                         help="the tuner (its options are in its group)")
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
@@ -69,27 +86,54 @@ def run(args: argparse.Namespace) -> int:
     tuner = OPTIONS.build(POOL_TUNERS[args.algorithm], args)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
-    references = References(token_lines(args.refs, args.config, "target", args.tokenized))
+    references = References(*reference_lines(args.refs, args.config, args.tokenized))
     pool = read_pool(args.n_best, references, dedup=args.dedup)
     initial = np.zeros(pool.layout.size)
     if config is not None:
         pool = _with_config_layout(pool, config, args)
         initial = pool.layout.weights(config)
+    sparse = bool(pool.sparse_names) and args.algorithm in SPARSE_TUNERS
+    if sparse and config is not None and args.sparse_weights is None:
+        raise UsageError(f"{args.n_best} has {len(pool.sparse_names)} sparse features, which {args.algorithm} tunes: "
+                         "give --sparse-weights FILE for their weights")
+    if sparse:
+        initial = np.concatenate([initial, _sparse_start(pool, args.config)])
+    elif pool.sparse_names and not args.quiet:
+        print(f"{args.algorithm} tunes the dense features only; the list's {len(pool.sparse_names)} sparse features "
+              f"are left out ({' and '.join(SPARSE_TUNERS)} tune them)", file=sys.stderr)
     loaded = time.perf_counter()
     weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
+    dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
     if config is not None:
-        tuned_config(config, pool.layout, weights).write(args.output)
+        tuned_config(config, pool.layout, dense).write(args.output)
+        if sparse:
+            SparseWeights(tuple(weight_name(n) for n in pool.sparse_names), tuned_sparse).write(args.sparse_weights)
     else:
         lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
-                                for name, values in pool.layout.as_dict(weights).items()]
+                                for name, values in pool.layout.as_dict(dense).items()]
+        lines += [f"{name}= {value:.9g}" for name, value in zip(pool.sparse_names, tuned_sparse) if value != 0.0]
         with atomic_write(args.output) as handle:
             handle.write("\n".join(lines) + "\n")
+    if sparse and not args.quiet:
+        print(f"sparse features: {np.count_nonzero(tuned_sparse)} of {len(pool.sparse_names)} with a non-zero "
+              "weight", file=sys.stderr)
     if not args.quiet:
         print(f"pool: {pool.n_candidates} candidates of {pool.n_sentences} sentences (read in "
               f"{loaded - started:.1f} s); BLEU of its 1-best {100 * pool.bleu(initial):.2f} -> "
               f"{100 * pool.bleu(weights):.2f} after {time.perf_counter() - loaded:.1f} s of {args.algorithm}",
               file=sys.stderr)
     return 0
+
+
+def _sparse_start(pool: Pool, config: Path | None) -> np.ndarray:
+    """float64[len(pool.sparse_names)]: the starting weights of the pool's sparse features, those the --config
+    model's pbmt.toml gives them (``[sparse] weights``), 0 for the others and without a model."""
+    model = SparseModel.read(config.parent) if config is not None else None
+    if model is None:
+        return np.zeros(len(pool.sparse_names))
+    named = model.named_weights()
+    start = {nbest_name(name): value for name, value in zip(named.names, named.values.tolist())}
+    return np.array([start.get(name, 0.0) for name in pool.sparse_names])
 
 
 def _with_config_layout(pool: Pool, config: MosesConfig, args: argparse.Namespace) -> Pool:

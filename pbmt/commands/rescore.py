@@ -20,6 +20,10 @@ prints each sentence's new 1-best, one line per sentence id (an empty line
 for a sentence without entries). With --refs it also reports BLEU before
 (the list's first entries) and after.
 
+Sparse features of the lists (``name= value``, as Moses writes them) are
+read and left out: the rescoring columns are the dense features and the
+rescoring features.
+
 The weights file is text: a moses.ini-style [weight] section (every column,
 raw feature space) and a [rescore] section holding JSON (algorithm,
 normalisation and the dev feature ranges, the rescoring features); see
@@ -51,7 +55,7 @@ from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
 from pbmt.tune.pro import Pro
 from pbmt.tune.registry import POOL_TUNERS
-from pbmt.tune.runs import token_lines
+from pbmt.tune.runs import reference_lines, token_lines
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.features import KINDS, FeatureSpec, name_features
 
@@ -66,8 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--train", action="store_true", help="learn weights (needs --refs and --out)")
     mode.add_argument("--weights", type=Path, help="weights file of an earlier --train: rescore with it")
-    parser.add_argument("--refs", type=Path, help="references, one sentence a line (with --weights: report BLEU "
-                        "before and after); plain text with -f, made into the model's target token form")
+    parser.add_argument("--refs", type=Path, nargs="+", metavar="REFS", help="references, one sentence a line "
+                        "(several line-parallel files: several references of each sentence; with --weights: report "
+                        "BLEU before and after); plain text with -f, made into the model's target token form")
     parser.add_argument("--src", type=Path, help="source sentences, one a line (length ratio feature); plain text "
                         "with -f, made into the model's source token form")
     parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of the n-best lists, whose "
@@ -123,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if args.train:
         specs = name_features(_requests(args), lists.layout.names)
         lists = with_features(lists, specs)
-        references = References(token_lines(args.refs, args.config, "target", args.tokenized))
+        references = References(*reference_lines(args.refs, args.config, args.tokenized))
         model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
                       **_params(args))
         model.write(args.out)
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     with atomic_write(args.output) as handle:
         handle.write("".join(line + "\n" for line in lines))
     if args.refs is not None and not args.quiet:
-        references = References(token_lines(args.refs, args.config, "target", args.tokenized))
+        references = References(*reference_lines(args.refs, args.config, args.tokenized))
         filled = best >= 0
         first = lists.offsets[:-1][filled]
         stats = references.stats([lists.texts[i] for i in first], np.flatnonzero(filled))

@@ -71,7 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--help-all", action=_ShortHelp, help="show every option of every tuner and exit")
     parser.add_argument("-f", "--config", type=Path, required=True, help="the model's moses.ini (start weights)")
     parser.add_argument("--src", type=Path, required=True, help="dev source, one sentence a line")
-    parser.add_argument("--refs", type=Path, required=True, help="dev references, one sentence a line")
+    parser.add_argument("--refs", type=Path, nargs="+", required=True, metavar="REFS", help="dev references, one "
+                        "sentence a line; several line-parallel files are several references of each sentence "
+                        "(as sacrebleu's and Moses's mert take them; not for samplerank or --features binary)")
     parser.add_argument("--tokenized", action="store_true", help="--src and --refs are in the model's token form "
                         "already (as pbmt tokenize writes them)")
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")

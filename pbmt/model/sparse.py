@@ -35,7 +35,7 @@ On disk, beside ``moses.ini`` (which stays dense and loadable by Moses),
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -43,7 +43,7 @@ import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_float, read_lines
-from pbmt.model.block_features import BlockWeights, is_block_name
+from pbmt.model.block_features import KINDS as BLOCK_KINDS, PREFIXES as BLOCK_PREFIXES, BlockWeights, is_block_name
 from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
 from pbmt.base.vocab import Overlay, Vocab
 
@@ -52,6 +52,9 @@ BOUNDARY_PREFIX = "pb_"
 UNKNOWN_CLASS = "<unk>"
 SENTENCE_START, SENTENCE_END = "<s>", "</s>"
 CLASSES_FILE, WEIGHTS_FILE = "word-classes.txt", "sparse-weights.txt"
+# n-best lists spell a block-family name as a feature of a Moses feature function "Block": Moses's tools take
+# a name with an underscore for a sparse feature, and a block name of one-word phrases (blk:casa|house) has none
+BLOCK_NBEST_PREFIX = "Block_"
 
 
 @dataclass(frozen=True)
@@ -203,9 +206,13 @@ class BoundaryFeatures:
 
     def names(self) -> tuple[str, ...]:
         """Every feature name, in id order."""
+        return tuple(self.name(i) for i in range(self.size))
+
+    def name(self, feature: int) -> str:
+        """The name of feature id ``feature``."""
+        right, left = divmod(feature, self.n_keys)
         k = self.classes.names + (UNKNOWN_CLASS,)
-        right, left = k + (SENTENCE_START,), k + (SENTENCE_END,)
-        return tuple(f"pb_{r}_{l}" for r in right for l in left)
+        return f"pb_{(k + (SENTENCE_START,))[right]}_{(k + (SENTENCE_END,))[left]}"
 
     def keys(self, vocab: Vocab, tgt_offsets: np.ndarray, tgt_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(left_key, right_key), ``int32[n_options]`` each, of options given as a CSR of target word ids.
@@ -225,6 +232,18 @@ def family_of(name: str) -> str | None:
     return "block" if is_block_name(name) else None
 
 
+def nbest_name(name: str) -> str:
+    """A sparse feature's name as n-best lists write it (``BLOCK_NBEST_PREFIX`` before a block-family name)."""
+    return BLOCK_NBEST_PREFIX + name if family_of(name) == "block" else name
+
+
+def weight_name(name: str) -> str:
+    """The weights-file name of an n-best list's sparse feature ``name`` (``nbest_name`` inverted; a name of
+    no family is returned as it is)."""
+    inner = name[len(BLOCK_NBEST_PREFIX):]
+    return inner if name.startswith(BLOCK_NBEST_PREFIX) and is_block_name(inner) else name
+
+
 @dataclass(frozen=True)
 class SparseModel:
     """A model's sparse features: the boundary family (numbered), the block family (named), or both.
@@ -232,16 +251,28 @@ class SparseModel:
     ``weights``: ``float64[size]``, the boundary family's weights in id order
     (empty without it; a mutable array: online learners update it in place
     and the kernels, which see views of it, follow). ``blocks``: the block
-    family's weights, or None.
+    family's weights, or None. ``block_kinds``: the block family's kinds
+    (``pbmt.model.block_features.KINDS``: block = phrase-pair indicators,
+    word = source-word/target-word pairs, length, orient, bigram) that n-best
+    lists carry, so that PRO and APRO can tune them; the searches score every
+    block feature that has a weight.
     """
 
     boundary: BoundaryFeatures | None
     weights: np.ndarray
     blocks: BlockWeights | None = None
+    block_kinds: tuple[str, ...] = BLOCK_KINDS
 
     def __post_init__(self):
         if self.boundary is None and self.blocks is None:
             raise ValueError("a sparse model needs at least one family")
+        if not self.block_kinds or not set(self.block_kinds) <= set(BLOCK_KINDS):
+            raise ValueError(f"block kinds must be among {BLOCK_KINDS}, got {self.block_kinds}")
+
+    @property
+    def block_prefixes(self) -> tuple[str, ...]:
+        """The name prefixes (``blk:``, ``w:``, ...) of ``block_kinds``."""
+        return tuple(prefix for kind, prefix in zip(BLOCK_KINDS, BLOCK_PREFIXES) if kind in self.block_kinds)
 
     @classmethod
     def new(cls, classes: WordClasses) -> "SparseModel":
@@ -278,7 +309,7 @@ class SparseModel:
         weights = np.array(weights, dtype=np.float64)
         if weights.shape != (self.size,):
             raise ValueError(f"expected {self.size} sparse weights, got shape {weights.shape}")
-        return SparseModel(self.boundary, weights, self.blocks)
+        return replace(self, weights=weights)
 
     def named_weights(self) -> SparseWeights:
         """Every family's weights by name."""
@@ -308,7 +339,7 @@ class SparseModel:
                 raise PbmtError(f"{source}: {name} is not a feature of the boundary family "
                                 f"(pb_<class>_<class> of the class file)")
         blocks = BlockWeights(block_names, np.array(block_values)) if self.blocks is not None else None
-        return SparseModel(self.boundary, weights, blocks)
+        return replace(self, weights=weights, blocks=blocks)
 
     @classmethod
     def read(cls, folder: str | os.PathLike) -> "SparseModel | None":
@@ -317,7 +348,7 @@ class SparseModel:
         table = read_tables(folder).get("sparse")
         if table is None:
             return None
-        check_keys(folder, "sparse", table, ("families", "classes", "weights"))
+        check_keys(folder, "sparse", table, ("families", "classes", "weights", "block-kinds"))
         families = table.get("families", ["boundary"])
         if not families or not set(families) <= set(FAMILIES) or len(set(families)) != len(families):
             raise PbmtError(f"{path}: [sparse] families must be distinct families among {list(FAMILIES)}, "
@@ -326,8 +357,12 @@ class SparseModel:
             raise PbmtError(f"{path}: [sparse] needs classes = \"<class file>\" for the boundary family")
         boundary = (BoundaryFeatures(WordClasses.read(Path(folder) / table["classes"]))
                     if "boundary" in families else None)
+        kinds = table.get("block-kinds", list(BLOCK_KINDS))
+        if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(BLOCK_KINDS):
+            raise PbmtError(f"{path}: [sparse] block-kinds must be a list of kinds among {list(BLOCK_KINDS)}, "
+                            f"got {kinds}")
         model = cls(boundary, np.zeros(boundary.size if boundary else 0),
-                    BlockWeights([], np.zeros(0)) if "block" in families else None)
+                    BlockWeights([], np.zeros(0)) if "block" in families else None, tuple(kinds))
         if "weights" in table:
             weights_path = Path(folder) / table["weights"]
             model = model.weights_from(SparseWeights.read(weights_path), weights_path)
@@ -343,6 +378,8 @@ class SparseModel:
             sparse["classes"] = CLASSES_FILE
         self.named_weights().write(folder / WEIGHTS_FILE)
         sparse["weights"] = WEIGHTS_FILE
+        if self.blocks is not None and self.block_kinds != BLOCK_KINDS:
+            sparse["block-kinds"] = list(self.block_kinds)
         write_tables(folder, {**(tables or {}), "sparse": sparse})
 
 

@@ -11,7 +11,9 @@ from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
-from pbmt.search.derivation import Derivation
+from pbmt.model.block_features import sequence_names
+from pbmt.model.sparse import nbest_name
+from pbmt.search.derivation import Derivation, derivation_blocks, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
 from pbmt.base.nbest import NBestEntry
@@ -47,7 +49,8 @@ def word_alignment(derivation: Derivation, options: TranslationOptions, model: T
 def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
                   model: TranslationModel) -> tuple[NBestEntry, ...]:
     """The Moses n-best entries of a sentence's derivations: features from ``score_derivation``'s kernel, run
-    once over all of them; each option's word links computed once."""
+    once over all of them; each option's word links computed once; the sparse features of the model's families
+    (``_sparse_pairs``)."""
     if not found:
         return ()
     lengths = np.array([len(s.derivation) for s in found])
@@ -68,8 +71,26 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
         lo, hi = seg_offsets[i], seg_offsets[i + 1]
         text = " ".join([texts[o] for o in paths[lo:hi] if texts[o]])
         entries.append(NBestEntry(sentence, text, model.layout.as_dict(features[i]), found[i].score,
-                                  tuple(segmentation[lo:hi]), tuple(alignment[align_offsets[i]:align_offsets[i + 1]])))
+                                  tuple(segmentation[lo:hi]), tuple(alignment[align_offsets[i]:align_offsets[i + 1]]),
+                                  _sparse_pairs(found[i].derivation, options, model)))
     return tuple(entries)
+
+
+def _sparse_pairs(derivation: Derivation, options: TranslationOptions, model: TranslationModel
+                  ) -> tuple[tuple[str, float], ...]:
+    """The sparse features ``derivation`` fires, (n-best name, count): the boundary family's in id order
+    (``sparse_features``), then the block family's kinds the model lists (``block_kinds``), by name."""
+    if model.sparse is None:
+        return ()
+    pairs = []
+    if model.sparse.boundary is not None:
+        counts = sparse_features(derivation, options, model)
+        pairs += [(model.sparse.boundary.name(i), float(counts[i])) for i in np.flatnonzero(counts).tolist()]
+    if model.sparse.blocks is not None:
+        prefixes = model.sparse.block_prefixes
+        names = sequence_names(derivation_blocks(derivation, options, options.vocab))
+        pairs += sorted((nbest_name(name), float(count)) for name, count in names.items() if name.startswith(prefixes))
+    return tuple(pairs)
 
 
 def _block_positions(chosen: np.ndarray, offsets: np.ndarray, options: TranslationOptions

@@ -28,16 +28,17 @@ import numpy as np
 
 from pbmt.tune._apro_kernels import squared_hinge_ranking
 from pbmt.tune.gains import gain_of
-from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING
-from pbmt.tune.pool import checked_weights, tuned_columns
+from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1
+from pbmt.tune.pool import checked_weights, tuned_weights, weight_columns
+from pbmt.tune.regularisation import minimize_l1
 from pbmt.tune.tuner import Option, Tuner, TuningData
 
 
-def ranking_objective(weights: np.ndarray, features: np.ndarray, gains: np.ndarray, offsets: np.ndarray,
+def ranking_objective(weights: np.ndarray, features, gains: np.ndarray, offsets: np.ndarray,
                       c: float = 1.0) -> tuple[float, np.ndarray]:
     """APRO's objective f(w) (module docstring) and its gradient, float64[n_features].
 
-    weights: float64[n_features]; features: float64[n_cand, n_features];
+    weights: float64[n_features]; features: float64[n_cand, n_features] (numpy or ``scipy.sparse``);
     gains: float64[n_cand] (sentence gains, BLEU+1 in [0, 1]); offsets: int64[n_sent+1] (CSR
     by sentence). O(n_cand * (n_features + log k)) time.
     """
@@ -50,28 +51,32 @@ class Apro(Tuner):
     """APRO, a tuner (``pbmt.tune.tuner``) of the decode-optimise loop, over its ``pool`` (module docstring).
 
     c: weight of the summed squared hinge losses against 1/2 ||w||^2;
+    l1: an L1 penalty on the sparse features' weights (``pbmt.tune.regularisation``
+    says why; the dense ones have none);
     interpolation: Ψ, weight of the new solution against the previous weights
     (1: the solution alone); gain: the sentence gain that orders the pairs (the
     name of a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights stay as given;
     tolerance and max_iterations: L-BFGS's stopping rule (relative change of f
     and projected gradient; iterations).
 
-    After ``fit``: ``weights_`` float64[n_features], ``solution_weights_`` (w',
-    0 in fixed columns), ``objective_`` f(w'), ``n_iterations_``. Uses no
-    randomness (``rng`` is accepted for the loop's interface and left alone).
+    The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``):
+    the dense ones alone, or dense then sparse. After ``fit``: ``weights_`` (the same length),
+    ``solution_weights_`` (w', 0 in fixed columns), ``objective_`` f(w') (with the L1 term),
+    ``n_iterations_``. Uses no randomness (``rng`` is accepted for the loop's interface and left alone).
     """
 
     name, title, loop, reads, gain_level = "apro", "APRO", "decode-optimise", ("pool",), "sentence"
     options = (ITERATIONS, KEEP, DEDUP_OPTION,
                Option(("--apro-c",), "APRO: weight of the summed squared hinge losses against 1/2 ||w||^2", "c",
                       RANKING, type=float, dest="apro_c"),
-               GAIN, INTERPOLATION)
+               GAIN, INTERPOLATION, SPARSE_L1)
 
     def __init__(self, c: float = 1.0, interpolation: float = 1.0, gain: str = "bleu+1-unclipped",
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-10,
-                 max_iterations: int = 2000):
+                 max_iterations: int = 2000, l1: float = 1.0):
         gain_of(gain, self.gain_level)
         self.c = c
+        self.l1 = l1
         self.interpolation = interpolation
         self.gain = gain
         self.fixed = fixed
@@ -79,24 +84,33 @@ class Apro(Tuner):
         self.max_iterations = max_iterations
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator | None = None) -> "Apro":
-        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
+        column order)."""
         data.check(self)
         pool = data.pool
         pool.check_complete()
-        initial = checked_weights(pool, initial_weights)
+        initial = checked_weights(pool, initial_weights, sparse=True)
+        free = tuned_weights(pool, self.fixed, len(initial))
+        penalised = np.arange(len(initial))[free] >= pool.layout.size
+        return self.fit_gains(weight_columns(pool, free), gain_of(self.gain, "sentence").score(pool.stats),
+                              pool.offsets, initial, free, penalised)
+
+    def fit_gains(self, columns, gains: np.ndarray, offsets: np.ndarray, initial: np.ndarray, free: np.ndarray,
+                  penalised: np.ndarray) -> "Apro":
+        """``fit`` on given candidates: ``columns`` float64[n_cand, k] (numpy or ``scipy.sparse``), the
+        values of the ``free`` weights (bool[n], k of them true) of ``initial`` (float64[n]); ``gains``
+        float64[n_cand] and ``offsets`` int64[n_sent+1] (CSR by sentence); ``penalised`` bool[k], the
+        free columns under the L1 penalty."""
         if not 0.0 <= self.interpolation <= 1.0:
             raise ValueError(f"interpolation must be in [0, 1], got {self.interpolation}")
         if self.c <= 0:
             raise ValueError(f"c must be positive, got {self.c}")
-        from scipy.optimize import minimize  # imported here: scipy.optimize costs every pbmt verb 0.3 s at start-up
-
-        free = tuned_columns(pool.layout, self.fixed)
-        features = np.ascontiguousarray(pool.features[:, free])
-        gains = gain_of(self.gain, "sentence").score(pool.stats)
-        result = minimize(ranking_objective, np.zeros(features.shape[1]), args=(features, gains, pool.offsets, self.c),
-                          jac=True, method="L-BFGS-B",
-                          options={"maxiter": self.max_iterations, "ftol": self.tolerance, "gtol": self.tolerance})
-        self.solution_weights_ = np.zeros(pool.layout.size)
+        if isinstance(columns, np.ndarray):
+            columns = np.ascontiguousarray(columns)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        result = minimize_l1(lambda w: ranking_objective(w, columns, gains, offsets, self.c), columns.shape[1],
+                             penalised, self.l1, self.tolerance, self.max_iterations)
+        self.solution_weights_ = np.zeros(len(initial))
         self.solution_weights_[free] = result.x
         self.objective_ = float(result.fun)
         self.n_iterations_ = int(result.nit)

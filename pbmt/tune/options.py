@@ -44,6 +44,10 @@ INTERPOLATION = Option(("--interpolation",), "new weights = Psi * learned + (1 -
                        "{Mert.interpolation:g}, none, but {Mert.DAMPED_INTERPOLATION:g} in the MON/SWAP space and on a "
                        "dev set of fewer than {Mert.SMALL_DEV_SENTENCES} sentences; MERT's weights L1-normalised first)", "interpolation", default=TUNER_DEFAULT, type=float,
                        metavar="PSI")
+SPARSE_L1 = Option(("--sparse-l1",), "PRO, APRO: L1 penalty on the weights of sparse features (those an n-best list "
+                   "gives as 'name= value'), which leaves a feature with little evidence at exactly 0; the dense "
+                   "weights have none (docs/sparse-features.md)", "l1", RANKING, type=float, metavar="L1",
+                   dest="sparse_l1")
 RESTARTS = Option(("--restarts",), "random starting points besides the starting weights (default: {Mert.restarts}; "
                   "lattice-mert {LatticeMert.restarts}, as each of its climbs searches all the dev set's graphs)",
                   "restarts", MERT, default=TUNER_DEFAULT, type=int)

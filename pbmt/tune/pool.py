@@ -15,6 +15,15 @@ Candidates are deduplicated within their sentence by a key:
   without a segmentation field (another decoder's list) is keyed by its string
   and its feature values instead.
 - ``"string"``: the target string alone; the first derivation seen is kept.
+
+Sparse features (``pbmt.base.nbest``: named, one value, most absent from a
+candidate) are held apart from the dense columns, as a ``scipy.sparse``
+CSR matrix over the pool's own sparse names (every name seen in an entry,
+in order of first sight): a 100-best list of all of dev with 100k active
+features is a few million stored values, where a dense matrix of them would
+need 80 GB. A weight vector of a pool is the dense weights (layout order)
+then, optionally, one weight per sparse name (``Pool.n_weights`` in all);
+a vector of the dense weights alone scores the sparse features at zero.
 """
 
 from __future__ import annotations
@@ -39,24 +48,39 @@ DEDUP = ("derivation", "string")
 
 
 class References:
-    """Dev references compiled once for counting BLEU statistics (one reference per sentence).
+    """Dev references compiled once for counting BLEU statistics: one reference per sentence, or several.
 
     ``lines``: the reference of each sentence, whitespace-tokenised as the
-    hypotheses are. Statistics are counted on word ids with
-    ``pbmt.metrics.bleu``'s id path.
+    hypotheses are; ``more``: further reference streams, each line-parallel
+    to ``lines`` (as sacrebleu and Moses's ``mert`` take several references:
+    a candidate's n-gram matches are clipped by the most any one reference
+    holds, and its reference length is the closest one's). Statistics are
+    counted on word ids with ``pbmt.metrics.bleu``'s id path.
     """
 
-    def __init__(self, lines: Sequence[str]):
+    def __init__(self, lines: Sequence[str], *more: Sequence[str]):
+        streams = (list(lines), *(list(m) for m in more))
+        lengths = sorted({len(stream) for stream in streams})
+        if len(lengths) > 1:
+            raise PbmtError(f"the reference streams differ in length ({', '.join(map(str, lengths))} lines): "
+                            "every stream needs one line per sentence")
         self.vocab = Vocab()
-        offsets, words = encode_segments(lines, self.vocab)
-        self.compiled = reference_sets(offsets, words)
-        self.n_sentences = len(lines)
+        self.n_sentences = len(streams[0])
+        self.n_references = len(streams)
+        offsets, words = encode_segments([stream[s] for s in range(self.n_sentences) for stream in streams],
+                                         self.vocab)
+        self.compiled = reference_sets(offsets, words, np.arange(0, len(offsets), len(streams), dtype=np.int64))
 
     @classmethod
-    def read(cls, path: str | Path, limit: int | None = None) -> "References":
-        """The first ``limit`` lines (default: all) of a reference file."""
-        lines = [line for number, line in read_lines(path) if limit is None or number <= limit]
-        return cls(lines)
+    def read(cls, path: str | Path | Sequence[str | Path], limit: int | None = None) -> "References":
+        """The first ``limit`` lines (default: all) of a reference file, or of each of several line-parallel ones."""
+        paths = [path] if isinstance(path, (str, Path)) else list(path)
+        streams = [[line for number, line in read_lines(p) if limit is None or number <= limit] for p in paths]
+        lengths = {len(stream) for stream in streams}
+        if len(lengths) > 1:
+            raise PbmtError("the reference files differ in length: " + ", ".join(
+                f"{p} has {len(stream)} lines" for p, stream in zip(paths, streams)))
+        return cls(*streams)
 
     def stats(self, texts: Sequence[str], sentences: np.ndarray) -> np.ndarray:
         """BLEU statistics ``int64[n, 10]`` of ``texts`` against the references of ``sentences`` (int[n])."""
@@ -74,7 +98,9 @@ class Pool:
     (``pbmt.metrics.bleu``); offsets: int64[n_sent+1], sentence ``s`` owns
     candidates ``offsets[s]:offsets[s+1]``, in the order they entered the pool;
     keys: uint64[n_cand], dedup keys (see the module docstring); texts: the
-    target strings.
+    target strings; sparse: the sparse feature values, a ``scipy.sparse``
+    CSR matrix float64[n_cand, len(sparse_names)], or None when no candidate
+    has one; sparse_names: the name of each of its columns.
     """
 
     layout: FeatureLayout
@@ -83,12 +109,30 @@ class Pool:
     offsets: np.ndarray
     keys: np.ndarray
     texts: tuple[str, ...]
+    sparse: object = None
+    sparse_names: tuple[str, ...] = ()
 
     @classmethod
     def empty(cls, layout: FeatureLayout, n_sentences: int) -> "Pool":
         """A pool without candidates."""
         return cls(layout, np.zeros((0, layout.size)), np.zeros((0, N_STATS), dtype=np.int64),
                    np.zeros(n_sentences + 1, dtype=np.int64), np.zeros(0, dtype=np.uint64), ())
+
+    @property
+    def n_weights(self) -> int:
+        """The length of a weight vector of every column: dense, then one per sparse name."""
+        return self.layout.size + len(self.sparse_names)
+
+    def scores(self, weights: np.ndarray) -> np.ndarray:
+        """float64[n_cand]: every candidate's model score under ``weights`` (the dense weights alone,
+        float64[layout.size], or dense then sparse, float64[n_weights])."""
+        weights = np.asarray(weights, dtype=np.float64)
+        if len(weights) not in (self.layout.size, self.n_weights):
+            raise ValueError(f"expected {self.layout.size} or {self.n_weights} weights, got {len(weights)}")
+        scores = self.features @ weights[:self.layout.size]
+        if self.sparse is not None and len(weights) > self.layout.size:
+            scores = scores + self.sparse @ weights[self.layout.size:]
+        return scores
 
     @property
     def n_sentences(self) -> int:
@@ -122,9 +166,10 @@ class Pool:
         texts = self.texts + other.texts
         offsets = np.zeros_like(self.offsets)
         np.cumsum(np.bincount(sentence[kept], minlength=self.n_sentences), out=offsets[1:])
+        names, sparse = _stacked_sparse(self, other, kept)
         merged = Pool(self.layout, np.concatenate([self.features, other.features])[kept],
                       np.concatenate([self.stats, other.stats])[kept], offsets, keys[kept],
-                      tuple(texts[i] for i in kept))
+                      tuple(texts[i] for i in kept), sparse, names)
         return merged, merged.n_candidates - self.n_candidates
 
     def check_complete(self) -> None:
@@ -138,7 +183,7 @@ class Pool:
         """int64[n_sent]: each sentence's highest-scoring candidate under ``weights``
         (float64[n_features]); ties go to the earlier candidate. Every sentence needs a candidate."""
         self.check_complete()
-        return argmax_by_sentence(self.features @ np.asarray(weights, dtype=np.float64), self.offsets)
+        return argmax_by_sentence(self.scores(weights), self.offsets)
 
     def bleu(self, weights: np.ndarray) -> float:
         """Corpus BLEU in [0, 1] of the pool's 1-best under ``weights`` (``exp`` smoothing, as sacrebleu)."""
@@ -148,9 +193,15 @@ class Pool:
         """The pool as named arrays (for ``np.savez``); ``from_arrays`` inverts it."""
         layout = json.dumps({"names": self.layout.names, "types": self.layout.types, "sizes": self.layout.sizes})
         text = "\n".join(self.texts).encode("utf-8")
-        return {"pool_features": self.features, "pool_stats": self.stats, "pool_offsets": self.offsets,
-                "pool_keys": self.keys, "pool_texts": np.frombuffer(text, dtype=np.uint8),
-                "pool_layout": np.frombuffer(layout.encode("utf-8"), dtype=np.uint8)}
+        arrays = {"pool_features": self.features, "pool_stats": self.stats, "pool_offsets": self.offsets,
+                  "pool_keys": self.keys, "pool_texts": np.frombuffer(text, dtype=np.uint8),
+                  "pool_layout": np.frombuffer(layout.encode("utf-8"), dtype=np.uint8)}
+        if self.sparse is not None:
+            names = "\n".join(self.sparse_names).encode("utf-8")
+            arrays.update({"pool_sparse_data": self.sparse.data, "pool_sparse_indices": self.sparse.indices,
+                           "pool_sparse_indptr": self.sparse.indptr,
+                           "pool_sparse_names": np.frombuffer(names, dtype=np.uint8)})
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays) -> "Pool":
@@ -160,9 +211,59 @@ class Pool:
         keys = np.asarray(arrays["pool_keys"], dtype=np.uint64)
         text = bytes(arrays["pool_texts"]).decode("utf-8")
         texts = tuple(text.split("\n")) if len(keys) else ()
+        sparse, names = None, ()
+        if "pool_sparse_indptr" in arrays:
+            from scipy.sparse import csr_matrix
+
+            names = tuple(bytes(arrays["pool_sparse_names"]).decode("utf-8").split("\n"))
+            sparse = csr_matrix((np.asarray(arrays["pool_sparse_data"], dtype=np.float64),
+                                 np.asarray(arrays["pool_sparse_indices"]), np.asarray(arrays["pool_sparse_indptr"])),
+                                shape=(len(keys), len(names)))
         return cls(layout, np.asarray(arrays["pool_features"], dtype=np.float64),
                    np.asarray(arrays["pool_stats"], dtype=np.int64), np.asarray(arrays["pool_offsets"], dtype=np.int64),
-                   keys, texts)
+                   keys, texts, sparse, names)
+
+
+def _stacked_sparse(first: Pool, second: Pool, rows: np.ndarray) -> tuple[tuple[str, ...], object]:
+    """The sparse names of two pools (``first``'s, then those new in ``second``) and the rows ``rows`` (int64[k],
+    into the candidates of ``first`` then ``second``) of their sparse values over them (None: neither has any)."""
+    if first.sparse is None and second.sparse is None:
+        return (), None
+    from scipy.sparse import csr_matrix, vstack
+
+    index = {name: i for i, name in enumerate(first.sparse_names)}
+    for name in second.sparse_names:
+        index.setdefault(name, len(index))
+    names = tuple(index)
+    blocks = []
+    for pool in (first, second):
+        if pool.sparse is None:
+            blocks.append(csr_matrix((pool.n_candidates, len(names))))
+        else:
+            column = np.array([index[n] for n in pool.sparse_names], dtype=np.int64)
+            blocks.append(csr_matrix((pool.sparse.data, column[pool.sparse.indices], pool.sparse.indptr),
+                                     shape=(pool.n_candidates, len(names))))
+    return names, vstack(blocks, format="csr")[rows]
+
+
+def sparse_matrix(entries: Sequence[NBestEntry]) -> tuple[tuple[str, ...], object]:
+    """The sparse features of ``entries``: their names in order of first sight, and a CSR matrix
+    float64[len(entries), len(names)] of their values (None when no entry has one)."""
+    index: dict[str, int] = {}
+    columns, values, lengths = [], [], np.zeros(len(entries) + 1, dtype=np.int64)
+    for i, entry in enumerate(entries):
+        for name, value in entry.sparse:
+            columns.append(index.setdefault(name, len(index)))
+            values.append(value)
+        lengths[i + 1] = len(entry.sparse)
+    if not index:
+        return (), None
+    from scipy.sparse import csr_matrix
+
+    matrix = csr_matrix((np.array(values, dtype=np.float64), np.array(columns, dtype=np.int64), np.cumsum(lengths)),
+                        shape=(len(entries), len(index)))
+    matrix.sum_duplicates()
+    return tuple(index), matrix
 
 
 def argmax_by_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -180,6 +281,8 @@ def _key(entry: NBestEntry, features: np.ndarray, dedup: str) -> int:
         material = (entry.text + "\x1f" + repr(entry.segmentation)).encode("utf-8")
     else:
         material = entry.text.encode("utf-8") + b"\x1f" + features.tobytes()
+        if entry.sparse:
+            material += repr(entry.sparse).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(material, digest_size=8).digest(), "little")
 
 
@@ -204,7 +307,9 @@ def _pool(entries, features, sentences, layout, references, dedup) -> Pool:
     offsets = np.zeros(references.n_sentences + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentences, minlength=references.n_sentences), out=offsets[1:])
     texts = [entries[i].text for i in order]
-    batch = Pool(layout, features[order], references.stats(texts, sentences[order]), offsets, keys[order], tuple(texts))
+    names, sparse = sparse_matrix(entries)
+    batch = Pool(layout, features[order], references.stats(texts, sentences[order]), offsets, keys[order], tuple(texts),
+                 None if sparse is None else sparse[order], names)
     return Pool.empty(layout, references.n_sentences).merge(batch)[0]
 
 
@@ -273,12 +378,36 @@ def tuned_columns(layout: FeatureLayout, fixed: tuple[str, ...]) -> np.ndarray:
     return free
 
 
-def checked_weights(pool: Pool, initial_weights: np.ndarray) -> np.ndarray:
-    """``initial_weights`` as a new float64[n_features] array; ValueError unless finite and of the pool's size."""
+def checked_weights(pool: Pool, initial_weights: np.ndarray, sparse: bool = False) -> np.ndarray:
+    """``initial_weights`` as a new float64[n_features] array; ValueError unless finite and of the pool's size.
+
+    With ``sparse`` (an optimiser of sparse features too), the dense weights alone (float64[layout.size],
+    to tune the dense columns only, as before there were sparse features) or dense then sparse
+    (float64[n_weights], to tune them all) are taken.
+    """
     initial = np.array(initial_weights, dtype=np.float64)
-    if initial.shape != (pool.layout.size,):
-        raise ValueError(f"expected {pool.layout.size} initial weights ({', '.join(pool.layout.names)}), "
+    sizes = (pool.layout.size, pool.n_weights) if sparse else (pool.layout.size,)
+    if initial.shape not in [(n,) for n in sizes]:
+        raise ValueError(f"expected {' or '.join(map(str, sorted(set(sizes))))} initial weights "
+                         f"({', '.join(pool.layout.names)}{', then sparse' if pool.sparse_names and sparse else ''}), "
                          f"got shape {initial.shape}")
     if not np.all(np.isfinite(initial)):
         raise ValueError("initial weights must be finite")
     return initial
+
+
+def tuned_weights(pool: Pool, fixed: tuple[str, ...], n_weights: int) -> np.ndarray:
+    """bool[n_weights]: the weights an optimiser of sparse features tunes: the dense columns but those of the
+    ``fixed`` features, then every sparse one when ``n_weights`` covers them (``checked_weights``)."""
+    return np.concatenate([tuned_columns(pool.layout, fixed), np.ones(n_weights - pool.layout.size, dtype=bool)])
+
+
+def weight_columns(pool: Pool, tuned: np.ndarray):
+    """The candidates' values in the columns ``tuned`` (bool[layout.size] or bool[n_weights]): a dense
+    float64[n_cand, k] for dense columns alone, else a CSR matrix."""
+    dense = pool.features[:, tuned[:pool.layout.size]]
+    if len(tuned) == pool.layout.size or pool.sparse is None:
+        return dense
+    from scipy import sparse
+
+    return sparse.hstack([sparse.csr_matrix(dense), pool.sparse[:, tuned[pool.layout.size:]]], format="csr")

@@ -34,8 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from pbmt.tune.gains import gain_of
-from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING
-from pbmt.tune.pool import checked_weights, tuned_columns
+from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1
+from pbmt.tune.pool import checked_weights, tuned_weights, weight_columns
+from pbmt.tune.regularisation import minimize_l1
 from pbmt.tune.tuner import Option, Tuner, TuningData
 
 # sentences whose pairs are drawn at once (bounds the memory of the draws)
@@ -83,19 +84,20 @@ def sample_pairs(gains: np.ndarray, offsets: np.ndarray, rng: np.random.Generato
     return np.concatenate(better).astype(np.int64), np.concatenate(worse).astype(np.int64)
 
 
-def logistic_regression(examples: np.ndarray, labels: np.ndarray, l2: float = 1.0,
-                        tolerance: float = 1e-10, max_iterations: int = 1000) -> np.ndarray:
+def logistic_regression(examples, labels: np.ndarray, l2: float = 1.0, tolerance: float = 1e-10,
+                        max_iterations: int = 1000, l1: float = 0.0, penalised: np.ndarray | None = None) -> np.ndarray:
     """Weights float64[n_features] of a logistic regression without bias.
 
-    examples: float64[n, n_features]; labels: float64[n] in {-1, +1}.
-    Minimises ``sum log(1 + exp(-y * w.x)) + l2 / 2 * ||w||^2`` (natural log)
-    with L-BFGS from w = 0; ``l2`` > 0 makes the problem strictly convex, so
-    the result does not depend on the start.
+    examples: float64[n, n_features], a numpy array or a ``scipy.sparse`` matrix; labels: float64[n]
+    in {-1, +1}. Minimises ``sum log(1 + exp(-y * w.x)) + l2 / 2 * ||w||^2 + l1 * |w[penalised]|_1``
+    (natural log) with L-BFGS from w = 0 (``pbmt.tune.regularisation``: the L1 term on the columns
+    ``penalised``, bool[n_features], only); ``l2`` > 0 makes the problem strictly convex, so the
+    result does not depend on the start.
     """
-    from scipy.optimize import minimize  # imported here: scipy.optimize costs every pbmt verb 0.3 s at start-up
     from scipy.special import expit
 
-    examples = np.ascontiguousarray(examples, dtype=np.float64)
+    if isinstance(examples, np.ndarray):
+        examples = np.ascontiguousarray(examples, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.float64)
 
     def objective(w):
@@ -103,9 +105,7 @@ def logistic_regression(examples: np.ndarray, labels: np.ndarray, l2: float = 1.
         loss = np.logaddexp(0.0, -margins).sum() + 0.5 * l2 * (w @ w)
         return loss, -(examples.T @ (labels * expit(-margins))) + l2 * w
 
-    result = minimize(objective, np.zeros(examples.shape[1]), jac=True, method="L-BFGS-B",
-                      options={"maxiter": max_iterations, "ftol": tolerance, "gtol": tolerance})
-    return result.x
+    return minimize_l1(objective, examples.shape[1], penalised, l1, tolerance, max_iterations).x
 
 
 class Pro(Tuner):
@@ -115,11 +115,14 @@ class Pro(Tuner):
     min_difference: α's step, the least BLEU+1 difference (in [0, 1]) of an
     accepted pair; interpolation: Ψ, weight of the classifier's weights
     against the previous ones (1: the classifier's alone); l2: the
-    classifier's L2 penalty; gain: the sentence gain that ranks a pair (the name of
-    a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights stay as given.
+    classifier's L2 penalty; l1: its L1 penalty on the sparse features' weights
+    (``pbmt.tune.regularisation`` says why; the dense ones have none); gain: the sentence gain that ranks a
+    pair (the name of a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights
+    stay as given.
 
-    After ``fit``: ``weights_`` float64[n_features], ``classifier_weights_``
-    (w', float64[n_features], 0 in fixed columns), ``n_pairs_`` the pairs
+    The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``):
+    the dense ones alone, or dense then sparse. After ``fit``: ``weights_`` (the same length),
+    ``classifier_weights_`` (w', 0 in fixed columns), ``n_pairs_`` the pairs
     kept (each gives two examples). With no acceptable pair the weights stay.
     Deterministic given the random generator.
     """
@@ -132,42 +135,59 @@ class Pro(Tuner):
                       RANKING, type=int, dest="pro_keep"),
                Option(("--pro-min-difference",), "PRO: least gain difference (BLEU+1 in [0, 1]) of an accepted pair "
                       "(alpha's step)", "min_difference", RANKING, type=float, dest="pro_min_difference"),
-               GAIN, INTERPOLATION)
+               GAIN, INTERPOLATION, SPARSE_L1)
 
     def __init__(self, samples: int = 5000, keep: int = 50, min_difference: float = 0.05,
                  interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1-unclipped",
-                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), l1: float = 1.0):
         gain_of(gain, self.gain_level)
         self.samples = samples
         self.keep = keep
         self.min_difference = min_difference
         self.interpolation = interpolation
         self.l2 = l2
+        self.l1 = l1
         self.gain = gain
         self.fixed = fixed
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
-        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
+        column order)."""
         data.check(self)
         pool = data.pool
         pool.check_complete()
-        initial = checked_weights(pool, initial_weights)
+        initial = checked_weights(pool, initial_weights, sparse=True)
+        free = tuned_weights(pool, self.fixed, len(initial))
+        penalised = np.arange(len(initial))[free] >= pool.layout.size
+        return self.fit_gains(weight_columns(pool, free), gain_of(self.gain, "sentence").score(pool.stats),
+                              pool.offsets, initial, free, penalised, rng)
+
+    def fit_gains(self, columns, gains: np.ndarray, offsets: np.ndarray, initial: np.ndarray, free: np.ndarray,
+                  penalised: np.ndarray, rng: np.random.Generator) -> "Pro":
+        """``fit`` on given candidates: ``columns`` float64[n_cand, k] (numpy or ``scipy.sparse``), the
+        values of the ``free`` weights (bool[n], k of them true) of ``initial`` (float64[n]); ``gains``
+        float64[n_cand] and ``offsets`` int64[n_sent+1] as ``sample_pairs`` takes them; ``penalised``
+        bool[k], the free columns under the L1 penalty."""
         if not 0.0 <= self.interpolation <= 1.0:
             raise ValueError(f"interpolation must be in [0, 1], got {self.interpolation}")
         if self.l2 <= 0:
             raise ValueError(f"l2 must be positive, got {self.l2}")
-        free = tuned_columns(pool.layout, self.fixed)
-        gains = gain_of(self.gain, "sentence").score(pool.stats)
-        better, worse = sample_pairs(gains, pool.offsets, rng, self.samples, self.keep, self.min_difference)
+        better, worse = sample_pairs(gains, offsets, rng, self.samples, self.keep, self.min_difference)
         self.n_pairs_ = len(better)
-        self.classifier_weights_ = np.zeros(pool.layout.size)
+        self.classifier_weights_ = np.zeros(len(initial))
         self.weights_ = initial
         if self.n_pairs_ == 0:
             return self
-        difference = pool.features[better][:, free] - pool.features[worse][:, free]
-        examples = np.concatenate([difference, -difference])
-        labels = np.concatenate([np.ones(len(difference)), -np.ones(len(difference))])
-        self.classifier_weights_[free] = logistic_regression(examples, labels, self.l2)
+        difference = columns[better] - columns[worse]
+        if isinstance(difference, np.ndarray):
+            examples = np.concatenate([difference, -difference])
+        else:
+            from scipy.sparse import vstack
+
+            examples = vstack([difference, -difference], format="csr")
+        labels = np.concatenate([np.ones(difference.shape[0]), -np.ones(difference.shape[0])])
+        self.classifier_weights_[free] = logistic_regression(examples, labels, self.l2, l1=self.l1,
+                                                             penalised=penalised)
         self.weights_ = initial.copy()
         self.weights_[free] = (self.interpolation * self.classifier_weights_[free]
                                + (1.0 - self.interpolation) * initial[free])

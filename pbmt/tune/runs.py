@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,8 @@ from pbmt.tune.tuner import Tuner, TuningData
 
 @dataclass(frozen=True)
 class TuningJob:
-    """algorithm: the tuner's name; config: the model's moses.ini (start weights); src, refs: the dev set, plain text made into the
+    """algorithm: the tuner's name; config: the model's moses.ini (start weights); src, refs: the dev set (refs: one
+    file, or several line-parallel ones, several references of each sentence), plain text made into the
     model's token form unless ``tokenized``; sentences: the first K only (None: all); out: the run's folder;
     resume: continue its checkpoint; quiet: no progress bars or summaries; workers, scheduler, threads: where
     the dev set is decoded (``pbmt.base.parallel``); seed: of the tuner's generator; search: search settings
@@ -49,7 +50,7 @@ class TuningJob:
     algorithm: str
     config: Path
     src: Path
-    refs: Path
+    refs: tuple[Path, ...]
     out: Path
     tokenized: bool = False
     sentences: int | None = None
@@ -68,8 +69,19 @@ class TuningJob:
             return None
         return replace(SearchSettings.from_config(MosesConfig.read(self.config)), **self.search)
 
+    def __post_init__(self):
+        refs = (self.refs,) if isinstance(self.refs, (str, Path)) else tuple(self.refs)
+        object.__setattr__(self, "refs", tuple(Path(r) for r in refs))
+
     def inputs(self, **extra) -> dict[str, str]:
-        return tuning_inputs(self.config, self.src, self.refs, **extra)
+        more = {f"references_{k}": path for k, path in enumerate(self.refs[1:], 2)}
+        return tuning_inputs(self.config, self.src, self.refs[0], **more, **extra)
+
+    def one_reference(self, what: str) -> Path:
+        """The one --refs file of a tuner that takes one reference per sentence; a usage error if several."""
+        if len(self.refs) > 1:
+            raise UsageError(f"{what} tunes on one reference per sentence; --refs gives {len(self.refs)} files")
+        return self.refs[0]
 
 
 def run(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
@@ -97,7 +109,7 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
                             seed=job.seed, output=job.settings.get("keep") or LoopSettings.output)
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
-        result = tune(decoder, References(references), model.config, model.layout, tuner, job.out, settings,
+        result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
                       resume=job.resume, quiet=job.quiet, inputs=job.inputs())
     model.write_settings(job.out)
     best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
@@ -121,7 +133,7 @@ def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
     sources, references = dev_set(job, model)
     with DevDecoder(model, sources, settings.n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     threads=job.threads) as decoder:
-        result = relevant_set_tune(decoder, References(references), model.config, model.layout, tuner, settings,
+        result = relevant_set_tune(decoder, References(*references), model.config, model.layout, tuner, settings,
                                    job.out, resume=job.resume, quiet=job.quiet, inputs=job.inputs())
     model.write_settings(job.out)
     return [f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; kept pass {result.best.number} "
@@ -134,7 +146,8 @@ def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
 
 def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
     settings = BlockTrainingSettings(job.settings["passes"], job.settings.get("n_best_size") or 1, job.seed)
-    sources, references = read_dev(job.src, job.refs, job.sentences, _preprocessing(job))
+    sources, references = read_dev(job.src, job.one_reference("--features binary"), job.sentences,
+                                   _preprocessing(job))
     started = time.perf_counter()
     weights, passes = block_training(job.config, sources, references, tuner, settings, job.out,
                                      job.search_settings(), job.workers, job.scheduler, job.resume, job.quiet,
@@ -149,7 +162,8 @@ def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
 def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
     s = job.settings
     model = with_sparse_features(TranslationModel.load(job.config), s["features"], s["word_classes"])
-    sources, refs = dev_set(job, model)
+    job.one_reference("samplerank")
+    sources, (refs,) = dev_set(job, model)
     if tuner.held_out and tuner.held_out >= len(sources):
         raise UsageError(f"--held-out {tuner.held_out} leaves nothing to tune on: the dev set has {len(sources)} "
                          "sentences")
@@ -263,19 +277,33 @@ def token_lines(path: Path, config: Path | None, side: str, tokenized: bool) -> 
     return [" ".join(form.tokens(line)) for line in lines]
 
 
+def reference_lines(paths: Sequence[Path], config: Path | None, tokenized: bool) -> list[list[str]]:
+    """``token_lines`` of every --refs file (target side), one stream each; PbmtError naming the files when
+    their line counts differ."""
+    streams = [token_lines(path, config, "target", tokenized) for path in paths]
+    if len({len(stream) for stream in streams}) > 1:
+        raise PbmtError("the --refs files differ in length: " + ", ".join(
+            f"{path} has {len(stream)} lines" for path, stream in zip(paths, streams)))
+    return streams
+
+
 def _preprocessing(job: TuningJob) -> Preprocessing | None:
     return None if job.tokenized else Preprocessing.read(job.config.parent)
 
 
-def dev_set(job: TuningJob, model: TranslationModel) -> tuple[list[str], list[str]]:
-    """``read_dev`` of the job's dev set (plain text made into ``model``'s token form unless ``tokenized``).
-    Text that did not go through the model's own preprocessing (``tokenized``, or a model without one) is
-    checked to be in the model's token form (``pbmt.features.translation.check_token_form``)."""
-    sources, references = read_dev(job.src, job.refs, job.sentences, _preprocessing(job))
-    prep = model.preprocessing
+def dev_set(job: TuningJob, model: TranslationModel) -> tuple[list[str], list[list[str]]]:
+    """``read_dev`` of the job's dev source and each of its --refs files (plain text made into ``model``'s token
+    form unless ``tokenized``): the sources and one reference stream per file. Text that did not go through
+    the model's own preprocessing (``tokenized``, or a model without one) is checked to be in the model's
+    token form (``pbmt.features.translation.check_token_form``)."""
+    streams, prep = [], model.preprocessing
+    for path in job.refs:
+        sources, references = read_dev(job.src, path, job.sentences, _preprocessing(job))
+        if job.tokenized or (not prep.tokenize and prep.casing == "none"):
+            check_token_form(path, [line.split() for line in references], model, prep.target_language)
+        check_not_swapped(job.src, [line.split() for line in sources], path, [line.split() for line in references],
+                          model)
+        streams.append(references)
     if job.tokenized or (not prep.tokenize and prep.casing == "none"):
         check_token_form(job.src, [line.split() for line in sources], model, prep.source_language)
-        check_token_form(job.refs, [line.split() for line in references], model, prep.target_language)
-    check_not_swapped(job.src, [line.split() for line in sources], job.refs, [line.split() for line in references],
-                      model)
-    return sources, references
+    return sources, streams

@@ -160,3 +160,13 @@ def test_sacrebleus_order_gives_sacrebleus_score(tmp_path, capsys):
     sacre = sacrebleu.corpus_bleu(HYPS, [REFS1], tokenize="none", force=True)
     assert json.loads(out.out)["score"] == pytest.approx(sacre.score, abs=1e-7)
     assert out.err == ""
+
+
+def test_refs_option_gives_the_positional_references_score(tmp_path, capsys):
+    files = [write(tmp_path / name, lines) for name, lines in [("h", HYPS), ("r1", REFS1), ("r2", REFS2)]]
+    assert main(["eval", "-i", files[0], "--refs", *files[1:], "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["score"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS1, REFS2], force=True).score, abs=1e-7)
+    assert "nrefs:2" in result["signature"]
+    assert main(["eval", files[1], "-i", files[0], "--refs", files[2]]) == 2
+    assert "either before -i or with --refs" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import pytest
 from pbmt.commands.cli import main
 from pbmt.base.config import MosesConfig
 from pbmt.model.model import TranslationModel
-from pbmt.model.sparse import SparseModel, WordClasses
+from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
 from pbmt.base.run_state import CHECKPOINT
 from resumption import assert_resumed_as_uninterrupted, untimed_log
 
@@ -192,3 +192,68 @@ def test_a_dev_set_not_in_the_model_form_is_an_error(bible, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bible / 'dev.es'}:1: " in err and "is known to the model only as" in err
     assert "8 of 8 lines are not in the model's token form" in err
+
+
+def test_tune_scores_dev_against_several_references(tiny_model_dir, tiny_dev, tmp_path):
+    """The first iteration's dev BLEU is sacrebleu's of the untuned 1-best against both --refs files."""
+    import csv
+
+    import sacrebleu
+
+    second = tmp_path / "dev.ref2"
+    second.write_text("\n".join(["go the lord said", "israel house", "the lord", "said go", "lord", "the israel",
+                                 "go go", "house"]) + "\n")
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "--tokenized", "-i",
+                 str(tiny_dev / "dev.src"), "-o", str(tmp_path / "untuned.out")]) == 0
+    out = tmp_path / "tuned"
+    argv = tune_args(tiny_model_dir, tiny_dev, out, "--iterations", "1")
+    argv.insert(argv.index("--refs") + 2, str(second))
+    assert main(argv) == 0
+    with open(out / "log.tsv", newline="") as f:
+        first = next(csv.DictReader(f, delimiter="\t"))
+    hyps = (tmp_path / "untuned.out").read_text().splitlines()
+    refs = [(tiny_dev / "dev.ref").read_text().splitlines(), second.read_text().splitlines()]
+    assert float(first["dev_bleu"]) == pytest.approx(sacrebleu.corpus_bleu(hyps, refs, tokenize="none").score,
+                                                     abs=1e-3)
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "sr", "--algorithm", "samplerank", "--refs",
+                          str(second), str(second))) == 2
+
+
+def test_optimize_tunes_the_sparse_features_of_an_nbest_list(sparse_model_dir, tiny_dev, tmp_path, capsys):
+    """PRO on a list with the boundary family's features writes their weights (--sparse-weights with
+    --config); MERT tunes the dense ones and says so."""
+    nbest = tmp_path / "nbest"
+    assert main(["translate", "-q", "-f", str(sparse_model_dir / "moses.ini"), "--tokenized", "-i",
+                 str(tiny_dev / "dev.src"), "-o", str(tmp_path / "out"), "--n-best", str(nbest),
+                 "--n-best-size", "20"]) == 0
+    common = ["optimize", "--n-best", str(nbest), "--refs", str(tiny_dev / "dev.ref")]
+    assert main([*common, "--algorithm", "pro", "--sparse-l1", "0.01", "-o", str(tmp_path / "w")]) == 0
+    assert "sparse features: " in capsys.readouterr().err
+    lines = (tmp_path / "w").read_text().splitlines()
+    sparse = [line for line in lines if line.startswith("pb_")]
+    assert sparse and all(len(line.split()) == 2 and line.split()[0].endswith("=") for line in sparse)
+    ini = ["-f", str(sparse_model_dir / "moses.ini"), "-o", str(tmp_path / "tuned.ini")]
+    assert main([*common, "--algorithm", "apro", *ini]) == 2
+    assert "give --sparse-weights FILE" in capsys.readouterr().err
+    assert main([*common, "--algorithm", "apro", *ini, "--sparse-weights", str(tmp_path / "sw")]) == 0
+    weights = SparseWeights.read(tmp_path / "sw")
+    assert weights.names and set(weights.names) <= set(TranslationModel.load(sparse_model_dir / "moses.ini")
+                                                        .sparse.names())
+    assert main([*common, "--algorithm", "mert", "--restarts", "1", *ini]) == 0
+    assert "tunes the dense features only" in capsys.readouterr().err
+
+
+def test_optimize_starts_the_sparse_weights_from_the_models(sparse_model_dir, tiny_dev, tmp_path):
+    """With --config, the sparse features start from the weights of the model's pbmt.toml: PRO with Psi = 0
+    keeps them."""
+    nbest = tmp_path / "nbest"
+    assert main(["translate", "-q", "-f", str(sparse_model_dir / "moses.ini"), "--tokenized", "-i",
+                 str(tiny_dev / "dev.src"), "-o", str(tmp_path / "out"), "--n-best", str(nbest)]) == 0
+    common = ["optimize", "-q", "--n-best", str(nbest), "--refs", str(tiny_dev / "dev.ref"), "-f",
+              str(sparse_model_dir / "moses.ini"), "-o", str(tmp_path / "tuned.ini"), "--sparse-weights",
+              str(tmp_path / "sw")]
+    assert main([*common, "--algorithm", "pro", "--interpolation", "0"]) == 0
+    kept = SparseWeights.read(tmp_path / "sw")
+    model = TranslationModel.load(sparse_model_dir / "moses.ini").sparse
+    by_name = dict(zip(model.names(), model.weights))
+    assert kept.names and all(by_name[n] == pytest.approx(v) for n, v in zip(kept.names, kept.values))

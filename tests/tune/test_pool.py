@@ -127,3 +127,63 @@ def test_an_empty_list_is_an_error(tmp_path):
     with pytest.raises(FormatError, match="nbest:1"):
         (tmp_path / "nbest").write_text("0 ||| x\n")
         read_pool(tmp_path / "nbest", References(REFS))
+
+
+def sparse_entry(sentence, text, features, lm=-1.0, segmentation=((0, 1, 0, 1),)):
+    return NBestEntry(sentence, text, {"LM0": (lm,), "TM0": (0.5, -2.0)}, 0.0, segmentation, (), tuple(features))
+
+
+def test_sparse_features_are_held_as_csr_over_the_names_seen(references):
+    entries = [sparse_entry(1, "go", [("pb_a_b", 2.0)]), sparse_entry(0, "the lord", [("pb_c_d", 1.0), ("pb_a_b", 1.0)]),
+               sparse_entry(0, "the", []), sparse_entry(2, "and", [("pb_e_f", -0.5)])]
+    pool = pool_from_entries(entries, LAYOUT, references)
+    assert pool.sparse_names == ("pb_a_b", "pb_c_d", "pb_e_f") and pool.n_weights == 6
+    assert pool.texts == ("the lord", "the", "go", "and")
+    assert pool.sparse.toarray().tolist() == [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, -0.5]]
+    dense = np.array([1.0, 0.0, 0.0])
+    np.testing.assert_allclose(pool.scores(dense), pool.features @ dense)  # sparse weights zero
+    full = np.concatenate([dense, [0.5, 2.0, -4.0]])
+    np.testing.assert_allclose(pool.scores(full), pool.features @ dense + pool.sparse.toarray() @ full[3:])
+    assert pool.best(full).tolist() == [0, 2, 3]
+    with pytest.raises(ValueError, match="expected 3 or 6 weights"):
+        pool.scores(np.zeros(4))
+    # a later list adds names; old candidates keep their values under the merged names
+    later = pool_from_entries([sparse_entry(0, "lord", [("pb_g_h", 3.0), ("pb_c_d", 1.0)]), sparse_entry(1, "go", [])],
+                              LAYOUT, references)
+    merged, added = pool.merge(later)
+    assert added == 1 and merged.sparse_names == ("pb_a_b", "pb_c_d", "pb_e_f", "pb_g_h")
+    assert merged.texts == ("the lord", "the", "lord", "go", "and")
+    assert merged.sparse.toarray()[:, [0, 1, 3]].tolist() == [[1, 1, 0], [0, 0, 0], [0, 1, 3], [2, 0, 0], [0, 0, 0]]
+    # a dense pool merged with a sparse one, and the checkpoint's arrays
+    dense_pool = pool_from_entries([entry(0, "x"), entry(1, "y"), entry(2, "z")], LAYOUT, references)
+    assert dense_pool.sparse is None and dense_pool.merge(pool)[0].sparse.shape == (7, 3)
+    back = Pool.from_arrays(merged.arrays())
+    assert back.sparse_names == merged.sparse_names
+    assert (back.sparse != merged.sparse).nnz == 0
+
+
+def test_a_pool_stores_only_the_features_that_fire():
+    """100,000 distinct sparse features over 20,000 candidates, 5 each: memory grows with what fires."""
+    rng = np.random.default_rng(3)
+    names = [f"pb_{i}_x" for i in range(100_000)]
+    fired = rng.permutation(100_000).tolist()
+    entries = [sparse_entry(i % 3, "the", [(names[fired[(5 * i + k) % 100_000]], 1.0) for k in range(5)],
+                            segmentation=((0, 1, 0, 1), (i, i + 1, 1, 1))) for i in range(20_000)]
+    pool = pool_from_entries(entries, LAYOUT, References(REFS))
+    assert pool.n_candidates == 20_000 and len(pool.sparse_names) == 100_000
+    assert pool.sparse.nnz == 100_000 and pool.sparse.data.nbytes == 800_000
+
+
+def test_several_references_score_as_sacrebleu_with_several_references(tmp_path):
+    second = ["the lord spake unto moses", "go to the house of israel", "the lord god"]
+    hyps = ["the lord spake unto moses , saying", "go and house", "lord god"]
+    (tmp_path / "r1").write_text("\n".join(REFS) + "\n")
+    (tmp_path / "r2").write_text("\n".join(second) + "\n")
+    references = References.read([tmp_path / "r1", tmp_path / "r2"])
+    assert references.n_references == 2
+    pool = pool_from_entries([entry(s, h) for s, h in enumerate(hyps)], LAYOUT, references)
+    assert 100 * pool.bleu(np.zeros(3)) == pytest.approx(
+        sacrebleu.corpus_bleu(hyps, [REFS, second], tokenize="none").score)
+    (tmp_path / "short").write_text("the lord\n")
+    with pytest.raises(PbmtError, match="differ in length"):
+        References.read([tmp_path / "r1", tmp_path / "short"])
