@@ -82,9 +82,7 @@ def _end(tr, slot, state, last_option, weighted, out):
     return _weigh(tr, slot, weighted, row)
 
 
-# The loops over the features are functions of their own too: numba unrolls a loop over a tuple of several types
-# only where the variables it reads have one definition, which an inlined copy in a caller's loop need not keep.
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, eos, weighted,
                    out):
     """The stateful features of option ``o`` over [start, end) (o < 0: no block, the state copied) in state row
@@ -108,7 +106,7 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
     return total
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, out):
     """The stateless features of block [start, end) with option ``o`` after block [prev_start, prev_end) with
     ``prev_option`` ([0, 0) and -1 at the sentence start)."""
@@ -119,7 +117,7 @@ def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, o
     return total
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def end_score(tr, last_option, weighted, out):
     """The stateless features of the sentence end after ``last_option`` (-1: an empty derivation)."""
     total = 0.0
