@@ -162,7 +162,7 @@ class LexicalConsistency(GlobalFeature):
                 start, end = int(options.start[o]), int(options.end[o])
                 target = options.target(o)
                 linked: list[list[int]] = [[] for _ in range(end - start)]
-                for s, t in sorted(option_links(options, candidates.model, int(o)), key=lambda st: (st[0], st[1])):
+                for s, t in sorted(option_links(options, int(o)), key=lambda st: (st[0], st[1])):
                     linked[s - start].append(int(target[t]))
                 found = [(int(options.sentence[start + i]), tuple(words)) for i, words in enumerate(linked)
                          if self.counted(int(options.sentence[start + i]))]

@@ -35,7 +35,10 @@ class TranslationOptions:
     n_features]``, natural log; transition columns are zero), ``local_score[o]``
     their weighted sum, ``reordering[o]`` its six reordering log probabilities,
     ``lm_estimate[o]`` the LMs' weighted inside estimate of its target words
-    (``TranslationModel.lm_estimate``, natural log).
+    (``TranslationModel.lm_estimate``, natural log). ``align[align_offsets[o]:align_offsets[o + 1]]``
+    (``int16[k, 2]``) links option ``o``'s words, (source, target) positions within its phrase pair: the
+    phrase pair's word alignment; an unknown word is linked to itself, and every word of a translation the
+    markup gives to every word of its span.
     Options of span ``(i, i + l + 1)`` are ``span_offsets[i * max_length + l]``
     up to ``span_offsets[i * max_length + l + 1]``. ``future[i, j]`` is the best
     estimated score of translating ``[i, j)`` (natural log, weighted).
@@ -59,6 +62,8 @@ class TranslationOptions:
     lm_estimate: np.ndarray
     span_offsets: np.ndarray
     future: np.ndarray
+    align_offsets: np.ndarray
+    align: np.ndarray
     vocab: Vocab | Overlay = field(repr=False)
     zones: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32), repr=False)
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int32), repr=False)
@@ -89,6 +94,10 @@ class TranslationOptions:
                      else np.zeros(0, np.int32))
         return model.block_scores.options(self.candidate, src_offsets, src_words,
                                           *csr.take(self.tgt_offsets, self.tgt_words, other))
+
+    def is_unknown(self, option: int) -> bool:
+        """Whether option ``option`` is an unknown word passed through."""
+        return bool(self.candidate[option] == UNKNOWN)
 
     def is_markup(self, option: int) -> bool:
         """Whether option ``option`` is a translation the input's markup gives."""
@@ -150,6 +159,13 @@ class TranslationOptions:
                                       phrases.tgt_offsets[-1] + len(unknown_words) + given_offsets[1:]])
         ext_words = np.concatenate([phrases.tgt_words, unknown_words, given_words]).astype(np.int32)
         tgt_offsets, tgt_words = csr.take(ext_offsets, ext_words, rows)
+        every_pair = [np.array([(s, t) for s in range(n_src) for t in range(n_tgt)], np.int16).reshape(-1, 2)
+                      for n_src, n_tgt in [(1, 1)] * len(unknown_words) + [(g[1] - g[0], len(g[2])) for g in given]]
+        other_offsets, other_links = csr.from_rows(every_pair, np.int16) if every_pair else (np.zeros(1, np.int64),
+                                                                                            np.zeros(0, np.int16))
+        ext_align_offsets = np.concatenate([phrases.align_offsets, phrases.align_offsets[-1] + other_offsets[1:]])
+        ext_align = np.concatenate([phrases.align, other_links.reshape(-1, 2)])
+        align_offsets, align = csr.take(ext_align_offsets, ext_align, rows)
 
         local = np.empty((len(candidate), model.layout.size))
         local[is_table] = model.cand_local[known]
@@ -177,7 +193,8 @@ class TranslationOptions:
         np.cumsum(span_counts, out=span_offsets[1:])
         opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                      reordering, lm_estimate, span_offsets, np.zeros((n + 1, n + 1)), vocab, *markup.constraints(n))
+                      reordering, lm_estimate, span_offsets, np.zeros((n + 1, n + 1)), align_offsets, align, vocab,
+                      *markup.constraints(n))
         if model.block_scores is not None:
             local_score = local_score + options.block_scores(model)[0]
         if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:

@@ -24,26 +24,19 @@ def target_text(derivation: Derivation, options: TranslationOptions, model: Tran
     return " ".join(options.vocab.words(derivation.target_words(options)))
 
 
-def option_links(options: TranslationOptions, model: TranslationModel, option: int) -> list[tuple[int, int]]:
-    """(source position in the sentence, target position in the phrase) links of one option.
-
-    From its phrase pair's internal alignment; an unknown word passed through
-    is linked to itself, and every word of a translation the input's markup
-    gives to every word of its span.
-    """
-    c = options.candidate[option]
+def option_links(options: TranslationOptions, option: int) -> list[tuple[int, int]]:
+    """(source position in the sentence, target position in the phrase) links of one option
+    (``TranslationOptions.align``)."""
     start = int(options.start[option])
-    if c < 0:
-        return [(s, t) for s in range(start, int(options.end[option])) for t in range(len(options.target(option)))]
-    table = model.phrases
-    return [(start + int(s), int(t)) for s, t in table.align[table.align_offsets[c]:table.align_offsets[c + 1]]]
+    lo, hi = options.align_offsets[option], options.align_offsets[option + 1]
+    return [(start + int(s), int(t)) for s, t in options.align[lo:hi]]
 
 
 def word_alignment(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> list[tuple[int, int]]:
     """(source position, target position) pairs from the phrase pairs' internal alignments."""
     bounds = derivation.target_boundaries(options)
     return sorted((s, int(bounds[b]) + t) for b, o in enumerate(derivation.option)
-                  for s, t in option_links(options, model, o))
+                  for s, t in option_links(options, o))
 
 
 def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
@@ -63,7 +56,7 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     blocks = _block_positions(chosen, offsets, options)
     seg_offsets = offsets.tolist()
     segmentation = list(zip(*(column.tolist() for column in blocks)))
-    align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options, model)
+    align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options)
     texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
     paths = chosen.tolist()
     entries = []
@@ -105,24 +98,17 @@ def _block_positions(chosen: np.ndarray, offsets: np.ndarray, options: Translati
             tgt_start + length)
 
 
-def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: TranslationOptions,
-                      model: TranslationModel) -> tuple[list[int], list[tuple[int, int]]]:
+def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: TranslationOptions
+                      ) -> tuple[list[int], list[tuple[int, int]]]:
     """Every path's (source, target) word links, sorted, as one list with per-path offsets (``option_links``
-    for all blocks at once: the phrase pairs' internal alignments, an unknown word linked to itself, a
-    translation the input's markup gives linked word by word to its span)."""
-    src_start, src_end, tgt_start, tgt_end = blocks
+    for all blocks at once)."""
+    src_start, _, tgt_start, _ = blocks
     path = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    candidate = options.candidate[chosen]
-    known = np.flatnonzero(candidate >= 0)
-    other = np.flatnonzero(candidate < 0)
-    link_offsets, links = csr.take(model.phrases.align_offsets, model.phrases.align, candidate[known])
+    link_offsets, links = csr.take(options.align_offsets, options.align, chosen)
     count = np.diff(link_offsets)
-    pairs = [(b, s, t) for b in other.tolist() for s in range(src_start[b], src_end[b])
-             for t in range(tgt_start[b], tgt_end[b])]
-    block, other_src, other_tgt = (np.array(pairs, np.int64).T if pairs else np.zeros((3, 0), np.int64))
-    src = np.concatenate([links[:, 0] + np.repeat(src_start[known], count), other_src])
-    tgt = np.concatenate([links[:, 1] + np.repeat(tgt_start[known], count), other_tgt])
-    owner = np.concatenate([np.repeat(path[known], count), path[block]])
+    src = links[:, 0] + np.repeat(src_start, count)
+    tgt = links[:, 1] + np.repeat(tgt_start, count)
+    owner = np.repeat(path, count)
     order = np.lexsort((tgt, src, owner))
     per_path = np.zeros(len(offsets), dtype=np.int64)
     np.cumsum(np.bincount(owner, minlength=len(offsets) - 1), out=per_path[1:])
