@@ -39,6 +39,7 @@ FEATURE_TYPES: dict[str, FeatureType] = {
     "PhraseDictionaryMemory": FeatureType("TranslationModel", None, needs_path=True),
     "LexicalReordering": FeatureType("LexicalReordering", None, needs_path=True),
     "KENLM": FeatureType("LM", 1, needs_path=True),
+    "OpSequenceModel": FeatureType("OpSequenceModel", 5, needs_path=True),
 }
 
 _V1_SECTIONS = {"ttable-file", "lmodel-file", "weight-t", "weight-l", "weight-d", "weight-w"}

@@ -67,7 +67,7 @@ COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=
 RANGES: dict[str, Range] = {
     # counts: at least 1
     **dict.fromkeys(["n_best_size", "stack", "ttable_limit", "workers", "options_per_span", "trace_every",
-                     "order", "lm_order", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
+                     "order", "lm_order", "osm", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
                      "oracle_beam", "epochs", "held_out", "batch_size", "samples_per_sentence", "chains",
                      "max_batches", "eval_every", "min_count", "prune", "shard_size", "max_queue", "max_words",
                      "max_sentences", "threads", "bootstrap"], COUNT),

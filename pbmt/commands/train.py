@@ -3,14 +3,16 @@
 Writes to --out a model folder that pbmt translate and Moses load: moses.ini
 (train-model.perl's default, untuned weights; relative paths), pbmt.toml (the
 preprocessing), phrase-table.gz, reordering-table.gz (msd-bidirectional-fe)
-and lm.arpa.gz, and truecase-model.source.gz and truecase-model.target.gz
+and lm.arpa.gz (with --osm, osm.arpa.gz), and truecase-model.source.gz and truecase-model.target.gz
 when truecased. The steps: prepare the corpus (tokenise plain text with
 sacremoses, placeholders, tags, URLs and the like kept whole, as the model
 then does to its input, unless --tokenized says the texts are tokenised
 already; then truecase, the default for cased text, or lowercase; pairs
 with an empty side are dropped, as Moses's clean-corpus-n.perl does), align
 (eflomal both ways, grow-diag-final-and), extract and score phrase pairs,
-estimate a Kneser-Ney LM of the target side, induce target word classes
+estimate a Kneser-Ney LM of the target side (with --osm, also an operation
+sequence model: Durrani et al.'s n-gram model over the operations that
+generate each aligned pair, Moses's OpSequenceModel), induce target word classes
 (word-classes.txt, for sparse features), write the configuration.
 Intermediate files and the steps' stamps go to --work-dir. Each step reports
 its time; a step whose inputs and options are unchanged since it last ran is
@@ -24,6 +26,7 @@ Examples:
   pbmt train --src train.es --tgt train.en --out model --casing lowercase --placeholders
   pbmt train --src train.tok.es --tgt train.tok.en --tokenized --out model --alignment train.align.gdfa --lm-order 5
   pbmt train --src train.es --tgt train.en --out model --lm-order 3 --lm general.arpa.gz   (two LMs: LM0, LM1)
+  pbmt train --src train.es --tgt train.en --out model --osm 5   (with a 5-gram operation sequence model)
 """
 
 from __future__ import annotations
@@ -87,6 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "of its own (LM0, LM1, ... in this order), as Moses loads them")
     parser.add_argument("--lm-order", type=int, help="order of the LM estimated from the target text (default 3); "
                         "with --lm, giving it estimates one as well, as the first LM")
+    parser.add_argument("--osm", type=int, metavar="ORDER",
+                        help="also train an operation sequence model of this order (Durrani et al. 2011; Moses's "
+                        "OpSequenceModel, 5 in Moses's recipe): an n-gram model over the translation and reordering "
+                        "operations of each aligned pair, OpSequenceModel0 in moses.ini, 5 weights")
     add_discount_fallback(parser)
     parser.add_argument("--word-class-count", type=int, default=50, metavar="N", help="induce N target "
                         "word classes (exchange algorithm) into word-classes.txt, for sparse features "
@@ -125,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         tokenize=not args.tokenized, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
-        lms=tuple(args.lm), lm_order=args.lm_order, discount_fallback=args.discount_fallback,
+        lms=tuple(args.lm), lm_order=args.lm_order, osm_order=args.osm, discount_fallback=args.discount_fallback,
         word_classes=args.word_class_count, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
         protected=args.protected, placeholders=args.placeholders,
     )

@@ -26,6 +26,7 @@ from pbmt.base.files import atomic_write, open_binary, parse_int
 from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureFunction, FeatureLayout, make_features
 from pbmt.model.lm import LMCache, NgramLM
+from pbmt.model import osm  # noqa: F401 (registers OpSequenceModel)
 from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionaryMemory
 from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable, read_only

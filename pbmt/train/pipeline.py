@@ -17,10 +17,13 @@ The steps, each a function below, run in order by ``StepRunner``:
    applied to both tables alike, and the word translation tables.
 4. ``train_lm``: a modified Kneser-Ney LM of the target side, as lmplz
    estimates it; or ``copy_lm``: a given ARPA file.
-5. ``induce_classes`` (``pbmt.train.word_classes``): target word classes for
+5. ``train_osm`` (with ``--osm ORDER``): the operation sequence of every
+   aligned pair (``pbmt.train.osm``) and a Kneser-Ney model of that order
+   over them, Moses's ``OpSequenceModel`` feature (``osm.arpa.gz``).
+6. ``induce_classes`` (``pbmt.train.word_classes``): target word classes for
    sparse features (``word-classes.txt``; ``pbmt tune --features boundary``
    uses them).
-6. ``write_config``: ``moses.ini`` with ``train-model.perl``'s default
+7. ``write_config``: ``moses.ini`` with ``train-model.perl``'s default
    (untuned) weights, and ``pbmt.toml`` with the preprocessing.
 
 The model folder holds ``moses.ini``, ``pbmt.toml``, ``phrase-table.gz``,
@@ -65,6 +68,7 @@ from pbmt.train.corpus import (
     write_alignment,
 )
 from pbmt.train.lm_estimate import DEFAULT_MEMORY, write_lm
+from pbmt.train.osm import write_operation_corpus
 from pbmt.train.score import write_word_translation
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES, build_tables
 from pbmt.train.steps import Step, StepReport, StepRunner
@@ -75,6 +79,7 @@ from pbmt.base.vocab import Vocab
 PHRASE_TABLE = "phrase-table.gz"
 REORDERING_TABLE = "reordering-table.gz"
 LM_FILE = "lm.arpa.gz"
+OSM_FILE = "osm.arpa.gz"
 TRUECASER_FILES = ("truecase-model.source.gz", "truecase-model.target.gz")
 REORDERING_TYPE = "wbe-msd-bidirectional-fe-allff"
 
@@ -87,6 +92,7 @@ DEFAULT_WEIGHTS: dict[str, tuple[float, ...]] = {
     "LexicalReordering0": (0.3,) * 6,
     "Distortion0": (0.3,),
     "LM0": (0.5,),
+    "OpSequenceModel0": (0.08, -0.02, 0.02, -0.001, 0.03),
 }
 DEFAULT_DISTORTION_LIMIT = 6
 
@@ -323,17 +329,30 @@ def copy_lm(given: Path, out: Path) -> int:
     return order
 
 
+def train_osm(src: Path, tgt: Path, alignment: Path, operations: Path, out: Path, order: int,
+              discount_fallback: tuple[float, float, float] | None = None, memory: int = DEFAULT_MEMORY,
+              work: Path | None = None, progress: bool = False) -> str:
+    """Write the operation sequences of the aligned tokenised texts to ``operations`` and estimate a
+    Kneser-Ney model of ``order`` over them (``train_lm``) into ``out``: the operation sequence model Moses's
+    ``OSM-Train.perl`` makes (without its pruning of singleton 3-grams and longer). Returns a summary."""
+    corpus = write_operation_corpus(src, tgt, alignment, operations)
+    ngrams = train_lm(operations, out, order, discount_fallback, memory, work, progress)
+    return (f"{corpus.operations:,} operations of {corpus.sentences:,} sentence pairs ({corpus.identical:,} "
+            f"words generated identical); n-grams by order: {' '.join(f'{n:,}' for n in ngrams)}")
+
+
 def lm_file(index: int) -> str:
     """The model folder's name of its LM number ``index`` (``LM_FILE``, then ``lm1.arpa.gz``, ...)."""
     return LM_FILE if index == 0 else f"lm{index}.arpa.gz"
 
 
-def default_config(lm_orders: Sequence[int]) -> MosesConfig:
+def default_config(lm_orders: Sequence[int], osm: bool = False) -> MosesConfig:
     """The moses.ini ``train-model.perl`` writes for a phrase-based model with
     an msd-bidirectional-fe reordering table and a KenLM LM of each of
-    ``lm_orders`` (``LM0``, ``LM1``, ... in the files ``lm_file`` names): the
-    model files by their names in ``pbmt.train.pipeline``, relative to the
-    ini's folder, and ``DEFAULT_WEIGHTS`` (each LM ``LM0``'s)."""
+    ``lm_orders`` (``LM0``, ``LM1``, ... in the files ``lm_file`` names), and
+    with ``osm`` an operation sequence model (``OSM_FILE``): the model files by
+    their names in ``pbmt.train.pipeline``, relative to the ini's folder, and
+    ``DEFAULT_WEIGHTS`` (each LM ``LM0``'s)."""
     features = (
         Feature("UnknownWordPenalty", "UnknownWordPenalty0", 1),
         Feature("WordPenalty", "WordPenalty0", 1),
@@ -346,9 +365,12 @@ def default_config(lm_orders: Sequence[int]) -> MosesConfig:
         Feature("Distortion", "Distortion0", 1),
         *(Feature("KENLM", f"LM{i}", 1, {"factor": "0", "path": lm_file(i), "order": str(order)})
           for i, order in enumerate(lm_orders)),
+        *((Feature("OpSequenceModel", "OpSequenceModel0", 5, {"num-features": "5", "path": OSM_FILE}),)
+          if osm else ()),
     )
     settings = {"input-factors": ("0",), "mapping": ("0 T 0",), "distortion-limit": (str(DEFAULT_DISTORTION_LIMIT),)}
-    weights = {**DEFAULT_WEIGHTS, **{f"LM{i}": DEFAULT_WEIGHTS["LM0"] for i in range(len(lm_orders))}}
+    weights = {name: value for name, value in DEFAULT_WEIGHTS.items() if osm or name != "OpSequenceModel0"}
+    weights.update({f"LM{i}": DEFAULT_WEIGHTS["LM0"] for i in range(len(lm_orders))})
     return MosesConfig(features, weights, settings)
 
 
@@ -377,7 +399,8 @@ class TrainSettings:
     alignments to symmetrise instead of running eflomal. ``lms``: ARPA files
     to use as the model's LMs; ``lm_order``: the order of an LM estimated from
     the target text, the model's first (None: a 3-gram when ``lms`` is empty,
-    else none). ``word_classes``: how
+    else none). ``osm_order``: the order of an operation sequence model
+    (``train_osm``; None: none). ``word_classes``: how
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
     ``casing``: one of ``pbmt.base.text.CASINGS``, or ``auto``: ``truecase`` for
@@ -404,6 +427,7 @@ class TrainSettings:
     lms: tuple[Path, ...] = ()
     lm_order: int | None = None
     discount_fallback: tuple[float, float, float] | None = None
+    osm_order: int | None = None
     word_classes: int = 50
     scale: Scale = Scale()
     protected: Path | None = None
@@ -501,6 +525,14 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
                           {"copy": True},
                           lambda lm_path=lm_path, target=target: f"copied a {copy_lm(lm_path, target)}-gram ARPA LM"))
 
+    if s.osm_order is not None:
+        steps.append(Step(
+            "osm", (corpus_src, corpus_tgt, gdfa), (work / "operations.gz", out / OSM_FILE),
+            {"order": s.osm_order, "discount_fallback": s.discount_fallback},
+            lambda: train_osm(corpus_src, corpus_tgt, gdfa, work / "operations.gz", out / OSM_FILE, s.osm_order,
+                              s.discount_fallback, s.scale.memory, work, progress),
+        ))
+
     if s.word_classes:
         def classes() -> str:
             induced = induce_classes(corpus_tgt, s.word_classes, progress=progress)
@@ -511,13 +543,13 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         steps.append(Step("classes", (corpus_tgt,), (out / CLASSES_FILE,), {"classes": s.word_classes}, classes))
 
     def config() -> str:
-        default_config(lm_orders).write(out / "moses.ini")
+        default_config(lm_orders, s.osm_order is not None).write(out / "moses.ini")
         write_preprocessing(out / "pbmt.toml", preprocessing)
         return "moses.ini (default weights) and pbmt.toml"
 
     steps.append(Step("config", truecasers + ((s.protected,) if s.protected else ()),
                       (out / "moses.ini", out / "pbmt.toml"),
-                      {"lm_orders": lm_orders, "preprocess": preprocess}, config))
+                      {"lm_orders": lm_orders, "osm": s.osm_order is not None, "preprocess": preprocess}, config))
     return steps
 
 

@@ -13,6 +13,7 @@ from pbmt.base.config import MosesConfig
 from pbmt.base.files import read_lines
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import WordClasses
+from pbmt.train.osm import identical_singletons, operation_sequence
 
 N = 300
 
@@ -258,3 +259,26 @@ def test_a_log_redirected_to_a_file_has_the_steps_lines_and_no_progress_bars_or_
     assert "pbmt train: [2/5] align: " in log and "pbmt train: [1/5] corpus: 40 sentence pairs; truecased" in log
     assert "\r" not in log and "eflomal" not in log and "Aligning" not in log
     assert all(line.startswith("pbmt train: ") for line in log.splitlines())
+
+
+def test_osm_trains_an_operation_sequence_model(corpus_slice, tmp_path):
+    """--osm ORDER writes the operation sequence of every aligned pair (pbmt.train.osm) and an n-gram model of
+    that order over them, as ``pbmt lm`` estimates it, named in moses.ini as Moses's train-model.perl names it."""
+    out = tmp_path / "model"
+    assert main(train_args(corpus_slice, out, "--alignment", str(corpus_slice / "train.align.gdfa"), "--osm", "3",
+                           "--discount-fallback", "--word-class-count", "0", "-q")) == 0
+    config = MosesConfig.read(out / "moses.ini")
+    (osm,) = [f for f in config.features if f.type == "OpSequenceModel"]
+    assert (osm.name, osm.n_scores, osm.args["path"]) == ("OpSequenceModel0", 5, "osm.arpa.gz")
+    assert config.weights["OpSequenceModel0"] == (0.08, -0.02, 0.02, -0.001, 0.03)  # train-model.perl's
+    work = out / "work"
+    src, tgt, alignment = (lines(work / name) for name in ("corpus.src", "corpus.tgt", "alignment.gdfa"))
+    pairs = [(f.split(), e.split(), [tuple(map(int, p.split("-"))) for p in a.split()])
+             for f, e, a in zip(src, tgt, alignment)]
+    identical = identical_singletons(pairs)
+    assert identical  # words copied once in 300 verses (names)
+    expected = [" ".join(operation_sequence(*pair, identical)) for pair in pairs]
+    assert lines(work / "operations.gz") == expected
+    assert main(["lm", str(work / "operations.gz"), str(tmp_path / "ops.arpa"), "--order", "3",
+                 "--discount-fallback", "-q"]) == 0
+    assert lines(out / "osm.arpa.gz") == lines(tmp_path / "ops.arpa")
