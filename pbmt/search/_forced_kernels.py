@@ -20,7 +20,7 @@ still inside the prefix are all kept. Every hypothesis stays in the pool as
 an arc of its class, so n-best lists come from ``_nbest_kernels``.
 
 ``prefix_cube_kernel`` is prefix decoding with cube pruning past the prefix:
-the decoder's own pool, classes and cube (``_decoder_kernels``), with the
+the decoder's own pool, classes and cube (``_decoder_kernels``, ``_cube_kernels``), with the
 position inside the prefix carried in the recombination key.
 """
 
@@ -30,9 +30,10 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._decoder_kernels import (Edges, _add_edges, _class_room, _fill_stack, _future_of, _future_with,
-                                          _graph, _grow_pool, _new_queue, _new_search, _options_by_estimate, _place,
-                                          _stack_room, _write, reachable_spans, state_hash)
+from pbmt.search._cube_kernels import (Edges, _add_edges, _fill_stack, _new_queue, _options_by_estimate,
+                                       _stack_room)
+from pbmt.search._decoder_kernels import (_class_room, _future_of, _future_with, _graph, _grow_pool, _new_search,
+                                          _place, _write, reachable_spans, state_hash)
 from pbmt.search._scoring_kernels import extension_score
 
 Sentence = namedtuple("Sentence", [

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search._decoder_kernels import Limits, Sentence, cube_kernel, stack_kernel
+from pbmt.search._cube_kernels import cube_kernel
+from pbmt.search._decoder_kernels import Limits, Sentence, stack_kernel
 from pbmt.search._nbest_kernels import best_path, k_best_paths
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import TranslationOptions
