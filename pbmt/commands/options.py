@@ -74,7 +74,7 @@ RANGES: dict[str, Range] = {
     # at least 0: a seed, a count where 0 means none (or no limit), a time
     **dict.fromkeys(["seed", "steps_per_sentence", "burn_in_per_sentence", "pop_limit", "restarts",
                      "random_directions", "perturbation", "decay", "word_class_count", "shutdown_timeout",
-                     "flat_weight", "temperature"], NON_NEGATIVE),
+                     "flat_weight", "temperature", "sparse_l1"], NON_NEGATIVE),
     # positive: rates, scales, temperatures, steps
     **dict.fromkeys(["anneal", "apro_c", "learning_rate", "samplerank_c", "samplerank_step", "gain_scale",
                      "score_range", "max_step", "discount_fallback"], POSITIVE),
