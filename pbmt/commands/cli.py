@@ -111,10 +111,12 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{self._suggestion(message)} (see {self.prog} --help)\n")
 
     def _suggestion(self, message: str) -> str:
-        """'; did you mean X?' for an unrecognised option or an invalid choice close to a known one, else ''."""
+        """'; did you mean X?' for an unrecognised option or an invalid choice close to a known one, else ''.
+        Options are compared without their dashes, which would otherwise make any two long options look alike."""
         if message.startswith("unrecognized arguments: "):
-            flags = [flag for action in self._actions for flag in visible_flags(action)]
-            guesses = [(word, difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6))
+            names = {flag.lstrip("-"): flag for action in self._actions for flag in visible_flags(action)}
+            guesses = [(word, [names[name] for name in difflib.get_close_matches(
+                           word.split("=")[0].lstrip("-"), names, n=1, cutoff=0.6)])
                        for word in message.split(": ", 1)[1].split() if word.startswith("-")]
             found = [f"{match[0]} for {word}" if len(guesses) > 1 else match[0] for word, match in guesses if match]
             return f"; did you mean {', '.join(found)}?" if found else ""
