@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "longer ones get 413")
     parser.add_argument("--max-sentences", type=int, default=100, help="sentences per /translate request")
     parser.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES if DEFAULT_SAMPLES.exists() else None,
-                        help="sentences the page offers to pick from (the first 30 lines); it opens on the first")
+                        help="sentences the page offers to pick from (the first 30 lines, leaving out any longer "
+                        "than --max-words); it opens on the first")
     parser.add_argument("--shutdown-timeout", type=float, default=10.0, help="seconds requests in flight get "
                         "to finish after SIGTERM")
     add_model_arguments(parser)

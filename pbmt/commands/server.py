@@ -299,6 +299,8 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     """The FastAPI application; ``model`` is the server's, which each worker receives (by its path)."""
     layout = model.layout
     translators = {tokenized: Translator(model, tokenized=tokenized) for tokenized in (False, True)}
+    # the page opens on the first sample: one the server would refuse (413) must not be offered
+    samples = [line for line in settings.samples if len(translators[False].tokens(line)) <= settings.max_words]
     state: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -481,7 +483,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
                              "distortion_limit": s.distortion_limit, "reordering": s.reordering,
                              "search": s.search, "pop_limit": s.pop_limit},
                 "limits": {"max_words": settings.max_words, "max_sentences": settings.max_sentences},
-                "samples": list(settings.samples)}
+                "samples": samples}
 
     @app.get("/", include_in_schema=False)
     async def page():

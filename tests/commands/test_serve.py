@@ -84,7 +84,7 @@ class Server:
 @pytest.fixture(scope="module")
 def server(tiny_model_dir, tmp_path_factory):
     samples = tmp_path_factory.mktemp("samples") / "samples.txt"
-    samples.write_text("A b, c d e.\nC a e b d\n", encoding="utf-8")
+    samples.write_text("a " * 21 + "\nA b, c d e.\nC a e b d\n", encoding="utf-8")
     s = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60",
                "--max-queue", "500", "--samples", str(samples))
     yield s
@@ -192,6 +192,11 @@ def test_docs_and_page_are_served_without_outside_links(server):
         assert "https://" not in page.text and "http://" not in page.text, path
     schema = httpx.get(server.url + "/openapi.json", timeout=30).json()
     assert {"/translate", "/explain", "/health", "/model"} <= set(schema["paths"])
+
+
+def test_the_page_is_not_offered_samples_longer_than_max_words(server):
+    """The page opens on the first sample: one of 21 words under --max-words 20 would open it on a 413."""
+    assert httpx.get(server.url + "/model", timeout=30).json()["samples"] == ["A b, c d e.", "C a e b d"]
 
 
 @pytest.fixture(scope="module")
