@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from repo_data import DATA, REPO, data_lines
+from support import TINY_SOURCES
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
 
@@ -61,21 +62,6 @@ def shared(bible):
     model = TranslationModel.load(bible / "model" / "moses.ini")
     lines = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
     return model, lines
-
-
-def assert_reproduces_moses(entry, options, model):
-    """The features and total ``score_derivation`` gives the derivation of a Moses n-best entry equal Moses's
-    (printed to six significant digits); returns the derivation."""
-    from pbmt.search.derivation import score_derivation
-    from pbmt.search.output import derivation_from_entry
-
-    derivation = derivation_from_entry(entry, options, model)
-    features = score_derivation(derivation, options, model)
-    ours = model.layout.as_dict(features)
-    for name, values in entry.features.items():
-        np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
-    assert features @ model.weights == pytest.approx(entry.total, abs=1e-3)
-    return derivation
 
 
 SOURCE = ["a", "b", "c", "d", "e"]
@@ -133,9 +119,6 @@ Distortion0= 0.4
 LM0= 0.5
 """)
     return folder
-
-
-TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c d", "e a"]
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions
 
-from conftest import TINY_SOURCES
+from support import TINY_SOURCES
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TINY_SOURCES
+from support import TINY_SOURCES
 from pbmt.base.errors import FormatError
 from pbmt.base.nbest import NBestEntry, parse_line, read_nbest, write_nbest
 

@@ -21,7 +21,7 @@ httpx = pytest.importorskip("httpx")
 from pbmt.commands.cli import main  # noqa: E402
 from pbmt.base.nbest import read_nbest  # noqa: E402
 
-from conftest import TINY_SOURCES  # noqa: E402
+from support import TINY_SOURCES  # noqa: E402
 
 # decoding this with SLOW_SEARCH takes seconds on the tiny model (stack decoding: no beam, a huge stack, any jump),
 # long enough to find the job running and act while it runs

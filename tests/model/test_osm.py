@@ -23,8 +23,9 @@ from pbmt.search.sampler import Sampler, gloss
 from pbmt.train.lm_estimate import write_lm
 from pbmt.train.osm import operation_sequence
 
-from conftest import REPO, assert_reproduces_moses
 from enumeration import all_derivations
+from repo_data import REPO
+from support import assert_reproduces_moses
 
 # phrase pairs (source, target, alignment): every kind of cept the operations know
 PAIRS = [

@@ -12,7 +12,7 @@ from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry
 from pbmt.base.nbest import read_nbest
 
-from conftest import assert_reproduces_moses
+from support import assert_reproduces_moses
 
 N_SENTENCES = 40
 

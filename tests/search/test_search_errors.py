@@ -14,7 +14,7 @@ from pbmt.search.forced import ForcedDecoder
 from pbmt.search.options import TranslationOptions
 from pbmt.search.search_errors import SentenceAnalysis, Verdict, analyze_sentence, summarize
 
-from conftest import TINY_SOURCES
+from support import TINY_SOURCES
 from enumeration import all_derivations
 
 

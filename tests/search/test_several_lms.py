@@ -15,7 +15,8 @@ from pbmt.search.derivation import model_score, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import derivation_from_entry
 
-from conftest import REPO, assert_reproduces_moses
+from repo_data import REPO
+from support import assert_reproduces_moses
 
 MOSES = REPO.parent / "shared" / "tools" / "moses" / "bin" / "moses"
 N_SENTENCES = 8

@@ -1,0 +1,23 @@
+"""What test modules import by name (pytest's fixtures stay in ``conftest.py``): a module of its own, since
+two ``conftest.py`` files (``tests/`` and ``tests/train/``) cannot both be imported as ``conftest`` in one run."""
+
+import numpy as np
+import pytest
+
+TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c d", "e a"]
+"""Sentences of the tiny model's source vocabulary (``tiny_model_dir``), small enough to enumerate."""
+
+
+def assert_reproduces_moses(entry, options, model):
+    """The features and total ``score_derivation`` gives the derivation of a Moses n-best entry equal Moses's
+    (printed to six significant digits); returns the derivation."""
+    from pbmt.search.derivation import score_derivation
+    from pbmt.search.output import derivation_from_entry
+
+    derivation = derivation_from_entry(entry, options, model)
+    features = score_derivation(derivation, options, model)
+    ours = model.layout.as_dict(features)
+    for name, values in entry.features.items():
+        np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
+    assert features @ model.weights == pytest.approx(entry.total, abs=1e-3)
+    return derivation
