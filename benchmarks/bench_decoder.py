@@ -16,7 +16,10 @@ significant digits Moses prints). Also pbmt's start-up: numba compilation with a
 whole ``pbmt translate`` of one sentence with a warm one (cached).
 
     python benchmarks/bench_decoder.py [--sentences 1031] [--searches cube,stack] [--nbest 1,100]
-        [--threads 1,2] [--decoders pbmt,pbmt-workers,moses2,moses] [--json FILE]
+        [--threads 1,2] [--decoders pbmt,pbmt-workers,moses2,moses] [--json FILE] [--record decoder-speed]
+
+``--record NAME`` writes the pbmt-beside-Moses2 table as the record ``docs/runs/NAME.json``, which
+``python docs/generated.py`` renders into the doc's block of that name (``docs/decoding.md``: ``decoder-speed``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from pathlib import Path
 import sacrebleu
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
+
 SHARED = ROOT.parent / "shared"
 DATA = SHARED / "data" / "bible-es-en"
 MOSES_BIN = SHARED / "tools" / "moses" / "bin"
@@ -118,6 +124,8 @@ def main() -> None:
     parser.add_argument("--decoders", default="pbmt,moses2,moses", help="decoders to run")
     parser.add_argument("--no-startup", action="store_true", help="skip the compile and start-up measurement")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--record", metavar="NAME", help="write pbmt's rows beside Moses2's as the doc table "
+                        "record docs/runs/NAME.json (docs/generated.py)")
     args = parser.parse_args()
 
     decoders = args.decoders.split(",")
@@ -129,6 +137,7 @@ def main() -> None:
     refs = (args.data / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.sentences]
     words = sum(len(line.split()) for line in lines)
     results = {"sentences": len(lines), "words": words, "rows": []}
+    load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         source = work / "dev.es"
@@ -173,9 +182,39 @@ def main() -> None:
                     for measured in row["decoders"].values():
                         measured.pop("best", None)
                     results["rows"].append(row)
-    print(f"load average after: {os.getloadavg()[0]:.2f}; ratio = Moses2's wall time / the decoder's")
+    load.append(os.getloadavg()[0])
+    print(f"load average after: {load[-1]:.2f}; ratio = Moses2's wall time / the decoder's")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
+    if args.record:
+        print(f"wrote {write_table(args.record, *speed_table(results), load=load, formats=SPEED_FORMATS, note=startup_note(results))}")
+
+
+SPEED_FORMATS = {"pbmt wall s": ".1f", "Moses2 wall s": ".1f", "ratio": ".2f"}
+
+
+def startup_note(results: dict) -> str | None:
+    if "startup" not in results:
+        return None
+    return (f"pbmt's start-up in the same run: numba compilation with an empty cache and one sentence "
+            f"{results['startup']['cold']:.1f} s, with the cache {results['startup']['cached']:.1f} s.")
+
+
+def speed_table(results: dict) -> tuple[list[str], list[list]]:
+    """The columns and rows of docs/decoding.md's table: pbmt beside Moses2 in each configuration run."""
+    columns = ["search", "n-best", "threads", "pbmt wall s", "Moses2 wall s", "ratio", "BLEU pbmt / Moses2",
+               "score ≥ Moses2", "peak MB pbmt / Moses2"]
+    rows = []
+    for row in results["rows"]:
+        pbmt, moses2 = row["decoders"]["pbmt"], row["decoders"].get("moses2")
+        share = row.get("pbmt_score_at_least_moses2")
+        rows.append([row["search"], row["n_best"], row["threads"], round(pbmt["wall"], 1),
+                     round(moses2["wall"], 1) if moses2 else None,
+                     round(moses2["wall"] / pbmt["wall"], 2) if moses2 else None,
+                     f"{pbmt['bleu']:.2f} / {moses2['bleu']:.2f}" if moses2 else f"{pbmt['bleu']:.2f}",
+                     f"{100 * share:.1f}%" if share is not None else None,
+                     f"{pbmt['peak_mb']:.0f} / {moses2['peak_mb']:.0f}" if moses2 else f"{pbmt['peak_mb']:.0f}"])
+    return columns, rows
 
 
 if __name__ == "__main__":

@@ -89,7 +89,10 @@ iterations, epochs and passes, 5 held-out sentences, one seed, 10-best).
 
     python benchmarks/bench_tune.py --json tune.json --out runs [--tuners mert,moses-mert,pro]
         [--seeds 3] [--iterations 5] [--epochs 5] [--held-out 100] [--workers 2] [--sentences N]
-        [--test-sentences N] [--quick]
+        [--test-sentences N] [--quick] [--record NAME]
+
+--record NAME also writes the cells of --tuners and --seeds (and the untuned row) as the doc table record
+docs/runs/NAME.json, which ``python docs/generated.py`` renders into the doc's block of that name.
 """
 
 from __future__ import annotations
@@ -111,6 +114,8 @@ from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu, paired_bootstrap, segment_stats
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
 MOSES = ROOT.parent / "shared" / "tools" / "moses"
 PBMT = [sys.executable, "-m", "pbmt"]
@@ -446,6 +451,8 @@ def main() -> None:
     parser.add_argument("--word-classes", type=int, default=50, help="classes of the boundary family's cells")
     parser.add_argument("--out", type=Path, default=Path("bench_tune.runs"), help="the cells' run folders")
     parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
+    parser.add_argument("--record", metavar="NAME", help="write the cells run as the doc table record "
+                        "docs/runs/NAME.json (docs/generated.py)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
                         "(epochs, passes), 5 held-out sentences, one seed, 10-best")
     args = parser.parse_args()
@@ -492,15 +499,39 @@ def main() -> None:
             print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}{held_out}; test {c['test_bleu']:.2f}; "
                   f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}"
                   + (f"; {c['active_features']} sparse features" if "active_features" in c else ""), flush=True)
+    against_mert = {}
     for tuner in tuners:
         for seed in args.seeds:
             paired = bench.against_mert(tuner, seed)
             if paired is not None:
+                against_mert[f"{tuner}/{seed}"] = paired
                 print(f"{tuner}/{seed} against mert/{seed} on test: {paired[0]:+.2f} BLEU, better in "
                       f"{100 * paired[1]:.1f}% of 1,000 paired bootstrap resamples")
     print(f"\ndev {args.sentences or 'all'} sentences, test {args.test_sentences or 'all'}; "
           f"untuned test BLEU {state['untuned']['test_bleu']:.2f}")
     print("\n".join(summary(cells, tuners, args.seeds)))
+    if args.record:
+        runs = [cells[f"{t}/{seed}"] for t in tuners for seed in args.seeds if f"{t}/{seed}" in cells]
+        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS)}")
+
+
+RECORD_FORMATS = {"test BLEU": ".2f", "wall min": ".1f", "load": ".1f"}
+
+
+def record_table(state: dict, tuners: list[str], seeds: list[int], against_mert: dict) -> tuple[list, list]:
+    """The columns and rows of a doc table of the cells run: the untuned weights, then a row per (tuner, seed)."""
+    columns = ["tuner", "seed", "dev BLEU per iteration (epoch, pass)", "test BLEU",
+               "against MERT, same seed (paired bootstrap)", "sparse features", "wall min", "load"]
+    rows = [["untuned", None, None, round(state["untuned"]["test_bleu"], 2), None, None, None, None]]
+    for tuner in tuners:
+        for seed in seeds:
+            cell, paired = state["cells"].get(f"{tuner}/{seed}"), against_mert.get(f"{tuner}/{seed}")
+            if cell:
+                rows.append([tuner, seed, ", ".join(f"{b:.2f}" for b in cell["dev_bleu"]),
+                             round(cell["test_bleu"], 2),
+                             f"{paired[0]:+.2f}, better in {100 * paired[1]:.1f}%" if paired else None,
+                             cell.get("active_features"), round(cell["seconds"] / 60, 1), round(cell["load"], 1)])
+    return columns, rows
 
 
 if __name__ == "__main__":

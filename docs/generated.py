@@ -9,11 +9,26 @@ the rendered page)::
 
 and its text is ``RENDERERS[NAME](record)``, where ``record`` is the JSON of a
 recorded run in ``docs/runs/`` (``docs/runs/tutorial.json``:
-``benchmarks/record_tutorial.py``). ``python docs/generated.py`` rewrites
-every block of every doc from the records; ``--check`` only says which
-blocks differ (exit 1), which ``tests/test_docs_generated.py`` runs. So a
-doc cannot quote numbers its run did not print, and a new recording
-changes the doc in one command.
+``benchmarks/record_tutorial.py``), or, for a block named after a *table
+record* ``docs/runs/NAME.json``, that table and the line saying which
+command measured it, at which commit, when and under what load.
+
+A table record is what a benchmark writes with ``write_table`` (or a person
+by hand, in the same form)::
+
+    {"command": "python benchmarks/bench_x.py --y 3", "commit": "6acc664", "date": "2026-11-26",
+     "load": [0.9, 1.5], "columns": ["decoder", "wall s"], "rows": [["pbmt", 12.2], ["Moses2", 23.1]],
+     "formats": {"wall s": ".1f"}, "note": "optional sentence after the provenance line"}
+
+Cells are strings (written as they are, Markdown allowed), integers (with
+thousands separators) or floats (``formats[column]`` if given, else as
+Python prints them); ``null`` is an empty cell, and ``load`` may be
+``null`` where it was not recorded.
+
+``python docs/generated.py`` rewrites every block of every doc from the
+records; ``--check`` only says which blocks differ (exit 1), which
+``tests/test_docs_generated.py`` runs. So a doc cannot quote numbers its
+run did not print, and a new recording changes the doc in one command.
 """
 
 from __future__ import annotations
@@ -23,7 +38,9 @@ import difflib
 import json
 import re
 import statistics
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -194,6 +211,68 @@ def tuning_small_dev(record: dict) -> str:
     return "\n".join(rows) + f"\n\n({_run_of(record)}; `docs/runs/tutorial.json`, `docs/tutorial.md` section 5.)\n"
 
 
+def _cell(value, spec: str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return format(value, spec) if spec else str(value)
+
+
+def table(record: dict, name: str) -> str:
+    """A table record as a Markdown table and the line that says where its numbers come from."""
+    columns, formats = record["columns"], record.get("formats", {})
+    unknown = set(formats) - set(columns)
+    if unknown:
+        raise ValueError(f"docs/runs/{name}.json: formats of no column: {', '.join(sorted(unknown))}")
+    def line(texts: list[str]) -> str:
+        return "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
+
+    rows = [line(columns), "|" + "---|" * len(columns)]
+    for k, row in enumerate(record["rows"], 1):
+        if len(row) != len(columns):
+            raise ValueError(f"docs/runs/{name}.json: row {k} has {len(row)} cells for {len(columns)} columns")
+        rows.append(line([_cell(v, formats.get(c)) for c, v in zip(columns, row)]))
+    load = _load(record) if record.get("load") else "load not recorded"
+    note = f" {record['note']}" if record.get("note") else ""
+    return ("\n".join(rows) + f"\n\nMeasured by `{record['command']}` (pbmt at commit {record['commit']}, "
+            f"{record['date']}, {load}; `docs/runs/{name}.json`).{note}\n")
+
+
+def _commit() -> str:
+    """The checkout's short commit, with "+" when pbmt/ has changes not committed."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=DOCS.parent, capture_output=True, text=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--untracked-files=no",
+                                                              "pbmt") else "")
+
+
+def write_table(name: str, columns: list[str], rows: list[list], *, load: list[float] | None,
+                command: str | None = None, formats: dict[str, str] | None = None, note: str | None = None) -> Path:
+    """Write the table record ``docs/runs/NAME.json`` (the module's docstring has its form): ``load`` is the
+    load average's [lowest, highest] while it ran, ``command`` defaults to this process's own command line;
+    the commit and today's date are filled in. Then ``python docs/generated.py`` puts it in the doc."""
+    if command is None:
+        script = Path(sys.argv[0]).resolve()
+        shown = script.relative_to(DOCS.parent) if script.is_relative_to(DOCS.parent) else script
+        command = " ".join(["python", str(shown), *sys.argv[1:]])
+    record = {"command": command, "commit": _commit(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+              "load": [round(min(load), 1), round(max(load), 1)] if load else None,
+              "columns": list(columns), "rows": [list(r) for r in rows]}
+    if formats:
+        record["formats"] = dict(formats)
+    if note:
+        record["note"] = note
+    table(record, name)  # refuses a malformed record before it is written
+    path = RUNS / f"{name}.json"
+    lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in record.items() if k != "rows"]
+    lines.append(' "rows": [\n' + ",\n".join(f"  {json.dumps(r, ensure_ascii=False)}" for r in record["rows"]) + "\n ]")
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")  # a row a line: diffs show rows
+    return path
+
+
 RENDERERS: dict[str, tuple[str, Callable[[dict], str]]] = {  # name -> (record in docs/runs, renderer)
     "tutorial-time": ("tutorial", tutorial_time),
     "tutorial-train": ("tutorial", tutorial_train),
@@ -209,10 +288,13 @@ def regenerated(text: str, records: dict[str, dict]) -> str:
     """``text`` with every generated block rewritten from ``records`` (record name -> its JSON)."""
     def render(match: re.Match) -> str:
         name = match.group("name")
-        if name not in RENDERERS:
-            raise ValueError(f"unknown generated block {name!r}; known: {', '.join(RENDERERS)}")
-        record, renderer = RENDERERS[name]
-        return match.group(1) + renderer(records[record]) + match.group(4)
+        if name in RENDERERS:
+            record, renderer = RENDERERS[name]
+            return match.group(1) + renderer(records[record]) + match.group(4)
+        if "columns" in records.get(name, {}):
+            return match.group(1) + table(records[name], name) + match.group(4)
+        raise ValueError(f"unknown generated block {name!r}: no docs/runs/{name}.json table record and no "
+                         f"renderer; renderers: {', '.join(RENDERERS)}")
     return BLOCK.sub(render, text)
 
 

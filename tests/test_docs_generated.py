@@ -19,12 +19,20 @@ def test_every_generated_block_is_what_its_recorded_run_gives():
                        "again: docs/generated.py says how):\n" + "\n".join(stale.values()))
 
 
-def test_every_generated_block_names_a_renderer_and_the_tutorial_has_its_blocks():
+def test_every_generated_block_has_its_record_and_every_table_record_its_block():
     names = [m.group("name") for doc in generated.DOCS.glob("*.md")
              for m in generated.BLOCK.finditer(doc.read_text(encoding="utf-8"))]
-    assert set(names) <= set(generated.RENDERERS)
-    assert set(names) >= {name for name in generated.RENDERERS if name.startswith("tutorial-")}
+    tables = {name for name, record in generated.records().items() if "columns" in record}
+    assert set(names) <= set(generated.RENDERERS) | tables
+    assert set(names) >= {name for name in generated.RENDERERS if name.startswith("tutorial-")} | tables
     assert len(names) == len(set(names))
+
+
+def test_every_table_record_says_which_command_measured_it_when_and_at_which_commit():
+    for name, record in generated.records().items():
+        if "columns" in record:
+            assert {"command", "commit", "date", "load", "rows"} <= set(record), name
+            assert record["command"].startswith("python ") and record["commit"] and record["rows"], name
 
 
 def test_the_recorded_tutorial_run_ran_the_tutorial_as_it_stands():
@@ -48,3 +56,22 @@ def test_a_changed_record_changes_the_doc(tmp_path):
         "detokenised; section 6 puts the tokenised lowercased figure beside it).\n")
     with pytest.raises(ValueError, match="unknown generated block 'nope'"):
         generated.regenerated(text.replace("tutorial-untuned", "nope"), {"tutorial": record})
+
+
+def test_a_written_table_record_renders_and_a_changed_number_changes_the_doc(tmp_path, monkeypatch):
+    monkeypatch.setattr(generated, "RUNS", tmp_path)
+    path = generated.write_table("speed", ["decoder", "wall s", "words"], [["pbmt", 12.25, 29443], ["Moses2", 23.1, None]],
+                                 load=[1.27, 0.94, 1.5], command="python benchmarks/bench_x.py --y",
+                                 formats={"wall s": ".1f"})
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["load"] == [0.9, 1.5] and record["date"] and record["commit"]
+    text = "a\n<!-- generated: speed -->\n<!-- end generated -->\nb\n"
+    doc = generated.regenerated(text, {"speed": record})
+    assert "| decoder | wall s | words |\n|---|---|---|\n| pbmt | 12.2 | 29,443 |\n| Moses2 | 23.1 | |\n" in doc
+    assert "Measured by `python benchmarks/bench_x.py --y` (pbmt at commit " in doc and "load average 0.9–1.5" in doc
+    assert generated.regenerated(doc, {"speed": record}) == doc
+    record["rows"][0][1] = 13.0
+    assert "| pbmt | 13.0 | 29,443 |" in generated.regenerated(doc, {"speed": record})
+    with pytest.raises(ValueError, match="row 1 has 2 cells for 3 columns"):
+        generated.write_table("bad", ["a", "b", "c"], [[1, 2]], load=None, command="python x")
+    assert not (tmp_path / "bad.json").exists()
