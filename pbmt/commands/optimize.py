@@ -17,8 +17,8 @@ whose sentence id has no reference, is an error; so is a sentence without
 entries.
 
 Sparse features in the list (``name= value`` after the dense ones, as Moses
-writes them) are held sparsely; PRO and APRO tune their weights beside the
-dense ones (with an L1 penalty, --sparse-l1; from the weights of the
+writes them) are held sparsely; PRO, APRO and MIRA tune their weights beside
+the dense ones (PRO and APRO with an L1 penalty, --sparse-l1; from the weights of the
 --config model's pbmt.toml, else from 0), and the non-zero ones are written
 after the dense weights (``name= value`` lines) or, with --config, to
 --sparse-weights (``name value`` lines, the model's sparse-weights.txt
@@ -54,7 +54,7 @@ from pbmt.tune.runs import reference_lines
 from pbmt.tune.tuner import TuningData
 
 # the tuners that tune sparse features beside the dense ones
-SPARSE_TUNERS = ("pro", "apro")
+SPARSE_TUNERS = tuple(name for name, tuner in POOL_TUNERS.items() if tuner.sparse)
 # the pool tuners' own options, and the pool's --dedup
 OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is not None or o.destination == "dedup")
 
@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", help="where the weights (or, with --config, the tuned "
                         "moses.ini) go ('-': standard output; with --config a file is required)")
     parser.add_argument("--sparse-weights", type=Path, metavar="FILE", help="with --config, where the tuned "
-                        "weights of the list's sparse features go (PRO and APRO tune them)")
+                        "weights of the list's sparse features go (PRO, APRO and MIRA tune them)")
     parser.add_argument("--algorithm", choices=tuple(POOL_TUNERS), default="mert",
                         help="the tuner (its options are in its group)")
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")

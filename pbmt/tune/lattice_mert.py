@@ -37,7 +37,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import segment_stats_ids
 from pbmt.search.lattice import Lattices
 from pbmt.tune.mert import Mert, best_step
-from pbmt.tune.pool import References, checked_weights, tuned_columns
+from pbmt.tune.pool import References
 from pbmt.tune.tuner import TuningData
 
 
@@ -119,12 +119,10 @@ class LatticeMert(Mert):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "LatticeMert":
         """Tune on ``data.lattices`` (one per dev sentence, decoded with ``initial_weights``:
         float64[n_features], pool column order) against ``data.references``."""
-        data.check(self)
+        pool, initial, free = self._pool_start(data, initial_weights)
         if not data.lattices:
             raise PbmtError("lattice MERT needs the dev set's search graphs and references")
-        pool, lattices, references = data.pool, data.lattices, data.references
-        initial = checked_weights(pool, initial_weights)
-        free = tuned_columns(pool.layout, self.fixed)
+        lattices, references = data.lattices, data.references
         lines = LatticeLines(Lattices.concatenate(list(lattices)), references, free)
         if not self.progress:
             return self._optimise(lines, initial, free, rng)

@@ -84,7 +84,7 @@ from tqdm import tqdm
 from pbmt.base.csr import segment_softmax, take
 from pbmt.tune.gains import gain_of
 from pbmt.tune.options import DEDUP_OPTION, ITERATIONS, KEEP
-from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights
+from pbmt.tune.pool import Pool, argmax_by_sentence
 from pbmt.tune.tuner import Tuner, TuningData
 
 NORMALISATIONS = ("features", "score", "none")
@@ -240,10 +240,7 @@ class ListNet(Tuner):
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
         """Train on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
-        data.check(self)
-        pool = data.pool
-        pool.check_complete()
-        initial = checked_weights(pool, initial_weights)
+        pool, initial, _ = self._pool_start(data, initial_weights)
         items = distinct_candidates(pool) if self.distinct else np.arange(pool.n_candidates)
         offsets = np.zeros_like(pool.offsets)
         np.cumsum(np.bincount(pool.sentence[items], minlength=pool.n_sentences), out=offsets[1:])

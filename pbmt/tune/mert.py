@@ -66,7 +66,7 @@ import numpy as np
 from pbmt.metrics.bleu import bleu, paired_bootstrap
 from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints, project
 from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, MERT_OPTIONS
-from pbmt.tune.pool import Pool, argmax_by_sentence, checked_weights, tuned_columns
+from pbmt.tune.pool import Pool, argmax_by_sentence
 from pbmt.tune.tuner import Tuner, TuningData
 
 
@@ -230,11 +230,7 @@ class Mert(Tuner):
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
-        data.check(self)
-        pool = data.pool
-        pool.check_complete()
-        initial = checked_weights(pool, initial_weights)
-        free = tuned_columns(pool.layout, self.fixed)
+        pool, initial, free = self._pool_start(data, initial_weights)
         return self._optimise(PoolLines(pool, free), initial, free, rng)
 
     def _optimise(self, lines: "Lines", initial: np.ndarray, free: np.ndarray, rng: np.random.Generator) -> "Mert":

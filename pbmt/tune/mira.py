@@ -41,7 +41,7 @@ import numpy as np
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune._mira_kernels import averaged, epoch, scores
 from pbmt.tune.options import DEDUP_OPTION, ITERATIONS, KEEP
-from pbmt.tune.pool import argmax_by_sentence, checked_weights, tuned_columns
+from pbmt.tune.pool import argmax_by_sentence, weight_columns
 from pbmt.tune.tuner import Group, Option, Tuner, TuningData
 
 BACKGROUNDS = ("hope", "model")
@@ -72,14 +72,16 @@ class Mira(Tuner):
     pseudo-document, the "hope" (kbmira's default) or the "model"'s 1-best;
     fixed: feature names whose weights stay as given.
 
-    After ``fit``: ``weights_`` float64[n_features] (the kept epoch's
+    The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``): the dense
+    ones alone, or dense then sparse (no penalty: an update moves only the features where hope and fear
+    differ, and the averaging keeps a feature seen once small). After ``fit``: ``weights_`` (the kept epoch's
     averaged weights), ``score_`` the pool's corpus BLEU in [0, 1] under them,
     ``kept_epoch_`` (1-based), ``history_`` a list of (updates, mean loss per
     sentence, pool BLEU in [0, 1]) per epoch. Deterministic given the random
     generator.
     """
 
-    name, title, loop, reads = "mira", "batch MIRA", "decode-optimise", ("pool",)
+    name, title, loop, reads, sparse = "mira", "batch MIRA", "decode-optimise", ("pool",), True
     options = (ITERATIONS, KEEP, DEDUP_OPTION,
                Option(("--mira-c",), "MIRA: the cap C of each update's step (kbmira's -C)", "c", GROUP, type=float,
                       dest="mira_c"),
@@ -104,13 +106,10 @@ class Mira(Tuner):
         self.fixed = fixed
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mira":
-        """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
-        data.check(self)
-        pool = data.pool
-        pool.check_complete()
-        initial = checked_weights(pool, initial_weights)
-        free = tuned_columns(pool.layout, self.fixed)
-        rows = csr_rows(pool.features[:, free])
+        """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
+        column order)."""
+        pool, initial, free = self._pool_start(data, initial_weights)
+        rows = csr_rows(weight_columns(pool, free))
         stats = np.ascontiguousarray(pool.stats, dtype=np.float64)
         weights = initial[free].copy()
         size = len(weights)

@@ -35,7 +35,7 @@ import numpy as np
 
 from pbmt.tune.gains import gain_of
 from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1
-from pbmt.tune.pool import checked_weights, tuned_weights, weight_columns
+from pbmt.tune.pool import weight_columns
 from pbmt.tune.regularisation import minimize_l1
 from pbmt.tune.tuner import Option, Tuner, TuningData
 
@@ -128,6 +128,7 @@ class Pro(Tuner):
     """
 
     name, title, loop, reads, gain_level = "pro", "PRO", "decode-optimise", ("pool",), "sentence"
+    sparse = True
     options = (ITERATIONS, KEEP, DEDUP_OPTION,
                Option(("--pro-samples",), "PRO: candidate pairs drawn per sentence (Gamma)", "samples", RANKING,
                       type=int, dest="pro_samples"),
@@ -153,11 +154,7 @@ class Pro(Tuner):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
         column order)."""
-        data.check(self)
-        pool = data.pool
-        pool.check_complete()
-        initial = checked_weights(pool, initial_weights, sparse=True)
-        free = tuned_weights(pool, self.fixed, len(initial))
+        pool, initial, free = self._pool_start(data, initial_weights)
         penalised = np.arange(len(initial))[free] >= pool.layout.size
         return self.fit_gains(weight_columns(pool, free), gain_of(self.gain, "sentence").score(pool.stats),
                               pool.offsets, initial, free, penalised, rng)

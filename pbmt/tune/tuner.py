@@ -49,6 +49,7 @@ from typing import Any, Callable, ClassVar, Sequence
 import numpy as np
 
 from pbmt.base.errors import PbmtError
+from pbmt.tune.pool import checked_weights, tuned_weights
 
 LOOPS = ("decode-optimise", "relevant-set", "block", "sampler")
 
@@ -131,7 +132,9 @@ class Tuner:
     reads), ``features`` (the ``--features`` values it tunes: "dense", "binary" or "boundary"), ``options``,
     ``gain_level`` (the level, ``pbmt.tune.gains.LEVELS``, of the gain its ``gain`` parameter names; None: no
     such parameter), ``presets`` (named sets of parameters; ``preset_option``: the destination of the option
-    choosing one: options given override it, it overrides the defaults), and implements ``fit``."""
+    choosing one: options given override it, it overrides the defaults), ``sparse`` (a pool tuner that tunes the
+    pool's sparse columns beside the dense ones when its initial weights cover them), ``fixed`` (the feature
+    names whose weights stay as given), and implements ``fit``."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -142,10 +145,25 @@ class Tuner:
     gain_level: ClassVar[str | None] = None
     presets: ClassVar[dict[str, dict[str, Any]]] = {}
     preset_option: ClassVar[str | None] = None
+    sparse: ClassVar[bool] = False
+    fixed: tuple[str, ...] = ()
     weights_: np.ndarray
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Tuner":
         raise NotImplementedError
+
+    def _pool_start(self, data: TuningData, initial_weights: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The prologue of a pool tuner's ``fit``: ``data`` holds what the tuner reads and its ``pool`` a
+        candidate of every sentence (else PbmtError); ``initial_weights`` are finite and as many as the pool's
+        dense columns, or, for a ``sparse`` tuner, its dense then sparse ones (else ValueError).
+
+        Returns ``(pool, initial, tuned)``: initial a new float64[n] copy of ``initial_weights``, tuned
+        bool[n] the weights the tuner changes, all but the ``fixed`` features' (every sparse one is tuned)."""
+        data.check(self)
+        pool = data.pool
+        pool.check_complete()
+        initial = checked_weights(pool, initial_weights, sparse=self.sparse)
+        return pool, initial, tuned_weights(pool, self.fixed, len(initial))
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:

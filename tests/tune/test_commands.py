@@ -240,6 +240,9 @@ def test_optimize_tunes_the_sparse_features_of_an_nbest_list(sparse_model_dir, t
     weights = SparseWeights.read(tmp_path / "sw")
     assert weights.names and set(weights.names) <= set(TranslationModel.load(sparse_model_dir / "moses.ini")
                                                         .sparse.names())
+    assert main([*common, "--algorithm", "mira", "--mira-epochs", "3", *ini, "--sparse-weights",
+                 str(tmp_path / "mira")]) == 0
+    assert SparseWeights.read(tmp_path / "mira").names
     assert main([*common, "--algorithm", "mert", "--restarts", "1", *ini]) == 0
     assert "tunes the dense features only" in capsys.readouterr().err
 

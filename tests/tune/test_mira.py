@@ -107,6 +107,25 @@ def test_sparse_features_train_as_the_dense_ones():
     np.testing.assert_allclose(csr.weights_, dense.weights_, rtol=1e-12, atol=1e-15)
 
 
+def test_the_pools_sparse_columns_are_tuned_as_dense_ones_when_the_weights_cover_them():
+    """A pool's sparse columns (``Pool.sparse``) tuned beside the dense ones give the weights of the same columns
+    held densely; dense initial weights alone leave the sparse columns out."""
+    rng = np.random.default_rng(9)
+    pool, _ = _pool(rng)
+    values = np.where(np.abs(pool.features) < 0.5, 0.0, pool.features)
+    layout = FeatureLayout(("A",), ("",), (2,))
+    split = Pool(layout, values[:, :2], pool.stats, pool.offsets, pool.keys, pool.texts,
+                 scipy.sparse.csr_matrix(values[:, 2:]), ("s_1", "s_2", "s_3"))
+    whole = Pool(pool.layout, values, pool.stats, pool.offsets, pool.keys, pool.texts)
+    start = np.array([0.1, 0.0, 0.0, 0.2, 0.0])
+    both = Mira(epochs=4).fit(TuningData(pool=split), start, np.random.default_rng(1))
+    dense = Mira(epochs=4).fit(TuningData(pool=whole), start, np.random.default_rng(1))
+    np.testing.assert_allclose(both.weights_, dense.weights_, rtol=1e-12, atol=1e-15)
+    assert np.count_nonzero(both.weights_[2:]) == 3
+    alone = Mira(epochs=4).fit(TuningData(pool=split), start[:2], np.random.default_rng(1))
+    assert alone.weights_.shape == (2,)
+
+
 def test_mira_recovers_the_ranking_weights_and_keeps_fixed_ones():
     rng = np.random.default_rng(6)
     pool, w_star = _pool(rng, n_sent=80, per=20)
