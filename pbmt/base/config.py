@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.feature_modules import load_feature_modules
 from pbmt.base.files import atomic_write, parse_float, parse_int, read_lines
 from pbmt.base.nbest import parse_features
 
@@ -63,7 +64,7 @@ class Feature:
         return " ".join([self.type, f"name={self.name}", *(f"{k}={v}" for k, v in self.args.items())])
 
 
-def _relative(path: str, folder: str) -> str:
+def relative_path(path: str, folder: str) -> str:
     """``path`` relative to ``folder`` (absolute) when it is an absolute path in or below it, else as it is."""
     if not os.path.isabs(path):
         return path
@@ -78,7 +79,9 @@ class MosesConfig:
     """A parsed ``moses.ini``.
 
     ``weights`` maps a feature name to its weights (one per score);
-    ``settings`` maps every other section to its lines, as strings.
+    ``settings`` maps every other section to its lines, as strings;
+    ``feature_modules`` the resolved paths of the model's own feature modules
+    (``pbmt.base.feature_modules``), run before the ``[feature]`` lines are read.
     """
 
     features: tuple[Feature, ...]
@@ -86,22 +89,25 @@ class MosesConfig:
     settings: dict[str, tuple[str, ...]]
     path: Path | None = None
     setting_lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # section -> header line
+    feature_modules: tuple[Path, ...] = ()
 
     @classmethod
     def read(cls, path: str | Path) -> "MosesConfig":
-        """Parse ``path``; raises FormatError naming the line for anything malformed."""
+        """Parse ``path`` (after running the feature modules of the ``pbmt.toml`` beside it); raises FormatError
+        naming the line for anything malformed."""
         path = Path(path)
+        modules = load_feature_modules(path.parent)
         sections, headers = _sections(path)
         features = _parse_features(path, sections.pop("feature", []))
         weights = _parse_weights(path, sections.pop("weight", []), features)
         settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
-        return cls(features, weights, settings, path, {name: headers[name] for name in settings})
+        return cls(features, weights, settings, path, {name: headers[name] for name in settings}, modules)
 
     def write(self, path: str | Path) -> None:
         """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given, but that an absolute
         path in or below the folder written to is written relative to it, so that the folder can move."""
         folder = os.path.abspath(Path(path).parent)
-        features = [replace(f, args={**f.args, "path": _relative(f.args["path"], folder)}) if "path" in f.args
+        features = [replace(f, args={**f.args, "path": relative_path(f.args["path"], folder)}) if "path" in f.args
                     else f for f in self.features]
         out = []
         for name, values in self.settings.items():
@@ -233,7 +239,8 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
         if spec is None:
             raise FormatError(
                 path, number,
-                f"unsupported feature {type_!r}; pbmt supports: {', '.join(FEATURE_TYPES)}",
+                f"unsupported feature {type_!r}; pbmt supports: {', '.join(FEATURE_TYPES)} (a feature of your own "
+                f"is named by its module under [features] modules in the pbmt.toml beside this file)",
             )
         args = {}
         for token in tokens:

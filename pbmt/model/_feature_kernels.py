@@ -21,12 +21,17 @@ once per combination of feature types, and the call costs what a direct call cos
 from numba import types
 from numba.extending import overload
 
+from pbmt.model._apart_cache import cache_apart
+
 _KERNELS: dict[type, tuple] = {}  # sentence data's named-tuple class -> (transition, end)
 
 
 def register_kernels(data_class: type, transition, end) -> None:
     """Make ``feature_transition`` and ``feature_end`` of a ``data_class`` instance call ``transition`` and
-    ``end`` (``@njit`` functions of the signatures in the module docstring)."""
+    ``end`` (``@njit`` functions of the signatures in the module docstring). A class defined outside pbmt has
+    everything compiled for it cached apart from pbmt's own kernels (``pbmt.model._apart_cache``)."""
+    if data_class.__module__.split(".")[0] != "pbmt":
+        cache_apart(data_class)
     _KERNELS[data_class] = (transition, end)
 
 

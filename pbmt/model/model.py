@@ -20,7 +20,7 @@ from typing import Iterable
 
 import numpy as np
 
-from pbmt.base.config import MosesConfig
+from pbmt.base.config import MosesConfig, relative_path
 from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.base.files import atomic_write, open_binary, parse_int
 from pbmt.model.block_features import BlockScores
@@ -28,7 +28,7 @@ from pbmt.model.features import FeatureFunction, FeatureLayout, make_features
 from pbmt.model.lm import LMCache, NgramLM
 from pbmt.model import osm  # noqa: F401 (registers OpSequenceModel)
 from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionaryMemory
-from pbmt.model.pbmt_toml import FILE, check_keys, read_tables, write_tables
+from pbmt.base.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
@@ -300,10 +300,14 @@ class TranslationModel:
         return stub.with_weights(stub.weights)
 
     def toml_tables(self, folder: str | os.PathLike) -> dict[str, dict]:
-        """The ``[preprocess]`` and ``[search]`` tables of ``pbmt.toml`` (``pbmt.model.pbmt_toml``) that give the
-        model folder ``folder`` this model's preprocessing (its truecaser files copied there) and reordering
-        mode."""
-        return {"preprocess": self.preprocessing.table(folder), "search": {"reordering": self.settings.reordering}}
+        """The ``[preprocess]``, ``[search]`` and ``[features]`` tables of ``pbmt.toml`` (``pbmt.base.pbmt_toml``)
+        that give the model folder ``folder`` this model's preprocessing (its truecaser files copied there),
+        reordering mode and feature modules (named where they are: relative when in ``folder``)."""
+        tables = {"preprocess": self.preprocessing.table(folder), "search": {"reordering": self.settings.reordering}}
+        if self.config.feature_modules:
+            absolute = os.path.abspath(folder)
+            tables["features"] = {"modules": [relative_path(str(p), absolute) for p in self.config.feature_modules]}
+        return tables
 
     def write_settings(self, folder: str | os.PathLike) -> None:
         """Write what a ``moses.ini`` in ``folder`` cannot say: ``pbmt.toml`` with this model's preprocessing,

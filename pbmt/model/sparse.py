@@ -44,7 +44,7 @@ import numpy as np
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_float, read_lines
 from pbmt.model.block_features import KINDS as BLOCK_KINDS, PREFIXES as BLOCK_PREFIXES, BlockWeights, is_block_name
-from pbmt.model.pbmt_toml import check_keys, read_tables, write_tables
+from pbmt.base.pbmt_toml import check_keys, read_tables, write_tables
 from pbmt.base.vocab import Overlay, Vocab
 
 FAMILIES = ("boundary", "block")

@@ -17,9 +17,10 @@ from typing import IO, Iterable, Sequence
 
 import numpy as np
 
-from pbmt.base.config import MosesConfig
+from pbmt.base.config import MosesConfig, relative_path
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, atomic_write, lock_folder, read_lines
+from pbmt.base.pbmt_toml import read_tables, write_tables
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
@@ -128,4 +129,8 @@ def filter_model(
             with atomic_write(out / name) as handle:
                 handle.write((ini.parent / name).read_text(encoding="utf-8"))
         Preprocessing.read(ini.parent).table(out)  # copies the truecaser files its [preprocess] table names
+        if config.feature_modules:  # named where they are, from the filtered folder
+            tables = read_tables(ini.parent)
+            tables["features"]["modules"] = [relative_path(str(p), str(out.resolve())) for p in config.feature_modules]
+            write_tables(out, tables)
     return counts

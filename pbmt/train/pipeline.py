@@ -55,7 +55,7 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
 from pbmt.model.lm import NgramLM
 from pbmt.model.model import Preprocessing
-from pbmt.model.pbmt_toml import write_tables
+from pbmt.base.pbmt_toml import write_tables
 from pbmt.model.sparse import CLASSES_FILE
 from pbmt.base.placeholders import classes, unmarked
 from pbmt.base.protected import ProtectedPatterns

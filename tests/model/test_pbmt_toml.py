@@ -6,7 +6,7 @@ from pbmt.commands.cli import main
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError
 from pbmt.model.model import Preprocessing, SearchSettings
-from pbmt.model.pbmt_toml import read_tables, write_tables
+from pbmt.base.pbmt_toml import read_tables, write_tables
 
 INI = """[distortion-limit]
 3

@@ -6,7 +6,9 @@ Tables (each optional):
   (``pbmt.model.model.Preprocessing``);
 - ``[search]``: pbmt-only search settings: ``reordering = "distortion"`` or
   ``"mon-swap"`` (``pbmt.model.model.SearchSettings``);
-- ``[sparse]``: sparse feature families and their files (``pbmt.model.sparse``).
+- ``[sparse]``: sparse feature families and their files (``pbmt.model.sparse``);
+- ``[features]``: ``modules``, the model's own feature modules
+  (``pbmt.base.feature_modules``).
 
 One reader (``read_tables``) and one writer (``write_tables``) for every
 table, so a tool that writes one table keeps the others.
@@ -22,7 +24,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.base.files import atomic_write
 
 FILE = "pbmt.toml"
-TABLES = ("preprocess", "search", "sparse")
+TABLES = ("preprocess", "search", "sparse", "features")
 
 
 def read_tables(folder: str | os.PathLike) -> dict[str, dict]:
@@ -47,6 +49,15 @@ def check_keys(folder: str | os.PathLike, table: str, values: dict, known) -> No
     unknown = set(values) - set(known)
     if unknown:
         raise PbmtError(f"{Path(folder) / FILE}: unknown [{table}] keys {sorted(unknown)}; known: {sorted(known)}")
+
+
+def key_line(path: Path, key: str) -> int | None:
+    """The 1-based line of ``path`` (a ``pbmt.toml``) where ``key = ...`` is set, or None: tomllib gives no
+    line numbers, and an error about a value names its line."""
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
+        if line.split("=", 1)[0].strip() == key:
+            return number
+    return None
 
 
 def write_tables(folder: str | os.PathLike, tables: dict[str, dict]) -> None:

@@ -1,0 +1,90 @@
+"""A model's own feature modules: Python files outside pbmt that define features its ``moses.ini`` names.
+
+A researcher's feature is a ``FeatureFunction`` subclass registered under a
+name of its own (``pbmt.model.features``, ``docs/writing-a-feature.md``) in a
+``.py`` file of theirs. The ``pbmt.toml`` beside the ``moses.ini`` names it::
+
+    [features]
+    modules = ["repeats.py"]
+
+(paths relative to the model folder, or absolute). ``MosesConfig.read`` runs
+each module once per process before it parses the ``[feature]`` lines, so a
+feature's name and syntax are known wherever a model is read: every verb, a
+worker process that rebuilds the model from its path, the Python API. A
+module runs under the name ``pbmt_user_<stem>_<digest of its path>``, the same
+in every process, so that its classes pickle by reference (numba's caches of
+the searches compiled for its features record them).
+
+Loading a model with such a module runs the module's code, as importing it
+would: load model folders you trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from pathlib import Path
+
+from pbmt.base.errors import FormatError
+from pbmt.base.pbmt_toml import FILE, check_keys, key_line, read_tables
+
+TABLE = "features"
+
+_LOADED: dict[Path, str] = {}  # resolved path of a module run in this process -> its module name
+
+
+def load_feature_modules(folder: str | os.PathLike) -> tuple[Path, ...]:
+    """Run each module ``[features] modules`` of ``folder/pbmt.toml`` names (once per process) and return their
+    resolved paths, in order (empty without the file or the table). A module that is missing or raises
+    while it runs is a one-line error naming ``pbmt.toml``'s line, the module and, for an error raised in it,
+    its own file and line."""
+    table = read_tables(folder).get(TABLE, {})
+    check_keys(folder, TABLE, table, ("modules",))
+    where = Path(folder) / FILE
+    names = table.get("modules", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise FormatError(where, key_line(where, "modules"), f"[{TABLE}] modules must be a list of file names "
+                          f"(relative to {Path(folder)}), got {names!r}")
+    paths = []
+    for name in names:
+        path = (Path(folder) / name).resolve()
+        if path not in _LOADED:
+            _run(path, name, where)
+        paths.append(path)
+    return tuple(paths)
+
+
+def module_name(path: Path) -> str:
+    """The name a feature module at (resolved) ``path`` runs under: one per path, the same in every process."""
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"pbmt_user_{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:10]}"
+
+
+def _run(path: Path, name: str, where: Path) -> None:
+    line = key_line(where, "modules")
+    if not path.is_file():
+        raise FormatError(where, line, f"[{TABLE}] modules: {name!r}: {path} is not a file")
+    if path.suffix != ".py":
+        raise FormatError(where, line, f"[{TABLE}] modules: {name!r} is not a Python file (.py)")
+    spec = importlib.util.spec_from_file_location(module_name(path), path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # before it runs, as an import does: its classes' pickles name it
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # the user's code: any error it raises is theirs, said on one line
+        del sys.modules[spec.name]
+        raise FormatError(where, line, f"[{TABLE}] modules: {name!r} failed to load: {_place(err, path)}"
+                          f"{type(err).__name__}: {' '.join(str(err).split())}") from None
+    _LOADED[path] = spec.name
+
+
+def _place(err: Exception, path: Path) -> str:
+    """``file:line: `` of the deepest frame of ``err`` in the module's own file (or of its syntax error)."""
+    if isinstance(err, SyntaxError) and err.filename:
+        return f"{err.filename}:{err.lineno}: "
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename) == path]
+    return f"{path}:{frames[-1].lineno}: " if frames else ""

@@ -1,0 +1,79 @@
+"""A model's own feature modules (pbmt.base.feature_modules): named in pbmt.toml, run before moses.ini's feature
+lines are read, in every reader of the ini; what goes wrong is one line naming pbmt.toml's line."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pbmt.base.config import MosesConfig
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.feature_modules import module_name
+from pbmt.model.model import TranslationModel
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "repeats.py"
+
+
+def _model(tiny_model_dir: Path, folder: Path, toml: str, module: str | None = None) -> Path:
+    """The tiny model in ``folder`` with a RepeatedWords line, ``toml`` as its pbmt.toml and ``module`` (text of a
+    feature module, default the docs' example) as repeats.py."""
+    folder.mkdir(exist_ok=True)
+    for name in ("phrase-table.gz", "reordering-table.gz"):
+        shutil.copy(tiny_model_dir / name, folder / name)
+    ini = (tiny_model_dir / "moses.ini").read_text()
+    ini = ini.replace("Distortion\n", "Distortion\nRepeatedWords\n").replace("LM0= 0.5", "LM0= 0.5\nRepeats0= -1")
+    (folder / "moses.ini").write_text(ini)
+    (folder / "pbmt.toml").write_text(toml)
+    (folder / "repeats.py").write_text(module if module is not None else EXAMPLE.read_text())
+    return folder / "moses.ini"
+
+
+def test_a_named_module_makes_its_feature_known_to_every_reader_of_the_ini(tiny_model_dir, tmp_path):
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n')
+    config = MosesConfig.read(ini)
+    assert config.feature_modules == ((tmp_path / "m" / "repeats.py").resolve(),)
+    assert config.feature("Repeats0").type == "RepeatedWords" and config.weights["Repeats0"] == (-1.0,)
+    model = TranslationModel.load(ini)
+    feature = next(f for f in model.features if f.name == "Repeats0")
+    assert type(feature).__module__ == module_name((tmp_path / "m" / "repeats.py").resolve())
+    # a copy of the model elsewhere (a tuning run's folder) names the module where it is
+    assert model.toml_tables(tmp_path / "elsewhere")["features"] == {"modules": [str(config.feature_modules[0])]}
+    assert model.toml_tables(tmp_path / "m")["features"] == {"modules": ["repeats.py"]}
+
+
+def test_a_process_that_reads_the_ini_alone_runs_the_module_first(tiny_model_dir, tmp_path):
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n')
+    code = (f"from pbmt.base.config import read_weights; print(read_weights({str(ini)!r})['Repeats0'])")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "(-1.0,)"
+
+
+def test_without_the_entry_the_unknown_name_says_where_user_features_are_named(tiny_model_dir, tmp_path):
+    ini = _model(tiny_model_dir, tmp_path / "m", "")
+    ini.write_text(ini.read_text().replace("RepeatedWords", "NoOnesRepeats"))  # a name no module registered here
+    with pytest.raises(FormatError) as err:
+        MosesConfig.read(ini)
+    message = str(err.value)
+    assert ":11:" in message and "'NoOnesRepeats'" in message and "[features] modules" in message
+    assert "pbmt.toml" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("toml, module, expected", [
+    ('[features]\nmodules = ["nope.py"]\n', None, r"pbmt.toml:2: \[features\] modules: 'nope.py': .*nope.py is not a file"),
+    ('\n[features]\nmodules = "repeats.py"\n', None, r"pbmt.toml:3: \[features\] modules must be a list"),
+    ('[features]\nmodule = ["repeats.py"]\n', None, r"pbmt.toml: unknown \[features\] keys \['module'\]"),
+    ('[features]\nmodules = ["repeats.py"]\n', "import numpy\n\nx = numpy.nothing\n",
+     r"pbmt.toml:2: \[features\] modules: 'repeats.py' failed to load: .*repeats.py:3: AttributeError: .*nothing"),
+    ('[features]\nmodules = ["repeats.py"]\n', "def f(:\n",
+     r"pbmt.toml:2: \[features\] modules: 'repeats.py' failed to load: .*repeats.py:1: SyntaxError"),
+])
+def test_a_missing_or_broken_module_is_one_line_naming_pbmt_toml(tiny_model_dir, tmp_path, toml, module, expected):
+    ini = _model(tiny_model_dir, tmp_path / "m", toml, module)
+    with pytest.raises(PbmtError, match=expected) as err:
+        TranslationModel.load(ini)
+    assert "\n" not in str(err.value)
+    assert not [name for name in sys.modules if name.startswith("pbmt_user_") and "repeats" in name
+                and getattr(sys.modules[name], "__file__", "").startswith(str(tmp_path))]
