@@ -18,6 +18,7 @@ read as a sparse one here, as Moses's tools read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import IO, Iterable, Iterator
@@ -47,14 +48,38 @@ class NBestEntry:
 
     def to_line(self) -> str:
         """The entry in Moses's format (without newline)."""
-        features = " ".join([f"{name}= " + " ".join([f"{v:.6g}" for v in values])
-                             for name, values in self.features.items()]
-                            + [f"{name}= {value:.6g}" for name, value in self.sparse])
-        fields = [str(self.sentence), self.text, features, f"{self.total:.6g}"]
+        features = self.features
+        dense = _features_format(*features, *map(len, features.values())) % tuple(
+            chain.from_iterable(features.values()))
+        if self.sparse:
+            dense = " ".join([dense] * bool(features) + [f"{name}= {value:.6g}" for name, value in self.sparse])
+        fields = [str(self.sentence), self.text, dense, f"{self.total:.6g}"]
         if self.segmentation or self.alignment:
-            fields.append(" ".join([f"{_span(a, b)}={_span(c, d)}" for a, b, c, d in self.segmentation]))
-            fields.append(("%d-%d " * len(self.alignment) % tuple(chain.from_iterable(self.alignment)))[:-1])
+            fields.append(" ".join(map(_block, self.segmentation)))
+            fields.append(" ".join(map(_link, self.alignment)))
         return " ||| ".join(fields)
+
+
+@lru_cache(maxsize=64)
+def _features_format(*names_and_sizes) -> str:
+    """The %-format of a features field whose feature names and numbers of values are ``names_and_sizes``
+    (every name, then every size): a list writes thousands of entries of one layout."""
+    half = len(names_and_sizes) // 2
+    return " ".join(name.replace("%", "%%") + "= " + " ".join(["%.6g"] * size)
+                    for name, size in zip(names_and_sizes[:half], names_and_sizes[half:]))
+
+
+@lru_cache(maxsize=1 << 16)
+def _block(block: tuple[int, int, int, int]) -> str:
+    """A segmentation field's block ``0-1=0-4``: source words 0-1 made target words 0-4 (one word: ``3=5``)."""
+    a, b, c, d = block
+    return f"{_span(a, b)}={_span(c, d)}"
+
+
+@lru_cache(maxsize=1 << 16)
+def _link(link: tuple[int, int]) -> str:
+    """An alignment field's link ``2-5``: source word 2 is aligned with target word 5."""
+    return "%d-%d" % link
 
 
 def _span(start: int, end: int) -> str:

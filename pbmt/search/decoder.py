@@ -106,5 +106,4 @@ def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, dis
         offsets, chosen, totals = k_best_paths(graph.parent, graph.option, graph.score, graph.klass,
                                                int(graph.klass.max()) + 1, graph.final_class, n_best, distinct,
                                                options.tgt_offsets, options.tgt_words)
-    return [ScoredDerivation(Derivation.from_options(options, chosen[offsets[i]:offsets[i + 1]]), float(totals[i]))
-            for i in range(len(totals))]
+    return [ScoredDerivation(d, t) for d, t in zip(Derivation.paths(options, offsets, chosen), totals.tolist())]

@@ -59,6 +59,24 @@ class Derivation:
         chosen = np.asarray(chosen, dtype=np.int32)
         return cls(options.start[chosen], options.end[chosen], chosen)
 
+    @classmethod
+    def paths(cls, options: TranslationOptions, offsets, chosen) -> list["Derivation"]:
+        """The derivations of many paths at once: path ``i`` uses the options ``chosen[offsets[i]:offsets[i +
+        1]]`` (in target order); each holds read-only views of three arrays shared by all (an n-best list
+        makes a hundred a sentence)."""
+        option = np.array(chosen, dtype=np.int32)
+        arrays = (options.start[option].astype(np.int32), options.end[option].astype(np.int32), option)
+        for array in arrays:
+            array.flags.writeable = False
+        bounds = np.asarray(offsets).tolist()
+        paths = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            path = object.__new__(cls)
+            for name, array in zip(("src_start", "src_end", "option"), arrays):
+                object.__setattr__(path, name, array[lo:hi])
+            paths.append(path)
+        return paths
+
     def __len__(self) -> int:
         return len(self.option)
 

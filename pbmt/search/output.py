@@ -52,20 +52,21 @@ def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: Tra
     features = np.zeros((len(found), model.layout.size))
     score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
                       options.local, features)
-    n = len(found)
     blocks = _block_positions(chosen, offsets, options)
     seg_offsets = offsets.tolist()
     segmentation = list(zip(*(column.tolist() for column in blocks)))
     align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options)
     texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
     paths = chosen.tolist()
+    columns = model.layout.slices
+    sparse = model.sparse is not None
     entries = []
-    for i in range(n):
+    for i, (row, scored) in enumerate(zip(features.tolist(), found)):
         lo, hi = seg_offsets[i], seg_offsets[i + 1]
-        text = " ".join([texts[o] for o in paths[lo:hi] if texts[o]])
-        entries.append(NBestEntry(sentence, text, model.layout.as_dict(features[i]), found[i].score,
+        entries.append(NBestEntry(sentence, " ".join([texts[o] for o in paths[lo:hi] if texts[o]]),
+                                  {name: tuple(row[c]) for name, c in columns}, scored.score,
                                   tuple(segmentation[lo:hi]), tuple(alignment[align_offsets[i]:align_offsets[i + 1]]),
-                                  _sparse_pairs(found[i].derivation, options, model)))
+                                  _sparse_pairs(scored.derivation, options, model) if sparse else ()))
     return tuple(entries)
 
 
