@@ -124,6 +124,17 @@ def osm_transition(data, state, new_state, prev_start, prev_end, prev_option, st
 
 
 @njit(cache=True)
+def osm_estimates(data, width, out):
+    """Each option's steps alone (``osm_transition`` from the empty n-gram state, source position 0, nothing
+    covered; its positions within the phrase pair): Moses's estimate of a phrase pair out of context. ``width``:
+    the state's width; ``out``: ``float64[n_opt, data.n_scores]``, zeros in, the values added."""
+    state = np.zeros(width, np.int64)
+    new_state = np.empty(width, np.int64)
+    for option in range(data.offsets.shape[0] - 1):
+        osm_transition(data, state, new_state, 0, 0, -1, 0, 0, option, out[option])
+
+
+@njit(cache=True)
 def osm_end(data, state, last_option, out):
     """Nothing at the sentence end: Moses's OSM scores no ``</s>``."""
 

@@ -9,6 +9,9 @@ A feature is a ``FeatureFunction`` subclass registered under the name its
 - its option-local scores (``local``, ``unknown_local``, ``markup_local``):
   computed once per phrase-table candidate when the model's weights are set,
   so the searches only add them;
+- optionally, its estimate of a phrase pair out of context (``estimate``),
+  which prunes the table and makes the future costs, as Moses's
+  ``EvaluateInIsolation`` estimates do;
 - if it scores a block in context, its sentence data (``sentence_data``, a
   named tuple) and two ``@njit`` kernels registered for that named tuple with
   ``register_kernels`` (``pbmt.model.features``): a transition over its
@@ -38,6 +41,7 @@ from pbmt.base.config import FEATURE_TYPES, Feature, FeatureType, MosesConfig
 from pbmt.base.errors import FormatError
 from pbmt.model._feature_kernels import feature_end, feature_transition, register_kernels
 from pbmt.base.vocab import Vocab
+from pbmt.model.phrase_table import PhrasePairs
 
 __all__ = ["FEATURES", "FeatureFunction", "FeatureLayout", "feature_end", "feature_transition", "make_features",
            "register", "register_kernels"]
@@ -90,9 +94,11 @@ class FeatureFunction:
         probability ``exp(log_prob)``: ``float64[n_scores]``, or None for zeros."""
         return None
 
-    def estimate(self, offsets: np.ndarray, words: np.ndarray) -> np.ndarray | None:
-        """The feature's estimate of phrases of a CSR of target words (``offsets`` int[n + 1], ``words`` global
-        ids) out of context, for pruning the table and future costs only: ``float64[n, n_scores]``, or None."""
+    def estimate(self, pairs: PhrasePairs) -> np.ndarray | None:
+        """The feature's estimate of phrase pairs out of context (``pbmt.model.phrase_table.PhrasePairs``: source
+        and target words, word links), for pruning the table and future costs only, in the units of its columns:
+        ``float64[len(pairs), n_scores]``, or None. Computed once per phrase-table candidate while the
+        feature's weights are not all zero, and for each sentence's other options."""
         return None
 
     def begin_state(self) -> np.ndarray:

@@ -29,7 +29,7 @@ from pbmt.model.lm import LMCache, NgramLM
 from pbmt.model import osm  # noqa: F401 (registers OpSequenceModel)
 from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionaryMemory
 from pbmt.base.pbmt_toml import FILE, check_keys, read_tables, write_tables
-from pbmt.model.phrase_table import PhraseTable, read_only
+from pbmt.model.phrase_table import PhrasePairs, PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
 from pbmt.model.sparse import SparseModel
 from pbmt.base.protected import ProtectedPatterns
@@ -228,7 +228,7 @@ class TranslationModel:
     its order (``pbmt.model.features``), whose columns the ``layout`` lays out;
     ``cand_local[c]`` is candidate ``c``'s option-local feature values
     (``float64[n_cand, layout.size]``, natural log); ``cand_lm_estimate[c]`` the
-    features' weighted estimate of its target phrase (``lm_estimate``); ``reordering[c]`` its six
+    features' weighted estimate of it out of context (``estimate``); ``reordering[c]`` its six
     reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
     ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
     from the ``[sparse]`` table of ``pbmt.toml``), or None.
@@ -250,6 +250,7 @@ class TranslationModel:
     sparse: SparseModel | None = field(default=None, repr=False)
     loaded_words: int = field(default=0, repr=False)  # len(vocab) after loading: the words of the model's files
     loaded_sparse: SparseModel | None = field(default=None, repr=False, compare=False)  # as read from its folder
+    table_estimates: dict = field(default_factory=dict, repr=False, compare=False)  # _table_estimate's, by feature
     _caches: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
 
     def __reduce__(self):
@@ -324,8 +325,8 @@ class TranslationModel:
             raise ValueError(f"expected {self.layout.size} weights, got shape {weights.shape}")
         layout = self.layout
         full = self.full_table
-        estimates = self._weighted_local(full, weights) + self.lm_estimate(full.tgt_offsets, full.tgt_words, weights)
-        phrases = self.full_table.prune(self.settings.table_limit, estimates)
+        table_estimate = self._table_estimate(weights)
+        phrases, kept = full.prune(self.settings.table_limit, self._weighted_local(full, weights) + table_estimate)
         local = np.zeros((phrases.n_candidates, layout.size))
         for feature, (_, columns) in zip(self.features, layout.slices):
             values = feature.local(phrases)
@@ -335,7 +336,7 @@ class TranslationModel:
                       else np.zeros((phrases.n_candidates, 6)))
         return read_only(replace(
             self, weights=weights, phrases=phrases, reordering=reordering, cand_local=local,
-            cand_lm_estimate=self.lm_estimate(phrases.tgt_offsets, phrases.tgt_words, weights),
+            cand_lm_estimate=table_estimate[kept],
             config=self.config.with_weights(layout.as_dict(weights)),
         ))
 
@@ -400,18 +401,36 @@ class TranslationModel:
             cache = self._caches.cache = LMCache.new()
         return cache
 
-    def lm_estimate(self, offsets: np.ndarray, words: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """The features' weighted estimate of each phrase of a CSR (``offsets`` int[n + 1], ``words`` global
-        ids) out of context (``FeatureFunction.estimate``: each LM's score of the phrase alone), under
-        ``weights`` (default the model's); ``float64[n]``, natural log. Moses's estimate for pruning the table
-        and for future costs."""
+    def estimate(self, pairs: PhrasePairs, weights: np.ndarray | None = None) -> np.ndarray:
+        """The features' weighted estimate of phrase pairs out of context (``FeatureFunction.estimate``: each
+        LM's score of the target phrase alone, the OSM's of the pair's operations alone), under ``weights``
+        (default the model's); ``float64[len(pairs)]``. Moses's estimate for pruning the table and for future
+        costs."""
         weights = self.weights if weights is None else weights
-        total = np.zeros(len(offsets) - 1)
+        total = np.zeros(len(pairs))
         for feature, (_, columns) in zip(self.features, self.layout.slices):
             if weights[columns].any():
-                values = feature.estimate(offsets, words)
+                values = feature.estimate(pairs)
                 if values is not None:
                     total += values @ weights[columns]
+        return total
+
+    def _table_estimate(self, weights: np.ndarray) -> np.ndarray:
+        """``estimate`` of every candidate of the full table under ``weights``, ``float64[n_cand]``. A feature's
+        values are computed the first time its weights are not all zero and kept for the model's life (every
+        ``with_weights`` model shares them): the OSM's take seconds."""
+        total = np.zeros(self.full_table.n_candidates)
+        pairs = None
+        for k, (feature, (_, columns)) in enumerate(zip(self.features, self.layout.slices)):
+            if not weights[columns].any():
+                continue
+            if k not in self.table_estimates:
+                pairs = self.full_table.pairs(self.vocab) if pairs is None else pairs
+                values = self.table_estimates[k] = feature.estimate(pairs)
+                if values is not None:
+                    values.flags.writeable = False
+            if self.table_estimates[k] is not None:
+                total += self.table_estimates[k] @ weights[columns]
         return total
 
 

@@ -15,7 +15,7 @@ from pbmt.model._transition_kernels import (DistortionData, LMData, NoTransition
                                             msd_orientation)
 from pbmt.model.features import FeatureFunction, register
 from pbmt.model.lm import NgramLM
-from pbmt.model.phrase_table import PhraseTable
+from pbmt.model.phrase_table import PhrasePairs, PhraseTable
 from pbmt.model.reordering import ReorderingTable
 from pbmt.base.vocab import Vocab
 
@@ -140,9 +140,9 @@ class KENLM(FeatureFunction):
         self.lm = NgramLM.load(config.resolve(spec.args["path"]), vocab)
         self.which = config.features.index(spec)  # its key in the LM score cache
 
-    def estimate(self, offsets: np.ndarray, words: np.ndarray) -> np.ndarray:
-        """The phrase's score alone (no ``<s>``, ``NgramLM.phrase_scores``), Moses's estimate."""
-        return (math.log(10) * self.lm.phrase_scores(offsets, words))[:, None]
+    def estimate(self, pairs: PhrasePairs) -> np.ndarray:
+        """The target phrase's score alone (no ``<s>``, ``NgramLM.phrase_scores``), Moses's estimate."""
+        return (math.log(10) * self.lm.phrase_scores(pairs.tgt_offsets, pairs.tgt_words))[:, None]
 
     def begin_state(self) -> np.ndarray:
         return np.array([self.lm.begin_state], dtype=np.int64)

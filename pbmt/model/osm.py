@@ -38,7 +38,9 @@ pair's cepts (``Generator.phrase``: Moses's decoder's order, which differs from
 the training corpus's only in where a source word linked to nothing at the
 start of a phrase is generated). The search kernels (``_osm_kernels``) keep
 the n-gram state, the source position, the frontier and a copy of the
-coverage as the feature's state; the open gaps follow from them.
+coverage as the feature's state; the open gaps follow from them. Its estimate of a
+phrase pair for pruning and future costs is Moses's: the pair's operations
+alone, from position 0 and the empty n-gram context (``OpSequenceModel.estimate``).
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ import numpy as np
 from pbmt.base.config import Feature, MosesConfig
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.vocab import Vocab
-from pbmt.model._osm_kernels import CONTINUE, GENERATE, MAX_WORDS, SOURCE_ONLY, TARGET_ONLY, WORDS, OSMData
+from pbmt.model._osm_kernels import (CONTINUE, GENERATE, MAX_WORDS, SOURCE_ONLY, TARGET_ONLY, WORDS, OSMData,
+                                     osm_estimates)
 from pbmt.model.features import FeatureFunction, register
-from pbmt.model.lm import NgramLM
+from pbmt.model.lm import LMCache, NgramLM
+from pbmt.model.phrase_table import PhrasePairs
 
 __all__ = ["CONTINUE", "GENERATE", "SOURCE_ONLY", "TARGET_ONLY", "Generator", "OpSequenceModel", "cepts", "program"]
 
@@ -283,21 +287,51 @@ class OpSequenceModel(FeatureFunction):
         kinds, positions, ops, offsets = [], [], [], [0]
         for o in range(len(options)):
             start, end = int(options.start[o]), int(options.end[o])
-            lo, hi = options.align_offsets[o], options.align_offsets[o + 1]
-            key = (tuple(source[start:end]), tuple(words(options.target(o))), options.align[lo:hi].tobytes(),
-                   options.is_unknown(o))
-            steps = self._programs.get(key)
-            if steps is None:
-                made = program(key[0], key[1], options.align[lo:hi].tolist(), key[3])
-                steps = ([kind for kind, _, _ in made], [position for _, position, _ in made],
-                         self.operations.ids([name for _, _, name in made], add=False).tolist())
-                if len(self._programs) < _PROGRAMS:
-                    self._programs[key] = steps
+            steps = self._steps(tuple(source[start:end]), tuple(words(options.target(o))),
+                                options.align[options.align_offsets[o]:options.align_offsets[o + 1]],
+                                options.is_unknown(o))
             kinds += steps[0]
             positions += [start + p if p >= 0 else -1 for p in steps[1]]
             ops += steps[2]
             offsets.append(len(kinds))
-        return OSMData(self.lm.arrays, cache.entries, self.which, np.array(offsets, dtype=np.int64),
+        return self._data(cache.entries, offsets, kinds, positions, ops)
+
+    def estimate(self, pairs: PhrasePairs) -> np.ndarray:
+        """Moses's estimate of a phrase pair (its ``EvaluateInIsolation``): the pair's steps alone, generated
+        from source position 0 with nothing covered and scored from the empty n-gram context (no ``<s>``),
+        and the counts they make: ``float64[len(pairs), n_scores]``, the columns' units."""
+        src, tgt = pairs.vocab.words(pairs.src_words), pairs.vocab.words(pairs.tgt_words)
+        src_at, tgt_at, links_at = (x.tolist() for x in (pairs.src_offsets, pairs.tgt_offsets, pairs.align_offsets))
+        kinds, positions, ops, offsets = [], [], [], [0]
+        for k in range(len(pairs)):
+            steps = self._steps(tuple(src[src_at[k]:src_at[k + 1]]), tuple(tgt[tgt_at[k]:tgt_at[k + 1]]),
+                                pairs.align[links_at[k]:links_at[k + 1]], bool(pairs.unknown[k]))
+            kinds += steps[0]
+            positions += steps[1]
+            ops += steps[2]
+            offsets.append(len(kinds))
+        out = np.zeros((len(pairs), self.n_scores))
+        osm_estimates(self._data(LMCache.new().entries, offsets, kinds, positions, ops), self.state_width, out)
+        return out
+
+    def _steps(self, src: tuple[str, ...], tgt: tuple[str, ...], links: np.ndarray, unknown: bool
+               ) -> tuple[list[int], list[int], list[int]]:
+        """A phrase pair's steps (``program``; ``links`` ``int16[m, 2]``) as their kinds, source positions within
+        the pair (-1: target only) and operation ids, kept for the next sentences (up to ``_PROGRAMS`` pairs)."""
+        key = (src, tgt, links.tobytes(), unknown)
+        steps = self._programs.get(key)
+        if steps is None:
+            made = program(src, tgt, links.tolist(), unknown)
+            steps = ([kind for kind, _, _ in made], [position for _, position, _ in made],
+                     self.operations.ids([name for _, _, name in made], add=False).tolist())
+            if len(self._programs) < _PROGRAMS:
+                self._programs[key] = steps
+        return steps
+
+    def _data(self, cache: np.ndarray, offsets: list[int], kinds: list[int], positions: list[int],
+              ops: list[int]) -> OSMData:
+        """The kernels' data of options whose steps are ``offsets`` .. (CSR), scored through ``cache``."""
+        return OSMData(self.lm.arrays, cache, self.which, np.array(offsets, dtype=np.int64),
                        np.array(kinds, dtype=np.int8), np.array(positions, dtype=np.int32),
                        np.array(ops, dtype=np.int32), self.fixed, self.jumps, self.n_scores)
 

@@ -140,17 +140,18 @@ class PhraseTable:
 
     def estimates(self, tm_weights, word_penalty_weight: float = 0.0) -> np.ndarray:
         """The table's part of Moses's pruning score of every candidate, ``float64[n_cand]`` (natural log scale):
-        ``scores @ tm_weights`` + word penalty (-1 per target word). Moses adds the LMs' inside estimates of
-        the target phrase (``TranslationModel.lm_estimate``). The phrase penalty is the same for every
-        candidate and does not change the ranking.
+        ``scores @ tm_weights`` + word penalty (-1 per target word). Moses adds the other features' estimates
+        (``TranslationModel.estimate``: the LMs' of the target phrase, the OSM's of the pair). The phrase
+        penalty is the same for every candidate and does not change the ranking.
         """
         tm_weights = np.asarray(tm_weights, dtype=np.float64)
         if tm_weights.shape != (self.n_scores,):
             raise ValueError(f"expected {self.n_scores} translation-model weights, got {tm_weights.shape}")
         return self.scores @ tm_weights - word_penalty_weight * np.diff(self.tgt_offsets)
 
-    def prune(self, limit: int, estimates: np.ndarray) -> "PhraseTable":
-        """Keep the ``limit`` candidates with the highest ``estimates`` per source phrase.
+    def prune(self, limit: int, estimates: np.ndarray) -> tuple["PhraseTable", np.ndarray]:
+        """Keep the ``limit`` candidates with the highest ``estimates`` per source phrase: the pruned table and
+        the candidates it kept (``int64[k]``, indices into this table, in the pruned table's order).
 
         Candidates come out sorted best first within each source phrase.
         """
@@ -162,7 +163,36 @@ class PhraseTable:
         return read_only(replace(
             self, cand_offsets=cand_offsets, tgt_offsets=tgt_offsets, tgt_words=tgt_words,
             scores=np.ascontiguousarray(self.scores[kept]), align_offsets=align_offsets, align=align,
-        ))
+        )), kept
+
+    def pairs(self, vocab: Vocab) -> "PhrasePairs":
+        """Every candidate as a phrase pair out of context (``PhrasePairs``; ``vocab``: the table's)."""
+        phrase = np.repeat(np.arange(self.n_phrases), np.diff(self.cand_offsets))
+        return PhrasePairs(*csr.take(self.src_offsets, self.src_words, phrase), self.tgt_offsets, self.tgt_words,
+                           self.align_offsets, self.align, np.zeros(self.n_candidates, bool), vocab)
+
+
+@dataclass(frozen=True)
+class PhrasePairs:
+    """Phrase pairs out of context, as a feature's estimate sees them (``FeatureFunction.estimate``).
+
+    Pair ``k`` has source words ``src_words[src_offsets[k]:src_offsets[k + 1]]`` and target words
+    ``tgt_words[tgt_offsets[k]:tgt_offsets[k + 1]]`` (ids in ``vocab``: a model's ``Vocab``, or a sentence's
+    ``Overlay`` of it), word links ``align[align_offsets[k]:align_offsets[k + 1]]`` (``int16[m, 2]``, (source,
+    target) positions within the pair) and ``unknown[k]``: an unknown source word passed through.
+    """
+
+    src_offsets: np.ndarray
+    src_words: np.ndarray
+    tgt_offsets: np.ndarray
+    tgt_words: np.ndarray
+    align_offsets: np.ndarray
+    align: np.ndarray
+    unknown: np.ndarray
+    vocab: Vocab
+
+    def __len__(self) -> int:
+        return len(self.tgt_offsets) - 1
 
 
 def _top_candidates(cand_offsets: np.ndarray, estimates: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:

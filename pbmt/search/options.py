@@ -19,6 +19,7 @@ import numpy as np
 from pbmt.base import csr
 from pbmt.base.markup import Markup
 from pbmt.model.model import TranslationModel
+from pbmt.model.phrase_table import PhrasePairs
 from pbmt.search._future_kernels import future_table
 from pbmt.base.vocab import Overlay, Vocab
 
@@ -34,8 +35,8 @@ class TranslationOptions:
     ``local[o]`` holds its option-local feature values (``float64[n_opt,
     n_features]``, natural log; transition columns are zero), ``local_score[o]``
     their weighted sum, ``reordering[o]`` its six reordering log probabilities,
-    ``lm_estimate[o]`` the LMs' weighted inside estimate of its target words
-    (``TranslationModel.lm_estimate``, natural log). ``align[align_offsets[o]:align_offsets[o + 1]]``
+    ``lm_estimate[o]`` the features' weighted estimate of it out of context (the LMs' of its target
+    words, the OSM's of its operations: ``TranslationModel.estimate``, natural log). ``align[align_offsets[o]:align_offsets[o + 1]]``
     (``int16[k, 2]``) links option ``o``'s words, (source, target) positions within its phrase pair: the
     phrase pair's word alignment; an unknown word is linked to itself, and every word of a translation the
     markup gives to every word of its span.
@@ -144,6 +145,7 @@ class TranslationOptions:
         candidate = np.concatenate([candidate, np.full(len(unknown), UNKNOWN), MARKUP - np.arange(len(given))])
         order = np.lexsort((opt_len, opt_start))  # stable: candidates keep the table's best-first order
         opt_start, opt_len, candidate = opt_start[order], opt_len[order], candidate[order]
+        opt_end = (opt_start + opt_len + 1).astype(np.int32)
         is_unknown = candidate == UNKNOWN
         is_given = candidate <= MARKUP
         is_table = candidate >= 0
@@ -184,14 +186,16 @@ class TranslationOptions:
                 *csr.take(tgt_offsets, tgt_words, given_rows))
         lm_estimate = np.empty(len(candidate))
         lm_estimate[is_table] = model.cand_lm_estimate[known]
-        other = ~is_table
-        lm_estimate[other] = model.lm_estimate(*csr.take(tgt_offsets, tgt_words, np.flatnonzero(other)))
+        other = np.flatnonzero(~is_table)
+        lm_estimate[other] = model.estimate(PhrasePairs(
+            *csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in other]),
+            *csr.take(tgt_offsets, tgt_words, other), *csr.take(align_offsets, align, other), is_unknown[other],
+            vocab))
         local_score = local @ model.weights
 
         span_counts = np.bincount(opt_start.astype(np.int64) * width + opt_len, minlength=n * width)
         span_offsets = np.zeros(n * width + 1, dtype=np.int64)
         np.cumsum(span_counts, out=span_offsets[1:])
-        opt_end = (opt_start + opt_len + 1).astype(np.int32)
         options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
                       reordering, lm_estimate, span_offsets, np.zeros((n + 1, n + 1)), align_offsets, align, vocab,
                       *markup.constraints(n))

@@ -198,6 +198,39 @@ def test_a_phrase_pairs_steps():
     assert program(["f"], ["f"], [(0, 0)], unknown=True) == [(GENERATE, 0, "_TRANS_SLF_")]
 
 
+def test_the_estimate_is_each_pairs_operations_alone(osm_model, repo_corpus):
+    """Every option's estimate (pruning and future costs) is the LM's of its target words plus the OSM's of its
+    pair alone, as Moses's OpSequenceModel estimates in isolation: the pair's operations from source position 0
+    with nothing covered (``Generator.phrase``), scored by kenlm from the empty context (no ``<s>``), and the
+    counts they make, under the weights; the table's candidates and an unknown word (Generate Identical)."""
+    model = TranslationModel.load(osm_model / "moses.ini")
+    osm, lm3 = kenlm.Model(str(osm_model / "osm.arpa")), kenlm.Model(str(repo_corpus / "lm3.arpa.gz"))
+    weights = model.layout.as_dict(model.weights)
+    checked, counted = 0, 0
+    for sentence in SENTENCES:
+        options = TranslationOptions.of_words(model, sentence.split())
+        words = options.vocab.words
+        for o in range(len(options)):
+            lo, hi = options.align_offsets[o], options.align_offsets[o + 1]
+            run = Generator()
+            run.phrase(0, words(options.sentence[options.start[o]:options.end[o]]), words(options.target(o)),
+                       options.align[lo:hi].tolist(), options.is_unknown(o))
+            state, out = kenlm.State(), kenlm.State()
+            osm.NullContextWrite(state)
+            log10 = 0.0
+            for op in run.operations:
+                log10 += osm.BaseScore(state, op, out)
+                state, out = out, state
+            columns = [log10, run.gap_width, run.gap_count, run.open_gaps, run.source_alone]
+            target = " ".join(words(options.target(o)))
+            expected = (weights["LM0"][0] * np.log(10) * lm3.score(target, bos=False, eos=False)
+                        + np.dot(weights["OpSequenceModel0"], columns))
+            assert options.lm_estimate[o] == pytest.approx(expected, abs=1e-4), (o, run.operations)
+            checked += 1
+            counted += any(columns[1:])
+    assert checked > 50 and counted > 10  # some pairs reorder or generate source words alone within themselves
+
+
 @pytest.mark.parametrize("line, message", [
     ("num-features=4 path=osm.arpa", "5 features"),
     ("num-features=5 path=osm.arpa support-features=no", "support-features=no goes with num-features=1"),

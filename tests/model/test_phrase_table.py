@@ -87,7 +87,8 @@ def test_prune_keeps_the_best_by_estimate(tmp_path):
     est = table.estimates(weights, word_penalty_weight=-1.0)
     expected = table.scores @ weights + np.diff(table.tgt_offsets)
     np.testing.assert_allclose(est, expected)
-    pruned = table.prune(1, est)
+    pruned, kept_rows = table.prune(1, est)
+    assert kept_rows.tolist() == [max(table.candidates(p), key=lambda c: est[c]) for p in range(table.n_phrases)]
     assert pruned.n_candidates == pruned.n_phrases == 5
     for p in range(table.n_phrases):
         best = max(table.candidates(p), key=lambda c: est[c])
