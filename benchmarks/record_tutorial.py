@@ -3,7 +3,7 @@
 Runs the tutorial's ```bash blocks in order in one shell (its sizes as they
 stand, or as the environment sets them), timing each block and keeping its
 standard output, with the load average sampled every 30 s; beside it, once
-the model is trained, MERT's command again with each of --mert-seeds
+the test set is translated (the model trained, the decoder compiled), MERT's command again with each of --mert-seeds
 (``--seed N``, the same dev verses and model), so the tutorial can say how
 much MERT varies between seeds.
 Everything the tutorial quotes goes to --json (default
@@ -39,7 +39,8 @@ from generated import tutorial_blocks, tutorial_command  # noqa: E402  (docs/gen
 from bench_tune import LoadSampler  # noqa: E402  (benchmarks/bench_tune.py: the load average sampled while it runs)
 
 MARK = "@@pbmt-tutorial-block"
-TRAINED = 2  # the tutorial's block after which its model and dev set are written
+SEEDS_AFTER = 3  # the block after which the seeds start: the model trained, the decoder compiled into numba's cache
+# (started at once, each seed's processes would compile the same kernels beside the tutorial's, on a cold cache)
 
 
 def run_blocks(work: Path, env: dict) -> None:
@@ -172,9 +173,9 @@ def main() -> None:
                 marker.unlink()
             settings, mert = tutorial_blocks()[0].code, tutorial_command("--algorithm mert")
             runs = {}
-            for seed in filter(None, args.mert_seeds.split(",")):  # beside the tutorial, once its model is trained
+            for seed in filter(None, args.mert_seeds.split(",")):  # beside the tutorial, after SEEDS_AFTER
                 folder = f"mert-seed{seed}"
-                shell = (f"{settings}\nwhile [ ! -f $WORK/.after-block-{TRAINED} ]; do sleep 5; done\n"
+                shell = (f"{settings}\nwhile [ ! -f $WORK/.after-block-{SEEDS_AFTER} ]; do sleep 5; done\n"
                          f"{mert.replace('$WORK/mert', '$WORK/' + folder)} --seed {seed} -q")
                 runs[seed] = (folder, time.time(), subprocess.Popen(["bash", "-eu", "-c", shell], cwd=ROOT, env=env))
             run_blocks(work, env)
