@@ -49,35 +49,44 @@ class NBestEntry:
     def to_line(self) -> str:
         """The entry in Moses's format (without newline)."""
         features = self.features
-        dense = _features_format(*features, *map(len, features.values())) % tuple(
-            chain.from_iterable(features.values()))
-        if self.sparse:
-            dense = " ".join([dense] * bool(features) + [f"{name}= {value:.6g}" for name, value in self.sparse])
-        fields = [str(self.sentence), self.text, dense, f"{self.total:.6g}"]
-        if self.segmentation or self.alignment:
-            fields.append(" ".join(map(_block, self.segmentation)))
-            fields.append(" ".join(map(_link, self.alignment)))
-        return " ||| ".join(fields)
+        dense = features_format(*features, *map(len, features.values())) % tuple(chain.from_iterable(features.values()))
+        return moses_line(self.sentence, self.text, dense, self.sparse, self.total,
+                          " ".join(map(format_block, self.segmentation)), " ".join(map(format_link, self.alignment)))
+
+
+def moses_line(sentence: int, text: str, dense: str, sparse: Iterable[tuple[str, float]], total: float,
+               segmentation: str, alignment: str) -> str:
+    """An n-best line (without newline) of its fields: ``dense``, the dense features' field
+    (``features_format``); ``segmentation`` and ``alignment``, those fields' text (``format_block`` and
+    ``format_link`` of each block and link; both empty: the line has neither field)."""
+    sparse = [f"{name}= {value:.6g}" for name, value in sparse]
+    if sparse:
+        dense = " ".join([dense] * bool(dense) + sparse)
+    fields = [str(sentence), text, dense, f"{total:.6g}"]
+    if segmentation or alignment:
+        fields += [segmentation, alignment]
+    return " ||| ".join(fields)
 
 
 @lru_cache(maxsize=64)
-def _features_format(*names_and_sizes) -> str:
-    """The %-format of a features field whose feature names and numbers of values are ``names_and_sizes``
-    (every name, then every size): a list writes thousands of entries of one layout."""
+def features_format(*names_and_sizes) -> str:
+    """The %-format of the dense features' field whose feature names and numbers of values are
+    ``names_and_sizes`` (every name, then every size), to be given the values in order: a list writes
+    thousands of entries of one layout."""
     half = len(names_and_sizes) // 2
     return " ".join(name.replace("%", "%%") + "= " + " ".join(["%.6g"] * size)
                     for name, size in zip(names_and_sizes[:half], names_and_sizes[half:]))
 
 
 @lru_cache(maxsize=1 << 16)
-def _block(block: tuple[int, int, int, int]) -> str:
+def format_block(block: tuple[int, int, int, int]) -> str:
     """A segmentation field's block ``0-1=0-4``: source words 0-1 made target words 0-4 (one word: ``3=5``)."""
     a, b, c, d = block
     return f"{_span(a, b)}={_span(c, d)}"
 
 
 @lru_cache(maxsize=1 << 16)
-def _link(link: tuple[int, int]) -> str:
+def format_link(link: tuple[int, int]) -> str:
     """An alignment field's link ``2-5``: source word 2 is aligned with target word 5."""
     return "%d-%d" % link
 

@@ -63,6 +63,7 @@ from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.base.parallel import ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
+from pbmt.search.output import nbest_text
 from pbmt.features.translation import Translator
 from pbmt.base.nbest import parse_features
 
@@ -379,7 +380,7 @@ def _chunks(translations, n_best: bool, alignment: bool) -> list[str]:
     """The text one record (a sentence, or a document's sentences) adds to each output."""
     chunks = ["".join(t.text + "\n" for t in translations)]
     if n_best:
-        chunks.append("".join(e.to_line() + "\n" for t in translations for e in t.nbest))
+        chunks.append("".join(nbest_text(t.nbest) for t in translations))
     if alignment:
         chunks.append("".join(" ".join(f"{s}-{t}" for s, t in tr.alignment) + "\n" for tr in translations))
     return chunks

@@ -32,7 +32,7 @@ from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import UNKNOWN, TranslationOptions
-from pbmt.search.output import nbest_entries, word_alignment
+from pbmt.search.output import NBestList, word_alignment
 from pbmt.base.placeholders import restore
 from pbmt.base.text import starts_lowercase, tokenizer, tokens
 from pbmt.base.nbest import NBestEntry
@@ -45,12 +45,13 @@ _RECENT_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class Translation:
-    """The translation of one line: output text, n-best entries, 1-best word alignment; ``nbest_output``: each
-    n-best entry's output text (as ``text`` is made) when the translator was asked for them, else empty; under
-    a constraint none satisfies (forced decoding), the empty translation and ``unreachable``, why."""
+    """The translation of one line: output text, n-best entries (``pbmt.search.output.NBestList``; empty: a
+    tuple), 1-best word alignment; ``nbest_output``: each n-best entry's output text (as ``text`` is made)
+    when the translator was asked for them, else empty; under a constraint none satisfies (forced decoding),
+    the empty translation and ``unreachable``, why."""
 
     text: str
-    nbest: tuple[NBestEntry, ...]
+    nbest: Sequence[NBestEntry]
     alignment: tuple[tuple[int, int], ...]
     nbest_output: tuple[str, ...] = ()
     unreachable: str = ""
@@ -194,7 +195,7 @@ class Translator:
                 words: list[str]) -> Translation:
         if not found:
             return Translation("", (), ())
-        nbest = nbest_entries(sentence_id, found, options, self.model) if self.n_best else ()
+        nbest = NBestList(sentence_id, found, options, self.model) if self.n_best else ()
         translation = self._translation(found[0].derivation, options, words, nbest)
         if not (self.n_best and self.nbest_output):
             return translation
@@ -247,7 +248,7 @@ class Translator:
         return preprocessing.target_form.text(words, not starts_lowercase(source, protected))
 
     def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
-                     nbest: tuple) -> Translation:
+                     nbest: Sequence[NBestEntry]) -> Translation:
         return Translation(self.output(best, options, source), nbest,
                            tuple(word_alignment(best, options, self.model)))
 

@@ -16,7 +16,7 @@ from pbmt.model.sparse import nbest_name
 from pbmt.search.derivation import Derivation, derivation_blocks, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
-from pbmt.base.nbest import NBestEntry
+from pbmt.base.nbest import NBestEntry, features_format, format_block, format_link, moses_line
 
 
 def target_text(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> str:
@@ -39,35 +39,85 @@ def word_alignment(derivation: Derivation, options: TranslationOptions, model: T
                   for s, t in option_links(options, o))
 
 
-def nbest_entries(sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
-                  model: TranslationModel) -> tuple[NBestEntry, ...]:
-    """The Moses n-best entries of a sentence's derivations: features from ``score_derivation``'s kernel, run
-    once over all of them; each option's word links computed once; the sparse features of the model's families
-    (``_sparse_pairs``)."""
-    if not found:
-        return ()
-    lengths = np.array([len(s.derivation) for s in found])
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
-    features = np.zeros((len(found), model.layout.size))
-    score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
-                      options.local, features)
-    blocks = _block_positions(chosen, offsets, options)
-    seg_offsets = offsets.tolist()
-    segmentation = list(zip(*(column.tolist() for column in blocks)))
-    align_offsets, alignment = _alignment_points(chosen, offsets, blocks, options)
-    texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
-    paths = chosen.tolist()
-    columns = model.layout.slices
-    sparse = model.sparse is not None
-    entries = []
-    for i, (row, scored) in enumerate(zip(features.tolist(), found)):
-        lo, hi = seg_offsets[i], seg_offsets[i + 1]
-        entries.append(NBestEntry(sentence, " ".join([texts[o] for o in paths[lo:hi] if texts[o]]),
-                                  {name: tuple(row[c]) for name, c in columns}, scored.score,
-                                  tuple(segmentation[lo:hi]), tuple(alignment[align_offsets[i]:align_offsets[i + 1]]),
-                                  _sparse_pairs(scored.derivation, options, model) if sparse else ()))
-    return tuple(entries)
+class NBestList(Sequence[NBestEntry]):
+    """A sentence's n-best entries (``NBestEntry``), best first, kept as arrays until read: an entry is made
+    when it is first read, and ``text()`` writes the whole list in Moses's format without making any (a
+    100-best list of a 1,000-sentence dev set is 100,000 entries).
+
+    Features come from ``score_derivation``'s kernel, run once over all the derivations; each option's word
+    links are placed once; the sparse features are those of the model's families (``_sparse_pairs``).
+    """
+
+    def __init__(self, sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
+                 model: TranslationModel):
+        lengths = np.array([len(s.derivation) for s in found], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
+        features = np.zeros((len(found), model.layout.size))
+        score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
+                          options.local, features)
+        self.sentence = sentence
+        self._totals = [s.score for s in found]
+        self._features = features.tolist()
+        self._columns = model.layout.slices
+        self._format = features_format(*model.layout.names, *model.layout.sizes)
+        self._sparse = ([_sparse_pairs(s.derivation, options, model) for s in found] if model.sparse is not None
+                        else [()] * len(found))
+        texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
+        paths = chosen.tolist()
+        self._block_offsets = offsets.tolist()
+        self._texts = [" ".join([texts[o] for o in paths[lo:hi] if texts[o]])
+                       for lo, hi in zip(self._block_offsets[:-1], self._block_offsets[1:])]
+        blocks = _block_positions(chosen, offsets, options)
+        self._blocks = list(zip(*(column.tolist() for column in blocks)))
+        self._link_offsets, self._links = _alignment_points(chosen, offsets, blocks, options)
+        self._entries: list[NBestEntry | None] = [None] * len(found)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(len(self))[i])
+        entry = self._entries[i]
+        if entry is None:
+            row, (lo, hi), (a, b) = self._features[i], self._bounds(self._block_offsets, i), \
+                self._bounds(self._link_offsets, i)
+            entry = NBestEntry(self.sentence, self._texts[i], {name: tuple(row[c]) for name, c in self._columns},
+                               self._totals[i], tuple(self._blocks[lo:hi]), tuple(self._links[a:b]), self._sparse[i])
+            self._entries[i] = entry
+        return entry
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"NBestList({list(self)!r})"
+
+    @staticmethod
+    def _bounds(offsets: list[int], i: int) -> tuple[int, int]:
+        return offsets[i], offsets[i + 1]
+
+    def text(self) -> str:
+        """Every entry's line in Moses's format, newlines included: ``"".join(e.to_line() + "\n" for e in
+        self)``, made from the arrays."""
+        blocks = list(map(format_block, self._blocks))
+        links = list(map(format_link, self._links))
+        block_offsets, link_offsets = self._block_offsets, self._link_offsets
+        return "".join([moses_line(self.sentence, text, self._format % tuple(row), sparse, total,
+                                   " ".join(blocks[block_offsets[i]:block_offsets[i + 1]]),
+                                   " ".join(links[link_offsets[i]:link_offsets[i + 1]])) + "\n"
+                        for i, (text, row, sparse, total) in enumerate(zip(self._texts, self._features,
+                                                                           self._sparse, self._totals))])
+
+
+def nbest_text(entries: Sequence[NBestEntry]) -> str:
+    """N-best entries as lines in Moses's format, newlines included (``NBestList.text`` when they are one)."""
+    if isinstance(entries, NBestList):
+        return entries.text()
+    return "".join(e.to_line() + "\n" for e in entries)
 
 
 def _sparse_pairs(derivation: Derivation, options: TranslationOptions, model: TranslationModel
@@ -104,16 +154,17 @@ def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: 
     """Every path's (source, target) word links, sorted, as one list with per-path offsets (``option_links``
     for all blocks at once)."""
     src_start, _, tgt_start, _ = blocks
-    path = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    n_paths = len(offsets) - 1
     link_offsets, links = csr.take(options.align_offsets, options.align, chosen)
     count = np.diff(link_offsets)
     src = links[:, 0] + np.repeat(src_start, count)
     tgt = links[:, 1] + np.repeat(tgt_start, count)
-    owner = np.repeat(path, count)
-    order = np.lexsort((tgt, src, owner))
-    per_path = np.zeros(len(offsets), dtype=np.int64)
-    np.cumsum(np.bincount(owner, minlength=len(offsets) - 1), out=per_path[1:])
-    return per_path.tolist(), list(zip(src[order].tolist(), tgt[order].tolist()))
+    # one int64 key per link orders by (path, source, target): a single sort, not a three-key lexsort
+    n_src, n_tgt = options.n_words + 1, int(tgt.max(initial=0)) + 1
+    key = np.repeat(np.repeat(np.arange(n_paths), np.diff(offsets)), count) * (n_src * n_tgt) + src * n_tgt + tgt
+    key.sort()
+    per_path = np.searchsorted(key, np.arange(n_paths + 1) * (n_src * n_tgt))
+    return per_path.tolist(), list(zip((key // n_tgt % n_src).tolist(), (key % n_tgt).tolist()))
 
 
 def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model: TranslationModel) -> Derivation:

@@ -8,7 +8,7 @@ from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import best_paths, decode, search
 from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
-from pbmt.search.output import derivation_from_entry, nbest_entries, word_alignment
+from pbmt.search.output import NBestList, derivation_from_entry, word_alignment
 
 from enumeration import all_derivations
 
@@ -110,7 +110,7 @@ def test_nbest_entries_carry_the_features_of_score_derivation(tiny):
     model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=5, distortion_limit=2))
     options = TranslationOptions.build(model, model.vocab.ids("e d c b a".split()))
     found = decode(model, options, n_best=15)
-    entries = nbest_entries(7, found, options, model)
+    entries = NBestList(7, found, options, model)
     assert len(entries) == len(found) > 1
     for scored, entry in zip(found, entries):
         d = scored.derivation
@@ -119,3 +119,4 @@ def test_nbest_entries_carry_the_features_of_score_derivation(tiny):
         assert entry.text == " ".join(model.vocab.words(d.target_words(options)))
         assert tuple(entry.alignment) == tuple(word_alignment(d, options, model))
         assert derivation_from_entry(entry, options, model) == d
+    assert entries.text() == "".join(entry.to_line() + "\n" for entry in entries)
