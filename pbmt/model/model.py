@@ -229,7 +229,8 @@ class TranslationModel:
     ``cand_local[c]`` is candidate ``c``'s option-local feature values
     (``float64[n_cand, layout.size]``, natural log); ``cand_lm_estimate[c]`` the
     features' weighted estimate of it out of context (``estimate``); ``reordering[c]`` its six
-    reordering log probabilities (``float64[n_cand, 6]``, zeros without a table).
+    reordering log probabilities in each of the ``reordering_tables`` of the LexicalReordering lines, in
+    their order (``float64[n_cand, 6 * n_tables]``; six zeros without a table).
     ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
     from the ``[sparse]`` table of ``pbmt.toml``), or None.
     """
@@ -242,7 +243,7 @@ class TranslationModel:
     preprocessing: Preprocessing
     features: tuple[FeatureFunction, ...]
     full_table: PhraseTable
-    reordering_table: ReorderingTable | None
+    reordering_tables: tuple[ReorderingTable, ...]
     phrases: PhraseTable = field(repr=False)
     reordering: np.ndarray = field(repr=False)
     cand_local: np.ndarray = field(repr=False)
@@ -275,17 +276,16 @@ class TranslationModel:
             if "path" in feature.args and not config.resolve(feature.args["path"]).is_file():
                 raise FormatError(ini, feature.line, f"{feature.type} {feature.name}: path={feature.args['path']} "
                                   f"names no file ({config.resolve(feature.args['path'])})")
-        for kind, needed in ((KENLM, "at least one"), (PhraseDictionaryMemory, "exactly one"),
-                             (LexicalReordering, "at most one")):
+        for kind, needed in ((KENLM, "at least one"), (PhraseDictionaryMemory, "exactly one")):
             found = sum(f.type == kind.moses_name for f in config.features)
-            if not {"at least one": found >= 1, "exactly one": found == 1, "at most one": found <= 1}[needed]:
+            if not {"at least one": found >= 1, "exactly one": found == 1}[needed]:
                 raise PbmtError(f"{ini}: pbmt's decoder needs {needed} {kind.moses_name} feature, the [feature] "
                                 f"section has {found}")
         vocab = Vocab()
         features = make_features(config, vocab)
         table_feature = next(f for f in features if isinstance(f, PhraseDictionaryMemory))
         full_table = table_feature.table
-        reordering_table = next((f.table for f in features if isinstance(f, LexicalReordering)), None)
+        reordering_tables = tuple(f.table for f in features if isinstance(f, LexicalReordering))
         settings = settings or SearchSettings.from_config(config)
         if table_feature.table_limit is not None and "ttable-limit" not in config.settings:
             try:
@@ -295,7 +295,7 @@ class TranslationModel:
                                   f"{table_feature.name} is not a positive integer") from None
         sparse = SparseModel.read(Path(ini).parent)
         stub = cls(config, vocab, layout, layout.weights(config), settings,
-                   Preprocessing.read(Path(ini).parent), features, full_table, reordering_table,
+                   Preprocessing.read(Path(ini).parent), features, full_table, reordering_tables,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),
                    cand_lm_estimate=np.zeros(0), sparse=sparse, loaded_words=len(vocab), loaded_sparse=sparse)
         return stub.with_weights(stub.weights)
@@ -332,8 +332,8 @@ class TranslationModel:
             values = feature.local(phrases)
             if values is not None:
                 local[:, columns] = values
-        reordering = (self.reordering_table.scores_for(phrases) if self.reordering_table is not None
-                      else np.zeros((phrases.n_candidates, 6)))
+        reordering = (np.hstack([table.scores_for(phrases) for table in self.reordering_tables])
+                      if self.reordering_tables else np.zeros((phrases.n_candidates, 6)))
         return read_only(replace(
             self, weights=weights, phrases=phrases, reordering=reordering, cand_local=local,
             cand_lm_estimate=table_estimate[kept],

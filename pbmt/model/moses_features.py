@@ -111,7 +111,8 @@ class Distortion(FeatureFunction):
 class LexicalReordering(FeatureFunction):
     """Moses's msd-bidirectional-fe lexicalized reordering (``type=`` any of ``reordering.SUPPORTED_TYPES``):
     six log probabilities per phrase pair, the block's orientation after its predecessor (forward) and the
-    predecessor's before it (backward)."""
+    predecessor's before it (backward). A model may have several, each with its own table and weights (as
+    Moses loads them)."""
 
     moses_name = "LexicalReordering"
     scores_transitions = True
@@ -121,9 +122,11 @@ class LexicalReordering(FeatureFunction):
         super().__init__(spec, config, vocab)
         self.table = ReorderingTable.load(config.resolve(spec.args["path"]), vocab,
                                           spec.args.get("type", "wbe-msd-bidirectional-fe-allff"))
+        before = config.features[:config.features.index(spec)]
+        self.first = 6 * sum(f.type == self.moses_name for f in before)  # its columns of options.reordering
 
     def sentence_data(self, options, cache) -> ReorderingData:
-        return ReorderingData(np.ascontiguousarray(options.reordering))
+        return ReorderingData(np.ascontiguousarray(options.reordering[:, self.first:self.first + 6]))
 
 
 @register

@@ -34,9 +34,10 @@ class TranslationOptions:
     ``MARKUP - k``: translation ``k`` the input's markup gives, ``markup_translations``).
     ``local[o]`` holds its option-local feature values (``float64[n_opt,
     n_features]``, natural log; transition columns are zero), ``local_score[o]``
-    their weighted sum, ``reordering[o]`` its six reordering log probabilities,
-    ``lm_estimate[o]`` the features' weighted estimate of it out of context (the LMs' of its target
-    words, the OSM's of its operations: ``TranslationModel.estimate``, natural log). ``align[align_offsets[o]:align_offsets[o + 1]]``
+    their weighted sum, ``reordering[o]`` its six reordering log probabilities in each reordering
+    table (``TranslationModel.reordering``), ``lm_estimate[o]`` the features' weighted estimate of it out
+    of context (the LMs' of its target words, the OSM's of its operations: ``TranslationModel.estimate``,
+    natural log). ``align[align_offsets[o]:align_offsets[o + 1]]``
     (``int16[k, 2]``) links option ``o``'s words, (source, target) positions within its phrase pair: the
     phrase pair's word alignment; an unknown word is linked to itself, and every word of a translation the
     markup gives to every word of its span.
@@ -179,11 +180,11 @@ class TranslationOptions:
             local[o] = model.markup_local(len(words), log_p)
         reordering = np.zeros((len(candidate), model.reordering.shape[1]))
         reordering[is_table] = model.reordering[known]
-        if model.reordering_table is not None and is_given.any():
+        if model.reordering_tables and is_given.any():
             given_rows = np.flatnonzero(is_given)
-            reordering[given_rows] = model.reordering_table.pair_scores(
-                *csr.from_rows([sentence[opt_start[o]:opt_start[o] + opt_len[o] + 1] for o in given_rows]),
-                *csr.take(tgt_offsets, tgt_words, given_rows))
+            pairs = (*csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in given_rows]),
+                     *csr.take(tgt_offsets, tgt_words, given_rows))
+            reordering[given_rows] = np.hstack([table.pair_scores(*pairs) for table in model.reordering_tables])
         lm_estimate = np.empty(len(candidate))
         lm_estimate[is_table] = model.cand_lm_estimate[known]
         other = np.flatnonzero(~is_table)
