@@ -200,17 +200,6 @@ def tutorial_trace(record: dict) -> str:
     return "\n".join(rows) + "\n"
 
 
-def tuning_small_dev(record: dict) -> str:
-    start = record["tuning"]["mert"]["dev_bleu"][0]
-    rows = ["| seed | dev BLEU per iteration, `--interpolation 0.5` (the default here now) | lowest against the "
-            "untuned |", "|---|---|---|"]
-    for seed, dev in _seed_rows(record):
-        low = min(dev) - start
-        rows.append(f"| {seed} | {', '.join(f'{v:.2f}' for v in dev)} | "
-                    f"{'never below' if low >= 0 else f'{low:+.2f}'} |")
-    return "\n".join(rows) + f"\n\n({_run_of(record)}; `docs/runs/tutorial.json`, `docs/tutorial.md` section 5.)\n"
-
-
 def _cell(value, spec: str | None) -> str:
     if value is None:
         return ""
@@ -280,7 +269,6 @@ RENDERERS: dict[str, tuple[str, Callable[[dict], str]]] = {  # name -> (record i
     "tutorial-tuning": ("tutorial", tutorial_tuning),
     "tutorial-test": ("tutorial", tutorial_test),
     "tutorial-trace": ("tutorial", tutorial_trace),
-    "tuning-small-dev": ("tutorial", tuning_small_dev),
 }
 
 
