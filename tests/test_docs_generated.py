@@ -97,3 +97,25 @@ def test_every_mean_and_sd_a_doc_quotes_is_in_a_record_or_a_generated_block():
                   for m in re.finditer(r"\b\d+\.\d\d ± \d+\.\d\d\b", generated.BLOCK.sub("", text))
                   if m.group(0) not in recorded and m.group(0) not in EARLIER_SETTINGS]
     assert not unrecorded, f"quoted in prose, in no record of docs/runs: {unrecorded}"
+
+
+def test_a_complete_tutorial_record_fills_every_section():
+    """What a recording that ran to the end gives (the record in docs/runs may be one that stopped early)."""
+    record = json.loads((generated.RUNS / "tutorial.json").read_text(encoding="utf-8"))
+    headings = [b.heading for b in generated.tutorial_blocks()]
+    bleu = "BLEU = {:.2f} 60.0/35.0/22.0/14.0 (BP = 0.950 ratio = 0.951 hyp_len = 5200 ref_len = 5467)"
+    scores = {"untuned": 32.0, "mert": 33.0, "pro": 32.5, "samplerank": 32.8}
+    section6 = "".join(f"{run}: {bleu.format(s)}\n{run} (tokenised, lowercased): {bleu.format(s + 0.6)}\n"
+                       for run, s in scores.items())
+    record["blocks"] = [{"heading": h, "seconds": 61.0, "stdout": section6 if h.startswith("6.") else ""}
+                        for h in headings]
+    record["tuning"]["pro"] = {"dev_bleu": [41.98, 42.1, 42.3], "pool_bleu": [42.9, 43.0, 43.1], "seconds": 100.0}
+    record["tuning"]["samplerank"] = {"dev_bleu": [42.5, 42.7, 42.6], "seconds": 90.0}
+    record["trace"] = [{"verse": 1, "score": [-60.2, -31.5], "bleu": [12.0, 30.5], "decoder_score": -30.9}]
+    text = generated.regenerated(generated.TUTORIAL.read_text(encoding="utf-8"), {"tutorial": record})
+    assert "not in the recorded run" not in text.lower() and "stopped for time" not in text
+    assert "| PRO | 41.98, 42.10, 42.30 |" in text and "| SampleRank | 42.50, 42.70, 42.60 |" in text
+    assert "mert: BLEU = 33.00" in text and "MERT +1.00, PRO +0.50, SampleRank +0.80" in text
+    assert "| 1 | -60.2 → -31.5 | -30.9 | 12.0 → 30.5 |" in text
+    assert f"**{generated._minutes(61.0 * (len(headings) - 1) + sum(s['seconds'] for s in record['train_steps']))}**" \
+        in text
