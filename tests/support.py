@@ -21,3 +21,20 @@ def assert_reproduces_moses(entry, options, model):
         np.testing.assert_allclose(ours[name], values, rtol=1e-5, atol=1e-3, err_msg=f"{entry.sentence} {name}")
     assert features @ model.weights == pytest.approx(entry.total, abs=1e-3)
     return derivation
+
+
+def moses_nbest(moses, folder, sentences, out, size=10):
+    """Moses 1 (``moses``: its binary) run in ``folder`` on its ``moses.ini`` over ``sentences``: the ``size``-best
+    entries of each sentence (``pbmt.base.nbest`` entries, with segmentation), one list per sentence, written
+    to the file ``out`` first."""
+    import itertools
+    import subprocess
+
+    from pbmt.base.nbest import read_nbest
+
+    subprocess.run([str(moses), "-f", "moses.ini", "-v", "0", "-n-best-list", str(out), str(size),
+                    "-include-segmentation-in-n-best", "true"], input="\n".join(sentences) + "\n", text=True,
+                   cwd=folder, check=True, capture_output=True)
+    groups = [list(g) for _, g in itertools.groupby(read_nbest(out), key=lambda e: e.sentence)]
+    assert len(groups) == len(sentences)
+    return groups

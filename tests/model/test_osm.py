@@ -4,16 +4,13 @@ scores, the searches find what enumeration finds, and moses.ini lines it cannot 
 
 import dataclasses
 import gzip
-import itertools
 import random
-import subprocess
 
 import kenlm
 import numpy as np
 import pytest
 
 from pbmt.base.errors import FormatError
-from pbmt.base.nbest import read_nbest
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.model.osm import CONTINUE, GENERATE, SOURCE_ONLY, TARGET_ONLY, Generator, program
 from pbmt.search.decoder import decode
@@ -25,7 +22,7 @@ from pbmt.train.osm import operation_sequence
 
 from enumeration import all_derivations
 from repo_data import REPO
-from support import assert_reproduces_moses
+from support import assert_reproduces_moses, moses_nbest
 
 # phrase pairs (source, target, alignment): every kind of cept the operations know
 PAIRS = [
@@ -99,13 +96,19 @@ def reference(derivation, options, lm):
         lo, hi = options.align_offsets[o], options.align_offsets[o + 1]
         run.phrase(int(s), source[s:e], words(options.target(o)), options.align[lo:hi].tolist(),
                    options.is_unknown(o))
+    return [log10(lm, run.operations), run.gap_width, run.gap_count, run.open_gaps, run.source_alone], run.operations
+
+
+def log10(lm, operations, bos=True):
+    """The kenlm module's log10 probability of ``operations`` from ``<s>`` (``bos``) or the empty context, no
+    ``</s>``."""
     state, out = kenlm.State(), kenlm.State()
-    lm.BeginSentenceWrite(state)
-    log10 = 0.0
-    for op in run.operations:
-        log10 += lm.BaseScore(state, op, out)
+    (lm.BeginSentenceWrite if bos else lm.NullContextWrite)(state)
+    total = 0.0
+    for op in operations:
+        total += lm.BaseScore(state, op, out)
         state, out = out, state
-    return [log10, run.gap_width, run.gap_count, run.open_gaps, run.source_alone], run.operations
+    return total
 
 
 SENTENCES = ["a b c", "c d e a", "b c d e", "e a b", "d a c b", "a f c"]  # f: unknown
@@ -215,13 +218,8 @@ def test_the_estimate_is_each_pairs_operations_alone(osm_model, repo_corpus):
             run = Generator()
             run.phrase(0, words(options.sentence[options.start[o]:options.end[o]]), words(options.target(o)),
                        options.align[lo:hi].tolist(), options.is_unknown(o))
-            state, out = kenlm.State(), kenlm.State()
-            osm.NullContextWrite(state)
-            log10 = 0.0
-            for op in run.operations:
-                log10 += osm.BaseScore(state, op, out)
-                state, out = out, state
-            columns = [log10, run.gap_width, run.gap_count, run.open_gaps, run.source_alone]
+            columns = [log10(osm, run.operations, bos=False), run.gap_width, run.gap_count, run.open_gaps,
+                       run.source_alone]
             target = " ".join(words(options.target(o)))
             expected = (weights["LM0"][0] * np.log(10) * lm3.score(target, bos=False, eos=False)
                         + np.dot(weights["OpSequenceModel0"], columns))
@@ -269,14 +267,7 @@ def test_moses_scores_the_operations_alike(osm_model, tmp_path):
     """Moses 1's OpSequenceModel on the same moses.ini: every feature (the OSM's five columns among them) and
     the total of its 10-best entries equal pbmt's rescoring of the same derivations."""
     model = TranslationModel.load(osm_model / "moses.ini")
-    sentences = SENTENCES
-    nbest_file = tmp_path / "nbest.txt"
-    subprocess.run([str(MOSES), "-f", "moses.ini", "-v", "0", "-n-best-list", str(nbest_file), "10",
-                    "-include-segmentation-in-n-best", "true"], input="\n".join(sentences) + "\n", text=True,
-                   cwd=osm_model, check=True, capture_output=True)
-    groups = [list(g) for _, g in itertools.groupby(read_nbest(nbest_file), key=lambda e: e.sentence)]
-    assert len(groups) == len(sentences)
-    for sentence, entries in zip(sentences, groups):
+    for sentence, entries in zip(SENTENCES, moses_nbest(MOSES, osm_model, SENTENCES, tmp_path / "nbest.txt")):
         options = TranslationOptions.of_words(model, sentence.split())
         for entry in entries:
             assert_reproduces_moses(entry, options, model)

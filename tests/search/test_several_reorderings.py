@@ -4,13 +4,10 @@ Moses 1 scores the same derivations alike."""
 
 import dataclasses
 import gzip
-import itertools
-import subprocess
 
 import numpy as np
 import pytest
 
-from pbmt.base.nbest import read_nbest
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import decode
 from pbmt.search.derivation import model_score, score_derivation
@@ -18,7 +15,7 @@ from pbmt.search.options import TranslationOptions
 
 from enumeration import all_derivations
 from repo_data import REPO
-from support import TINY_SOURCES, assert_reproduces_moses
+from support import TINY_SOURCES, assert_reproduces_moses, moses_nbest
 
 MOSES = REPO.parent / "shared" / "tools" / "moses" / "bin" / "moses"
 LINE = "LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff"
@@ -89,13 +86,7 @@ def test_two_tables_agree_with_moses(two_tables, tmp_path):
     """Moses 1 on the same moses.ini: every feature (both reordering features' six columns) and the total of its
     10-best entries equal pbmt's rescoring of the same derivations."""
     model = TranslationModel.load(two_tables / "moses.ini")
-    nbest_file = tmp_path / "nbest.txt"
-    subprocess.run([str(MOSES), "-f", "moses.ini", "-v", "0", "-n-best-list", str(nbest_file), "10",
-                    "-include-segmentation-in-n-best", "true"], input="\n".join(TINY_SOURCES) + "\n", text=True,
-                   cwd=two_tables, check=True, capture_output=True)
-    groups = [list(g) for _, g in itertools.groupby(read_nbest(nbest_file), key=lambda e: e.sentence)]
-    assert len(groups) == len(TINY_SOURCES)
-    for sentence, entries in zip(TINY_SOURCES, groups):
+    for sentence, entries in zip(TINY_SOURCES, moses_nbest(MOSES, two_tables, TINY_SOURCES, tmp_path / "nbest.txt")):
         options = TranslationOptions.of_words(model, sentence.split())
         for entry in entries:
             assert "LexicalReordering1" in entry.features
