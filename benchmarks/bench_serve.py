@@ -1,23 +1,25 @@
 """Claim: pbmt serve answers single-sentence requests at the speed of pbmt translate on the same sentences,
-and a second worker raises its throughput.
+and a second thread (or worker process) raises its throughput.
 
 Setting: the model (default: the embedded one, data/model/moses.ini, its own
 settings) and the first --sentences lines of --input (default
-data/sample.es, plain text), on 127.0.0.1 only. Per worker count:
+data/sample.es, plain text), on 127.0.0.1 only. Per count N of --threads (or,
+with --by workers, of worker processes, one thread each):
 
-- pbmt serve --workers N on a free port, started and waited for (its model
+- pbmt serve --threads N (--workers N) on a free port, started and waited for (its model
   load is not timed); --clients threads (default 2 per worker) each send one
   sentence per POST /translate, over keep-alive connections, until every
   sentence was sent once or --seconds ran out; reported: requests/s and the
   latency percentiles p50, p95 (milliseconds, request sent to answer read);
-- pbmt translate --workers N -i the same sentences: sentences/s as it reports
+- pbmt translate --threads N (--workers N) -i the same sentences: sentences/s as it reports
   them (decoding only, after its model load), and its wall time;
 - whether the served translations equal pbmt translate's.
 
 Timings are noisy on a shared machine: the load average before each run is
 printed.
 
-    python benchmarks/bench_serve.py [--sentences 50] [--workers 1 2] [--clients C] [--seconds 120] [--json FILE]
+    python benchmarks/bench_serve.py [--sentences 50] [--counts 1 2] [--by threads|workers] [--clients C]
+        [--seconds 120] [--json FILE]
 """
 
 from __future__ import annotations
@@ -46,10 +48,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(config: Path, workers: int) -> tuple[subprocess.Popen, str]:
+def _parallel(by: str, n: int) -> list[str]:
+    """The options that decode on ``n`` threads of one process, or on ``n`` processes of one thread each."""
+    return ["--threads", str(n), "--workers", "1"] if by == "threads" else ["--threads", "1", "--workers", str(n)]
+
+
+def _serve(config: Path, parallel: list[str]) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     process = subprocess.Popen([sys.executable, "-m", "pbmt", "serve", "-q", "-f", str(config), "--host",
-                                "127.0.0.1", "--port", str(port), "--workers", str(workers), "--max-queue", "10000"],
+                                "127.0.0.1", "--port", str(port), *parallel, "--max-queue", "10000"],
                                stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
@@ -65,11 +72,11 @@ def _serve(config: Path, workers: int) -> tuple[subprocess.Popen, str]:
     raise SystemExit("pbmt serve did not start within 600 s")
 
 
-def measure_serve(config: Path, workers: int, lines: list[str], clients: int, seconds: float) -> dict:
-    process, url = _serve(config, workers)
+def measure_serve(config: Path, parallel: list[str], lines: list[str], clients: int, seconds: float) -> dict:
+    process, url = _serve(config, parallel)
     try:
         with httpx.Client(timeout=600) as warm:  # every worker decodes once before the clock starts
-            for _ in range(2 * workers):
+            for _ in range(2 * max(int(parallel[1]), int(parallel[3]))):
                 warm.post(url + "/translate", json={"sentences": [lines[0]]}).raise_for_status()
         texts: dict[int, str] = {}
         latencies: list[float] = []
@@ -106,13 +113,13 @@ def measure_serve(config: Path, workers: int, lines: list[str], clients: int, se
             "p50_ms": float(np.percentile(ms, 50)), "p95_ms": float(np.percentile(ms, 95)), "texts": texts}
 
 
-def measure_translate(config: Path, workers: int, lines: list[str]) -> dict:
+def measure_translate(config: Path, parallel: list[str], lines: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "in.txt"
         source.write_text("\n".join(lines) + "\n")
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", str(config), "-i", str(source),
-                               "--workers", str(workers)], capture_output=True, text=True, check=True)
+                               *parallel], capture_output=True, text=True, check=True)
         wall = time.perf_counter() - started
     rate = re.search(r"([0-9.]+) sentences/s", done.stderr)
     return {"sentences_per_s": float(rate.group(1)) if rate else float("nan"), "wall_s": wall,
@@ -124,28 +131,31 @@ def main() -> None:
     parser.add_argument("-f", "--config", type=Path, default=REPO / "data" / "model" / "moses.ini")
     parser.add_argument("-i", "--input", type=Path, default=REPO / "data" / "sample.es")
     parser.add_argument("--sentences", type=int, default=50)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--clients", type=int, help="concurrent clients (default: 2 per worker)")
+    parser.add_argument("--counts", type=int, nargs="+", default=[1, 2], help="threads (or workers) of each row")
+    parser.add_argument("--by", choices=("threads", "workers"), default="threads",
+                        help="decode on threads of one process, or on worker processes of one thread each")
+    parser.add_argument("--clients", type=int, help="concurrent clients (default: 2 per thread or worker)")
     parser.add_argument("--seconds", type=float, default=120, help="time limit of each serve measurement")
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     lines = [line for line in options.input.read_text().splitlines() if line.strip()][:options.sentences]
     rows = []
-    for workers in options.workers:
+    for count in options.counts:
         load = os.getloadavg()[0]
-        served = measure_serve(options.config, workers, lines, options.clients or 2 * workers, options.seconds)
-        translated = measure_translate(options.config, workers, lines)
+        parallel = _parallel(options.by, count)
+        served = measure_serve(options.config, parallel, lines, options.clients or 2 * count, options.seconds)
+        translated = measure_translate(options.config, parallel, lines)
         same = all(translated["texts"][i] == text for i, text in served["texts"].items())
-        rows.append({"workers": workers, "load_average": load, "clients": options.clients or 2 * workers,
+        rows.append({options.by: count, "load_average": load, "clients": options.clients or 2 * count,
                      **{k: v for k, v in served.items() if k != "texts"},
                      "translate_sentences_per_s": translated["sentences_per_s"],
                      "translate_wall_s": translated["wall_s"], "same_output": same})
     print(f"{len(lines)} sentences of {options.input.name}, model {options.config}, {os.cpu_count()} cores; "
           "127.0.0.1; timings under whatever load the machine has (load average before each row)")
-    print(f"{'workers':>7} {'load':>5} {'clients':>7} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
+    print(f"{options.by:>7} {'load':>5} {'clients':>7} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} "
           f"{'translate sent/s':>16} {'translate wall s':>16} {'serve/translate':>15} {'same output':>11}")
     for r in rows:
-        print(f"{r['workers']:>7} {r['load_average']:5.2f} {r['clients']:>7} {r['requests']:>8} "
+        print(f"{r[options.by]:>7} {r['load_average']:5.2f} {r['clients']:>7} {r['requests']:>8} "
               f"{r['requests_per_s']:7.2f} {r['p50_ms']:8.0f} {r['p95_ms']:8.0f} "
               f"{r['translate_sentences_per_s']:16.2f} {r['translate_wall_s']:16.1f} "
               f"{r['requests_per_s'] / r['translate_sentences_per_s']:15.2f} {str(r['same_output']):>11}")

@@ -92,6 +92,60 @@ def test_tuning_on_one_thread_and_two_threads_gives_the_same_run(tiny_model_dir,
     assert logs[0] == logs[1]  # weights, dev BLEU and pool sizes; the seconds differ
 
 
+def _tune(tiny_model_dir, tiny_dev, out, threads: str, *options: str) -> None:
+    assert main(["tune", "-q", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"),
+                 "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "--out", str(out), "--threads", threads,
+                 *options]) == 0
+
+
+def _same_runs(folder) -> None:
+    """The runs in ``folder``/1 and ``folder``/2 saved the same weights and logged the same rows but the seconds."""
+    with np.load(folder / "1" / CHECKPOINT) as one, np.load(folder / "2" / CHECKPOINT) as two:
+        assert one["weights"].tobytes() == two["weights"].tobytes()
+    logs = []
+    for run in "12":
+        header, *rows = [row.split("\t") for row in (folder / run / "log.tsv").read_text().splitlines()]
+        timeless = [i for i, name in enumerate(header) if not name.endswith(("seconds", "_s"))]
+        logs.append([[row[i] for i in timeless] for row in rows])
+    assert len(logs[0]) > 1 and logs[0] == logs[1]
+
+
+def test_lattice_mert_on_one_thread_and_two_threads_gives_the_same_run(tiny_model_dir, tiny_dev, tmp_path):
+    """Two threads decode the search graphs and run each line search's blocks of sentences (blocks of a few
+    edges: one block a sentence here)."""
+    for threads in ("1", "2"):
+        _tune(tiny_model_dir, tiny_dev, tmp_path / threads, threads, "--algorithm", "lattice-mert",
+              "--interpolation", "1", "--iterations", "2", "--n-best-size", "10")
+    _same_runs(tmp_path)
+
+
+def test_samplerank_chains_on_one_thread_and_two_threads_give_the_same_run(tiny_model_dir, tiny_dev, tmp_path):
+    for threads in ("1", "2"):
+        _tune(tiny_model_dir, tiny_dev, tmp_path / threads, threads, "--algorithm", "samplerank", "--epochs", "2",
+              "--chains", "2", "--batch-size", "2", "--samples-per-sentence", "20", "--burn-in-per-sentence", "5",
+              "--held-out", "2", "--chain-start", "decoder")
+    _same_runs(tmp_path)
+
+
+@pytest.mark.parametrize("verb", ["analyze", "sample"])
+def test_analyze_and_sample_on_one_thread_and_two_threads_write_the_same_bytes(verb, tiny_model_dir, tiny_dev,
+                                                                               tmp_path, capsys):
+    options = {"analyze": ["--refs", str(tiny_dev / "dev.ref"), "--stack", "2", "--search", "stack"],
+               "sample": ["--steps-per-sentence", "40", "--anneal", "2", "0.1", "--trace", "{}.trace",
+                          "--refs", str(tiny_dev / "dev.ref"), "--chain-start", "decoder"]}[verb]
+    printed = []
+    for threads in ("1", "2"):
+        out = tmp_path / threads
+        assert main([verb, "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i",
+                     str(tiny_dev / "dev.src"), "-o", str(out), "--threads", threads,
+                     *(o.format(out) for o in options)]) == 0
+        printed.append(capsys.readouterr().out)
+    assert (tmp_path / "1").read_bytes() == (tmp_path / "2").read_bytes() != b""
+    assert printed[0] == printed[1]
+    if verb == "sample":
+        assert (tmp_path / "1.trace").read_bytes() == (tmp_path / "2.trace").read_bytes()
+
+
 def _digest(model: TranslationModel) -> str:
     """A hash of every array the searches read from the model."""
     digest = hashlib.sha256()
@@ -142,4 +196,14 @@ def test_the_kernels_a_decode_calls_release_the_gil():
     kernels = (_cube_kernels.cube_kernel, _decoder_kernels.stack_kernel, _nbest_kernels.best_path,
                _nbest_kernels.k_best_paths, _phrase_kernels.lookup_spans, _future_kernels.future_table,
                _scoring_kernels.score_dense, _scoring_kernels.score_dense_paths, _lm_kernels.score_batch)
+    assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []
+
+
+def test_the_sampler_and_line_search_kernels_release_the_gil():
+    """pbmt sample's and SampleRank's chains, and lattice MERT's blocks of edges and sentences, run side by side
+    on threads only inside these."""
+    from pbmt.search import _lattice_kernels, _sampler_kernels
+
+    kernels = (_sampler_kernels.run_chain, _sampler_kernels.neighbourhood, _sampler_kernels.apply,
+               _sampler_kernels.init_chain, _lattice_kernels.edge_scores, _lattice_kernels.envelopes)
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

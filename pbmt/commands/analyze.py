@@ -18,7 +18,7 @@ Prints the shares with 95% bootstrap intervals over sentences and the tables
 by cause; -o writes one row per sentence (tab-separated, with a header).
 
 Example:
-  pbmt analyze -f model/moses.ini --tokenized -i dev.tok.es --refs dev.tok.en -o dev.analysis.tsv --workers 2
+  pbmt analyze -f model/moses.ini --tokenized -i dev.tok.es --refs dev.tok.en -o dev.analysis.tsv --threads 2
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model, paired_lines
 from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.parallel import ParallelMap
@@ -52,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap resamplings of the sentences for the intervals")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the bootstrap")
     add_model_arguments(parser)
+    add_threads_argument(parser, "analyse sentences")
     parser.add_argument("--workers", type=int, default=1, help="analyse on this many local processes")
     parser.add_argument("--scheduler", metavar="ADDR", help="analyse on an existing dask cluster")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     translator = Translator(load_model(args), tokenized=args.tokenized)
     analyzer = _Analyzer(translator, args.causes)
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="analysing")
-    with ParallelMap(_analyze, analyzer, args.workers, args.scheduler) as pool:
+    with ParallelMap(_analyze, analyzer, args.workers, args.scheduler, threads=args.threads) as pool:
         analyses = list(pool.map(list(zip(lines, references)), chunksize=4, progress=progress.update))
     progress.close()
     if args.output:

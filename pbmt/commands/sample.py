@@ -11,7 +11,7 @@ or the most frequent sample after --burn-in-per-sentence steps
 Chains start from the gloss (each word's best option, monotone) or from the
 stack decoder's 1-best (--chain-start decoder). Each sentence's
 chain is seeded from --seed and its line number, so the output does not depend
-on --workers. Input and output handling is translate's (--tokenized).
+on --threads or --workers. Input and output handling is translate's (--tokenized).
 
 --trace FILE writes each chain's course: its model score (natural log, from
 scratch) at step 0 and after every --trace-every steps, and with --refs its
@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
@@ -42,7 +43,6 @@ from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
 from pbmt.base.parallel import ParallelMap
 from pbmt.base.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.output import target_text
-from pbmt.model.lm import LMCache
 from pbmt.search.sampler import DECISIONS, anneal, sample_decode
 from pbmt.base.text import tokens
 from pbmt.features.translation import Translator
@@ -77,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam-threshold", type=float, help="beam threshold of --chain-start decoder (default: the ini's, "
                         "else 1e-5)")
     add_search_arguments(parser)
+    add_threads_argument(parser, "sample sentences")
     parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster)")
     parser.add_argument("--scheduler", metavar="ADDR", help="sample on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
@@ -97,7 +98,6 @@ class _SentenceSampler:
         self.args = args
         self.translator = translator
         self.model = translator.model
-        self.lm_cache = LMCache.new()
         self.temperature = anneal(args.steps_per_sentence, *args.anneal) if args.anneal else args.temperature
         self.reference_tokens = tokens if args.tokenized else self.model.preprocessing.target_form.tokens
 
@@ -113,7 +113,7 @@ class _SentenceSampler:
         trace = [] if args.trace else None
         found = sample_decode(model, options, np.random.default_rng([args.seed, index]),
                               args.steps_per_sentence, args.burn_in_per_sentence, self.temperature, args.chain_start,
-                              args.decision, lm_cache=self.lm_cache,
+                              args.decision, lm_cache=model.lm_cache,
                               trace=trace, trace_every=args.trace_every)
         text = self.translator.output(found.derivation, options, words)
         return text, self._trace_lines(index, options, reference, trace or [])
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="sampling")
-    with ParallelMap(_work, sampler, args.workers, args.scheduler) as pool:
+    with ParallelMap(_work, sampler, args.workers, args.scheduler, threads=args.threads) as pool:
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
     with Outputs() as outputs:

@@ -10,14 +10,15 @@
                    the weights and watch the search change (works offline)
   GET  /docs       the API's OpenAPI documentation
 
-The model is loaded once per worker process; each sentence is decoded by one
-of --workers processes, and requests wait in a queue of --max-queue sentences
-(a full queue answers 503). It listens on 127.0.0.1 unless --host says
+The model is loaded once; each sentence is decoded on one of --threads threads
+sharing it (or, with --workers N, in one of N processes, each loading the
+model), and requests wait in a queue of --max-queue sentences (a full queue
+answers 503). It listens on 127.0.0.1 unless --host says
 otherwise, and stops cleanly on SIGTERM or Ctrl-C. See docs/serve.md.
 
 Examples:
   pbmt serve                         # the embedded model at http://127.0.0.1:8080/
-  pbmt serve -f model/moses.ini --port 9000 --workers 2
+  pbmt serve -f model/moses.ini --port 9000 --threads 2
   curl -s localhost:8080/translate -H 'content-type: application/json' \\
       -d '{"sentences": ["En el principio creó Dios los cielos y la tierra."]}'
 """
@@ -31,6 +32,7 @@ import socket
 import sys
 from pathlib import Path
 
+from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import read_lines
@@ -43,7 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface; "
                         "the API has no authentication)")
     parser.add_argument("--port", type=int, default=8080, help="TCP port (0: any free port, printed at start)")
-    parser.add_argument("--workers", type=int, default=1, help="decoding processes, each with the model loaded")
+    add_threads_argument(parser, "decode requests' sentences")
+    parser.add_argument("--workers", type=int, default=1, help="decode in this many processes, each with the model "
+                        "loaded (more than 1: instead of --threads, one thread each)")
     parser.add_argument("--max-queue", type=int, default=200, help="sentences that may wait for a worker; "
                         "beyond, requests get 503 (at least --max-sentences)")
     parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens); "
@@ -78,13 +82,14 @@ def run(args: argparse.Namespace) -> int:
         sock.close()
         raise
     settings = ServerSettings(args, args.workers, args.max_queue, args.max_words, args.max_sentences,
-                              samples=samples)
+                              samples=samples, threads=args.threads)
     port = sock.getsockname()[1]
     if not args.quiet:
         if not _is_loopback(args.host):
             print(f"pbmt serve: warning: listening on {args.host}, reachable from other machines; the API has no "
                   "authentication", file=sys.stderr)
-        print(f"pbmt serve: {args.config} with {args.workers} worker(s), starting on "
+        decoding = f"{args.workers} worker processes" if args.workers > 1 else f"{args.threads} thread(s)"
+        print(f"pbmt serve: {args.config} decoding on {decoding}, starting on "
               f"http://{_url_host(args.host)}:{port}/", file=sys.stderr, flush=True)
     config = uvicorn.Config(create_app(settings, model), log_level="warning" if args.quiet else "info",
                             access_log=not args.quiet, timeout_graceful_shutdown=args.shutdown_timeout,

@@ -1,13 +1,16 @@
 """The translation server of ``pbmt serve``: a JSON API and the teaching page, on FastAPI.
 
-The model is loaded once in this process (to check requests: feature
-names, token counts) and once in each decoding worker, a process of a
-``ProcessPoolExecutor`` (spawned, so no event loop or lock is forked). Every
-sentence is one job. A job waits for a free worker in a bounded queue
-(``Dispatcher``): at most one job per worker is ever handed to the pool, so a
-job still waiting can be dropped when its client disconnects, and a full
-queue answers 503 at once instead of piling work up. Workers keep the last
-few weight vectors' models, since re-weighting re-prunes the phrase table.
+The model is loaded once in this process. Sentences are decoded on
+``threads`` threads of this process over that one model (the search kernels
+release Python's lock, the model is read-only), or, with ``workers`` > 1, in
+that many worker processes of a ``ProcessPoolExecutor`` (spawned, so no event
+loop or lock is forked), each loading the model once. Every sentence is one
+job. A job waits for a free thread or worker in a bounded queue
+(``Dispatcher``): at most one job per thread or worker is ever handed to the
+pool, so a job still waiting can be dropped when its client disconnects, and a
+full queue answers 503 at once instead of piling work up. The last few weight
+vectors' models are kept (``WeightedModels``), since re-weighting re-prunes the
+phrase table.
 
 Errors are JSON ``{"error": "one line"}`` with a 4xx status for the
 client's mistakes (413: too long or too many, the body limit counting the
@@ -24,12 +27,13 @@ import asyncio
 import dataclasses
 import multiprocessing
 import os
+import pickle
 import re
 import signal
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -52,13 +56,14 @@ from pbmt.model.model import TranslationModel
 from pbmt.features.translation import Translator
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_WEIGHTED_MODELS = 4  # per worker: a page's slider moves back and forth between a few weight vectors
+MAX_WEIGHTED_MODELS = 4  # per process: a page's slider moves back and forth between a few weight vectors
 
 
 @dataclasses.dataclass(frozen=True)
 class ServerSettings:
     """What ``pbmt serve`` was started with: ``model_args`` are ``pbmt translate``'s model options
-    (``-f``, ``--weights``, ``--stack`` ...) the server's model was loaded with."""
+    (``-f``, ``--weights``, ``--stack`` ...) the server's model was loaded with; ``workers`` > 1: decode in that
+    many processes, else on ``threads`` threads of the server's process."""
 
     model_args: argparse.Namespace
     workers: int = 1
@@ -67,20 +72,56 @@ class ServerSettings:
     max_sentences: int = 100
     max_body_bytes: int = 1 << 20
     samples: tuple[str, ...] = ()
+    threads: int = 1
+
+    @property
+    def slots(self) -> int:
+        """Sentences decoded at once: one per worker process, or one per thread."""
+        return self.workers if self.workers > 1 else self.threads
 
 
-# --- worker side -------------------------------------------------------------------------------------------------
+# --- decoding side: the server's threads, or a worker process -----------------------------------------------------
 
-_worker: dict[str, Any] = {}
+class WeightedModels:
+    """A model and the same model under the last few weight vectors requests asked for, shared by the threads
+    that decode (the first thread to ask for new weights prunes the table; the others wait for it)."""
+
+    def __init__(self, model: TranslationModel):
+        self.base = model
+        self.weighted: OrderedDict[tuple[float, ...], TranslationModel] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, weights: tuple[float, ...] | None, search: dict | None) -> TranslationModel:
+        """The model under ``weights`` (None: the server's) with the ``search`` settings replaced."""
+        model = self.base
+        if weights is not None:
+            with self.lock:
+                if weights not in self.weighted:
+                    self.weighted[weights] = model.with_weights(np.array(weights))
+                    while len(self.weighted) > MAX_WEIGHTED_MODELS:
+                        self.weighted.popitem(last=False)
+                self.weighted.move_to_end(weights)
+                model = self.weighted[weights]
+        if search:
+            model = dataclasses.replace(model, settings=dataclasses.replace(model.settings, **search))
+        return model
 
 
-def _load_worker(model: TranslationModel) -> None:
-    """A worker's initializer: keep the model, which arrives by its path (``pbmt.model.model``) and so is loaded
-    once (Ctrl-C is the server's to handle, not the workers')."""
+_worker: dict[str, WeightedModels] = {}
+
+
+def _load_worker(model: bytes) -> None:
+    """A worker's initializer: load and keep the model, which arrives pickled (by its path, ``pbmt.model.model``),
+    once the watch on the server has started, so that a worker still loading ends with a server killed meanwhile
+    (Ctrl-C is the server's to handle, not the workers')."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    _worker["model"] = model
-    _worker["weighted"] = OrderedDict()
+    _worker["models"] = WeightedModels(pickle.loads(model))
+
+
+def _on_worker(job, *args):
+    """``job(models, *args)`` in a worker process, with the worker's models."""
+    return job(_worker["models"], *args)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -91,26 +132,11 @@ def _exit_with_parent(parent: int) -> None:
     os._exit(0)
 
 
-def _model(weights: tuple[float, ...] | None, search: dict | None) -> TranslationModel:
-    model = _worker["model"]
-    if weights is not None:
-        cache = _worker["weighted"]
-        if weights not in cache:
-            cache[weights] = model.with_weights(np.array(weights))
-            while len(cache) > MAX_WEIGHTED_MODELS:
-                cache.popitem(last=False)
-        cache.move_to_end(weights)
-        model = cache[weights]
-    if search:
-        model = dataclasses.replace(model, settings=dataclasses.replace(model.settings, **search))
-    return model
-
-
-def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weights, search,
+def _translate_job(models: WeightedModels, line: str, tokenized: bool, n_best: int, distinct: bool, weights, search,
                    reading: tuple[str, bool] = ("pass-through", True)) -> dict:
     """One sentence as ``pbmt translate`` translates it, as a JSON-ready dict; ``reading``: how its markup is
     read (``xml_input``, ``quote_zones``)."""
-    translation = Translator(_model(weights, search), n_best=n_best, distinct=distinct, tokenized=tokenized,
+    translation = Translator(models.get(weights, search), n_best=n_best, distinct=distinct, tokenized=tokenized,
                              xml_input=reading[0], quote_zones=reading[1]).translate(0, line)
     return {"text": translation.text, "alignment": [list(link) for link in translation.alignment],
             "nbest": [{"text": e.text, "score": e.total, "features": {k: list(v) for k, v in e.features.items()},
@@ -118,18 +144,18 @@ def _translate_job(line: str, tokenized: bool, n_best: int, distinct: bool, weig
                        "alignment": [list(link) for link in e.alignment]} for e in translation.nbest]}
 
 
-def _complete_job(line: str, prefix: str, tokenized: bool, n_best: int, weights, search) -> dict:
+def _complete_job(models: WeightedModels, line: str, prefix: str, tokenized: bool, n_best: int, weights, search) -> dict:
     """The best translations of one sentence that begin with ``prefix`` (``Translator.complete``)."""
-    translation = Translator(_model(weights, search), n_best=n_best, tokenized=tokenized,
+    translation = Translator(models.get(weights, search), n_best=n_best, tokenized=tokenized,
                              nbest_output=True).complete(0, line, prefix)
     return {"text": translation.text, "unreachable": translation.unreachable or None,
             "completions": [{"text": output, "tokens": e.text, "score": e.total}
                             for e, output in zip(translation.nbest, translation.nbest_output)]}
 
 
-def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_stack: int,
+def _explain_job(models: WeightedModels, line: str, tokenized: bool, n_best: int, weights, search, per_stack: int,
                  reading: tuple[str, bool] = ("pass-through", True), reference: str | None = None) -> dict:
-    model = _model(weights, search)
+    model = models.get(weights, search)
     translator = Translator(model, tokenized=tokenized, xml_input=reading[0], quote_zones=reading[1])
     source, given = translator.read(line)
     try:
@@ -141,9 +167,9 @@ def _explain_job(line: str, tokenized: bool, n_best: int, weights, search, per_s
     return {**data, "text": translator.output(e.best.derivation, e.options, source)}
 
 
-def _ready() -> int:
-    """Decode one word, so the numba kernels are loaded before the first request; the worker's process id."""
-    _translate_job("a", True, 0, False, None, None)
+def _ready(models: WeightedModels) -> int:
+    """Decode one word, so the numba kernels are loaded before the first request; the process's id."""
+    _translate_job(models, "a", True, 0, False, None, None)
     return os.getpid()
 
 
@@ -154,11 +180,14 @@ class ClientGone(Exception):
 
 
 class Dispatcher:
-    """Jobs to worker processes through a bounded queue; counts what it did for ``/health``."""
+    """Jobs to threads or worker processes through a bounded queue; counts what it did for ``/health``.
 
-    def __init__(self, pool: ProcessPoolExecutor, workers: int, max_queue: int):
-        self.pool, self.max_queue = pool, max_queue
-        self.slots = asyncio.Semaphore(workers)
+    submit: ``submit(job, *args)`` starts ``job(models, *args)`` on a thread or worker and gives its
+    ``Future``; slots: how many run at once."""
+
+    def __init__(self, submit, slots: int, max_queue: int):
+        self.submit, self.max_queue = submit, max_queue
+        self.slots = asyncio.Semaphore(slots)
         self.waiting = self.running = self.completed = self.dropped = 0
 
     def admit(self, jobs: int) -> None:
@@ -168,7 +197,8 @@ class Dispatcher:
                                      f"holds {self.max_queue} (--max-queue); retry later")
 
     async def run(self, fn, *args):
-        """``fn(*args)`` on a worker once one is free; cancelling while waiting drops the job."""
+        """``fn(models, *args)`` on a thread or worker once one is free; cancelling while waiting drops the
+        job."""
         self.waiting += 1
         try:
             await self.slots.acquire()
@@ -180,7 +210,7 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         self.running += 1
         try:
-            future = self.pool.submit(fn, *args)
+            future = self.submit(fn, *args)
         except (RuntimeError, BrokenProcessPool):  # shut down, or a worker died
             self._finished(None)
             raise HTTPException(503, "the server is stopping or lost a decoding worker") from None
@@ -305,15 +335,28 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        pool = ProcessPoolExecutor(settings.workers, multiprocessing.get_context("spawn"),
-                                   initializer=_load_worker, initargs=(model,))
+        pool: ProcessPoolExecutor | ThreadPoolExecutor
+        if settings.workers > 1:
+            pool = ProcessPoolExecutor(settings.workers, multiprocessing.get_context("spawn"),
+                                       initializer=_load_worker, initargs=(pickle.dumps(model),))
+
+            def submit(job, *args):
+                return pool.submit(_on_worker, job, *args)
+            starting = [submit(_ready) for _ in range(settings.workers)]
+        else:  # the model loaded here, shared by the threads
+            pool = ThreadPoolExecutor(settings.threads, thread_name_prefix="pbmt-serve")
+            models = WeightedModels(model)
+
+            def submit(job, *args):
+                return pool.submit(job, models, *args)
+            starting = [submit(_ready)]
         try:
-            pids = await asyncio.gather(*(asyncio.wrap_future(pool.submit(_ready)) for _ in range(settings.workers)))
+            pids = await asyncio.gather(*(asyncio.wrap_future(future) for future in starting))
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         state["pids"] = sorted(set(pids) | {p.pid for p in multiprocessing.active_children()})
-        state["dispatcher"] = Dispatcher(pool, settings.workers, settings.max_queue)
+        state["dispatcher"] = Dispatcher(submit, settings.slots, settings.max_queue)
         yield
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -470,7 +513,7 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     async def health() -> dict:
         d: Dispatcher = state["dispatcher"]
         return {"status": "ok", "model": str(settings.model_args.config), "workers": settings.workers,
-                "worker_pids": state["pids"], "waiting": d.waiting, "running": d.running,
+                "threads": settings.threads if settings.workers == 1 else 1, "worker_pids": state["pids"], "waiting": d.waiting, "running": d.running,
                 "completed": d.completed, "dropped": d.dropped, "max_queue": settings.max_queue}
 
     @app.get("/model", summary="The model's features, weights, settings and sample sentences")

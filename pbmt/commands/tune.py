@@ -79,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
     parser.add_argument("--sentences", type=int, metavar="K", help="tune on the first K dev sentences only")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    add_threads_argument(parser, "decode the dev set (n-best lists, lattices)")
+    add_threads_argument(parser, "decode the dev set (n-best lists, lattices), run lattice MERT's line searches "
+                         "and SampleRank's chains")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
                         "cluster; docs/scale-out.md says when threads do better)")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
@@ -154,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
     common = {f.name for f in fields(TuningJob)} - {"search", "settings"}
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
                     settings={k: v for k, v in vars(args).items() if k not in common})
-    context = {"workers": args.workers, "scheduler": args.scheduler, "out": args.out, "progress": not args.quiet}
+    context = {"workers": args.workers, "scheduler": args.scheduler, "threads": args.threads, "out": args.out,
+               "progress": not args.quiet}
     lines = run_tuner(lambda reordering, n_sentences=None: OPTIONS.build(cls, args, reordering, n_sentences,
                                                                          **context), job)
     if not args.quiet:

@@ -97,6 +97,21 @@ def live_edges(parent, option, klass, final_class, opt_start, opt_end):
     return hyp, source, target, order.shape[0]
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def edge_scores(option_scores, option, transition, weights, first, last, out):
+    """``out[e] = option_scores[option[e]] + transition[e] . weights`` for edges ``first:last``: what each edge adds
+    to a path's score under a weight vector, its option's local part (float64[n_opt], ``local @ vector``) and its
+    transition columns' (transition: float64[n_edges, c], weights: float64[c], those columns' weights; a column
+    of zero weight is skipped). Writes into ``out`` (float64[n_edges]), so that threads fill blocks of it."""
+    for e in range(first, last):
+        total = 0.0
+        for j in range(weights.shape[0]):
+            w = weights[j]
+            if w != 0.0:
+                total += transition[e, j] * w
+        out[e] = option_scores[option[e]] + total
+
+
 @njit(cache=True, nogil=True)
 def _room(array, need):
     """``array``, or a copy of it with room for ``need`` entries (at least twice the size)."""

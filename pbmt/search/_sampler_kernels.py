@@ -28,8 +28,9 @@ from pbmt.search._scoring_kernels import end_score, jump_score, stateful_score, 
 
 # Nothing here allocates, so the kernels are compiled without numba's reference counting: its
 # atomic increments and decrements of every array passed to a function cost more than scoring a
-# candidate (docs/decoding.md). Numba's own hot helpers do the same.
-_kernel = njit(cache=True, _nrt=False)
+# candidate (docs/decoding.md). Numba's own hot helpers do the same. They release Python's lock, so
+# chains on threads of one process sample side by side.
+_kernel = njit(cache=True, _nrt=False, nogil=True)
 _inline = njit(cache=True, _nrt=False, inline="always")
 
 MERGE_SPLIT, REORDER, RETRANS = 0, 1, 2

@@ -19,7 +19,7 @@ import numpy as np
 
 from pbmt.base.parallel import available_cores
 from pbmt.model.model import TranslationModel
-from pbmt.search._lattice_kernels import envelopes, hypothesis_transitions, live_edges
+from pbmt.search._lattice_kernels import edge_scores, envelopes, hypothesis_transitions, live_edges
 from pbmt.search.decoder import SearchGraph
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
@@ -127,11 +127,17 @@ class Lattices:
         """Every option's output words, concatenated (str[...])."""
         return self.joined.words
 
-    def scores(self, vector: np.ndarray) -> np.ndarray:
-        """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features])."""
+    def scores(self, vector: np.ndarray, threads: int | None = None) -> np.ndarray:
+        """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features]); on ``threads``
+        threads (default: the cores available), each a block of edges."""
         x = self.joined
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        return (x.local @ vector)[x.option] + x.transition @ vector[x.columns]
+        option_scores, weights = x.local @ vector, np.ascontiguousarray(vector[x.columns])
+        out = np.empty(x.n_edges)
+        bounds = np.linspace(0, x.n_edges, _threads(threads, max(1, x.n_edges // MIN_BLOCK)) + 1).astype(np.int64)
+        _map(lambda block: edge_scores(option_scores, x.option, x.transition, weights, *block, out),
+             list(zip(bounds[:-1], bounds[1:])))
+        return out
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
                   high: float = np.inf, threads: int | None = None) -> Envelopes:
@@ -157,6 +163,9 @@ class Lattices:
                          np.concatenate([p[2] for p in parts]), _joined_offsets([p[3] for p in parts]),
                          np.concatenate([p[4] for p in parts]))
 
+
+#: the fewest edges worth a thread of their own in ``Lattices.scores``
+MIN_BLOCK = 100_000
 
 #: sample points of a bounded segment at which a line search finds every node's best completion, to drop the
 #: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``)

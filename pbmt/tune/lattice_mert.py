@@ -47,15 +47,17 @@ class LatticeLines:
     lattices: one per dev sentence, in order; references: the dev references
     (``References``; the paths' words are counted against them as the
     pool's texts are); free: bool[n_features], the tuned columns (the
-    others take no part: their weight counts as 0).
+    others take no part: their weight counts as 0); threads: how many threads a line search runs its blocks of
+    sentences on (None: the cores available; the envelopes do not depend on it).
     """
 
-    def __init__(self, lattices: Lattices, references: References, free: np.ndarray):
+    def __init__(self, lattices: Lattices, references: References, free: np.ndarray, threads: int | None = None):
         if lattices.n_sentences != references.n_sentences:
             raise PbmtError(f"{lattices.n_sentences} search graphs for {references.n_sentences} dev references")
         self.lattices = lattices
         self.references = references.compiled
         self.free = free
+        self.threads = threads
         self.word_ids = references.vocab.ids(lattices.words.tolist()).astype(np.int32)
         self.no_slope = np.zeros(lattices.joined.n_edges)
 
@@ -69,16 +71,16 @@ class LatticeLines:
         return segment_stats_ids(envelopes.word_offsets, envelopes.words, sentence, self.references)
 
     def sentence_stats(self, point: np.ndarray) -> np.ndarray:
-        a = self.lattices.scores(self._vector(point))
-        envelopes = self.lattices.envelopes(a, self.no_slope, self.word_ids)
+        a = self.lattices.scores(self._vector(point), self.threads)
+        envelopes = self.lattices.envelopes(a, self.no_slope, self.word_ids, threads=self.threads)
         return self._stats(envelopes)
 
     def at(self, point: np.ndarray) -> None:
-        self.a = self.lattices.scores(self._vector(point))
+        self.a = self.lattices.scores(self._vector(point), self.threads)
 
     def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
-        envelopes = self.lattices.envelopes(self.a, self.lattices.scores(self._vector(direction)), self.word_ids,
-                                            low, high)
+        slopes = self.lattices.scores(self._vector(direction), self.threads)
+        envelopes = self.lattices.envelopes(self.a, slopes, self.word_ids, low, high, self.threads)
         offsets = envelopes.line_offsets
         successive = np.ones(len(envelopes.intercept) - 1, dtype=bool) if len(envelopes.intercept) else \
             np.zeros(0, dtype=bool)
@@ -93,7 +95,8 @@ class LatticeMert(Mert):
     """MERT whose line searches cover every path of the dev set's search graphs (module docstring).
 
     Parameters and fitted attributes are ``Mert``'s, and so are the defaults
-    but one: no random restarts. Why: a climb makes about a hundred line
+    but one: no random restarts; progress: a progress bar of the line searches; threads: the threads each
+    line search runs on (None: the cores available; the result does not depend on it). Why: a climb makes about a hundred line
     searches, each over all the dev set's graphs (far dearer than a line
     search over the pool), so Mert's 20 restarts would multiply an
     iteration's optimisation by 21 for starting points whose optimum must
@@ -111,10 +114,10 @@ class LatticeMert(Mert):
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
                  start_range: tuple[float, float] = (0.0, 1.0), significance: float = 0.05,
                  resamples: int = 1000, max_step: float | None = 2.0, keep_signs: bool = True,
-                 interpolation: float = 1.0, progress: bool = False):
+                 interpolation: float = 1.0, progress: bool = False, threads: int | None = None):
         super().__init__(restarts, random_directions, fixed, tolerance, start_range, significance, resamples,
                          max_step, keep_signs, interpolation)
-        self.progress = progress
+        self.progress, self.threads = progress, threads
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "LatticeMert":
         """Tune on ``data.lattices`` (one per dev sentence, decoded with ``initial_weights``:
@@ -123,7 +126,7 @@ class LatticeMert(Mert):
         if not data.lattices:
             raise PbmtError("lattice MERT needs the dev set's search graphs and references")
         lattices, references = data.lattices, data.references
-        lines = LatticeLines(Lattices.concatenate(list(lattices)), references, free)
+        lines = LatticeLines(Lattices.concatenate(list(lattices)), references, free, self.threads)
         if not self.progress:
             return self._optimise(lines, initial, free, rng)
         from tqdm import tqdm

@@ -74,6 +74,7 @@ sees the batch as its document.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -512,6 +513,7 @@ class Chains:
         self.model, self.dev, self.chunk_of, self.specs = model, dev, chunk_of, tuple(specs)
         self.global_features = build(self.specs, model.vocab) if global_features is None else global_features
         self._decoding: tuple[tuple[float, ...], TranslationModel] | None = None
+        self._lock = threading.Lock()  # threads decoding under new weights prune the table once
 
     def __reduce__(self):
         return arrived_chains, (self.model, self.dev.sources, self.dev.references, self.dev.vocab.extra,
@@ -525,9 +527,11 @@ class Chains:
     def decode(self, weights: tuple[float, ...], sentence: int) -> np.ndarray:
         """``decoded_words`` of ``sentence`` under SampleRank's ``weights`` (dense, then sparse); the model under
         the last weights is kept, as its table is pruned anew for each."""
-        if self._decoding is None or self._decoding[0] != weights:
-            self._decoding = weights, with_tuned_weights(self.model, np.array(weights))
-        return decoded_words(self._decoding[1], self.dev, sentence)
+        with self._lock:
+            if self._decoding is None or self._decoding[0] != weights:
+                self._decoding = weights, with_tuned_weights(self.model, np.array(weights))
+            model = self._decoding[1]
+        return decoded_words(model, self.dev, sentence)
 
 
 def arrived_chains(model: TranslationModel, sources, references, extra: tuple[str, ...], chunk_of, specs) -> Chains:

@@ -125,8 +125,8 @@ _PRESET_OPTIONS = (
             "paper's 1; below 1 the chains stay near the model's best)", "temperature", ":g", type=float),
     _preset(("--chain-start",), "where each batch's chains start: the gloss (the paper's) or the stack decoder's "
             "1-best under the current weights", "start", choices=STARTS),
-    _preset(("--chains",), "chains on shards of the dev set, mixed after each epoch (run on --workers processes, "
-            "several in turn on each)", "chains", type=int),
+    _preset(("--chains",), "chains on shards of the dev set, mixed after each epoch (run on --threads threads, "
+            "or --workers processes, several in turn on each)", "chains", type=int),
 )
 _FLAGS = {**{o.parameter: o.flags[-1] for o in _PRESET_OPTIONS}, "gain": "--gain"}
 _DESCRIBED = {"paper": "Haddow et al.'s settings", "expected-gain": "the variant of docs/samplerank.md"}
@@ -172,9 +172,11 @@ class SampleRank(Tuner):
     runs its own loop over the sampler's batches (``data.sampler``, a ``SamplerTask``).
 
     epochs: passes over the tuning set; chains: chains run side by side on
-    shards of it, mixed after each epoch; workers / scheduler: where the
-    chains run (``pbmt.base.parallel.ParallelMap``: one worker runs them here, in
-    turn; the result does not depend on it); out: the run's folder
+    shards of it, mixed after each epoch; workers / scheduler / threads: where the
+    chains run (``pbmt.base.parallel.ParallelMap``: one worker runs them here, on
+    ``threads`` threads over one model, or one after another on one; with global
+    features, which may keep state of their own, on one thread; the result does
+    not depend on it); out: the run's folder
     (``pbmt.base.run_state.RunFolder``), whose checkpoint and ``log.tsv``
     (``SAMPLERANK_LOG.columns``) are rewritten after every epoch and from which
     a ``SamplerTask`` with ``resume`` continues. global_features:
@@ -208,7 +210,7 @@ class SampleRank(Tuner):
                  update: str = Settings.update, temperature: float = Settings.temperature, start: str = Settings.start,
                  step: float = Settings.step, gain: str = Settings.gain,
                  global_features: Sequence[FeatureSpec] | str | None = (), held_out: int = 0,
-                 dev_bleu: bool = False):
+                 dev_bleu: bool = False, threads: int = 1):
         if epochs < 1 or chains < 1 or held_out < 0:
             raise ValueError(f"epochs and chains must be at least 1 and held_out at least 0, got {epochs}, {chains} "
                              f"and {held_out}")
@@ -217,7 +219,7 @@ class SampleRank(Tuner):
                                  margin_updates, update, temperature, start, step, gain)
         self.out = out
         self.global_features = global_features if isinstance(global_features, str) else tuple(global_features or ())
-        self.held_out, self.dev_bleu = held_out, dev_bleu
+        self.held_out, self.dev_bleu, self.threads = held_out, dev_bleu, threads
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "SampleRank":
         """Tune ``data.sampler.model``'s weights from ``initial_weights`` (float64[n_weights(model)]: dense, then
@@ -274,7 +276,7 @@ class SampleRank(Tuner):
         chains = min(self.chains, len(tuning) if chunk_of is None else len(np.unique(chunk_of[tuning])))
         state = Chains(model, dev, chunk_of, tuple(specs), global_features)
         with (ParallelMap(functools.partial(chain_work, self.settings, seed), state, self.workers,
-                          self.scheduler) as pool,
+                          self.scheduler, threads=1 if specs else self.threads) as pool,
               tqdm(total=self.epochs, initial=min(start, self.epochs), unit="epoch", desc="SampleRank",
                    disable=quiet or None, file=sys.stderr) as progress):
             measure = functools.partial(self._measured, pool, n_weights(model), dev, tuning, quiet)

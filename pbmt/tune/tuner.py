@@ -183,6 +183,7 @@ class Tuner:
         return params
 
     def params(self) -> dict[str, Any]:
-        """The parameters as set (public attributes not ending in ``_``), but ``progress``."""
+        """The parameters as set (public attributes not ending in ``_``), but ``progress`` and ``threads`` (how a
+        run shows and where it runs, not what it computes: a run resumes on any number of threads)."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_") and not k.endswith("_")
-                and k != "progress"}
+                and k not in ("progress", "threads")}

@@ -85,7 +85,7 @@ class Server:
 def server(tiny_model_dir, tmp_path_factory):
     samples = tmp_path_factory.mktemp("samples") / "samples.txt"
     samples.write_text("a " * 21 + "\nA b, c d e.\nC a e b d\n", encoding="utf-8")
-    s = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60",
+    s = Server(tiny_model_dir, "--threads", "2", "--max-words", "20", "--max-sentences", "60",
                "--max-queue", "500", "--samples", str(samples))
     yield s
     s.stop()
@@ -127,15 +127,35 @@ def test_translate_equals_pbmt_translate(server, tiny_model_dir, tmp_path):
             assert out.read_text() != (tmp_path / "model's.out").read_text()
 
 
+FIFTY = [{"sentences": [TINY_SOURCES[i % len(TINY_SOURCES)]], "tokenized": True, "n_best": 3,
+          **({"weights": {"LM0": [0.2 + 0.1 * (i % 3)]}} if i % 2 else {})} for i in range(50)]
+
+
+def _concurrently(server: Server, requests: list[dict]) -> list:
+    with ThreadPoolExecutor(len(requests)) as pool:
+        answers = list(pool.map(lambda r: server.post("/translate", r), requests))
+    assert all(r.status_code == 200 for r in answers)
+    return [r.json() for r in answers]
+
+
 def test_fifty_concurrent_clients_equal_serial(server):
-    requests = [{"sentences": [TINY_SOURCES[i % len(TINY_SOURCES)]], "tokenized": True, "n_best": 3,
-                 **({"weights": {"LM0": [0.2 + 0.1 * (i % 3)]}} if i % 2 else {})} for i in range(50)]
-    serial = [server.post("/translate", r).json() for r in requests]
-    with ThreadPoolExecutor(50) as pool:
-        concurrent = list(pool.map(lambda r: server.post("/translate", r), requests))
-    assert all(r.status_code == 200 for r in concurrent)
-    assert [r.json() for r in concurrent] == serial
+    """Two threads decode over one model, re-weighted per request: the answers are the serial ones."""
+    serial = [server.post("/translate", r).json() for r in FIFTY]
+    assert _concurrently(server, FIFTY) == serial
     assert len({json.dumps(s) for s in serial}) > len(TINY_SOURCES)  # the weights made a difference somewhere
+    health = server.health()
+    assert (health["threads"], health["workers"], health["worker_pids"]) == (2, 1, [server.process.pid])
+
+
+def test_worker_processes_answer_as_threads_do(server, tiny_model_dir):
+    processes = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60")
+    try:
+        assert _concurrently(processes, FIFTY) == _concurrently(server, FIFTY)
+        health = processes.health()
+        assert (health["threads"], health["workers"], len(health["worker_pids"])) == (1, 2, 2)
+        assert processes.process.pid not in health["worker_pids"]
+    finally:
+        processes.stop()
 
 
 @pytest.mark.parametrize("body, status, message", [
@@ -200,8 +220,8 @@ def test_the_page_is_not_offered_samples_longer_than_max_words(server):
 
 
 @pytest.fixture(scope="module")
-def one_worker(tiny_model_dir):
-    s = Server(tiny_model_dir, "--workers", "1", "--shutdown-timeout", "300")
+def one_thread(tiny_model_dir):
+    s = Server(tiny_model_dir, "--threads", "1", "--shutdown-timeout", "300")
     yield s
     s.stop()
 
@@ -213,17 +233,17 @@ def _slow_request(server: Server, answers: list) -> threading.Thread:
     return thread
 
 
-def test_a_client_that_leaves_leaves_no_work_behind(one_worker):
-    before = one_worker.health()
+def test_a_client_that_leaves_leaves_no_work_behind(one_thread):
+    before = one_thread.health()
     answers: list = []
-    busy = _slow_request(one_worker, answers)
-    one_worker.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
+    busy = _slow_request(one_thread, answers)
+    one_thread.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
     body = json.dumps({"sentences": TINY_SOURCES, "tokenized": True}).encode()
-    with socket.create_connection(("127.0.0.1", one_worker.port)) as client:
+    with socket.create_connection(("127.0.0.1", one_thread.port)) as client:
         client.sendall(b"POST /translate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                        + f"content-length: {len(body)}\r\n\r\n".encode() + body)
-        one_worker.wait_for(lambda h: h["waiting"] == len(TINY_SOURCES), "the leaving client's sentences queued")
-    after = one_worker.wait_for(lambda h: h["waiting"] == 0 and h["running"] == 0, "idle")
+        one_thread.wait_for(lambda h: h["waiting"] == len(TINY_SOURCES), "the leaving client's sentences queued")
+    after = one_thread.wait_for(lambda h: h["waiting"] == 0 and h["running"] == 0, "idle")
     busy.join()
     assert answers[0].status_code == 200
     assert after["dropped"] - before["dropped"] == len(TINY_SOURCES)
@@ -231,7 +251,7 @@ def test_a_client_that_leaves_leaves_no_work_behind(one_worker):
 
 
 def test_workers_end_when_the_server_is_killed_outright(tiny_model_dir):
-    server = Server(tiny_model_dir, "--workers", "1")
+    server = Server(tiny_model_dir, "--workers", "2")
     workers = server.health()["worker_pids"]
     server.process.kill()
     server.process.wait()
@@ -254,16 +274,16 @@ def _alive(pid: int) -> bool:
         return Path("/proc").is_dir() is False
 
 
-def test_sigterm_mid_request_exits_cleanly(one_worker):
-    workers = one_worker.health()["worker_pids"]
+def test_sigterm_mid_request_exits_cleanly(one_thread):
+    workers = one_thread.health()["worker_pids"]
     answers: list = []
-    busy = _slow_request(one_worker, answers)
-    one_worker.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
-    one_worker.process.send_signal(signal.SIGTERM)
-    assert one_worker.process.wait(timeout=120) == 0, one_worker.process.stderr.read()
+    busy = _slow_request(one_thread, answers)
+    one_thread.wait_for(lambda h: h["running"] == 1, "the slow sentence running")
+    one_thread.process.send_signal(signal.SIGTERM)
+    assert one_thread.process.wait(timeout=120) == 0, one_thread.process.stderr.read()
     busy.join()
     assert answers[0].status_code == 200 and answers[0].json()["translations"][0]["text"]  # finished, not cut off
-    assert "Traceback" not in one_worker.process.stderr.read()
+    assert "Traceback" not in one_thread.process.stderr.read()
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
