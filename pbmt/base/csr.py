@@ -30,6 +30,23 @@ def take(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray) -> tuple[np.nd
     return new_offsets, data[gather]
 
 
+def merged(first: np.ndarray, rows_a: tuple[np.ndarray, np.ndarray], rows_b: tuple[np.ndarray, np.ndarray]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """One CSR of ``len(first)`` rows: where ``first`` (bool) is set, the next row of CSR ``rows_a``, elsewhere the
+    next of ``rows_b`` (each CSR's rows in order; data of the same dtype and row shape)."""
+    (offsets_a, data_a), (offsets_b, data_b) = rows_a, rows_b
+    lengths = np.empty(len(first), dtype=np.int64)
+    lengths[first] = np.diff(offsets_a)
+    lengths[~first] = np.diff(offsets_b)
+    offsets = np.zeros(len(first) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    from_a = np.repeat(first, lengths)
+    data = np.empty((offsets[-1], *data_a.shape[1:]), dtype=data_a.dtype)
+    data[from_a] = data_a
+    data[~from_a] = data_b
+    return offsets, data
+
+
 def segment_softmax(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A softmax within each row: ``float64[n]``, summing to 1 over each row of the CSR ``offsets``
     (``int64[n_rows + 1]``, no row empty) over ``scores`` (``float64[n]``, natural log). ListNet's top-one

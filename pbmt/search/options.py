@@ -152,29 +152,29 @@ class TranslationOptions:
         is_table = candidate >= 0
         known = candidate[is_table]
 
-        # unknown words and given translations become extra rows after the table's own
+        # the table's rows for its options; unknown words and given translations take rows of their own (the
+        # unknown words' first, in option order, then the given ones), merged in option order
         unknown_words = sentence[opt_start[is_unknown]]
         given_offsets, given_words = csr.from_rows([vocab.ids(g[2]) for g in given])
-        n_cand = phrases.n_candidates
-        rows = np.where(is_unknown, n_cand + np.cumsum(is_unknown) - 1,
-                        np.where(is_given, n_cand + len(unknown_words) + MARKUP - candidate, candidate))
-        ext_offsets = np.concatenate([phrases.tgt_offsets, phrases.tgt_offsets[-1] + 1 + np.arange(len(unknown_words)),
-                                      phrases.tgt_offsets[-1] + len(unknown_words) + given_offsets[1:]])
-        ext_words = np.concatenate([phrases.tgt_words, unknown_words, given_words]).astype(np.int32)
-        tgt_offsets, tgt_words = csr.take(ext_offsets, ext_words, rows)
+        other = ~is_table
+        other_rows = np.where(is_unknown, np.cumsum(is_unknown) - 1, len(unknown_words) + MARKUP - candidate)[other]
+        other_offsets = np.concatenate([np.arange(len(unknown_words) + 1), len(unknown_words) + given_offsets[1:]])
+        other_words = np.concatenate([unknown_words, given_words]).astype(np.int32)
+        tgt_offsets, tgt_words = csr.merged(is_table, csr.take(phrases.tgt_offsets, phrases.tgt_words, known),
+                                            csr.take(other_offsets, other_words, other_rows))
         every_pair = [np.array([(s, t) for s in range(n_src) for t in range(n_tgt)], np.int16).reshape(-1, 2)
                       for n_src, n_tgt in [(1, 1)] * len(unknown_words) + [(g[1] - g[0], len(g[2])) for g in given]]
-        other_offsets, other_links = csr.from_rows(every_pair, np.int16) if every_pair else (np.zeros(1, np.int64),
-                                                                                            np.zeros(0, np.int16))
-        ext_align_offsets = np.concatenate([phrases.align_offsets, phrases.align_offsets[-1] + other_offsets[1:]])
-        ext_align = np.concatenate([phrases.align, other_links.reshape(-1, 2)])
-        align_offsets, align = csr.take(ext_align_offsets, ext_align, rows)
+        link_offsets, links = csr.from_rows(every_pair, np.int16) if every_pair else (np.zeros(1, np.int64),
+                                                                                      np.zeros(0, np.int16))
+        align_offsets, align = csr.merged(is_table, csr.take(phrases.align_offsets, phrases.align, known),
+                                          csr.take(link_offsets, links.reshape(-1, 2), other_rows))
 
         local = np.empty((len(candidate), model.layout.size))
         local[is_table] = model.cand_local[known]
-        letterless = np.array([not any(c.isalpha() for c in w) for w in vocab.words(unknown_words)], bool)
-        local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
-                                     model.unknown_word_local())
+        if len(unknown_words):
+            letterless = np.array([not any(c.isalpha() for c in w) for w in vocab.words(unknown_words)], bool)
+            local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
+                                         model.unknown_word_local())
         for o in np.flatnonzero(is_given):
             _, _, words, log_p = given[MARKUP - candidate[o]]
             local[o] = model.markup_local(len(words), log_p)
@@ -187,11 +187,12 @@ class TranslationOptions:
             reordering[given_rows] = np.hstack([table.pair_scores(*pairs) for table in model.reordering_tables])
         lm_estimate = np.empty(len(candidate))
         lm_estimate[is_table] = model.cand_lm_estimate[known]
-        other = np.flatnonzero(~is_table)
-        lm_estimate[other] = model.estimate(PhrasePairs(
-            *csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in other]),
-            *csr.take(tgt_offsets, tgt_words, other), *csr.take(align_offsets, align, other), is_unknown[other],
-            vocab))
+        outside = np.flatnonzero(other)  # unknown words and given translations
+        if len(outside):
+            lm_estimate[outside] = model.estimate(PhrasePairs(
+                *csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in outside]),
+                *csr.take(tgt_offsets, tgt_words, outside), *csr.take(align_offsets, align, outside),
+                is_unknown[outside], vocab))
         local_score = local @ model.weights
 
         span_counts = np.bincount(opt_start.astype(np.int64) * width + opt_len, minlength=n * width)
