@@ -77,3 +77,36 @@ def test_a_missing_or_broken_module_is_one_line_naming_pbmt_toml(tiny_model_dir,
     assert "\n" not in str(err.value)
     assert not [name for name in sys.modules if name.startswith("pbmt_user_") and "repeats" in name
                 and getattr(sys.modules[name], "__file__", "").startswith(str(tmp_path))]
+
+
+def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, tmp_path):
+    """docs/examples/repeats.py on the tiny model: for every derivation of three sentences its column equals the
+    repeats counted in the derivation's words, and stack decoding without pruning gives every derivation's
+    score, best first: its state (the last two words) is all the past its score needs."""
+    import dataclasses
+
+    import numpy as np
+    from enumeration import all_derivations
+
+    from pbmt.model.model import SearchSettings
+    from pbmt.search.decoder import decode
+    from pbmt.search.derivation import score_derivation
+    from pbmt.search.options import TranslationOptions
+
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n')
+    model = dataclasses.replace(TranslationModel.load(ini), settings=SearchSettings(
+        stack_size=10**6, beam_threshold=0.0, search="stack", distortion_limit=2))
+    column = model.layout.columns("Repeats0").start
+    fired = 0
+    for sentence in ("a b c", "b b c d", "e d c b a"):
+        options = TranslationOptions.build(model, model.vocab.ids(sentence.split()))
+        everything = all_derivations(options, 2)
+        for d in everything:
+            words = d.target_words(options).tolist()
+            repeats = sum(w in words[max(0, i - 2):i] for i, w in enumerate(words))
+            assert score_derivation(d, options, model)[column] == -repeats
+            fired += repeats > 0
+        scores = sorted((score_derivation(d, options, model) @ model.weights for d in everything), reverse=True)
+        found = decode(model, options, n_best=len(everything) + 5)
+        np.testing.assert_allclose([e.score for e in found], scores, atol=1e-9)
+    assert fired > 10
