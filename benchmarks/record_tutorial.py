@@ -103,6 +103,12 @@ def tuning_seconds(work: Path, run: str) -> dict:
     return {"seconds": round(float(end.read_text()) - float(start.read_text()), 1)}
 
 
+def finished(run: Path) -> bool:
+    """Whether a tuning run's folder holds a finished run (``pbmt tune`` writes the tuned moses.ini last), so a run
+    stopped midway is not recorded as if its iterations were all it would do."""
+    return (run / "moses.ini").exists() and (run / "log.tsv").exists()
+
+
 def tuning_log(path: Path) -> dict:
     """A log.tsv's dev BLEU (percent, two decimals) per iteration or epoch, and (n-best loops) the pool's BLEU
     under each iteration's new weights."""
@@ -165,7 +171,7 @@ def main() -> None:
     started = time.time()
     if args.record_only:
         seeds = {seed: tuning_log(work / f"mert-seed{seed}" / "log.tsv") for seed in args.mert_seeds.split(",")
-                 if seed and (work / f"mert-seed{seed}" / "log.tsv").exists()}
+                 if seed and finished(work / f"mert-seed{seed}")}
         load_range, seconds = args.load, args.seconds
     else:
         with LoadSampler() as load:
@@ -198,7 +204,7 @@ def main() -> None:
                                    str(work / "test.untuned.en")], capture_output=True, text=True,
                                   check=True).stdout.splitlines()[0],
         "tuning": {run: {**tuning_log(work / run / "log.tsv"), **tuning_seconds(work, run)}
-                   for run in ("mert", "pro", "samplerank") if (work / run / "log.tsv").exists()},
+                   for run in ("mert", "pro", "samplerank") if finished(work / run)},
         "mert_seeds": seeds,
         "trace": trace_ends(work) if (work / "trace.tsv").exists() else [],
     }

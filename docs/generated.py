@@ -129,8 +129,10 @@ def tutorial_time(record: dict) -> str:
         names["5"], times["5"] = "MERT", record["tuning"]["mert"]["seconds"]
     parts = ", ".join(f"{name} {_minutes(times[k])}" for k, name in names.items() if times.get(k, 0) >= 60)
     total = "" if _stopped(record) else f"**{_minutes(sum(times.values()))}** for the whole tutorial "
-    return (f"How long it takes: {total}in our recorded run ({_run_of(record)}): {parts}, the rest seconds; two "
-            "more MERT runs (other seeds, section 5) ran beside it. " + _stopped(record) +
+    seeds = len(record["mert_seeds"])
+    beside = f"; MERT ran {seeds} more time{'s' if seeds > 1 else ''} beside it (other seeds, section 5)" if seeds else ""
+    return (f"How long it takes: {total}in our recorded run ({_run_of(record)}): {parts}, the rest seconds{beside}. "
+            + _stopped(record) +
             "Times follow the load: an earlier run on the same machine at load average 1–2.5 took 12 min 46 s "
             "in all, numba's first compilation included.\n")
 
@@ -169,9 +171,11 @@ def tutorial_tuning(record: dict) -> str:
               f"{statistics.stdev(best):.2f} (mean ± sd); " if len(seeds) > 1 else " ")
     spread += (f"its lowest iteration of any seed is {lowest:.2f}, {start - lowest:.2f} below the untuned weights."
                if lowest < start else "no iteration of any seed decodes below the untuned weights.")
+    others = " and ".join(f"`--seed {seed}`" for seed, _ in seeds[1:])
+    mert = (f"the MERT rows are its command as written and again with {others}" if others else
+            "the MERT row is its command as written")
     return ("\n".join(rows) + "\n\n"
-            f"Every run starts from the default weights ({start:.2f}); the MERT rows are its command as written "
-            f"and again with `--seed 2` and `--seed 3` ({_run_of(record)}).{spread}\n")
+            f"Every run starts from the default weights ({start:.2f}); {mert} ({_run_of(record)}).{spread}\n")
 
 
 def tutorial_test(record: dict) -> str:
