@@ -5,6 +5,7 @@ import contextlib
 import json
 import shutil
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -630,3 +631,27 @@ def test_the_page_shows_why_not_the_reference(server):
             assert fell.get_attribute("data-stack") == (str(r["fell_out"]["stack"]) if r["fell_out"] else "")
             assert page.locator("#reference-path li").count() == len(r["path"])
         assert not errors
+
+
+def _json_keys(value, parent: str = ""):
+    """Every key of a JSON answer, with the key it sits under; the keys of a dict of feature names are values."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if parent != "features":
+                yield key
+            yield from _json_keys(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _json_keys(item, parent)
+
+
+def test_every_json_answer_names_its_fields_in_one_style(server):
+    answers = [server.health(), server.post("/translate", {"sentences": ["a b", "C a e"], "n_best": 3}).json(),
+               server.post("/complete", {"sentence": "a b c", "prefix": "a", "n_best": 2}).json(),
+               server.post("/explain", {"sentence": "a b c", "n_best": 3}).json(),
+               server.post("/translate", {"sentences": []}).json(),
+               server.post("/translate", {"sentences": ["a " * 21]}).json(),
+               httpx.get(server.url + "/model", timeout=30).json()]
+    keys = {key for answer in answers for key in _json_keys(answer)}
+    assert {"translations", "nbest", "completions", "error", "worker_pids", "max_sentences"} <= keys
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", key) for key in keys), sorted(keys)
