@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_threads_argument(parser, "decode requests' sentences")
     parser.add_argument("--workers", type=int, default=1, help="decode in this many processes, each with the model "
                         "loaded (more than 1: instead of --threads, one thread each)")
-    parser.add_argument("--max-queue", type=int, default=200, help="sentences that may wait for a worker; "
+    parser.add_argument("--max-queue", type=int, default=200, help="sentences that may wait for a thread or worker; "
                         "beyond, requests get 503 (at least --max-sentences)")
     parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens); "
                         "longer ones get 413")
