@@ -127,6 +127,15 @@ def test_samplerank_chains_on_one_thread_and_two_threads_give_the_same_run(tiny_
     _same_runs(tmp_path)
 
 
+def test_binary_block_training_on_one_thread_and_two_threads_gives_the_same_weights(tiny_model_dir, tiny_dev,
+                                                                                  tmp_path):
+    for threads in ("1", "2"):
+        _tune(tiny_model_dir, tiny_dev, tmp_path / threads, threads, "--algorithm", "costmargin", "--passes", "2",
+              "--features", "binary", "--sgd-passes", "3", "--learning-rate", "0.05", "--oracle-beam", "20")
+    one = (tmp_path / "1" / "sparse-weights.txt").read_bytes()
+    assert one and one == (tmp_path / "2" / "sparse-weights.txt").read_bytes()
+
+
 @pytest.mark.parametrize("verb", ["analyze", "sample"])
 def test_analyze_and_sample_on_one_thread_and_two_threads_write_the_same_bytes(verb, tiny_model_dir, tiny_dev,
                                                                                tmp_path, capsys):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -219,13 +220,14 @@ class BlockTraining(Tuner):
 
 class _Worker:
     """A loaded model (fixed dense weights, no sparse features) and, for decoding, the same model with the
-    block weights of the last weight file read."""
+    block weights of the last weight file read (by the first of the threads that share it)."""
 
     def __init__(self, model: TranslationModel, n_best: int, oracle_n_best: int, oracle_beam: int):
         self.model = model
         self.n_best, self.oracle_n_best, self.oracle_beam = n_best, oracle_n_best, oracle_beam
         self.path: str | None = None
         self.decoding = model
+        self.lock = threading.Lock()
 
     def __reduce__(self):
         return type(self), (self.model, self.n_best, self.oracle_n_best, self.oracle_beam)
@@ -240,11 +242,12 @@ class _Worker:
             found = [o.derivation for o in oracle_search(options, overlay.ids(reference.split()),
                                                          self.oracle_n_best, self.oracle_beam)]
         else:
-            if path != self.path:
-                blocks = SparseModel.of_blocks(BlockWeights([], np.zeros(0)))
-                self.decoding = replace(self.model, sparse=blocks.weights_from(SparseWeights.read(path), path))
-                self.path = path
-            model = self.decoding
+            with self.lock:
+                if path != self.path:
+                    blocks = SparseModel.of_blocks(BlockWeights([], np.zeros(0)))
+                    self.decoding = replace(self.model, sparse=blocks.weights_from(SparseWeights.read(path), path))
+                    self.path = path
+                model = self.decoding
             options = TranslationOptions.of_words(model, words)
             found = [s.derivation for s in decode(model, options, self.n_best)]
         return [FoundSequence(tuple(derivation_blocks(d, options, options.vocab)),
@@ -260,7 +263,8 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
                    settings: BlockTrainingSettings, out: str | Path, search: SearchSettings | None = None,
                    workers: int = 1, scheduler: str | None = None, resume: bool = False,
                    quiet: bool = True,
-                   inputs: dict[str, str] | None = None) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
+                   inputs: dict[str, str] | None = None,
+                   threads: int = 1) -> tuple[BlockWeights, tuple[BlockPass, ...]]:
     """Train binary block feature weights (module docstring); returns the best pass's weights and every pass,
     and writes the model folder ``out`` (module docstring).
 
@@ -268,7 +272,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     search: search settings replacing the ini's (default: MON/SWAP, as the
     paper); writes to ``out`` (see the module docstring); ``inputs``: digests
     of the files the run reads (``pbmt.base.run_state.tuning_inputs``), which a
-    resumed run must match.
+    resumed run must match; threads: decoding and oracle threads here (with one worker).
     """
     ini = Path(ini).resolve()
     if search is None:
@@ -281,7 +285,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))
     state = _Worker(model, settings.n_best, tuner.oracle_n_best, tuner.oracle_beam)
-    with ParallelMap(_sequences, state, workers, scheduler) as pmap:
+    with ParallelMap(_sequences, state, workers, scheduler, threads=threads) as pmap:
 
         def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
             progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet or None, file=sys.stderr,

@@ -151,7 +151,7 @@ def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
     started = time.perf_counter()
     weights, passes = block_training(job.config, sources, references, tuner, settings, job.out,
                                      job.search_settings(), job.workers, job.scheduler, job.resume, job.quiet,
-                                     job.inputs())
+                                     job.inputs(), job.threads)
     best = max(passes, key=lambda p: p.sentence_bleu)
     return [f"{len(passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence BLEU+1 "
             f"{100 * best.sentence_bleu:.2f} at pass {best.number}; {best.features} features, {len(weights)} "
