@@ -125,8 +125,10 @@ def tutorial_time(record: dict) -> str:
     times["2"] = sum(step["seconds"] for step in record["train_steps"])  # as stamped when the steps ran
     names = {"1": "the data", "2": "training", "3": "the untuned test translation", "4": "explaining one sentence",
              "5": "the three tuning runs", "6": "the tuned translations and BLEU", "7": "the sampler and the plots"}
-    if "5" not in times and "seconds" in record["tuning"].get("mert", {}):
-        names["5"], times["5"] = "MERT", record["tuning"]["mert"]["seconds"]
+    if "5" not in times:  # stopped inside section 5: the tuning runs it finished, each timed on its own
+        for run, name in (("mert", "MERT"), ("pro", "PRO"), ("samplerank", "SampleRank")):
+            if "seconds" in record["tuning"].get(run, {}):
+                names[run], times[run] = name, record["tuning"][run]["seconds"]
     parts = ", ".join(f"{name} {_minutes(times[k])}" for k, name in names.items() if times.get(k, 0) >= 60)
     total = "" if _stopped(record) else f"**{_minutes(sum(times.values()))}** for the whole tutorial "
     seeds = len(record["mert_seeds"])
