@@ -169,10 +169,14 @@ def tutorial_tuning(record: dict) -> str:
     seeds = _seed_rows(record)
     lowest = min(min(dev) for _, dev in seeds)
     best = [max(dev) for _, dev in seeds]
-    spread = (f" MERT's best dev BLEU over its {len(seeds)} seeds is {statistics.mean(best):.2f} ± "
-              f"{statistics.stdev(best):.2f} (mean ± sd); " if len(seeds) > 1 else " ")
-    spread += (f"its lowest iteration of any seed is {lowest:.2f}, {start - lowest:.2f} below the untuned weights."
-               if lowest < start else "no iteration of any seed decodes below the untuned weights.")
+    if len(seeds) > 1:
+        spread = (f" MERT's best dev BLEU over its {len(seeds)} seeds is {statistics.mean(best):.2f} ± "
+                  f"{statistics.stdev(best):.2f} (mean ± sd); ")
+        lowest_is, none_below = "its lowest iteration of any seed is", "no iteration of any seed decodes below"
+    else:
+        spread, lowest_is, none_below = " ", "MERT's lowest iteration is", "No MERT iteration decodes below"
+    spread += (f"{lowest_is} {lowest:.2f}, {start - lowest:.2f} below the untuned weights." if lowest < start
+               else f"{none_below} the untuned weights.")
     others = " and ".join(f"`--seed {seed}`" for seed, _ in seeds[1:])
     mert = (f"the MERT rows are its command as written and again with {others}" if others else
             "the MERT row is its command as written")
