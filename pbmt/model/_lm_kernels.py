@@ -184,7 +184,7 @@ def cached_score_word(lm, cache, which, state, word):
     entry = cache[slot]
     if entry.key == key and entry.lm == which:
         return entry.prob, entry.state
-    p, new_state = score_word(lm, state, word)
+    p, new_state = score_word(lm, np.int64(state), np.int64(word))  # one specialisation for every caller
     entry.key = key
     entry.lm = which
     entry.prob = p
@@ -233,9 +233,9 @@ def score_sequence(lm, words, bos, eos):
     out = np.empty(words.shape[0] + (1 if eos else 0))
     state = np.int64(lm.begin if bos else 0)
     for i in range(words.shape[0]):
-        out[i], state = score_word(lm, state, words[i])
+        out[i], state = score_word(lm, state, np.int64(words[i]))
     if eos:
-        out[-1], state = score_word(lm, state, EOS)
+        out[-1], state = score_word(lm, state, np.int64(EOS))
     return out
 
 
@@ -272,7 +272,7 @@ def score_batch(lm, offsets, words, bos, eos):
             if s == n:
                 continue
             word = words[pos[g]] if pos[g] < offsets[s + 1] else EOS
-            p, state[g] = score_word(lm, state[g], word)
+            p, state[g] = score_word(lm, state[g], np.int64(word))
             totals[s] += p
             pos[g] += 1
             if pos[g] == offsets[s + 1] + extra:

@@ -134,7 +134,7 @@ class NgramLM:
         """(log10 p(word | state), new state) for one global word id."""
         if word_id < 0:
             raise ValueError(f"word id {word_id} is negative")
-        prob, new_state = score_word(self.arrays, np.int64(state), np.int32(word_id))
+        prob, new_state = score_word(self.arrays, np.int64(state), np.int64(word_id))
         return float(prob), int(new_state)
 
     def score_tokens(self, ids: np.ndarray, bos: bool = True, eos: bool = True) -> np.ndarray:
@@ -192,7 +192,15 @@ def _csr(offsets: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray
             "offsets must be non-decreasing int[n+1] from 0 to len(words) "
             f"= {words.size}"
         )
-    return offsets, words
+    return _read_only(offsets), _read_only(words)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``: the kernels are given read-only arrays whether the caller's are or not
+    (memory-mapped model arrays are), so numba compiles them once."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -41,7 +41,9 @@ def _options_by_estimate(span_offsets, estimate):
     for k in range(span_offsets.shape[0] - 1):
         lo, hi = span_offsets[k], span_offsets[k + 1]
         if hi - lo > 1:
-            order[lo:hi] = lo + np.argsort(-estimate[lo:hi], kind="mergesort")
+            best_first = np.argsort(-estimate[lo:hi], kind="mergesort")
+            for i in range(hi - lo):  # a loop, not a slice copy: no shape check to compile
+                order[lo + i] = lo + best_first[i]
     return order
 
 
@@ -182,8 +184,8 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
                 continue
             h = edges.members[lo + i]
             o = order[span_offsets[span] + j]
-            step = extension_score(tr, pool.state, h, queue.state, n_cand, pool.prev_start[h], pool.prev_end[h],
-                                   pool.option[h], o, edges.start[ce], edges.end[ce], s == n)
+            step = extension_score(tr, pool.state, h, queue.state, np.int64(n_cand), pool.prev_start[h],
+                                   pool.prev_end[h], pool.option[h], o, edges.start[ce], edges.end[ce], s == n)
             queue.edge[n_cand], queue.row[n_cand], queue.col[n_cand] = ce, i, j
             queue.score[n_cand] = pool.score[h] + sentence.local_score[o] + step
             queue.total[n_cand] = queue.score[n_cand] + edges.fut[ce]
@@ -243,7 +245,8 @@ def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
     if n_group + offsets.shape[0] > group_lo.shape[0]:
         group_lo = grow1(group_lo, 2 * (n_group + offsets.shape[0]))
     edges = Edges(edges.group, edges.start, edges.end, edges.fut, edges.next, members, group_lo)
-    members[n_members:n_members + grouped.shape[0]] = grouped
+    for i in range(grouped.shape[0]):
+        members[n_members + i] = grouped[i]
     for g in range(offsets.shape[0] - 1):
         group = n_group + g
         group_lo[group] = n_members + offsets[g]
@@ -290,7 +293,7 @@ def cube_kernel(sentence, tr, limits):
                   np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
     edge_head = np.full(n + 1, -1, dtype=np.int64)
     counts = np.zeros(3, np.int64)
-    queue = _new_queue(256, pool.state.shape[1])
+    queue = _new_queue(np.int64(256), pool.state.shape[1])
     for s in range(n + 1):
         if s > 0:
             pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)

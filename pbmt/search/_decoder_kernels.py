@@ -197,7 +197,7 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
                 spans[count, 1] = end
                 count += 1
     if zones.shape[0] + walls.shape[0] > 0:
-        count = _keep_respecting(cov, h, spans, count, zones, walls)
+        count = _keep_respecting(cov, h, spans, np.int64(count), zones, walls)
     return count
 
 
@@ -301,7 +301,8 @@ def _new_pool(n, begin, future):
                 np.zeros(cap, dtype=np.int32), np.zeros((cap, begin.shape[0]), dtype=np.int64),
                 np.full(cap, -1, dtype=np.int32), np.full(cap, -1, dtype=np.int32), np.zeros(cap, dtype=np.float64),
                 np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int32), np.zeros(cap, dtype=np.int64))
-    pool.state[0] = begin
+    for m in range(begin.shape[0]):  # a loop, not a row copy: no shape check to compile
+        pool.state[0, m] = begin[m]
     pool.fut[0] = future[0, n]
     return pool
 
@@ -480,7 +481,7 @@ def stack_kernel(sentence, tr, limits):
         for h in _kept(s, stacks, classes, pool, limits):
             n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], max_length, limits.distortion_limit,
                                       limits.mon_swap, span_offsets, spans, sentence.zones, sentence.walls)
-            most = 0  # room for every extension of h
+            most = np.int64(0)  # room for every extension of h (int64: not a literal type)
             for k in range(n_spans):
                 span = spans[k, 0] * max_length + spans[k, 1] - spans[k, 0] - 1
                 most += span_offsets[span + 1] - span_offsets[span]

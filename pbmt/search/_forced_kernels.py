@@ -386,7 +386,7 @@ def prefix_cube_kernel(sentence, tr, limits, prefix):
                   np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
     edge_head = np.full(n + 1, -1, dtype=np.int64)
     counts = np.zeros(3, np.int64)
-    queue = _new_queue(256, pool.state.shape[1])
+    queue = _new_queue(np.int64(256), pool.state.shape[1])
     for s in range(n + 1):
         if s > 0:
             pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
@@ -398,7 +398,7 @@ def prefix_cube_kernel(sentence, tr, limits, prefix):
         for h in inside:
             n_spans = reachable_spans(pool.cov, h, n, pool.prev_end[h], sentence.max_length, limits.distortion_limit,
                                       limits.mon_swap, sentence.span_offsets, spans, sentence.zones, sentence.walls)
-            most = 0
+            most = np.int64(0)
             for k in range(n_spans):
                 span = spans[k, 0] * sentence.max_length + spans[k, 1] - spans[k, 0] - 1
                 most += sentence.span_offsets[span + 1] - sentence.span_offsets[span]
