@@ -17,7 +17,7 @@ WINDOW = 2  # a word repeats when it equals one of the WINDOW target words befor
 
 # What the kernels read of one sentence: its translation options' target words, as a CSR (option o's words are
 # tgt_words[tgt_offsets[o]:tgt_offsets[o + 1]], global word ids).
-RepeatData = namedtuple("RepeatData", ["tgt_offsets", "tgt_words"])
+RepeatWindow = namedtuple("RepeatWindow", ["tgt_offsets", "tgt_words"])
 
 
 @njit(cache=True)
@@ -39,7 +39,7 @@ def repeat_end(data, state, last_option, out):
     """Nothing more at the sentence end."""
 
 
-register_kernels(RepeatData, repeat_transition, repeat_end)
+register_kernels(RepeatWindow, repeat_transition, repeat_end)
 
 
 @register
@@ -54,5 +54,5 @@ class RepeatedWords(FeatureFunction):
     def begin_state(self) -> np.ndarray:
         return np.full(WINDOW, -1, dtype=np.int64)
 
-    def sentence_data(self, options, cache) -> RepeatData:
-        return RepeatData(options.tgt_offsets, options.tgt_words)
+    def sentence_data(self, options, cache) -> RepeatWindow:
+        return RepeatWindow(options.tgt_offsets, options.tgt_words)

@@ -48,6 +48,12 @@ def cache_apart(data_class: type) -> None:
         cls.load_overload, cls.save_overload = _load_overload, _save_overload
 
 
+def source_of(data_class: type) -> str | None:
+    """The digest of the content of the module outside pbmt that defines ``data_class``, or None."""
+    key = _OUTSIDE.get(data_class)
+    return key.rsplit(":", 1)[1] if key else None
+
+
 def _outside_classes(sig) -> list[type]:
     """The classes of ``_OUTSIDE`` the types of a signature (or tuple of argument types) name, in any tuple."""
     found, todo = set(), list(getattr(sig, "args", sig))

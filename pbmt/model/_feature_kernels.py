@@ -21,7 +21,7 @@ once per combination of feature types, and the call costs what a direct call cos
 from numba import types
 from numba.extending import overload
 
-from pbmt.model._apart_cache import cache_apart
+from pbmt.model._apart_cache import cache_apart, source_of
 
 _KERNELS: dict[type, tuple] = {}  # sentence data's named-tuple class -> (transition, end)
 
@@ -32,7 +32,18 @@ def register_kernels(data_class: type, transition, end) -> None:
     everything compiled for it cached apart from pbmt's own kernels (``pbmt.model._apart_cache``)."""
     if data_class.__module__.split(".")[0] != "pbmt":
         cache_apart(data_class)
+    for other in _KERNELS:
+        if other.__name__ == data_class.__name__ and _source(other) != _source(data_class):
+            raise TypeError(f"{data_class.__module__}.{data_class.__qualname__}: the sentence data of another feature "
+                            f"({other.__module__}) has the same name; numba names compiled code after its types' "
+                            "names, so two such features could run each other's kernels: rename one")
     _KERNELS[data_class] = (transition, end)
+
+
+def _source(data_class: type) -> str:
+    """What defines ``data_class``: its module's content (outside pbmt: copies of one module are one source) or
+    its module's name."""
+    return source_of(data_class) or data_class.__module__
 
 
 def feature_transition(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out):

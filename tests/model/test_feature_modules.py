@@ -110,3 +110,16 @@ def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, tm
         found = decode(model, options, n_best=len(everything) + 5)
         np.testing.assert_allclose([e.score for e in found], scores, atol=1e-9)
     assert fired > 10
+
+
+def test_sentence_data_named_as_another_features_is_refused():
+    """numba names compiled code after its types' names: a second feature's data of the same name would share
+    the first's compiled kernels."""
+    from collections import namedtuple
+
+    from pbmt.model.features import register_kernels
+
+    clash = namedtuple("LMData", ["x"])
+    with pytest.raises(TypeError, match=r"LMData: the sentence data of another feature \(pbmt\.model\.\S+\) has "
+                                        "the same name"):
+        register_kernels(clash, None, None)
