@@ -10,8 +10,12 @@ changes less than wall seconds.
 
 Reported: wall and CPU seconds of each run, the kernels compiled, and the top kernels by compile seconds.
 The machine may be shared: CPU seconds are the fairer figure when the load (printed) is above the cores.
+``--baseline DIR`` measures another checkout of pbmt (e.g. ``git worktree add --detach DIR main``) the same
+way, right before this one, so that both see the same machine. ``--record`` writes the doc tables
+``compile-first-run`` (both checkouts with ``--baseline``) and ``compile-kernels`` (this checkout's top
+kernels) as records in docs/runs/ (``python docs/generated.py`` then puts them in docs/decoding.md).
 
-    python benchmarks/bench_compile.py [--top 10] [--json FILE] [-- PBMT ARGS ...]
+    python benchmarks/bench_compile.py [--top 10] [--baseline DIR] [--record] [--json FILE] [-- PBMT ARGS ...]
 
 PBMT ARGS (default ``translate -i data/sample.es``) measure another verb's first run.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -30,7 +35,12 @@ from pathlib import Path
 from bench_decoder import run
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs"))
+from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
+
 README_COMMAND = ["translate", "-i", "data/sample.es"]
+RUNS = (("cold", "cold: empty numba and model caches"), ("compiled", "numba cache, no model cache"),
+        ("warm", "both caches"))
 
 
 def record_compiles(pbmt_args: list[str], report: Path) -> int:
@@ -68,9 +78,44 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def first_runs(checkout: Path, pbmt_args: list[str]) -> dict:
+    """The three runs of ``pbmt PBMT_ARGS`` from ``checkout`` (its own ``pbmt`` package, its folder as the
+    working directory) with empty caches in a temporary folder, and the cold run's compiled kernels (most
+    seconds first)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        env = {"NUMBA_CACHE_DIR": str(work / "numba"), "PBMT_CACHE_DIR": str(work / "models"),
+               "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+        report = work / "compiles.json"
+        results = {"command": ["pbmt", *pbmt_args], "checkout": str(checkout), "commit": commit_of(checkout),
+                   "load_before": os.getloadavg()[0]}
+
+        def timed(command):
+            return run(command, None, Path(os.devnull), checkout, env)
+
+        results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
+        compiled = json.loads(report.read_text())
+        (work / "models").rename(work / "models-cold")
+        results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
+        results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
+        results["load_after"] = os.getloadavg()[0]
+    results["kernels"] = sorted(compiled, key=lambda c: -c["seconds"])
+    return results
+
+
+def commit_of(checkout: Path) -> str:
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True)
+    return done.stdout.strip() or "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--top", type=int, default=10, help="kernels listed")
+    parser.add_argument("--baseline", type=Path, metavar="DIR", help="also measure the pbmt checkout in DIR, "
+                        "first")
+    parser.add_argument("--record", action="store_true", help="write the doc table records compile-first-run "
+                        "and compile-kernels (docs/runs/)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("pbmt_args", nargs="*", help="the pbmt command measured (default: README.md's)")
@@ -79,33 +124,50 @@ def main() -> None:
     if args.child:
         sys.exit(record_compiles(pbmt_args, args.child))
 
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        env = {"NUMBA_CACHE_DIR": str(work / "numba"), "PBMT_CACHE_DIR": str(work / "models")}
-        report = work / "compiles.json"
-        results = {"command": ["pbmt", *pbmt_args], "load_before": load()}
-        def timed(command):
-            return run(command, None, Path(os.devnull), ROOT, env)
-
-        results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
-        compiled = json.loads(report.read_text())
-        (work / "models").rename(work / "models-cold")
-        results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
-        results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
-        results["load_after"] = load()
-    compiled.sort(key=lambda c: -c["seconds"])
-    results["kernels"] = compiled
-    print(f"{' '.join(results['command'])}  (load average before {results['load_before']}, "
-          f"after {results['load_after']})")
-    for name, title in (("cold", "cold: empty numba and model caches"), ("compiled", "numba cache, no model cache"),
-                        ("warm", "both caches")):
-        print(f"  {title:38s} wall {results[name]['wall']:6.1f} s  cpu {results[name]['cpu']:6.1f} s")
-    print(f"  {len(compiled)} kernel specialisations compiled, {sum(c['seconds'] for c in compiled):.1f} s in all")
+    checkouts = ([("before", args.baseline.resolve())] if args.baseline else []) + [("after", ROOT)]
+    measured = [(label, first_runs(checkout, pbmt_args)) for label, checkout in checkouts]
+    for label, results in measured:
+        compiled = results["kernels"]
+        print(f"{' '.join(results['command'])}  {label}: {results['checkout']} at {results['commit']}  (load "
+              f"average before {results['load_before']:.2f}, after {results['load_after']:.2f})")
+        for name, title in RUNS:
+            print(f"  {title:38s} wall {results[name]['wall']:6.1f} s  cpu {results[name]['cpu']:6.1f} s")
+        print(f"  {len(compiled)} kernel specialisations compiled, {sum(c['seconds'] for c in compiled):.1f} s "
+              "in all")
+    compiled = measured[-1][1]["kernels"]
     print(f"\n| kernel | argument types | compile s |\n|---|---|---|")
     for c in compiled[:args.top]:
         print(f"| `{c['kernel']}` | `{c['signature'][:80]}` | {c['seconds']:.2f} |")
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+        args.json.write_text(json.dumps(dict(measured), indent=1))
+    if args.record:
+        record(measured, args.top)
+
+
+def record(measured: list[tuple[str, dict]], top: int) -> None:
+    """The doc tables compile-first-run (a row per checkout) and compile-kernels (the last checkout's top
+    kernels), as records in docs/runs/."""
+    loads = [x for _, results in measured for x in (results["load_before"], results["load_after"])]
+    rows = []
+    for label, results in measured:
+        cells = [f"{results[name]['wall']:.1f} / {results[name]['cpu']:.1f}" for name, _ in RUNS]
+        seconds = sum(c["seconds"] for c in results["kernels"])
+        rows.append([f"{label} ({results['commit']})" if len(measured) > 1 else results["commit"],
+                     "–".join(f"{x:.0f}" for x in sorted((results["load_before"], results["load_after"]))), *cells,
+                     f"{len(results['kernels'])}, {seconds:.1f}"])
+    columns = ["measured (commit)", "load average", "cold: wall / CPU s", "numba cache only: wall / CPU s",
+               "both caches: wall / CPU s", "compiled: specialisations, CPU s"]
+    print(f"wrote {write_table('compile-first-run', columns, rows, load=loads)}")
+    own, counts = {}, {}
+    for c in measured[-1][1]["kernels"]:
+        own[c["kernel"]] = own.get(c["kernel"], 0.0) + c["seconds"]
+        counts[c["kernel"]] = counts.get(c["kernel"], 0) + 1
+    ranked = sorted(own, key=lambda k: -own[k])[:top]
+    path = write_table("compile-kernels", ["kernel", "specialisations", "compile CPU s"],
+                       [[f"`{k}`", counts[k], own[k]] for k in ranked], load=loads,
+                       formats={"compile CPU s": ".2f"},
+                       note="The cold run of the checkout measured last; a kernel's specialisations summed.")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
