@@ -8,7 +8,10 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
 
   mert, pro, apro, listnet, decode the dev set to n-best lists, pool them and
   mira                      optimise on the pool, until the pool gains nothing
-                            new, the weights stop moving or --iterations
+                            new, the weights stop moving or --iterations; pro,
+                            apro and mira tune the sparse features of a model
+                            with them (pbmt.toml [sparse]) too, which the
+                            n-best lists carry
   lattice-mert              the same loop, but MERT's line searches take each
                             sentence's envelope over every path of its search
                             graph, not over the pool (Macherey et al., 2008);
@@ -22,7 +25,9 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
                             whose weights decode N held-out dev sentences best
 
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
-preprocessing and --reordering, so the folder translates as tuned), log.tsv
+preprocessing and --reordering, so the folder translates as tuned; with
+sparse features, their [sparse] table and sparse-weights.txt, and each
+iteration's run{k}.sparse-weights.txt beside run{k}.moses.ini), log.tsv
 (a row per iteration, pass or epoch: the weights decoded, their dev BLEU
 (SampleRank: and held-out BLEU), then what the step proposed; pbmt plot
 draws it), dev-bleu.png and checkpoint.npz, from which --resume continues

@@ -28,9 +28,19 @@ list was decoded with, and the run's generator; a tuner that reads
 lattices=True)``). Its parameters must not change between a run and its
 resumption (they are part of the checkpoint's fingerprint).
 
+**Sparse features.** With a model's sparse weights (``sparse``) and a tuner
+that tunes them (``Tuner.sparse``: PRO, APRO, batch MIRA), the n-best lists'
+sparse features (``name= value``, held by the pool as CSR columns) are tuned
+beside the dense ones: the weight vector is the dense weights, then one per
+sparse name the pool has seen (a name first seen starts at the model's
+weight, else 0). Each iteration writes ``run{k}.sparse-weights.txt`` beside
+``run{k}.moses.ini``, the model's sparse weights with the tuned ones put in
+(``pbmt.model.sparse.SparseWeights``' file), and iteration k + 1's decode
+reads it (``DevDecoder``); the kept ones are ``TuneResult.sparse``.
+
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
-which iteration k + 1 decodes), ``log.tsv`` (``LOOP_LOG.columns``, per
+which iteration k + 1 decodes; with sparse features, also ``run{k}.sparse-weights.txt``), ``log.tsv`` (``LOOP_LOG.columns``, per
 iteration: the weights decoded, the dev BLEU of their 1-best in percent, new
 candidates, pool size, seconds decoding and optimising, the new weights and
 the pool's BLEU under them), ``dev-bleu.png`` and ``checkpoint.npz`` (pool,
@@ -58,6 +68,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
+from pbmt.model.sparse import SparseWeights, nbest_name, weight_name
 from pbmt.base.parallel import ParallelMap
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.base.plots import LogFormat, read_tuning_log, save_png, tuning_figure
@@ -117,20 +128,24 @@ class Iteration:
 class TuneResult:
     """The tuned weights (float64[n_features]), the log, why the loop stopped, and
     which weights were kept: ``decoded_in``, the iteration whose decode used the
-    tuned weights (0: the optimiser's last weights, never decoded)."""
+    tuned weights (0: the optimiser's last weights, never decoded); ``sparse``: the tuned sparse weights
+    (None: the loop tuned the dense ones alone)."""
 
     weights: np.ndarray
     iterations: tuple[Iteration, ...]
     stop_reason: str
     decoded_in: int
+    sparse: SparseWeights | None = None
 
 
-Decoder = Callable[[np.ndarray], Sequence[Sequence[NBestEntry]]]
+# decoder(weights) or, tuning sparse features, decoder(weights, sparse weights file or None: the model's own)
+Decoder = Callable[..., Sequence[Sequence[NBestEntry]]]
 
 
 def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
          tuner: Tuner, out: str | Path, settings: LoopSettings = LoopSettings(),
-         resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None) -> TuneResult:
+         resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None,
+         sparse: SparseWeights | None = None) -> TuneResult:
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
@@ -139,10 +154,17 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     layout: the decoder's feature columns. ``quiet``: no per-iteration
     summary on standard error. ``inputs``: digests of the files the run reads
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
+    ``sparse``: the model's sparse weights, to tune beside the dense ones (the tuner must tune them); the
+    decoder is then called as ``decoder(weights, path)``, ``path`` the sparse weights file to decode with
+    (None: the model's own).
     """
     if tuner.loop != "decode-optimise":
         raise PbmtError(f"{tuner.name} is a tuner of the {tuner.loop} loop, not of the decode-optimise loop")
-    run = RunFolder(out, "loop", LOOP_LOG.columns, _fingerprint(settings, layout, tuner, references.n_sentences),
+    if sparse is not None and not tuner.sparse:
+        raise PbmtError(f"{tuner.name} tunes the dense weights alone, not sparse ones")
+    start = {} if sparse is None else {nbest_name(n): float(v) for n, v in zip(sparse.names, sparse.values)}
+    run = RunFolder(out, "loop", LOOP_LOG.columns,
+                    _fingerprint(settings, layout, tuner, references.n_sentences, sparse is not None),
                     inputs, resume, quiet)
     out = run.out
     if run.resumed is not None:
@@ -159,8 +181,13 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     while finished is None and len(records) < settings.max_iterations:
         number = len(records) + 1
         started = time.perf_counter()
-        batch, dev_bleu = decoded_pool(decoder(weights), layout, references, settings.dedup)
+        nbest = (decoder(weights) if sparse is None
+                 else decoder(weights[:layout.size], _sparse_file(out, number - 1) if number > 1 else None))
+        batch, dev_bleu = decoded_pool(nbest, layout, references, settings.dedup)
         pool, n_new = pool.merge(batch)
+        if sparse is not None:  # the sparse names the pool has just seen join the weights
+            weights = np.concatenate([weights, [start.get(name, 0.0) for name in
+                                                pool.sparse_names[len(weights) - layout.size:]]])
         decoded = time.perf_counter()
         if n_new == 0:
             finished = "the n-best lists added no new hypothesis to the pool"
@@ -176,11 +203,13 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
             if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
                 finished = f"no weight moved by {settings.weight_tolerance:g} or more"
         optimized = time.perf_counter()
-        records.append(Iteration(number, tuple(float(w) for w in weights), dev_bleu, n_new, pool.n_candidates,
-                                 decoded - started, optimized - decoded, tuple(float(w) for w in new_weights),
-                                 pool.bleu(new_weights)))
+        records.append(Iteration(number, tuple(float(w) for w in weights[:layout.size]), dev_bleu, n_new,
+                                 pool.n_candidates, decoded - started, optimized - decoded,
+                                 tuple(float(w) for w in new_weights[:layout.size]), pool.bleu(new_weights)))
         weights = new_weights
-        _write_config(config, layout, weights, out / f"run{number}.moses.ini")
+        _write_config(config, layout, weights[:layout.size], out / f"run{number}.moses.ini")
+        if sparse is not None:
+            _decoder_weights(start, pool, weights).write(_sparse_file(out, number))
         run.save({"weights": weights, **pool.arrays()},
                  {"rng": generator_state(rng), "finished": finished, "records": [asdict(r) for r in records]},
                  [_log_row(r, layout) for r in records])
@@ -191,12 +220,43 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
                   f"under the new weights, pool {r.pool_size} (+{n_new}), decode {r.decode_seconds:.1f} s, "
                   f"optimise {r.optimize_seconds:.1f} s", file=sys.stderr)
     stop_reason = finished or f"reached the iteration limit ({settings.max_iterations})"
+    kept = _sparse_decoded(out, len(records) + 1, sparse)
+    weights = weights[:layout.size]
     if settings.output == "best-dev" and records:
         best = max(range(len(records)), key=lambda k: (records[k].dev_bleu, k))
         weights = np.array(records[best].decoded_weights)
-    decoded_in = next((r.iteration for r in reversed(records) if np.array_equal(r.decoded_weights, weights)), 0)
+        kept = _sparse_decoded(out, best + 1, sparse)
+    decoded_in = next((r.iteration for r in reversed(records) if np.array_equal(r.decoded_weights, weights)
+                       and _nonzero(_sparse_decoded(out, r.iteration, sparse)) == _nonzero(kept)), 0)
     _write_config(config, layout, weights, out / "moses.ini")
-    return TuneResult(weights, tuple(records), stop_reason, decoded_in)
+    return TuneResult(weights, tuple(records), stop_reason, decoded_in, kept)
+
+
+def _sparse_file(out: Path, number: int) -> Path:
+    """The sparse weights iteration ``number``'s optimiser proposed (iteration ``number`` + 1 decodes them)."""
+    return out / f"run{number}.sparse-weights.txt"
+
+
+def _decoder_weights(start: dict[str, float], pool: Pool, weights: np.ndarray) -> SparseWeights:
+    """The sparse weights to decode with: those of ``start`` (the model's, by n-best name) with the pool's
+    sparse columns at ``weights[layout.size:]``; by weights-file name."""
+    named = {**start, **dict(zip(pool.sparse_names, weights[pool.layout.size:].tolist()))}
+    return SparseWeights(tuple(weight_name(name) for name in named), np.array(list(named.values()), np.float64))
+
+
+def _sparse_decoded(out: Path, number: int, start: SparseWeights | None) -> SparseWeights | None:
+    """The sparse weights iteration ``number`` decodes with: the model's (``start``) in iteration 1, else
+    those of ``_sparse_file(out, number - 1)`` (None when the loop tunes no sparse weights)."""
+    if start is None or number == 1:
+        return start
+    return SparseWeights.read(_sparse_file(out, number - 1))
+
+
+def _nonzero(weights: SparseWeights | None) -> dict[str, float]:
+    """The non-zero weights by name (empty for None)."""
+    if weights is None:
+        return {}
+    return {name: value for name, value in zip(weights.names, weights.values.tolist()) if value != 0.0}
 
 
 def decoded_pool(nbest: Sequence[Sequence[NBestEntry]], layout: FeatureLayout, references: References,
@@ -214,12 +274,15 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
     return [e for entries in nbest for e in entries]
 
 
-def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_sentences: int) -> dict:
-    """What a resumed run must share with the run it continues (any iteration limit, tolerance and output)."""
+def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_sentences: int,
+                 sparse: bool = False) -> dict:
+    """What a resumed run must share with the run it continues (any iteration limit, tolerance and output);
+    ``sparse``: the run tunes sparse weights too."""
     params = tuner.params()
     return {**{k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
-            "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()}}
+            "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()},
+            **({"sparse features": True} if sparse else {})}
 
 
 def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:
@@ -259,7 +322,9 @@ class DevDecoder:
     ``score_derivation``. A progress bar unless ``quiet``. With
     ``lattices``, each call also sets ``lattices`` to the lattices of the
     search graphs decoded (``pbmt.search.lattice.Lattice``, one per
-    sentence; None where no translation was found), for lattice MERT.
+    sentence; None where no translation was found), for lattice MERT. A
+    second argument, a sparse weights file (``pbmt.model.sparse.SparseWeights``),
+    gives the model's sparse features those weights (every process reads it).
     """
 
     def __init__(self, model: TranslationModel, sources: Sequence[str], n_best: int, workers: int = 1,
@@ -270,8 +335,8 @@ class DevDecoder:
         self.lattices: list[Lattice | None] = []
         self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler, threads=threads)
 
-    def __call__(self, weights: np.ndarray) -> list[tuple[NBestEntry, ...]]:
-        key = tuple(float(w) for w in weights)
+    def __call__(self, weights: np.ndarray, sparse: Path | None = None) -> list[tuple[NBestEntry, ...]]:
+        key = (tuple(float(w) for w in weights), None if sparse is None else str(sparse))
         items = [(key, i, line) for i, line in enumerate(self.sources)]
         progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet or None, file=sys.stderr,
                         leave=False)
@@ -295,22 +360,26 @@ class DevDecoder:
 
 class _NBestWorker:
     """A loaded model, re-pruned whenever the weights change (once, by the first of the threads that share
-    it); with ``lattices``, it returns each sentence's n-best entries with its search graph's lattice."""
+    it); with ``lattices``, it returns each sentence's n-best entries with its search graph's lattice. The
+    weights are a key (dense weights, sparse weights file or None)."""
 
     def __init__(self, model: TranslationModel, n_best: int, lattices: bool = False):
         self.base = model
         self.n_best = n_best
         self.lattices = lattices
-        self.pruned: tuple[tuple[float, ...] | None, Translator | None] = (None, None)
+        self.pruned: tuple[tuple | None, Translator | None] = (None, None)
         self.lock = threading.Lock()
 
     def __reduce__(self):
         return type(self), (self.base, self.n_best, self.lattices)
 
-    def nbest(self, weights: tuple[float, ...], sentence: int, line: str):
+    def nbest(self, weights: tuple[tuple[float, ...], str | None], sentence: int, line: str):
         with self.lock:
             if weights != self.pruned[0]:
-                model = self.base.with_weights(np.array(weights))
+                dense, sparse = weights
+                model = self.base.with_weights(np.array(dense))
+                if sparse is not None:
+                    model = replace(model, sparse=model.sparse.weights_from(SparseWeights.read(sparse), sparse))
                 self.pruned = (weights, Translator(model, n_best=self.n_best, tokenized=True))
             translator = self.pruned[1]
         if self.lattices:
@@ -319,5 +388,5 @@ class _NBestWorker:
         return translator.translate(sentence, line).nbest
 
 
-def _decode(worker: _NBestWorker, item: tuple[tuple[float, ...], int, str]):
+def _decode(worker: _NBestWorker, item: tuple[tuple, int, str]):
     return worker.nbest(*item)

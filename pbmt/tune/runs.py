@@ -24,7 +24,7 @@ from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.features import build, write_weights
 from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing, SearchSettings, TranslationModel
-from pbmt.model.sparse import CLASSES_FILE, SparseModel, WordClasses
+from pbmt.model.sparse import CLASSES_FILE, WEIGHTS_FILE, SparseModel, WordClasses
 from pbmt.base.plots import read_tuning_log, save_png, tuning_figure
 from pbmt.base.run_state import tuning_inputs
 from pbmt.features.translation import check_not_swapped, check_token_form
@@ -107,20 +107,29 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     n_best = job.settings.get("n_best_size") or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=job.settings["iterations"], dedup=job.settings["dedup"],
                             seed=job.seed, output=job.settings.get("keep") or LoopSettings.output)
+    sparse = model.sparse.named_weights() if model.sparse is not None and tuner.sparse else None
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
         result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
-                      resume=job.resume, quiet=job.quiet, inputs=job.inputs())
+                      resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse)
+    if result.sparse is not None:
+        model = replace(model, sparse=model.sparse.weights_from(result.sparse))
     model.write_settings(job.out)
     best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
     count = len(result.iterations)
     kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in
             else "the optimiser's last, not decoded yet")
-    return [f"stopped: {result.stop_reason}; {count} iteration{'' if count == 1 else 's'} in "
-            f"{time.perf_counter() - started:.0f} s"
-            + (f"; best dev BLEU {100 * best.dev_bleu:.2f} at iteration {best.iteration}" if best else ""),
-            f"tuned weights ({kept}): {weight_line(model.layout, result.weights)}",
-            f"wrote {job.out / 'moses.ini'}"]
+    lines = [f"stopped: {result.stop_reason}; {count} iteration{'' if count == 1 else 's'} in "
+             f"{time.perf_counter() - started:.0f} s"
+             + (f"; best dev BLEU {100 * best.dev_bleu:.2f} at iteration {best.iteration}" if best else ""),
+             f"tuned weights ({kept}): {weight_line(model.layout, result.weights)}"]
+    if result.sparse is not None:
+        lines.append(f"sparse features with a non-zero weight: {np.count_nonzero(result.sparse.values)} "
+                     f"({job.out / WEIGHTS_FILE})")
+    elif model.sparse is not None:
+        lines.append(f"{tuner.title} tunes the dense weights alone: the sparse ones stay the model's "
+                     f"({job.out / WEIGHTS_FILE})")
+    return lines + [f"wrote {job.out / 'moses.ini'}"]
 
 
 def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
