@@ -44,15 +44,19 @@ Tuners (``--tuners``, comma-separated; default: all):
   (target word-class bigrams across phrase boundaries, ``--features
   boundary``) over --word-classes classes induced from the training target
   side;
-  ``pro-boundary``, ``apro-boundary``: PRO and APRO at their defaults over
-  the dense features and the boundary family's, as a Moses user tunes
-  sparse features: --iterations rounds of ``pbmt translate --n-best`` (the
-  lists carry the family's features) and ``pbmt optimize`` on all the lists
-  so far, from the weights decoded, the round of the best dev decode kept;
-  ``pro-phrase-pairs``, ``pro-lexicon``, ``pro-length``: the same with the
-  block family's phrase-pair indicators (``blk:``), source-word/target-word
-  pairs (``w:``, a discriminative lexicon) or phrase lengths (``len:``) in
-  the n-best lists (``[sparse] block-kinds``) instead;
+  ``ALGORITHM-FAMILY`` (ALGORITHM ``pro``, ``apro`` or ``mira``; FAMILY
+  ``boundary``, ``phrase-pairs``, ``lexicon``, ``length``, ``distortion`` or
+  ``all``):
+  ``pbmt tune``'s loop at the tuner's defaults over the dense features and a
+  sparse family's, which the n-best lists carry: the boundary family
+  (target word-class bigrams across phrase boundaries, over --word-classes
+  classes induced from the training target side), or the block family's
+  phrase-pair indicators (``blk:``), source-word/target-word pairs (``w:``,
+  a discriminative lexicon) or phrase lengths (``len:``) (``[sparse]
+  block-kinds``), or the bins of jumps (``db_``, the distortion family), or
+  all of them; the model folder of the cell (``model0``:
+  the shared model with a ``pbmt.toml`` ``[sparse]`` table of the family,
+  zero weights) is what it tunes;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
   batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
   SampleRank's defaults; all four
@@ -147,17 +151,21 @@ SAMPLERANK = {
                                            "--gain", "batch-bleu-unclipped"],
     "samplerank-boundary": ["--algorithm", "samplerank", "--features", "boundary"],
 }
-# PRO and APRO over a family's n-best features (the boundary family, or kinds of the block family): decode,
-# optimise, repeat, by pbmt's verbs
-SPARSE_NBEST = {"pro-boundary": ("pro", "boundary"), "apro-boundary": ("apro", "boundary"),
-                "pro-phrase-pairs": ("pro", ("block",)), "pro-lexicon": ("pro", ("word",)),
-                "pro-length": ("pro", ("length",))}
+# the sparse families of the loop's cells: (the families of [sparse], the block family's kinds)
+FAMILIES = {"boundary": (("boundary",), ()), "phrase-pairs": (("block",), ("block",)),
+            "lexicon": (("block",), ("word",)), "length": (("block",), ("length",)),
+            "distortion": (("distortion",), ()),
+            "all": (("boundary", "block", "distortion"), ("block", "word", "length"))}
+# PRO, APRO and batch MIRA over a family's n-best features in pbmt tune's loop: (algorithm, family)
+SPARSE_LOOP = {f"{algorithm}-{family}": (algorithm, family) for algorithm in ("pro", "apro", "mira")
+               for family in FAMILIES}
 # cells that read the bench's word classes (induced once from the training target side, --word-classes N)
-CLASSES = ("samplerank-boundary", "pro-boundary", "apro-boundary")
+CLASSES = ("samplerank-boundary", *(cell for cell, (_, family) in SPARSE_LOOP.items()
+                                    if "boundary" in FAMILIES[family][0]))
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
 RESCORE = {f"rescore-{algorithm}": algorithm for algorithm in ("mert", "pro", "apro", "listnet")}
-TUNERS = [*LOOP, *SAMPLERANK, *SPARSE_NBEST, *RELEVANT_SET, *RESCORE, "moses-mert"]
+TUNERS = [*LOOP, *SAMPLERANK, *SPARSE_LOOP, *RELEVANT_SET, *RESCORE, "moses-mert"]
 
 
 class LoadSampler:
@@ -239,9 +247,9 @@ class Bench:
              *extra], log=folder / "bench.log")
         return bleu(lines(output, None), self.test_refs)
 
-    def tune_command(self, folder: Path, seed: int, options: list[str]) -> list:
+    def tune_command(self, folder: Path, seed: int, options: list[str], ini: Path | None = None) -> list:
         resume = ["--resume"] if folder.exists() else []
-        return [*PBMT, "tune", "-f", self.ini, "--src", self.dev[0], "--refs", self.dev[1], "--tokenized", "--out",
+        return [*PBMT, "tune", "-f", ini or self.ini, "--src", self.dev[0], "--refs", self.dev[1], "--tokenized", "--out",
                 folder, "--seed", seed, "-q", *self.common, *resume, *options]
 
     def loop_cell(self, tuner: str, folder: Path, seed: int) -> dict:
@@ -268,56 +276,40 @@ class Bench:
                 "held_out": self.args.held_out,
                 "kept_epoch": max(range(len(held_out)), key=lambda k: (held_out[k], -k)) + 1}
 
-    def sparse_nbest_cell(self, tuner: str, folder: Path, seed: int) -> dict:
-        """--iterations rounds of: decode dev to a 100-best list with the boundary family's features (``pbmt
-        translate``), then ``pbmt optimize`` on every list so far (the pool), from the weights decoded; the
-        folder of the best dev decode is kept, as ``pbmt tune --keep best-dev``."""
+    def family_model(self, family: str) -> Path:
+        """The moses.ini of a model folder (made once per family): the shared model with ``family``'s features,
+        zero weights, in its ``pbmt.toml``."""
+        from pbmt.model import distortion_bins
         from pbmt.model.block_features import BlockWeights
-        from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
+        from pbmt.model.sparse import SparseModel, WordClasses
 
-        folder.mkdir(parents=True, exist_ok=True)
-        log = folder / "bench.log"
-        algorithm, family = SPARSE_NBEST[tuner]
-        features = (SparseModel.new(WordClasses.read(self.word_classes())) if family == "boundary"
-                    else SparseModel(None, np.zeros(0), BlockWeights([], np.zeros(0)), family))
-        model = folder / "model0"
+        families, kinds = FAMILIES[family]
+        model = self.out / f"model-{family}"
         if not (model / "moses.ini").exists():
-            model.mkdir(exist_ok=True)
+            model.mkdir(parents=True, exist_ok=True)
+            features = {"boundary": None, "weights": np.zeros(0)}
+            if "boundary" in families:
+                boundary = SparseModel.new(WordClasses.read(self.word_classes()))
+                features = {"boundary": boundary.boundary, "weights": boundary.weights}
+            if kinds:
+                features.update(blocks=BlockWeights([], np.zeros(0)), block_kinds=kinds)
+            if "distortion" in families:
+                features.update(jumps=np.zeros(len(distortion_bins.NAMES)))
+            SparseModel(**features).write(model)
             text = self.ini.read_text(encoding="utf-8")
             for name in ("phrase-table.gz", "reordering-table.gz", "../lm3.arpa.gz"):
                 text = text.replace(f"path={name}", f"path={(self.ini.parent / name).resolve()}")
-            (model / "moses.ini").write_text(text, encoding="utf-8")
-            features.write(model)
-        dev_refs, dev, lists = lines(self.dev[1], None), [], []
-        for k in range(1, self.args.iterations + 1):
-            model, tuned = folder / f"model{k - 1}", folder / f"model{k}"
-            nbest, output = folder / f"dev{k}.nbest", folder / f"dev{k}.out"
-            if not nbest.exists():
-                run([*PBMT, "translate", "-f", model / "moses.ini", "--tokenized", "-i", self.dev[0], "-o", output,
-                     "--n-best", folder / "partial.nbest", "--n-best-size", self.args.nbest, "-q", *self.common],
-                    log=log)
-                (folder / "partial.nbest").rename(nbest)
-            dev.append(bleu(lines(output, None), dev_refs))
-            lists.append(nbest)
-            if not (tuned / "moses.ini").exists():
-                pool = folder / "pool.nbest"
-                with atomic_write(pool) as handle:
-                    for path in lists:
-                        handle.write(path.read_text(encoding="utf-8"))
-                partial = folder / "partial"
-                partial.mkdir(exist_ok=True)
-                run([*PBMT, "optimize", "--n-best", pool, "--refs", self.dev[1], "-f", model / "moses.ini",
-                     "--algorithm", algorithm, "--seed", seed, "-o", partial / "moses.ini",
-                     "--sparse-weights", partial / "sparse-weights.txt"], log=log)
-                features.weights_from(SparseWeights.read(partial / "sparse-weights.txt")).write(partial)
-                pool.unlink()
-                partial.rename(tuned)
-        best = max(range(len(dev)), key=lambda k: (dev[k], k))
-        kept = folder / f"model{best}"
-        for name in ("moses.ini", "sparse-weights.txt"):
-            (folder / name).write_bytes((kept / name).read_bytes())
-        return {"dev_bleu": dev, "kept_iteration": best + 1,
-                "test_bleu": self.test_bleu(folder, kept / "moses.ini")}
+            with atomic_write(model / "moses.ini") as handle:
+                handle.write(text)
+        return model / "moses.ini"
+
+    def sparse_loop_cell(self, tuner: str, folder: Path, seed: int) -> dict:
+        """``pbmt tune``'s loop with the family's features in the n-best lists (``family_model``)."""
+        algorithm, family = SPARSE_LOOP[tuner]
+        run(self.tune_command(folder, seed, ["--algorithm", algorithm, "--iterations", self.args.iterations,
+                                             "--n-best-size", self.args.nbest], self.family_model(family)),
+            log=self.out / f"{folder.name}.log")
+        return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
 
     def relevant_set_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         run(self.tune_command(folder, seed, [*RELEVANT_SET[tuner], "--passes", self.args.passes]),
@@ -384,8 +376,8 @@ class Bench:
                 result = self.samplerank_cell(tuner, folder, seed)
             elif tuner in RELEVANT_SET:
                 result = self.relevant_set_cell(tuner, folder, seed)
-            elif tuner in SPARSE_NBEST:
-                result = self.sparse_nbest_cell(tuner, folder, seed)
+            elif tuner in SPARSE_LOOP:
+                result = self.sparse_loop_cell(tuner, folder, seed)
             elif tuner in RESCORE:
                 result = self.rescore_cell(tuner, folder, seed)
             else:

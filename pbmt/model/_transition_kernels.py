@@ -1,6 +1,7 @@
 """Numba kernels of pbmt's own features that score a block in context (``pbmt.model.feature_functions``), in
 the contract's signatures (``pbmt.model._feature_kernels``): the n-gram LM (stateful: one state column),
-distortion, lexicalized reordering and the sparse transitions (stateless: they read the previous block)."""
+distortion, lexicalized reordering, the sparse transitions and the distortion bins (stateless: they read the
+previous block)."""
 
 from collections import namedtuple
 
@@ -124,3 +125,19 @@ def sparse_end(data, state, last_option, out):
 
 
 register_kernels(SparseData, sparse_transition, sparse_end)
+
+JumpBinData = namedtuple("JumpBinData", [
+    "weight",  # float64[n_bins]: the distortion-bin family's weights (pbmt.model.distortion_bins)
+    "bins",  # int64[2 * m + 1]: the bin of a jump d at min(max(d, -m), m) + m
+])
+
+
+@njit(cache=True, inline="always")
+def jump_bin_transition(data, state, new_state, prev_start, prev_end, prev_option, start, end, option, out):
+    """The weight of the bin of the block's jump from the previous block's end (``start - prev_end``)."""
+    limit = (len(data.bins) - 1) // 2
+    jump = min(max(start - prev_end, -limit), limit)
+    out[0] += data.weight[data.bins[jump + limit]]
+
+
+register_kernels(JumpBinData, jump_bin_transition, nothing_at_end)

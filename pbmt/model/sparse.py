@@ -18,6 +18,10 @@ the searches and the sampler score it (option-local kinds once per
 phrase-table candidate, ``TranslationModel.block_scores``; the others as
 transition scores).
 
+The ``distortion`` family (``pbmt.model.distortion_bins``) fires one feature
+per block, named for the bin of its jump from the previous block (``db_0``,
+``db_f1`` ... ``db_b9+``): 13 numbered weights, scored at every transition.
+
 Kernels see the boundary family as plain arrays (a TRANSITION family): every option's
 ``left_key`` (class of its first target word) and ``right_key`` (class of
 its last), the keys ``BOS`` (before the first block) and ``EOS`` (after the
@@ -27,7 +31,7 @@ On disk, beside ``moses.ini`` (which stays dense and loadable by Moses),
 ``pbmt.toml`` holds::
 
     [sparse]
-    families = ["boundary"]        # or ["block"], or both
+    families = ["boundary"]        # any of "boundary", "block", "distortion"
     classes = "word-classes.txt"   # word<TAB>class per line (the boundary family)
     weights = "sparse-weights.txt"  # name value per line (non-zero weights only, every family)
 """
@@ -43,11 +47,12 @@ import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_float, read_lines
+from pbmt.model import distortion_bins
 from pbmt.model.block_features import KINDS as BLOCK_KINDS, PREFIXES as BLOCK_PREFIXES, BlockWeights, is_block_name
 from pbmt.base.pbmt_toml import check_keys, read_tables, write_tables
 from pbmt.base.vocab import Overlay, Vocab
 
-FAMILIES = ("boundary", "block")
+FAMILIES = ("boundary", "block", "distortion")
 BOUNDARY_PREFIX = "pb_"
 UNKNOWN_CLASS = "<unk>"
 SENTENCE_START, SENTENCE_END = "<s>", "</s>"
@@ -159,7 +164,8 @@ class SparseWeights:
                 raise FormatError(path, number, f"{fields[0]} already has a weight (line {seen[fields[0]]})")
             if family_of(fields[0]) is None:
                 raise FormatError(path, number, f"{fields[0]!r} is not a feature name of the families "
-                                  f"{list(FAMILIES)} (pb_<class>_<class>, or blk:, w:, len:, ori:, bi: names)")
+                                  f"{list(FAMILIES)} (pb_<class>_<class>; blk:, w:, len:, ori:, bi: names; "
+                                  f"{', '.join(distortion_bins.NAMES)})")
             seen[fields[0]] = number
             names.append(fields[0])
             values.append(value)
@@ -226,9 +232,12 @@ class BoundaryFeatures:
 
 
 def family_of(name: str) -> str | None:
-    """The family a feature name belongs to (``boundary`` or ``block``), or None when it is malformed."""
+    """The family a feature name belongs to (``boundary``, ``block`` or ``distortion``), or None when it is
+    malformed."""
     if name.startswith(BOUNDARY_PREFIX):
         return "boundary"
+    if name.startswith(distortion_bins.PREFIX):
+        return "distortion" if name in distortion_bins.NAMES else None
     return "block" if is_block_name(name) else None
 
 
@@ -255,17 +264,21 @@ class SparseModel:
     (``pbmt.model.block_features.KINDS``: block = phrase-pair indicators,
     word = source-word/target-word pairs, length, orient, bigram) that n-best
     lists carry, so that PRO and APRO can tune them; the searches score every
-    block feature that has a weight.
+    block feature that has a weight. ``jumps``: the distortion-bin family's weights
+    (``float64[distortion_bins.SIZE]`` in ``distortion_bins.NAMES`` order), or None.
     """
 
     boundary: BoundaryFeatures | None
     weights: np.ndarray
     blocks: BlockWeights | None = None
     block_kinds: tuple[str, ...] = BLOCK_KINDS
+    jumps: np.ndarray | None = None
 
     def __post_init__(self):
-        if self.boundary is None and self.blocks is None:
+        if self.boundary is None and self.blocks is None and self.jumps is None:
             raise ValueError("a sparse model needs at least one family")
+        if self.jumps is not None and np.shape(self.jumps) != (distortion_bins.SIZE,):
+            raise ValueError(f"the distortion family has {distortion_bins.SIZE} weights, got {np.shape(self.jumps)}")
         if not self.block_kinds or not set(self.block_kinds) <= set(BLOCK_KINDS):
             raise ValueError(f"block kinds must be among {BLOCK_KINDS}, got {self.block_kinds}")
 
@@ -287,7 +300,7 @@ class SparseModel:
 
     @property
     def families(self) -> tuple[str, ...]:
-        return tuple(f for f, present in zip(FAMILIES, (self.boundary, self.blocks)) if present is not None)
+        return tuple(f for f, present in zip(FAMILIES, (self.boundary, self.blocks, self.jumps)) if present is not None)
 
     @property
     def size(self) -> int:
@@ -317,6 +330,9 @@ class SparseModel:
         if self.blocks is not None:
             names += list(self.blocks.weight)
             values.append(np.fromiter(self.blocks.weight.values(), np.float64, len(self.blocks)))
+        if self.jumps is not None:
+            names += distortion_bins.NAMES
+            values.append(self.jumps)
         return SparseWeights(tuple(names), np.concatenate(values))
 
     def weights_from(self, named: SparseWeights, source: str | os.PathLike = "<weights>") -> "SparseModel":
@@ -324,6 +340,7 @@ class SparseModel:
         outside its classes, is an error naming ``source``)."""
         index = {n: i for i, n in enumerate(self.names())}
         weights = np.zeros(self.size)
+        jumps = None if self.jumps is None else np.zeros(distortion_bins.SIZE)
         block_names, block_values = [], []
         for name, value in zip(named.names, named.values):
             family = family_of(name)
@@ -333,13 +350,15 @@ class SparseModel:
             if family == "block":
                 block_names.append(name)
                 block_values.append(value)
+            elif family == "distortion":
+                jumps[distortion_bins.NAMES.index(name)] = value
             elif name in index:
                 weights[index[name]] = value
             else:
                 raise PbmtError(f"{source}: {name} is not a feature of the boundary family "
                                 f"(pb_<class>_<class> of the class file)")
         blocks = BlockWeights(block_names, np.array(block_values)) if self.blocks is not None else None
-        return replace(self, weights=weights, blocks=blocks)
+        return replace(self, weights=weights, blocks=blocks, jumps=jumps)
 
     @classmethod
     def read(cls, folder: str | os.PathLike) -> "SparseModel | None":
@@ -362,7 +381,8 @@ class SparseModel:
             raise PbmtError(f"{path}: [sparse] block-kinds must be a list of kinds among {list(BLOCK_KINDS)}, "
                             f"got {kinds}")
         model = cls(boundary, np.zeros(boundary.size if boundary else 0),
-                    BlockWeights([], np.zeros(0)) if "block" in families else None, tuple(kinds))
+                    BlockWeights([], np.zeros(0)) if "block" in families else None, tuple(kinds),
+                    np.zeros(distortion_bins.SIZE) if "distortion" in families else None)
         if "weights" in table:
             weights_path = Path(folder) / table["weights"]
             model = model.weights_from(SparseWeights.read(weights_path), weights_path)

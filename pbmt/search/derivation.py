@@ -16,6 +16,7 @@ import numpy as np
 
 from pbmt.model.model import TranslationModel
 from pbmt.model.block_features import Block
+from pbmt.model.distortion_bins import jump_counts
 from pbmt.model.sparse import boundary_ids
 from pbmt.search._scoring_kernels import score_dense
 from pbmt.search.options import TranslationOptions
@@ -152,14 +153,23 @@ def sparse_features(derivation: Derivation, options: TranslationOptions, model: 
 
 
 def sparse_score(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> float:
-    """The weighted sparse features of ``derivation`` from scratch (natural log): the boundary family's
-    counts by their weights and the block family's named features (0.0 without sparse features)."""
+    """The weighted sparse features of ``derivation`` from scratch (natural log): the boundary and
+    distortion families' counts by their weights and the block family's named features (0.0 without sparse
+    features)."""
     if model.sparse is None:
         return 0.0
     score = float(sparse_features(derivation, options, model) @ model.sparse.weights)
     if model.sparse.blocks is not None:
         score += model.sparse.blocks.score(derivation_blocks(derivation, options, options.vocab))
+    if model.sparse.jumps is not None:
+        score += float(jump_features(derivation) @ model.sparse.jumps)
     return score
+
+
+def jump_features(derivation: Derivation) -> np.ndarray:
+    """The distortion-bin family's features of ``derivation`` from scratch: ``float64[distortion_bins.SIZE]``
+    (counts of its blocks' jumps by bin)."""
+    return jump_counts(zip(derivation.src_start.tolist(), derivation.src_end.tolist()))
 
 
 def model_score(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> float:

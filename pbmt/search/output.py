@@ -12,8 +12,9 @@ from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
 from pbmt.model.block_features import sequence_names
+from pbmt.model.distortion_bins import NAMES as JUMP_NAMES
 from pbmt.model.sparse import nbest_name
-from pbmt.search.derivation import Derivation, derivation_blocks, sparse_features
+from pbmt.search.derivation import Derivation, derivation_blocks, jump_features, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
 from pbmt.base.nbest import NBestEntry, features_format, format_block, format_link, moses_line
@@ -123,13 +124,17 @@ def nbest_text(entries: Sequence[NBestEntry]) -> str:
 def _sparse_pairs(derivation: Derivation, options: TranslationOptions, model: TranslationModel
                   ) -> tuple[tuple[str, float], ...]:
     """The sparse features ``derivation`` fires, (n-best name, count): the boundary family's in id order
-    (``sparse_features``), then the block family's kinds the model lists (``block_kinds``), by name."""
+    (``sparse_features``), the distortion family's in id order (``jump_features``), then the block family's
+    kinds the model lists (``block_kinds``), by name."""
     if model.sparse is None:
         return ()
     pairs = []
     if model.sparse.boundary is not None:
         counts = sparse_features(derivation, options, model)
         pairs += [(model.sparse.boundary.name(i), float(counts[i])) for i in np.flatnonzero(counts).tolist()]
+    if model.sparse.jumps is not None:
+        counts = jump_features(derivation)
+        pairs += [(JUMP_NAMES[i], float(counts[i])) for i in np.flatnonzero(counts).tolist()]
     if model.sparse.blocks is not None:
         prefixes = model.sparse.block_prefixes
         names = sequence_names(derivation_blocks(derivation, options, options.vocab))

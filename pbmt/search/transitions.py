@@ -5,7 +5,8 @@ scores a block in context (``FeatureFunction.scores_transitions``) into
 ``Transitions`` (``_scoring_kernels``): each one's sentence data, columns and
 slice of the state row, and the sparse families' transitions
 (``sparse_transitions``: the boundary family's class pairs, the block
-family's orientation and bigram weights), with the model's weights. The stack
+family's orientation and bigram weights; the distortion family's bins of
+jumps), with the model's weights. The stack
 and cube searches, ``score_derivation``, n-best lists, lattice edges and the
 sampler read the same object.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbmt.model._transition_kernels import JumpBinData
+from pbmt.model.distortion_bins import JUMP_BINS
 from pbmt.model.moses_features import NoTransition, SparseData
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
@@ -98,10 +101,13 @@ def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: 
     weights = np.array(model.weights, dtype=np.float64)
     if sparse and model.sparse is not None:
         col = n_cols if sparse_col < 0 else sparse_col
-        stateless.append(Slot(SparseData(*sparse_transitions(model, options)), col, 1, 0, 0))
+        if model.sparse.boundary is not None or model.sparse.blocks is not None:
+            stateless.append(Slot(SparseData(*sparse_transitions(model, options)), col, 1, 0, 0))
+            key_option = True
+        if model.sparse.jumps is not None:  # it reads the previous block's end, which the keys hold already
+            stateless.append(Slot(JumpBinData(model.sparse.jumps, JUMP_BINS), col, 1, 0, 0))
         weights = np.concatenate([weights, np.zeros(max(0, col + 1 - n_cols))])
         weights[col] = 1.0
-        key_option = True
     widest = max((slot.n_cols for slot in (*stateful, *stateless)), default=1)
     return Transitions(tuple(stateful), tuple(stateless) or (_NO_TRANSITION,), np.array(begin, dtype=np.int64),
                        weights, np.zeros(widest), np.array(stateful_cols, dtype=np.int64),
