@@ -12,9 +12,10 @@ no jump, as ``Distortion0``.
 Bins (``NAMES``, in id order): ``db_0``; forward ``db_f1``, ``db_f2``,
 ``db_f3``, ``db_f4-5``, ``db_f6-8``, ``db_f9+``; backward ``db_b1`` ...
 ``db_b9+`` alike. Values are counts (blocks of the derivation in the bin).
-The searches read ``JUMP_BINS`` (int64[2 * MAX_JUMP + 1]: the bin of jump
-``d`` at ``min(max(d, -MAX_JUMP), MAX_JUMP) + MAX_JUMP``) and the family's
-weights (``pbmt.model._transition_kernels.JumpBinData``).
+The searches read the family as ``jump_data(weights)``: the weights and
+``JUMP_BINS`` (int64[2 * MAX_JUMP + 1]: the bin of jump ``d`` at
+``min(max(d, -MAX_JUMP), MAX_JUMP) + MAX_JUMP``), the sentence data of its
+transition kernel (``pbmt.model._transition_kernels.jump_bin_transition``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from __future__ import annotations
 from typing import Iterable
 
 import numpy as np
+
+from pbmt.model._transition_kernels import JumpBinData
 
 PREFIX = "db_"
 # the least width of each bin after the first, in words: 1, 2, 3, 4-5, 6-8, 9 and more
@@ -60,3 +63,8 @@ def jump_counts(spans: Iterable[tuple[int, int]]) -> np.ndarray:
         counts[jump_bin(int(start) - prev_end)] += 1
         prev_end = int(end)
     return counts
+
+
+def jump_data(weights: np.ndarray) -> JumpBinData:
+    """The family's sentence data for the searches' kernels: its weights (float64[SIZE]) and ``JUMP_BINS``."""
+    return JumpBinData(weights, JUMP_BINS)

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pbmt.model._transition_kernels import JumpBinData
-from pbmt.model.distortion_bins import JUMP_BINS
+from pbmt.model.distortion_bins import jump_data
 from pbmt.model.moses_features import NoTransition, SparseData
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
@@ -105,7 +104,7 @@ def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: 
             stateless.append(Slot(SparseData(*sparse_transitions(model, options)), col, 1, 0, 0))
             key_option = True
         if model.sparse.jumps is not None:  # it reads the previous block's end, which the keys hold already
-            stateless.append(Slot(JumpBinData(model.sparse.jumps, JUMP_BINS), col, 1, 0, 0))
+            stateless.append(Slot(jump_data(model.sparse.jumps), col, 1, 0, 0))
         weights = np.concatenate([weights, np.zeros(max(0, col + 1 - n_cols))])
         weights[col] = 1.0
     widest = max((slot.n_cols for slot in (*stateful, *stateless)), default=1)
