@@ -94,13 +94,19 @@ def _groups(kept, cov, prev_end):
 
 
 @njit(cache=True, inline="always")
+def _ahead(key_a, cell_a, key_b, cell_b):
+    """Whether cell a comes out of the queue before cell b: the higher key first, ties to the earlier cell."""
+    return key_a > key_b or (key_a == key_b and cell_a < cell_b)
+
+
+@njit(cache=True, inline="always")
 def _queue_push(keys, cells, size, key, c):
     """Push cell ``c`` with priority ``key`` on the max-heap (``keys``, ``cells``, with room) of ``size``
     entries; ties go to the earlier cell. Returns the new size."""
     i = size
     while i > 0:
         up = (i - 1) >> 1
-        if keys[up] > key or (keys[up] == key and cells[up] < c):
+        if _ahead(keys[up], cells[up], key, c):
             break
         keys[i] = keys[up]
         cells[i] = cells[up]
@@ -121,10 +127,9 @@ def _queue_pop(keys, cells, size):
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and (keys[child + 1] > keys[child] or (keys[child + 1] == keys[child]
-                                                                     and cells[child + 1] < cells[child])):
+        if child + 1 < size and _ahead(keys[child + 1], cells[child + 1], keys[child], cells[child]):
             child += 1
-        if key > keys[child] or (key == keys[child] and c < cells[child]):
+        if _ahead(key, c, keys[child], cells[child]):
             break
         keys[i] = keys[child]
         cells[i] = cells[child]
@@ -270,6 +275,31 @@ def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
     return edges
 
 
+@njit(cache=True)
+def new_cube_search(sentence, tr):
+    """A cube pruning search's start: the stack decoder's (``_new_search``: pool, classes, stacks, room for
+    spans), each span's options by estimate, and empty edges, edge lists (``int64[n + 1]``), edge counts
+    (``_add_edges``) and queue."""
+    pool, classes, stacks, spans = _new_search(sentence, tr)
+    order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
+    edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
+                  np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
+    edge_head = np.full(sentence.n + 1, -1, dtype=np.int64)
+    counts = np.zeros(3, np.int64)
+    queue = _new_queue(np.int64(256), pool.state.shape[1])
+    return pool, classes, stacks, spans, order, edges, edge_head, counts, queue
+
+
+@njit(cache=True)
+def fill_stack(s, edge_head, edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes, queue):
+    """Fill stack s > 0 from its edges (``_fill_stack``, room made first); returns (pool, classes, queue,
+    number of hypotheses)."""
+    pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
+    n_hyp = _fill_stack(s, edge_head[s], edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes,
+                        tr.key_option, queue)
+    return pool, classes, queue, n_hyp
+
+
 @njit(cache=True, nogil=True)
 def cube_kernel(sentence, tr, limits):
     """Cube pruning of one sentence of ``sentence.n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
@@ -285,20 +315,12 @@ def cube_kernel(sentence, tr, limits):
     counts the hypotheses kept for extension.
     """
     n = sentence.n
-    pool, classes, stacks, spans = _new_search(sentence, tr)
+    pool, classes, stacks, spans, order, edges, edge_head, counts, queue = new_cube_search(sentence, tr)
     n_hyp = np.int64(1)  # not the literal 1: the kernel it goes to would compile once more for a literal
-    key_option = tr.key_option
-    order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
-    edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
-                  np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
-    edge_head = np.full(n + 1, -1, dtype=np.int64)
-    counts = np.zeros(3, np.int64)
-    queue = _new_queue(np.int64(256), pool.state.shape[1])
     for s in range(n + 1):
         if s > 0:
-            pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
-            n_hyp = _fill_stack(s, edge_head[s], edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes,
-                                key_option, queue)
+            pool, classes, queue, n_hyp = fill_stack(s, edge_head, edges, order, sentence, tr, limits, stacks, pool,
+                                                     n_hyp, classes, queue)
         if s == n:
             break
         kept = _kept(s, stacks, classes, pool, limits)

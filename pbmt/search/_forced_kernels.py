@@ -30,10 +30,9 @@ import numpy as np
 from numba import njit
 
 from pbmt.search._array_kernels import grow1, grow2
-from pbmt.search._cube_kernels import (Edges, _add_edges, _fill_stack, _new_queue, _options_by_estimate,
-                                       _stack_room)
-from pbmt.search._decoder_kernels import (_class_room, _future_of, _future_with, _graph, _grow_pool, _new_search,
-                                          _place, _write, reachable_spans, state_hash)
+from pbmt.search._cube_kernels import _add_edges, fill_stack, new_cube_search
+from pbmt.search._decoder_kernels import (_class_room, _future_of, _future_with, _graph, _grow_pool, _place, _write,
+                                          reachable_spans, state_hash)
 from pbmt.search._scoring_kernels import extension_score
 
 Sentence = namedtuple("Sentence", [
@@ -377,21 +376,14 @@ def prefix_cube_kernel(sentence, tr, limits, prefix):
     ``prefix.max_hypotheses``.
     """
     n, m = sentence.n, prefix.length
-    pool, classes, stacks, spans = _new_search(sentence, tr)
+    pool, classes, stacks, spans, order, edges, edge_head, counts, queue = new_cube_search(sentence, tr)
     pool.key[0] = _inside_key(0, 0, m)
     n_hyp = np.int64(1)
     key_option = tr.key_option
-    order = _options_by_estimate(sentence.span_offsets, sentence.estimate)
-    edges = Edges(np.empty(256, np.int64), np.empty(256, np.int32), np.empty(256, np.int32), np.empty(256),
-                  np.empty(256, np.int64), np.empty(256, np.int32), np.zeros(64, np.int64))
-    edge_head = np.full(n + 1, -1, dtype=np.int64)
-    counts = np.zeros(3, np.int64)
-    queue = _new_queue(np.int64(256), pool.state.shape[1])
     for s in range(n + 1):
         if s > 0:
-            pool, classes, queue = _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue)
-            n_hyp = _fill_stack(s, edge_head[s], edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes,
-                                key_option, queue)
+            pool, classes, queue, n_hyp = fill_stack(s, edge_head, edges, order, sentence, tr, limits, stacks, pool,
+                                                     n_hyp, classes, queue)
         if s == n:
             break
         inside, past = _split_kept(s, stacks, classes, pool, limits, m)
