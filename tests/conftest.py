@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from repo_data import DATA, REPO, data_lines
-from support import TINY_SOURCES
+from support import TINY_SOURCES, write_moses_ini
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
 
@@ -96,28 +96,13 @@ def tiny_model_dir(tmp_path_factory, repo_corpus):
         f.write("\n".join(pt) + "\n")
     with gzip.open(folder / "reordering-table.gz", "wt") as f:
         f.write("\n".join(lr) + "\n")
-    (folder / "moses.ini").write_text(f"""\
-[distortion-limit]
-2
-
-[feature]
-UnknownWordPenalty
-WordPenalty
-PhrasePenalty
-PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 output-factor=0
-LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff input-factor=0 output-factor=0 path=reordering-table.gz
-Distortion
-KENLM name=LM0 factor=0 path={repo_corpus / 'lm3.arpa.gz'} order=3
-
-[weight]
-UnknownWordPenalty0= 1
-WordPenalty0= -0.5
-PhrasePenalty0= 0.2
-TranslationModel0= 0.2 0.1 0.3 0.1
-LexicalReordering0= 0.3 0.2 0.1 0.3 0.2 0.1
-Distortion0= 0.4
-LM0= 0.5
-""")
+    write_moses_ini(folder, [
+        ("UnknownWordPenalty", "1"), ("WordPenalty", "-0.5"), ("PhrasePenalty", "0.2"),
+        ("PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 "
+         "output-factor=0", "0.2 0.1 0.3 0.1"),
+        ("LexicalReordering name=LexicalReordering0 num-features=6 type=wbe-msd-bidirectional-fe-allff "
+         "input-factor=0 output-factor=0 path=reordering-table.gz", "0.3 0.2 0.1 0.3 0.2 0.1"),
+        ("Distortion", "0.4"), (f"KENLM name=LM0 factor=0 path={repo_corpus / 'lm3.arpa.gz'} order=3", "0.5")], 2)
     return folder
 
 

@@ -4,6 +4,20 @@ two ``conftest.py`` files (``tests/`` and ``tests/train/``) cannot both be impor
 import numpy as np
 import pytest
 
+
+def write_moses_ini(folder, features, distortion_limit: int):
+    """Write ``folder / "moses.ini"``: its ``[distortion-limit]``, then each of ``features`` (its ``[feature]``
+    line, its weights as text) with its ``[weight]`` line under the name Moses gives it (its ``name=``, else its
+    type and 0). Returns the path."""
+    names = [next((word[5:] for word in line.split()[1:] if word.startswith("name=")), line.split()[0] + "0")
+             for line, _ in features]
+    path = folder / "moses.ini"
+    path.write_text(f"[distortion-limit]\n{distortion_limit}\n\n[feature]\n"
+                    + "".join(f"{line}\n" for line, _ in features) + "\n[weight]\n"
+                    + "".join(f"{name}= {weights}\n" for name, (_, weights) in zip(names, features)))
+    return path
+
+
 TINY_SOURCES = ["a b c", "c a e b", "b d a", "e d c b a", "d e", "a c e", "b b c d", "e a"]
 """Sentences of the tiny model's source vocabulary (``tiny_model_dir``), small enough to enumerate."""
 

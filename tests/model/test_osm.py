@@ -22,7 +22,7 @@ from pbmt.train.osm import operation_sequence
 
 from enumeration import all_derivations
 from repo_data import REPO
-from support import assert_reproduces_moses, moses_nbest
+from support import assert_reproduces_moses, moses_nbest, write_moses_ini
 
 # phrase pairs (source, target, alignment): every kind of cept the operations know
 PAIRS = [
@@ -61,28 +61,13 @@ def osm_model(tmp_path_factory, repo_corpus):
         f.write("".join(f"{s} ||| {t} ||| 0.5 0.4 0.3 0.2 ||| {a} |||\n" for s, t, a in sorted(PAIRS)))
     (folder / "ops.txt").write_text("\n".join(_op_corpus(random.Random(5))) + "\n")
     write_lm(folder / "ops.txt", 3, folder / "osm.arpa", discount_fallback=(0.5, 1.0, 1.5))
-    (folder / "moses.ini").write_text(f"""\
-[distortion-limit]
-3
-
-[feature]
-UnknownWordPenalty
-WordPenalty
-PhrasePenalty
-PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 output-factor=0
-Distortion
-KENLM name=LM0 factor=0 path={repo_corpus / 'lm3.arpa.gz'} order=3
-OpSequenceModel name=OpSequenceModel0 num-features=5 path=osm.arpa input-factor=0 output-factor=0
-
-[weight]
-UnknownWordPenalty0= 1
-WordPenalty0= -0.5
-PhrasePenalty0= 0.2
-TranslationModel0= 0.2 0.1 0.3 0.1
-Distortion0= 0.3
-LM0= 0.5
-{WEIGHTS}
-""")
+    write_moses_ini(folder, [
+        ("UnknownWordPenalty", "1"), ("WordPenalty", "-0.5"), ("PhrasePenalty", "0.2"),
+        ("PhraseDictionaryMemory name=TranslationModel0 num-features=4 path=phrase-table.gz input-factor=0 "
+         "output-factor=0", "0.2 0.1 0.3 0.1"),
+        ("Distortion", "0.3"), (f"KENLM name=LM0 factor=0 path={repo_corpus / 'lm3.arpa.gz'} order=3", "0.5"),
+        ("OpSequenceModel name=OpSequenceModel0 num-features=5 path=osm.arpa input-factor=0 output-factor=0",
+         WEIGHTS.partition("= ")[2])], 3)
     return folder
 
 
