@@ -14,7 +14,9 @@ Reported: references reached by each, those Moses reaches that pbmt does not (mu
 references both reach the smallest difference pbmt's best score minus Moses's (must be >= 0 to Moses's
 printed precision).
 
-    python benchmarks/bench_forced.py [--sentences 100] [--stack 1000] [--json FILE]
+    python benchmarks/bench_forced.py [--sentences 100] [--stack 1000] [--json FILE] [--record forced-moses]
+
+``--record NAME`` writes the table as the record ``docs/runs/NAME.json`` (docs/constrained-decoding.md's).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import tempfile
 from pathlib import Path
 
 from bench_decoder import DATA, MOSES_BIN, PBMT, best_totals, run
+from generated import write_table  # docs/generated.py, on the path bench_decoder sets
+
+DOC_NAMES = {"pbmt distortion": "pbmt, distortion limit 6", "pbmt mon-swap": "pbmt, MON/SWAP"}
 
 
 def moses_ini(refs: Path, out: Path) -> None:
@@ -60,6 +65,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=100)
     parser.add_argument("--stack", type=int, default=1000)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", metavar="NAME", help="write the table as the doc record docs/runs/NAME.json")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,6 +108,12 @@ def main() -> None:
         summary["score_gaps"] = gaps
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
+    if args.record:
+        table = [[DOC_NAMES.get(name, name.replace("moses stack", "Moses 1, stack")), len(row["reached"]), row["wall"],
+                  row["peak_mb"]] for name, row in rows.items()]
+        path = write_table(args.record, ["decoder", "references reached", "wall s", "peak MB"], table,
+                           load=[load[0], os.getloadavg()[0]], formats={"wall s": ".1f", "peak MB": ".0f"})
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
