@@ -18,12 +18,13 @@ by hand, in the same form)::
 
     {"command": "python benchmarks/bench_x.py --y 3", "commit": "6acc664", "date": "2026-11-26",
      "load": [0.9, 1.5], "columns": ["decoder", "wall s"], "rows": [["pbmt", 12.2], ["Moses2", 23.1]],
-     "formats": {"wall s": ".1f"}, "note": "optional sentence after the provenance line"}
+     "formats": {"wall s": ".1f"}, "note": "optional sentence after the provenance line", "align": "lr"}
 
 Cells are strings (written as they are, Markdown allowed), integers (with
 thousands separators) or floats (``formats[column]`` if given, else as
 Python prints them); ``null`` is an empty cell, and ``load`` may be
-``null`` where it was not recorded.
+``null`` where it was not recorded. ``align`` (optional) has a letter a column, ``l`` or ``r``: the
+columns written right-aligned (``---:``), as numbers usually are.
 
 ``python docs/generated.py`` rewrites every block of every doc from the
 records; ``--check`` only says which blocks differ (exit 1), which
@@ -226,10 +227,13 @@ def table(record: dict, name: str) -> str:
     unknown = set(formats) - set(columns)
     if unknown:
         raise ValueError(f"docs/runs/{name}.json: formats of no column: {', '.join(sorted(unknown))}")
+    align = record.get("align", "l" * len(columns))
+    if len(align) != len(columns) or set(align) - set("lr"):
+        raise ValueError(f"docs/runs/{name}.json: align {align!r} is not one letter l or r a column")
     def line(texts: list[str]) -> str:
         return "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
 
-    rows = [line(columns), "|" + "---|" * len(columns)]
+    rows = [line(columns), "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
     for k, row in enumerate(record["rows"], 1):
         if len(row) != len(columns):
             raise ValueError(f"docs/runs/{name}.json: row {k} has {len(row)} cells for {len(columns)} columns")
@@ -249,7 +253,8 @@ def _commit() -> str:
 
 
 def write_table(name: str, columns: list[str], rows: list[list], *, load: list[float] | None,
-                command: str | None = None, formats: dict[str, str] | None = None, note: str | None = None) -> Path:
+                command: str | None = None, formats: dict[str, str] | None = None, note: str | None = None,
+                align: str | None = None) -> Path:
     """Write the table record ``docs/runs/NAME.json`` (the module's docstring has its form): ``load`` is the
     load average's [lowest, highest] while it ran, ``command`` defaults to this process's own command line;
     the commit and today's date are filled in. Then ``python docs/generated.py`` puts it in the doc."""
@@ -264,6 +269,8 @@ def write_table(name: str, columns: list[str], rows: list[list], *, load: list[f
         record["formats"] = dict(formats)
     if note:
         record["note"] = note
+    if align:
+        record["align"] = align
     table(record, name)  # refuses a malformed record before it is written
     path = RUNS / f"{name}.json"
     lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in record.items() if k != "rows"]

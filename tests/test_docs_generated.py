@@ -72,6 +72,10 @@ def test_a_written_table_record_renders_and_a_changed_number_changes_the_doc(tmp
     assert generated.regenerated(doc, {"speed": record}) == doc
     record["rows"][0][1] = 13.0
     assert "| pbmt | 13.0 | 29,443 |" in generated.regenerated(doc, {"speed": record})
+    record["align"] = "lrr"
+    assert "| decoder | wall s | words |\n|---|---:|---:|\n" in generated.regenerated(doc, {"speed": record})
+    with pytest.raises(ValueError, match="align 'lx' is not"):
+        generated.table({**record, "align": "lx"}, "speed")
     with pytest.raises(ValueError, match="row 1 has 2 cells for 3 columns"):
         generated.write_table("bad", ["a", "b", "c"], [[1, 2]], load=None, command="python x")
     assert not (tmp_path / "bad.json").exists()
