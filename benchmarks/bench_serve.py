@@ -19,7 +19,9 @@ Timings are noisy on a shared machine: the load average before each run is
 printed.
 
     python benchmarks/bench_serve.py [--sentences 50] [--counts 1 2] [--by threads|workers] [--clients C]
-        [--seconds 120] [--json FILE]
+        [--seconds 120] [--json FILE] [--record serve-speed]
+
+``--record NAME`` writes the table as the record ``docs/runs/NAME.json`` (docs/serve.md's).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ import httpx
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "docs"))
+from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
 
 
 def _free_port() -> int:
@@ -137,6 +141,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, help="concurrent clients (default: 2 per thread or worker)")
     parser.add_argument("--seconds", type=float, default=120, help="time limit of each serve measurement")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", metavar="NAME", help="write the table as the doc record docs/runs/NAME.json")
     options = parser.parse_args()
     lines = [line for line in options.input.read_text().splitlines() if line.strip()][:options.sentences]
     rows = []
@@ -161,6 +166,13 @@ def main() -> None:
               f"{r['requests_per_s'] / r['translate_sentences_per_s']:15.2f} {str(r['same_output']):>11}")
     if options.json:
         options.json.write_text(json.dumps(rows, indent=2))
+    if options.record:
+        columns = [options.by, "clients", "req/s", "p50 ms", "p95 ms", "`pbmt translate` sent/s", "same output"]
+        table = [[r[options.by], r["clients"], r["requests_per_s"], r["p50_ms"], r["p95_ms"],
+                  r["translate_sentences_per_s"], "yes" if r["same_output"] else "no"] for r in rows]
+        formats = {"req/s": ".2f", "p50 ms": ".0f", "p95 ms": ".0f", "`pbmt translate` sent/s": ".2f"}
+        path = write_table(options.record, columns, table, load=[r["load_average"] for r in rows], formats=formats)
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
