@@ -18,6 +18,9 @@ Next-word accuracy: the completion's word right after the prefix equals the refe
 phrase table cannot produce, where a prefix no derivation of the model produces counts here as a miss).
 
     python benchmarks/bench_complete.py [--sentences 40] [--in-process [--search stack]] [--json FILE]
+        [--record complete-latency-quiet]
+
+``--record NAME`` writes the table as the record ``docs/runs/NAME.json`` (docs/constrained-decoding.md's).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 
 from bench_decoder import DATA
 from bench_serve import _serve
+from generated import write_table  # docs/generated.py, on the path bench_decoder sets
 
 SHARES = (0.0, 0.2, 0.4, 0.6, 0.8)
 
@@ -93,6 +97,7 @@ def main() -> None:
     parser.add_argument("--search", choices=("cube", "stack"), help="with --in-process: the search past the "
                         "prefix (default: the model's)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", metavar="NAME", help="write the table as the doc record docs/runs/NAME.json")
     args = parser.parse_args()
     sources = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()
     references = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()
@@ -109,19 +114,26 @@ def main() -> None:
           f"{', ' + args.search + ' past the prefix' if args.search else ''}; load average before: "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}")
     cpu = args.in_process
-    print("| prefix share | completed | next-word accuracy | p50 ms | p95 ms |" + (" CPU p50 ms | CPU p95 ms |" if cpu else ""))
-    print("|---|---|---|---|---|" + ("---|---|" if cpu else ""))
+    wall = "wall" if cpu else "server"
+    columns = ["prefix share", "completed", "next-word accuracy", f"{wall} p50 ms", f"{wall} p95 ms"]
+    columns += ["CPU p50 ms", "CPU p95 ms"] if cpu else []
+    table = []
     for share in SHARES + (None,):
         part = [r for r in rows if share is None or r["share"] == share]
         ms = 1000 * np.array([r["seconds"] for r in part])
-        name = "all" if share is None else f"{100 * share:.0f}%"
-        line = (f"| {name} | {sum(r['completed'] for r in part)} of {len(part)} | "
-                f"{100 * np.mean([r['next_word'] for r in part]):.1f}% | {np.percentile(ms, 50):.0f} | "
-                f"{np.percentile(ms, 95):.0f} |")
+        name = "all" if share is None else f"{100 * share:.0f}%" + (" (`translate`)" if share == 0 else "")
+        table.append([name, f"{sum(r['completed'] for r in part)} of {len(part)}",
+                      f"{100 * np.mean([r['next_word'] for r in part]):.1f}%", f"{np.percentile(ms, 50):.0f}",
+                      f"{np.percentile(ms, 95):.0f}"])
         if cpu:
             cms = 1000 * np.array([r["cpu"] for r in part])
-            line += f" {np.percentile(cms, 50):.0f} | {np.percentile(cms, 95):.0f} |"
-        print(line)
+            table[-1] += [f"{np.percentile(cms, 50):.0f}", f"{np.percentile(cms, 95):.0f}"]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for cells in table:
+        print("| " + " | ".join(cells) + " |")
+    if args.record:
+        print(f"wrote {write_table(args.record, columns, table, load=[load[0], after[0]])}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

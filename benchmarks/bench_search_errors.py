@@ -11,6 +11,9 @@ Reported per setting: search errors and model errors among the reachable sentenc
 with 95% bootstrap intervals, and the wall seconds of the run.
 
     python benchmarks/bench_search_errors.py [--rows dev.analysis.tsv] [--weights W] [--workers 2] [--json FILE]
+        [--record search-errors-pruning-untuned]
+
+``--record NAME`` writes the grid's counts as the record ``docs/runs/NAME.json`` (docs/search-errors.md's).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench_decoder import DATA, PBMT, run
+from generated import write_table  # docs/generated.py, on the path bench_decoder sets
 
 GRID = [(stack, pops) for stack in (100, 200, 1000) for pops in (1000, 5000)]
 
@@ -49,6 +53,7 @@ def main() -> None:
     parser.add_argument("--weights", help="pbmt translate's --weights (default: the ini's, untuned)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", metavar="NAME", help="write the grid as the doc record docs/runs/NAME.json")
     args = parser.parse_args()
     extra = ["--weights", args.weights] if args.weights else []
     src_lines = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()
@@ -86,6 +91,15 @@ def main() -> None:
               f"{s.get('model error, of reachable errors', '')} | {r['wall']:.0f} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.record:
+        def count(shares: dict[str, str], key: str) -> str:
+            return shares.get(key, "").split(" (")[0]  # "7 of 99 (7.1%; ...)" -> "7 of 99"
+        table = [[f"stack {stack}, pop limit {pops}" + (" (the default)" if (stack, pops) == (200, 1000) else ""),
+                  *(count(results[f"cube, stack {stack}, pop limit {pops}"]["shares"], key) for key in
+                    ("correct", "search error, of reachable errors", "model error, of reachable errors"))]
+                 for stack, pops in GRID]
+        columns = ["setting", "correct", "search errors, of reachable errors", "model errors, of reachable errors"]
+        print(f"wrote {write_table(args.record, columns, table, load=[load[0], os.getloadavg()[0]])}")
 
 
 if __name__ == "__main__":
