@@ -34,7 +34,10 @@ Timings are wall clock; on a shared machine give the load average with them
 (printed).
 
     python benchmarks/bench_train.py --pairs 28k,250k,1M [--corpora DIR] [--align] [--json FILE]
-    python benchmarks/bench_train.py --only-speedup [--json FILE]
+    python benchmarks/bench_train.py --only-speedup [--json FILE] [--record training-speedup-quiet]
+
+``--record NAME`` writes the speed-up's runs as the record ``docs/runs/NAME.json``
+(docs/training-at-scale.md's).
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_corpus import DATA, generate, parse_count  # noqa: E402
 
 from pbmt.base.files import atomic_write  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
 
 STEPS = ("corpus", "tables", "lm", "classes")
 BIBLE_PAIRS = 28_169
@@ -187,11 +193,15 @@ def main() -> None:
     parser.add_argument("--speedup-rounds", type=int, default=2,
                         help="serial and 2-worker runs of the speed-up part, interleaved (A, B, A, B, ...)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--record", metavar="NAME", help="write the speed-up's runs as the doc record "
+                        "docs/runs/NAME.json")
     # one step in a child process
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--files", nargs=3, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.record and args.no_speedup:
+        parser.error("--record writes the speed-up's runs: not with --no-speedup")
 
     if args.step:
         from pbmt.train.lm_estimate import parse_memory
@@ -246,6 +256,13 @@ def main() -> None:
             work = Path(tmp) / "speedup"
             work.mkdir()
             result["speedup"] = speedup(args.speedup_shard_size, work, args.speedup_rounds)
+            if args.record:
+                runs = result["speedup"]["runs"]
+                loads = [float(r[key].split()[0]) for r in runs for key in ("load_before", "load_after")]
+                table = [[k, r["workers"], f"{r['seconds']:.1f} s", f"{r['cpu_seconds']:.1f} s"]
+                         for k, r in enumerate(runs, 1)]
+                path = write_table(args.record, ["run", "workers", "time", "CPU"], table, load=loads, align="rrrr")
+                print(f"wrote {path}")
     if args.json:
         with atomic_write(args.json) as handle:
             json.dump(result, handle, indent=2)
