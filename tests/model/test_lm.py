@@ -187,7 +187,7 @@ def _walk(lm, words):
     state = np.int64(lm.begin)
     total = 0.0
     for word in words:
-        p, state = score_word(lm, state, word)
+        p, state = score_word(lm, state, np.int64(word))  # as pbmt's callers pass it: one specialisation
         total += p
     return total
 
