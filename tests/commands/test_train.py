@@ -171,7 +171,7 @@ def test_given_lm_is_copied_with_its_order(model, corpus_slice, tmp_path):
 
 def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, tmp_path):
     """--lm-order with --lm estimates an LM as the first (LM0) beside the given ones (LM1, LM2, in order):
-    a model that loads with each LM its own feature and weight."""
+    a model that loads with each LM its own feature and weight, the one LM's 0.5 shared evenly."""
     given = []
     for order in (2, 3):
         lm = tmp_path / f"given{order}.arpa"
@@ -186,7 +186,7 @@ def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, 
     lms = [f for f in config.features if f.type == "KENLM"]
     assert [(f.name, f.args["path"], f.args["order"]) for f in lms] == [
         ("LM0", "lm.arpa.gz", "4"), ("LM1", "lm1.arpa.gz", "2"), ("LM2", "lm2.arpa.gz", "3")]
-    assert [config.weights[f.name] for f in lms] == [(0.5,)] * 3
+    assert [config.weights[f.name] for f in lms] == [(pytest.approx(0.5 / 3),)] * 3
     assert lines(out / "lm2.arpa.gz") == lines(given[1])
     loaded = TranslationModel.load(out / "moses.ini")
     assert [lm.order for lm in loaded.lms] == [4, 2, 3]
