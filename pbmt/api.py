@@ -289,6 +289,15 @@ class Model:
         """The search settings it decodes with (``pbmt.model.model.SearchSettings``)."""
         return self.model.settings
 
+    @property
+    def sparse_weights(self) -> dict[str, float]:
+        """The non-zero weights of its sparse features by name (the names of ``sparse-weights.txt``,
+        docs/sparse-features.md); empty for a model without sparse features."""
+        if self.model.sparse is None:
+            return {}
+        named = self.model.sparse.named_weights()
+        return {name: value for name, value in zip(named.names, named.values.tolist()) if value != 0.0}
+
     def with_weights(self, weights: Weights) -> Model:
         """This model under other weights (``Weights``; features left out keep theirs): the phrase table is
         pruned again under them, as Moses does."""
@@ -392,19 +401,24 @@ class Model:
              out: str | os.PathLike | None = None, seed: int | None = None, workers: int = 1,
              progress: bool = True) -> Tuning:
         """Tune the weights on a dev set (``sources`` and their ``references``, one each) as ``pbmt tune``
-        does with an n-best tuner: ``algorithm`` ``"mert"``, ``"pro"``, ``"apro"`` or ``"listnet"`` with its
-        defaults, for at most ``iterations`` decode-optimise rounds of ``n_best`` entries per sentence, on
-        ``workers`` processes. Plain text is made into the model's tokens unless ``tokenized``. ``out``: the
-        run's folder (default: a new temporary one); ``progress``: a progress bar on a terminal and a line per
-        iteration on standard error. ``iterations``, ``n_best`` and ``seed`` default to ``pbmt tune``'s
-        (``pbmt.tune.loop.LoopSettings``)."""
+        does with an n-best tuner: ``algorithm`` ``"mert"``, ``"pro"``, ``"apro"``, ``"mira"`` (batch MIRA) or
+        ``"listnet"`` with its defaults, for at most ``iterations`` decode-optimise rounds of ``n_best`` entries
+        per sentence, on ``workers`` processes. Plain text is made into the model's tokens unless
+        ``tokenized``. ``out``: the run's folder (default: a new temporary one); ``progress``: a progress bar on
+        a terminal and a line per iteration on standard error. ``iterations``, ``n_best`` and ``seed`` default
+        to ``pbmt tune``'s (``pbmt.tune.loop.LoopSettings``).
+
+        A model with sparse features (``[sparse]`` in its ``pbmt.toml``) has them tuned beside the dense
+        weights by PRO, APRO and MIRA (``Model.sparse_weights`` of the result); MERT and ListNet keep them as
+        they are. ``out`` then holds ``pbmt.toml`` and ``sparse-weights.txt`` too, so ``load(out /
+        "moses.ini")`` is the tuned model."""
         from pbmt.tune.loop import DevDecoder, LoopSettings, tune  # the tuners load on first use
         from pbmt.tune.pool import References
         from pbmt.tune.registry import POOL_TUNERS
 
-        if algorithm not in ("mert", "pro", "apro", "listnet"):
-            raise UsageError(f"algorithm must be mert, pro, apro or listnet, got {algorithm!r} (pbmt tune has "
-                             "the others)")
+        if algorithm not in ("mert", "pro", "apro", "mira", "listnet"):
+            raise UsageError(f"algorithm must be mert, pro, apro, mira or listnet, got {algorithm!r} (pbmt tune "
+                             "has the others)")
         sources = [_text(s, f"source {k}") for k, s in enumerate(sources)]
         references = [_text(r, f"reference {k}") for k, r in enumerate(references)]
         if len(sources) != len(references) or not sources:
@@ -423,14 +437,18 @@ class Model:
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="pbmt-tune-"))
         given = {"n_best": n_best, "max_iterations": iterations, "seed": seed}
         settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})
+        sparse = self.model.sparse.named_weights() if self.model.sparse is not None and tuner.sparse else None
         try:
             with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
                 result = tune(decoder, References(references), self.model.config, self.model.layout,
-                              tuner, folder, settings, quiet=not progress)
+                              tuner, folder, settings, quiet=not progress, sparse=sparse)
         finally:
             release_folders(folder)  # the run folder's lock (pbmt.base.files.lock_folder) ends with the run
-        tuned = self.with_weights(folder / "moses.ini")  # the weights as written, which pbmt translate -f reads
-        return Tuning(tuned, tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
+        tuned = self.with_weights(folder / "moses.ini").model  # the weights as written, which pbmt translate reads
+        if result.sparse is not None:
+            tuned = dataclasses.replace(tuned, sparse=tuned.sparse.weights_from(result.sparse))
+        tuned.write_settings(folder)
+        return Tuning(Model(tuned), tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
 
     def evaluate(self, sources: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,
                  tokenized: bool = False, lowercase: bool = False) -> Bleu:

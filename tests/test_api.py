@@ -185,6 +185,7 @@ def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tin
     run = tiny.tune(sources, refs, tokenized=True, iterations=2, n_best=20, out=tmp_path / "mert", progress=False)
     assert isinstance(run, pbmt.Tuning) and 1 <= len(run.dev_bleu) <= 2 and run.stop_reason
     assert run.model.weights == pbmt.load(tmp_path / "mert" / "moses.ini").weights != tiny.weights
+    assert run.model.sparse_weights == {}  # a model without sparse features
     rows = (tmp_path / "mert" / "log.tsv").read_text().splitlines()[1:]
     assert [float(row.split("\t")[2]) for row in rows] == pytest.approx(list(run.dev_bleu), abs=1e-4)
     assert "data:image/png;base64," in run._repr_html_()
@@ -193,3 +194,18 @@ def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tin
         tiny.tune(refs, sources, tokenized=True, iterations=1, out=tmp_path / "swapped", progress=False)
     with pytest.raises(UsageError, match="algorithm must be"):
         tiny.tune(sources, refs, algorithm="samplerank")
+
+
+@pytest.mark.parametrize("algorithm", ["mira", "pro"])
+def test_tune_tunes_a_models_sparse_features_and_its_folder_loads_as_the_tuned_model(algorithm, sparse_model_dir,
+                                                                                     tiny_dev, tmp_path):
+    model = pbmt.load(sparse_model_dir / "moses.ini")
+    sources, refs = ((tiny_dev / name).read_text().splitlines() for name in ("dev.src", "dev.ref"))
+    run = model.tune(sources, refs, algorithm=algorithm, tokenized=True, iterations=2, n_best=20,
+                     out=tmp_path / algorithm, progress=False)
+    assert run.model.sparse_weights and run.model.sparse_weights != model.sparse_weights  # the sparse weights moved
+    # the folder is the tuned model: the same dense and sparse weights, the same translations
+    again = pbmt.load(tmp_path / algorithm / "moses.ini")
+    assert again.weights == run.model.weights and again.sparse_weights == pytest.approx(run.model.sparse_weights)
+    assert [t.text for t in again.translate(sources, tokenized=True)] == \
+        [t.text for t in run.model.translate(sources, tokenized=True)]
