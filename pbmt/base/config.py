@@ -5,6 +5,12 @@ A ``moses.ini`` lists feature functions (``[feature]``), their weights
 ``[ttable-limit]``, ...). Paths in feature lines may be relative: they are
 resolved from the ini file's folder (Moses resolves them from the working
 directory; resolving from the file is what makes a model folder portable).
+
+A sparse feature function (a type whose ``FeatureType.n_scores`` is 0, as
+Moses declares its sparse features) has no dense columns and no ``[weight]``
+line: its features' weights are ``name value`` lines of the file that the
+``[weight-file]`` section names (``MosesConfig.weight_file``), Moses's place for
+sparse weights.
 """
 
 from __future__ import annotations
@@ -27,9 +33,14 @@ T = TypeVar("T")
 class FeatureType:
     """What pbmt knows of one Moses feature type."""
 
-    default_name: str  # Moses names the k-th feature of a type default_name + str(k)
-    n_scores: int | None  # None: given by the line's num-features=
+    default_name: str  # Moses names the k-th feature of a type default_name + str(k); a sparse one default_name
+    n_scores: int | None  # None: given by the line's num-features=; 0: a sparse feature function
     needs_path: bool = False
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the type's features are sparse (named features weighted by ``[weight-file]``, no columns)."""
+        return self.n_scores == 0
 
 
 FEATURE_TYPES: dict[str, FeatureType] = {
@@ -41,9 +52,14 @@ FEATURE_TYPES: dict[str, FeatureType] = {
     "LexicalReordering": FeatureType("LexicalReordering", None, needs_path=True),
     "KENLM": FeatureType("LM", 1, needs_path=True),
     "OpSequenceModel": FeatureType("OpSequenceModel", 5, needs_path=True),
+    # pbmt's sparse families (pbmt.model.sparse), named here so that every process parses their lines
+    "ClassBoundaryFeature": FeatureType("pb", 0, needs_path=True),
+    "BlockFeature": FeatureType("Block", 0),
+    "DistortionBinFeature": FeatureType("db", 0),
 }
 
 _V1_SECTIONS = {"ttable-file", "lmodel-file", "weight-t", "weight-l", "weight-d", "weight-w"}
+WEIGHT_FILE = "weight-file"  # the section naming the sparse weights file, as Moses's mert-moses.pl writes it
 
 
 @dataclass(frozen=True)
@@ -78,7 +94,7 @@ def relative_path(path: str, folder: str) -> str:
 class MosesConfig:
     """A parsed ``moses.ini``.
 
-    ``weights`` maps a feature name to its weights (one per score);
+    ``weights`` maps a feature name to its weights (one per score; sparse features have none);
     ``settings`` maps every other section to its lines, as strings;
     ``feature_modules`` the resolved paths of the model's own feature modules
     (``pbmt.base.feature_modules``), run before the ``[feature]`` lines are read.
@@ -117,6 +133,30 @@ class MosesConfig:
         out += [f"{name}= " + " ".join(format(w, ".9g") for w in ws) for name, ws in self.weights.items()]
         with atomic_write(path) as handle:
             handle.write("\n".join(out) + "\n")
+
+    @property
+    def sparse_features(self) -> tuple[Feature, ...]:
+        """The ``[feature]`` lines of sparse feature functions (no columns, weights in ``weight_file``)."""
+        return tuple(f for f in self.features if f.n_scores == 0)
+
+    @property
+    def weight_file(self) -> Path | None:
+        """The sparse weights file ``[weight-file]`` names, resolved from the ini's folder, or None."""
+        name = self.setting(WEIGHT_FILE, None)
+        return None if name is None else self.resolve(name)
+
+    def with_weight_file(self, path: str | os.PathLike | None) -> "MosesConfig":
+        """A copy whose ``[weight-file]`` names ``path`` (None: no section)."""
+        settings = {k: v for k, v in self.settings.items() if k != WEIGHT_FILE}
+        if path is not None:
+            settings[WEIGHT_FILE] = (str(path),)
+        return replace(self, settings=settings)
+
+    def without_sparse(self) -> "MosesConfig":
+        """A copy without the sparse feature lines and ``[weight-file]``: the dense model, for a model whose
+        sparse families are given otherwise."""
+        dense = replace(self, features=tuple(f for f in self.features if f.n_scores))
+        return dense.with_weight_file(None)
 
     def feature(self, name: str) -> Feature:
         """The feature named ``name`` (KeyError if absent)."""
@@ -252,11 +292,14 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
             args[key] = value
         index = counters.get(spec.default_name, 0)
         counters[spec.default_name] = index + 1
-        name = args.pop("name", f"{spec.default_name}{index}")
+        name = args.pop("name", spec.default_name if spec.sparse else f"{spec.default_name}{index}")
         if name in names:
             raise FormatError(path, number, f"a second feature is named {name!r}")
         names.add(name)
         n_scores = spec.n_scores
+        if spec.sparse and "num-features" in args:
+            raise FormatError(path, number, f"{type_} is a sparse feature function: it has no num-features (its "
+                              f"features' weights are in the file [{WEIGHT_FILE}] names)")
         if "num-features" in args:
             try:
                 n_scores = parse_int(args["num-features"])
@@ -274,7 +317,8 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
 
 
 def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Feature, ...]) -> dict[str, tuple[float, ...]]:
-    expected = {f.name: f.n_scores for f in features}
+    expected = {f.name: f.n_scores for f in features if f.n_scores}
+    sparse = {f.name for f in features if not f.n_scores}
     weights: dict[str, tuple[float, ...]] = {}
     lines_of: dict[str, int] = {}
     for number, line in lines:
@@ -282,6 +326,9 @@ def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Fea
         name = name.strip()
         if not eq:
             raise FormatError(path, number, f"expected 'Name= w1 w2 ...', found {line!r}")
+        if name in sparse:
+            raise FormatError(path, number, f"{name} is a sparse feature function: its features' weights go in the "
+                              f"file [{WEIGHT_FILE}] names, not in [weight]")
         if name not in expected:
             raise FormatError(path, number, f"weights for {name!r}, which is not a feature in [feature]")
         if name in weights:
@@ -300,4 +347,4 @@ def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Fea
     missing = [n for n in expected if n not in weights]
     if missing:
         raise FormatError(path, None, f"[weight] has no weights for {', '.join(missing)}")
-    return {f.name: weights[f.name] for f in features}
+    return {f.name: weights[f.name] for f in features if f.name in expected}

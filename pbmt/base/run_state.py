@@ -29,10 +29,12 @@ TOML = "pbmt.toml"
 
 
 def model_files(ini: str | os.PathLike) -> list[Path]:
-    """The files a model reads: its ``moses.ini``, every file a feature line names, ``pbmt.toml`` beside it and
-    the files in that folder it names (sparse features' classes and weights)."""
+    """The files a model reads: its ``moses.ini``, every file a feature line or ``[weight-file]`` names,
+    ``pbmt.toml`` beside it and the files in that folder it names (sparse features' classes and weights)."""
     config = MosesConfig.read(ini)
     files = [Path(ini)] + [config.resolve(f.args["path"]) for f in config.features if "path" in f.args]
+    if config.weight_file is not None:
+        files.append(config.weight_file)
     toml = Path(ini).parent / TOML
     if toml.is_file():
         files.append(toml)

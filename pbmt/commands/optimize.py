@@ -19,10 +19,11 @@ entries.
 Sparse features in the list (``name= value`` after the dense ones, as Moses
 writes them) are held sparsely; PRO, APRO and MIRA tune their weights beside
 the dense ones (PRO and APRO with an L1 penalty, --sparse-l1; from the weights of the
---config model's pbmt.toml, else from 0), and the non-zero ones are written
+--config model, else from 0), and the non-zero ones are written
 after the dense weights (``name= value`` lines) or, with --config, to
 --sparse-weights (``name value`` lines, the model's sparse-weights.txt
-format). The other optimisers tune the dense weights alone. Several --refs
+format, which the tuned moses.ini's [weight-file] names when its lines declare
+the sparse families). The other optimisers tune the dense weights alone. Several --refs
 files are several references of each sentence.
 
 Example:
@@ -34,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
@@ -46,7 +48,7 @@ from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
-from pbmt.model.sparse import SparseModel, SparseWeights, nbest_name, weight_name
+from pbmt.model.sparse import SparseWeights, nbest_name, read_sparse, weight_name
 from pbmt.tune.loop import LoopSettings, tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
 from pbmt.tune.registry import POOL_TUNERS
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.n_best} has {len(pool.sparse_names)} sparse features, which {args.algorithm} tunes: "
                          "give --sparse-weights FILE for their weights")
     if sparse:
-        initial = np.concatenate([initial, _sparse_start(pool, args.config)])
+        initial = np.concatenate([initial, _sparse_start(pool, config)])
     elif pool.sparse_names and not args.quiet:
         print(f"{args.algorithm} tunes the dense features only; the list's {len(pool.sparse_names)} sparse features "
               f"are left out ({' and '.join(SPARSE_TUNERS)} tune them)", file=sys.stderr)
@@ -105,7 +107,11 @@ def run(args: argparse.Namespace) -> int:
     weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
     dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
     if config is not None:
-        tuned_config(config, pool.layout, dense).write(args.output)
+        tuned = tuned_config(config, pool.layout, dense)
+        if tuned.sparse_features:  # its [weight-file]: the sparse weights tuned here, else the model's own
+            weight_file = args.sparse_weights if sparse else config.weight_file
+            tuned = tuned.with_weight_file(None if weight_file is None else os.path.abspath(weight_file))
+        tuned.write(args.output)
         if sparse:
             SparseWeights(tuple(weight_name(n) for n in pool.sparse_names), tuned_sparse).write(args.sparse_weights)
     else:
@@ -125,10 +131,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sparse_start(pool: Pool, config: Path | None) -> np.ndarray:
+def _sparse_start(pool: Pool, config: MosesConfig | None) -> np.ndarray:
     """float64[len(pool.sparse_names)]: the starting weights of the pool's sparse features, those the --config
-    model's pbmt.toml gives them (``[sparse] weights``), 0 for the others and without a model."""
-    model = SparseModel.read(config.parent) if config is not None else None
+    model gives them (its ``[weight-file]``, or its pbmt.toml's ``[sparse] weights``), 0 for the others and
+    without a model."""
+    model = read_sparse(config) if config is not None else None
     if model is None:
         return np.zeros(len(pool.sparse_names))
     named = model.named_weights()

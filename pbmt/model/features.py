@@ -22,6 +22,12 @@ A feature is a ``FeatureFunction`` subclass registered under the name its
   per-column form of n-best lists, ``score_derivation``, lattices and the
   sampler: one definition, both forms.
 
+A sparse family (``pbmt.model.sparse``: class-pair boundaries, block
+features, distortion bins) is registered here too, under a type of no
+columns (``FeatureType.n_scores`` 0, ``sparse_family`` set): its line declares
+the family and its options, ``TranslationModel.sparse`` scores it, and its
+weights are the ``[weight-file]``'s (``pbmt.base.config``).
+
 Feature values are natural logs (Moses's convention): ``LM0`` is KenLM's log10
 score times ln 10, ``WordPenalty0`` is minus the number of target words,
 ``PhrasePenalty0`` the number of phrases, ``Distortion0`` minus the summed jump
@@ -65,6 +71,7 @@ class FeatureFunction:
     state_width: ClassVar[int] = 0
     reads_previous_option: ClassVar[bool] = False
     scores_transitions: ClassVar[bool] = False
+    sparse_family: ClassVar[str | None] = None  # a family of pbmt.model.sparse.FAMILIES: a line of no columns
 
     def __init__(self, spec: Feature, config: MosesConfig, vocab: Vocab):
         """Load what the feature reads (files named on its line are resolved by ``config.resolve``; words go
@@ -120,19 +127,25 @@ def register(cls: type[FeatureFunction]) -> type[FeatureFunction]:
     feature Moses does not know declares its line's syntax (``cls.syntax``)."""
     if not cls.moses_name:
         raise ValueError(f"{cls.__name__} has no moses_name")
-    if cls.syntax is not None:
-        FEATURE_TYPES[cls.moses_name] = cls.syntax
-    elif cls.moses_name not in FEATURE_TYPES:
+    syntax = cls.syntax or FEATURE_TYPES.get(cls.moses_name)
+    if syntax is None:
         raise ValueError(f"{cls.__name__}: {cls.moses_name} is not a Moses feature pbmt reads; give its syntax")
+    if syntax.sparse != (cls.sparse_family is not None):
+        raise ValueError(f"{cls.__name__}: a feature of no columns (n_scores 0) is a sparse family of "
+                         "pbmt.model.sparse, and a sparse family has no columns")
+    FEATURE_TYPES[cls.moses_name] = syntax
     FEATURES[cls.moses_name] = cls
     return cls
 
 
 def make_features(config: MosesConfig, vocab: Vocab) -> tuple[FeatureFunction, ...]:
-    """The features of every ``[feature]`` line of a ``moses.ini``, in order; a line whose name no feature is
-    registered under is an error naming the line and the names known."""
+    """The features of every ``[feature]`` line of a ``moses.ini`` that has columns, in order (the sparse
+    families' lines are ``pbmt.model.sparse.read_sparse``'s); a line whose name no feature is registered under
+    is an error naming the line and the names known."""
     made = []
     for spec in config.features:
+        if not spec.n_scores:
+            continue
         cls = FEATURES.get(spec.type)
         if cls is None:
             raise FormatError(config.path or "moses.ini", spec.line, f"no feature is registered as {spec.type!r}; "
@@ -151,12 +164,9 @@ class FeatureLayout:
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "FeatureLayout":
-        """The layout of a moses.ini's ``[feature]`` section."""
-        return cls(
-            tuple(f.name for f in config.features),
-            tuple(f.type for f in config.features),
-            tuple(f.n_scores for f in config.features),
-        )
+        """The layout of a moses.ini's ``[feature]`` section (its features with columns)."""
+        dense = tuple(f for f in config.features if f.n_scores)
+        return cls(tuple(f.name for f in dense), tuple(f.type for f in dense), tuple(f.n_scores for f in dense))
 
     @property
     def size(self) -> int:
@@ -171,11 +181,9 @@ class FeatureLayout:
 
     def columns(self, name: str) -> slice:
         """Column range of feature ``name``."""
-        start = 0
-        for n, size in zip(self.names, self.sizes):
+        for n, columns in self.slices:
             if n == name:
-                return slice(start, start + size)
-            start += size
+                return columns
         raise KeyError(f"no feature named {name!r}; the features are {', '.join(self.names)}")
 
     def weights(self, config: MosesConfig) -> np.ndarray:

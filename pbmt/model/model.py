@@ -31,7 +31,7 @@ from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionary
 from pbmt.base.pbmt_toml import FILE, check_keys, read_tables, write_tables
 from pbmt.model.phrase_table import PhrasePairs, PhraseTable, read_only
 from pbmt.model.reordering import ReorderingTable
-from pbmt.model.sparse import SparseModel
+from pbmt.model.sparse import SparseModel, read_sparse
 from pbmt.base.protected import ProtectedPatterns
 from pbmt.base.text import TextForm
 from pbmt.base.vocab import Overlay, Vocab
@@ -224,15 +224,15 @@ class Preprocessing:
 class TranslationModel:
     """Everything needed to score and search translations of one language pair.
 
-    ``features``: one ``FeatureFunction`` per ``[feature]`` line of the ini, in
-    its order (``pbmt.model.features``), whose columns the ``layout`` lays out;
+    ``features``: one ``FeatureFunction`` per ``[feature]`` line of the ini with columns (all but the sparse
+    families'), in its order (``pbmt.model.features``), whose columns the ``layout`` lays out;
     ``cand_local[c]`` is candidate ``c``'s option-local feature values
     (``float64[n_cand, layout.size]``, natural log); ``cand_lm_estimate[c]`` the
     features' weighted estimate of it out of context (``estimate``); ``reordering[c]`` its six
     reordering log probabilities in each of the ``reordering_tables`` of the LexicalReordering lines, in
     their order (``float64[n_cand, 6 * n_tables]``; six zeros without a table).
-    ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``,
-    from the ``[sparse]`` table of ``pbmt.toml``), or None.
+    ``sparse``: the sparse named features and their weights (``pbmt.model.sparse``: the families the ini's
+    sparse lines or ``pbmt.toml``'s ``[sparse]`` table declare, ``read_sparse``), or None.
     """
 
     config: MosesConfig
@@ -293,7 +293,7 @@ class TranslationModel:
             except UsageError:
                 raise FormatError(ini, table_feature.spec.line, f"table-limit={table_feature.table_limit!r} of "
                                   f"{table_feature.name} is not a positive integer") from None
-        sparse = SparseModel.read(Path(ini).parent)
+        sparse = read_sparse(config)
         stub = cls(config, vocab, layout, layout.weights(config), settings,
                    Preprocessing.read(Path(ini).parent), features, full_table, reordering_tables,
                    phrases=full_table, reordering=np.zeros((0, 6)), cand_local=np.zeros((0, layout.size)),

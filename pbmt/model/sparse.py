@@ -27,29 +27,50 @@ Kernels see the boundary family as plain arrays (a TRANSITION family): every opt
 its last), the keys ``BOS`` (before the first block) and ``EOS`` (after the
 last), and ``pair_weight[right, left]``, a reshaped view of the weights.
 
-On disk, beside ``moses.ini`` (which stays dense and loadable by Moses),
-``pbmt.toml`` holds::
+A model declares its families as ``moses.ini`` lines of the feature registry
+(``pbmt.model.features``), as Moses declares its sparse features: one line
+per family, no columns and no ``[weight]`` line; the weights of every family
+are the ``name value`` lines of the file ``[weight-file]`` names::
+
+    [feature]
+    ...
+    ClassBoundaryFeature name=pb path=word-classes.txt   # boundary: word<TAB>class per line
+    BlockFeature name=Block kinds=word,block             # block: the kinds n-best lists carry (default all)
+    DistortionBinFeature name=db                         # distortion
+
+    [weight-file]
+    sparse-weights.txt
+
+Each line's name is the prefix of its features' names in n-best lists
+(``pb_<A>_<B>``, ``Block_w:s|t``, ``db_f2``: Moses's ``<name>_<feature>``), so it
+is fixed. Moses does not know these three types and refuses such an ini. A
+model folder written before may instead name them in ``pbmt.toml`` beside
+``moses.ini`` (which then stays dense), and still loads::
 
     [sparse]
     families = ["boundary"]        # any of "boundary", "block", "distortion"
     classes = "word-classes.txt"   # word<TAB>class per line (the boundary family)
     weights = "sparse-weights.txt"  # name value per line (non-zero weights only, every family)
+
+A model declaring families in both places is an error (``read_sparse``).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 import numpy as np
 
+from pbmt.base.config import FEATURE_TYPES, WEIGHT_FILE, Feature, MosesConfig
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_float, read_lines
 from pbmt.model import distortion_bins
 from pbmt.model.block_features import KINDS as BLOCK_KINDS, PREFIXES as BLOCK_PREFIXES, BlockWeights, is_block_name
-from pbmt.base.pbmt_toml import check_keys, read_tables, write_tables
+from pbmt.model.features import FEATURES, FeatureFunction, register
+from pbmt.base.pbmt_toml import FILE as TOML_FILE, check_keys, read_tables, write_tables
 from pbmt.base.vocab import Overlay, Vocab
 
 FAMILIES = ("boundary", "block", "distortion")
@@ -265,7 +286,9 @@ class SparseModel:
     word = source-word/target-word pairs, length, orient, bigram) that n-best
     lists carry, so that PRO and APRO can tune them; the searches score every
     block feature that has a weight. ``jumps``: the distortion-bin family's weights
-    (``float64[distortion_bins.SIZE]`` in ``distortion_bins.NAMES`` order), or None.
+    (``float64[distortion_bins.SIZE]`` in ``distortion_bins.NAMES`` order), or None. ``in_ini``: the
+    families are declared by ``moses.ini`` lines (weights in its ``[weight-file]``), not by ``pbmt.toml``'s
+    ``[sparse]`` table; ``write`` writes them back where they came from.
     """
 
     boundary: BoundaryFeatures | None
@@ -273,6 +296,7 @@ class SparseModel:
     blocks: BlockWeights | None = None
     block_kinds: tuple[str, ...] = BLOCK_KINDS
     jumps: np.ndarray | None = None
+    in_ini: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         if self.boundary is None and self.blocks is None and self.jumps is None:
@@ -286,6 +310,16 @@ class SparseModel:
     def block_prefixes(self) -> tuple[str, ...]:
         """The name prefixes (``blk:``, ``w:``, ...) of ``block_kinds``."""
         return tuple(prefix for kind, prefix in zip(BLOCK_KINDS, BLOCK_PREFIXES) if kind in self.block_kinds)
+
+    @classmethod
+    def empty(cls, families: Iterable[str], classes: WordClasses | None = None, block_kinds: Iterable[str] = BLOCK_KINDS,
+              in_ini: bool = False) -> "SparseModel":
+        """The ``families`` with zero weights (the boundary family over ``classes``)."""
+        families = set(families)
+        boundary = BoundaryFeatures(classes) if "boundary" in families else None
+        return cls(boundary, np.zeros(boundary.size if boundary else 0),
+                   BlockWeights([], np.zeros(0)) if "block" in families else None, tuple(block_kinds),
+                   np.zeros(distortion_bins.SIZE) if "distortion" in families else None, in_ini)
 
     @classmethod
     def new(cls, classes: WordClasses) -> "SparseModel":
@@ -345,8 +379,8 @@ class SparseModel:
         for name, value in zip(named.names, named.values):
             family = family_of(name)
             if family not in self.families:
-                raise PbmtError(f"{source}: {name} is a feature of the {family} family, which the model's [sparse] "
-                                f"families {list(self.families)} lack")
+                raise PbmtError(f"{source}: {name} is a feature of the {family} family, which the model does not "
+                                f"declare (its families: {', '.join(self.families)})")
             if family == "block":
                 block_names.append(name)
                 block_values.append(value)
@@ -380,9 +414,7 @@ class SparseModel:
         if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(BLOCK_KINDS):
             raise PbmtError(f"{path}: [sparse] block-kinds must be a list of kinds among {list(BLOCK_KINDS)}, "
                             f"got {kinds}")
-        model = cls(boundary, np.zeros(boundary.size if boundary else 0),
-                    BlockWeights([], np.zeros(0)) if "block" in families else None, tuple(kinds),
-                    np.zeros(distortion_bins.SIZE) if "distortion" in families else None)
+        model = cls.empty(families, boundary.classes if boundary else None, kinds)
         if "weights" in table:
             weights_path = Path(folder) / table["weights"]
             model = model.weights_from(SparseWeights.read(weights_path), weights_path)
@@ -390,8 +422,14 @@ class SparseModel:
 
     def write(self, folder: str | os.PathLike, tables: dict[str, dict] | None = None) -> None:
         """Write the class file (boundary family), the weights file and ``pbmt.toml`` to ``folder``; ``tables``:
-        the other tables of ``pbmt.toml`` (``[preprocess]``, ``[search]``)."""
+        the other tables of ``pbmt.toml`` (``[preprocess]``, ``[search]``). Families declared in ``moses.ini``
+        (``in_ini``) get the weights file alone: the ini written to ``folder`` names it in ``[weight-file]``
+        (``pbmt.tune.loop.tuned_config``) and its lines name the class file."""
         folder = Path(folder)
+        if self.in_ini:
+            self.named_weights().write(folder / WEIGHTS_FILE)
+            write_tables(folder, tables or {})
+            return
         sparse = {"families": list(self.families)}
         if self.boundary is not None:
             self.boundary.classes.write(folder / CLASSES_FILE)
@@ -401,6 +439,93 @@ class SparseModel:
         if self.blocks is not None and self.block_kinds != BLOCK_KINDS:
             sparse["block-kinds"] = list(self.block_kinds)
         write_tables(folder, {**(tables or {}), "sparse": sparse})
+
+
+class SparseFamily(FeatureFunction):
+    """A sparse family declared by its ``moses.ini`` line: no columns, nothing of its own to score (the model's
+    ``SparseModel`` scores the families), its weights in the file ``[weight-file]`` names. Its name is fixed:
+    the prefix of its features' names."""
+
+    options: ClassVar[tuple[str, ...]] = ()  # the keys its line takes besides name=
+
+    def __init__(self, spec: Feature, config: MosesConfig, vocab: Vocab | None = None):
+        super().__init__(spec, config, vocab)
+        where, prefix = config.path or "moses.ini", FEATURE_TYPES[self.moses_name].default_name
+        if spec.name != prefix:
+            raise FormatError(where, spec.line, f"{spec.type} names its features {prefix}_... in n-best lists and "
+                              f"weights, so its name is {prefix}, not {spec.name!r}")
+        unknown = sorted(set(spec.args) - set(self.options))
+        if unknown:
+            raise FormatError(where, spec.line, f"{spec.type} takes no {', '.join(k + '=' for k in unknown)}"
+                              + (f" (it takes {', '.join(k + '=' for k in self.options)})" if self.options else ""))
+
+
+@register
+class ClassBoundaryFeature(SparseFamily):
+    """The boundary family: ``pb_<A>_<B>`` for the target word classes on each side of every phrase boundary
+    (``path=``: the class file, ``word<TAB>class`` per line)."""
+
+    moses_name = "ClassBoundaryFeature"
+    sparse_family = "boundary"
+    options = ("path",)
+
+
+@register
+class BlockFeature(SparseFamily):
+    """The block family (``pbmt.model.block_features``); ``kinds=`` (comma-separated, default all of
+    ``KINDS``): the kinds n-best lists carry, so that tuners see them."""
+
+    moses_name = "BlockFeature"
+    sparse_family = "block"
+    options = ("kinds",)
+
+    def __init__(self, spec: Feature, config: MosesConfig, vocab: Vocab | None = None):
+        super().__init__(spec, config, vocab)
+        self.kinds = tuple(spec.args["kinds"].split(",")) if "kinds" in spec.args else BLOCK_KINDS
+        if not set(self.kinds) <= set(BLOCK_KINDS) or len(set(self.kinds)) != len(self.kinds):
+            raise FormatError(config.path or "moses.ini", spec.line, f"kinds={spec.args['kinds']} must be distinct "
+                              f"kinds among {','.join(BLOCK_KINDS)}, separated by commas")
+
+
+@register
+class DistortionBinFeature(SparseFamily):
+    """The distortion-bin family (``pbmt.model.distortion_bins``): ``db_0``, ``db_f1`` ... ``db_b9+``."""
+
+    moses_name = "DistortionBinFeature"
+    sparse_family = "distortion"
+
+
+def read_sparse(config: MosesConfig) -> SparseModel | None:
+    """The sparse families of a model, with their weights: those its ``moses.ini`` lines declare (weights from
+    its ``[weight-file]``), else those of the ``[sparse]`` table of the ``pbmt.toml`` beside it, else None.
+
+    A ``[weight-file]`` in an ini that declares no family is left alone, as Moses leaves the weights of
+    features it does not have."""
+    where = config.path or "moses.ini"
+    folder = Path(config.path).parent if config.path else None
+    families = {}
+    for spec in config.sparse_features:
+        feature = FEATURES[spec.type](spec, config)
+        families[feature.sparse_family] = feature
+    table = SparseModel.read(folder) if folder is not None else None
+    if not families:
+        return table
+    if table is not None:
+        first = config.sparse_features[0]
+        raise FormatError(where, first.line, f"{first.type} declares a sparse family and {folder / TOML_FILE} has a "
+                          f"[sparse] table too: declare them in one place (delete [sparse], naming its weights file "
+                          f"in [{WEIGHT_FILE}])")
+    boundary = families.get("boundary")
+    classes = WordClasses.read(config.resolve(boundary.spec.args["path"])) if boundary else None
+    kinds = families["block"].kinds if "block" in families else BLOCK_KINDS
+    model = SparseModel.empty(families, classes, kinds, in_ini=True)
+    path = config.weight_file
+    if path is None:
+        return model
+    if not path.is_file():
+        line = config.setting_lines.get(WEIGHT_FILE)
+        raise FormatError(where, line + 1 if line else None, f"[{WEIGHT_FILE}] names no file ({path})")
+    return model.weights_from(SparseWeights.read(path), path)
 
 
 def sparse_files(folder: str | os.PathLike) -> list[str]:

@@ -93,7 +93,7 @@ def filter_model(
     whose source phrase occurs in a sentence (up to the ini's
     ``[max-phrase-length]``, the decoder's limit), under their own names; the
     new ``moses.ini`` points to them by relative paths and to every other file
-    (the LM) by its absolute path. ``pbmt.toml`` is copied when present, with
+    (the LM, the ``[weight-file]``) by its absolute path. ``pbmt.toml`` is copied when present, with
     the sparse features' files it names. ``sentences`` sharing no phrase with
     the phrase table are a PbmtError naming ``input_name``.
     Returns (feature name, lines kept, lines read) per filtered table.
@@ -120,7 +120,10 @@ def filter_model(
                     path = str(source.resolve())
                 feature = replace(feature, args={**feature.args, "path": path})
             features.append(feature)
-    replace(config, features=tuple(features)).write(out / "moses.ini")
+    filtered = replace(config, features=tuple(features))
+    if config.weight_file is not None:  # the sparse weights, where they are
+        filtered = filtered.with_weight_file(config.weight_file.resolve())
+    filtered.write(out / "moses.ini")
     preprocessing = ini.parent / "pbmt.toml"
     if preprocessing.exists():
         with atomic_write(out / "pbmt.toml") as handle:

@@ -357,7 +357,7 @@ def _write_model(model: TranslationModel, weights: SparseWeights, folder: Path) 
     """Write a model folder: ``model``'s dense part and settings, and the block family with ``weights``."""
     folder.mkdir(exist_ok=True)
     sparse = SparseModel.of_blocks(BlockWeights(weights.names, weights.values))
-    tuned_config(model.config, model.layout, model.weights).write(folder / "moses.ini")
+    tuned_config(model.config.without_sparse(), model.layout, model.weights).write(folder / "moses.ini")
     sparse.write(folder, model.toml_tables(folder))
     return sparse
 

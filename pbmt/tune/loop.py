@@ -68,7 +68,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.model.features import FeatureLayout
 from pbmt.model.model import TranslationModel
-from pbmt.model.sparse import SparseWeights, nbest_name, weight_name
+from pbmt.model.sparse import WEIGHTS_FILE, SparseWeights, nbest_name, weight_name
 from pbmt.base.parallel import ParallelMap
 from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_generator
 from pbmt.base.plots import LogFormat, read_tuning_log, save_png, tuning_figure
@@ -207,7 +207,8 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
                                  pool.n_candidates, decoded - started, optimized - decoded,
                                  tuple(float(w) for w in new_weights[:layout.size]), pool.bleu(new_weights)))
         weights = new_weights
-        _write_config(config, layout, weights[:layout.size], out / f"run{number}.moses.ini")
+        _write_config(config, layout, weights[:layout.size], out / f"run{number}.moses.ini",
+                      _sparse_file(out, number) if sparse is not None else None)
         if sparse is not None:
             _decoder_weights(start, pool, weights).write(_sparse_file(out, number))
         run.save({"weights": weights, **pool.arrays()},
@@ -293,14 +294,22 @@ def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:
 
 def tuned_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray) -> MosesConfig:
     """``config`` with ``weights`` (float64[layout.size]; features not in ``layout`` keep
-    theirs) and absolute feature paths, so that it can be written to any folder."""
+    theirs) and absolute feature paths, so that it can be written to any folder; when its lines declare
+    sparse families, its ``[weight-file]`` is ``sparse-weights.txt`` beside it, which
+    ``TranslationModel.write_settings`` writes."""
     features = tuple(replace(f, args={**f.args, "path": os.path.abspath(config.resolve(f.args["path"]))})
                      if "path" in f.args else f for f in config.features)
-    return replace(config.with_weights(layout.as_dict(weights)), features=features)
+    tuned = replace(config.with_weights(layout.as_dict(weights)), features=features)
+    return tuned.with_weight_file(WEIGHTS_FILE) if tuned.sparse_features else tuned
 
 
-def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray, path: Path) -> None:
-    tuned_config(config, layout, weights).write(path)
+def _write_config(config: MosesConfig, layout: FeatureLayout, weights: np.ndarray, path: Path,
+                  sparse_file: Path | None = None) -> None:
+    """Write ``tuned_config`` to ``path``, its sparse families' weights (if any) those of ``sparse_file``."""
+    tuned = tuned_config(config, layout, weights)
+    if sparse_file is not None and tuned.sparse_features:
+        tuned = tuned.with_weight_file(sparse_file.name)
+    tuned.write(path)
 
 
 def _log_row(r: Iteration, layout: FeatureLayout) -> list[str]:

@@ -234,14 +234,14 @@ def with_sparse_features(model: TranslationModel, features: str, classes: Path |
     sparse features, else ``word-classes.txt`` beside its moses.ini.
     """
     if features == "dense":
-        return replace(model, sparse=None)
+        return replace(model, sparse=None, config=model.config.without_sparse())
     if classes is None and model.sparse is not None:
         return model
     path = classes if classes is not None else model.config.path.parent / CLASSES_FILE
     if not path.exists():
         raise PbmtError(f"--features boundary needs word classes: {path} does not exist (pbmt train writes it; "
                         "or give --word-classes FILE)")
-    return replace(model, sparse=SparseModel.new(WordClasses.read(path)))
+    return replace(model, sparse=SparseModel.new(WordClasses.read(path)), config=model.config.without_sparse())
 
 
 def read_dev(src: Path, refs: Path, limit: int | None,
