@@ -11,6 +11,8 @@ written under --out with absolute paths:
 - ``osm``: + an operation sequence model (``OpSequenceModel0``, order 5, made
   here from the training corpus and its alignment as ``docs/osm.md`` says,
   ``train-model.perl``'s default weights 0.08 -0.02 0.02 -0.001 0.03);
+- ``osm0``: the same OSM from ``pbmt train --osm``'s weights, the gap count
+  (third) at 0, so that MERT may give it either sign;
 - ``both``: + both.
 
 Each (configuration, seed) cell tunes on all of dev with ``pbmt tune
@@ -28,7 +30,7 @@ A cell's folder (``OUT/runs/CONFIG-seedS``) is resumed from its checkpoint if
 it exists, and skipped once it holds ``test.out``; --report tabulates the
 finished cells without running any.
 
-    python benchmarks/bench_feature_quality.py --out quality-runs [--configs base,lm5,osm,both]
+    python benchmarks/bench_feature_quality.py --out quality-runs [--configs base,lm5,osm,osm0,both]
         [--seeds 1,2,3] [--iterations 5] [--threads 2] [--report] [--record NAME]
 """
 
@@ -50,11 +52,13 @@ from generated import write_table  # noqa: E402  (docs/generated.py: the docs' r
 
 from bench_tune import LoadSampler  # noqa: E402
 from pbmt.metrics.bleu import corpus_bleu, paired_bootstrap, segment_stats  # noqa: E402
+from pbmt.train.pipeline import DEFAULT_WEIGHTS  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
 PBMT = [sys.executable, "-m", "pbmt"]
-CONFIGS = ("base", "lm5", "osm", "both")
-OSM_WEIGHTS = "0.08 -0.02 0.02 -0.001 0.03"  # train-model.perl's
+CONFIGS = ("base", "lm5", "osm", "osm0", "both")
+OSM_WEIGHTS = {"osm": "0.08 -0.02 0.02 -0.001 0.03",  # train-model.perl's
+               "osm0": " ".join(format(w, "g") for w in DEFAULT_WEIGHTS["OpSequenceModel0"])}  # pbmt train's
 FORMATS = {"test BLEU": ".2f", "against base: difference": "+.2f", "better in (of 1,000 resamples)": ".3f"}
 
 
@@ -85,9 +89,9 @@ def write_config(name: str, out: Path, data: Path) -> Path:
         extra_lines.append(f"KENLM name=LM1 factor=0 path={(data / 'lm5.arpa.gz').resolve()} order=5")
         text = re.sub(r"^LM0= .*$", "LM0= 0.25", text, flags=re.M)
         extra_weights.append("LM1= 0.25")
-    if name in ("osm", "both"):
+    if name in ("osm", "osm0", "both"):
         extra_lines.append(f"OpSequenceModel name=OpSequenceModel0 num-features=5 path={osm_model(out, data)}")
-        extra_weights.append(f"OpSequenceModel0= {OSM_WEIGHTS}")
+        extra_weights.append(f"OpSequenceModel0= {OSM_WEIGHTS.get(name, OSM_WEIGHTS['osm'])}")
     text = re.sub(r"^(KENLM name=LM0 .*)$", lambda m: "\n".join([m.group(1), *extra_lines]), text, flags=re.M)
     text = re.sub(r"^(LM0= .*)$", lambda m: "\n".join([m.group(1), *extra_weights]), text, flags=re.M)
     ini = out / f"cfg-{name}" / "model" / "moses.ini"

@@ -139,3 +139,30 @@ def test_tune_writes_the_weights_back_to_the_weight_file_beside_the_tuned_ini(ti
 
 def _nonzero(weights: SparseWeights) -> dict[str, float]:
     return {n: v for n, v in zip(weights.names, weights.values.tolist()) if v != 0.0}
+
+
+def test_a_filtered_model_keeps_the_families_and_their_weights(tiny_model_dir, tmp_path):
+    _, ini = _sparse_pair(tiny_model_dir, tmp_path)
+    (tmp_path / "input.txt").write_text("\n".join(TINY_SOURCES[:3]) + "\n")
+    assert main(["filter", "-q", "-f", str(ini / "moses.ini"), "-i", str(tmp_path / "input.txt"), "--tokenized",
+                 "--out", str(tmp_path / "filtered")]) == 0
+    filtered, whole = (TranslationModel.load(folder / "moses.ini") for folder in (tmp_path / "filtered", ini))
+    assert MosesConfig.read(tmp_path / "filtered" / "moses.ini").weight_file == ini / WEIGHTS_FILE
+    assert filtered.sparse.families == whole.sparse.families and filtered.sparse.block_kinds == ("word", "block")
+    assert _nonzero(filtered.sparse.named_weights()) == _nonzero(whole.sparse.named_weights())
+
+
+def test_optimize_names_the_sparse_weights_it_tuned_or_the_models_own(tiny_model_dir, tiny_dev, tmp_path):
+    _, ini = _sparse_pair(tiny_model_dir, tmp_path)
+    nbest = tmp_path / "dev.nbest"
+    assert main(["translate", "-q", "-f", str(ini / "moses.ini"), "--tokenized", "-i", str(tiny_dev / "dev.src"),
+                 "-o", str(tmp_path / "dev.out"), "--n-best", str(nbest), "--n-best-size", "20"]) == 0
+    common = ["optimize", "-q", "--n-best", str(nbest), "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "-f",
+              str(ini / "moses.ini")]
+    assert main([*common, "--algorithm", "pro", "-o", str(tmp_path / "pro.ini"), "--sparse-weights",
+                 str(tmp_path / "pro-weights.txt")]) == 0
+    assert MosesConfig.read(tmp_path / "pro.ini").weight_file == tmp_path / "pro-weights.txt"
+    tuned = TranslationModel.load(tmp_path / "pro.ini")
+    assert _nonzero(tuned.sparse.named_weights()) == _nonzero(SparseWeights.read(tmp_path / "pro-weights.txt"))
+    assert main([*common, "--algorithm", "mert", "-o", str(tmp_path / "mert.ini")]) == 0
+    assert MosesConfig.read(tmp_path / "mert.ini").weight_file == ini / WEIGHTS_FILE  # MERT keeps them as they are
