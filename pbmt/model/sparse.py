@@ -312,8 +312,8 @@ class SparseModel:
         return tuple(prefix for kind, prefix in zip(BLOCK_KINDS, BLOCK_PREFIXES) if kind in self.block_kinds)
 
     @classmethod
-    def empty(cls, families: Iterable[str], classes: WordClasses | None = None, block_kinds: Iterable[str] = BLOCK_KINDS,
-              in_ini: bool = False) -> "SparseModel":
+    def empty(cls, families: Iterable[str], classes: WordClasses | None = None,
+              block_kinds: Iterable[str] = BLOCK_KINDS, in_ini: bool = False) -> "SparseModel":
         """The ``families`` with zero weights (the boundary family over ``classes``)."""
         families = set(families)
         boundary = BoundaryFeatures(classes) if "boundary" in families else None
