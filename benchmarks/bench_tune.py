@@ -43,7 +43,8 @@ Tuners (``--tuners``, comma-separated; default: all):
   ``samplerank-boundary``: SampleRank's defaults with the boundary family
   (target word-class bigrams across phrase boundaries, ``--features
   boundary``) over --word-classes classes induced from the training target
-  side;
+  side; ``samplerank-distortion``: the same with the distortion bins
+  (``--features distortion``: a weight per bin of a block's jump);
   ``ALGORITHM-FAMILY`` (ALGORITHM ``pro``, ``apro`` or ``mira``; FAMILY
   ``boundary``, ``phrase-pairs``, ``lexicon``, ``length``, ``distortion`` or
   ``all``):
@@ -96,7 +97,8 @@ iterations, epochs and passes, 5 held-out sentences, one seed, 10-best).
         [--test-sentences N] [--quick] [--record NAME]
 
 --record NAME also writes the cells of --tuners and --seeds (and the untuned row) as the doc table record
-docs/runs/NAME.json, which ``python docs/generated.py`` renders into the doc's block of that name.
+docs/runs/NAME.json, which ``python docs/generated.py`` renders into the doc's block of that name
+(--record-note TEXT: a sentence under the table).
 """
 
 from __future__ import annotations
@@ -150,6 +152,7 @@ SAMPLERANK = {
     "samplerank-expected-gain-unclipped": ["--algorithm", "samplerank", "--samplerank-preset", "expected-gain",
                                            "--gain", "batch-bleu-unclipped"],
     "samplerank-boundary": ["--algorithm", "samplerank", "--features", "boundary"],
+    "samplerank-distortion": ["--algorithm", "samplerank", "--features", "distortion"],
 }
 # the sparse families of the loop's cells: (the families of [sparse], the block family's kinds)
 FAMILIES = {"boundary": (("boundary",), ()), "phrase-pairs": (("block",), ("block",)),
@@ -445,6 +448,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
     parser.add_argument("--record", metavar="NAME", help="write the cells run as the doc table record "
                         "docs/runs/NAME.json (docs/generated.py)")
+    parser.add_argument("--record-note", metavar="TEXT", help="a sentence the record shows under its table (say, "
+                        "where the mert cells' test outputs came from when --out holds them from another run)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
                         "(epochs, passes), 5 held-out sentences, one seed, 10-best")
     args = parser.parse_args()
@@ -459,10 +464,10 @@ def main() -> None:
         print(f"{MOSES} does not exist: moses-mert skipped", file=sys.stderr)
         tuners.remove("moses-mert")
     state = json.loads(args.json.read_text(encoding="utf-8")) if args.json and args.json.exists() else {}
-    # each SampleRank cell records its held-out count: a file of an older bench, without it, stays usable
-    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
-                if k not in ("tuners", "json", "seeds", "held_out")}
-    if state.get("settings", settings) != settings:
+    # what the cells' numbers depend on, not which cells run nor where results go (each SampleRank cell records
+    # its held-out count: a file of an older bench, without it, stays usable)
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in NOT_SETTINGS}
+    if {k: v for k, v in state.get("settings", settings).items() if k not in NOT_SETTINGS} != settings:
         sys.exit(f"{args.json} holds cells of other settings ({state['settings']}): choose another --json")
     state["settings"] = settings
     cells = state.setdefault("cells", {})
@@ -504,9 +509,10 @@ def main() -> None:
     print("\n".join(summary(cells, tuners, args.seeds)))
     if args.record:
         runs = [cells[f"{t}/{seed}"] for t in tuners for seed in args.seeds if f"{t}/{seed}" in cells]
-        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS)}")
+        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note)}")
 
 
+NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note")
 RECORD_FORMATS = {"test BLEU": ".2f", "wall min": ".1f", "load": ".1f"}
 
 

@@ -69,8 +69,10 @@ SPARSE = Group("sparse features")
 SPARSE_OPTIONS = (
     Option(("--features",), "dense: the model's dense weights. binary (costmargin): binary block features trained on "
            "a training subset given as --src/--refs, the dense weights fixed; --out is then a model folder. boundary "
-           "(samplerank): the dense weights and target word-class bigrams across phrase boundaries. See "
-           "docs/sparse-features.md", group=SPARSE, default="dense", choices=("dense", "binary", "boundary")),
+           "(samplerank): the dense weights and target word-class bigrams across phrase boundaries (or the model's "
+           "own sparse features). distortion (samplerank): the dense weights and a weight per bin of jumps. See "
+           "docs/sparse-features.md", group=SPARSE, default="dense",
+           choices=("dense", "binary", "boundary", "distortion")),
     Option(("--oracle-beam",), "binary: hypotheses per stack of the BLEU oracle search", "oracle_beam", SPARSE,
            type=int),
     Option(("--word-classes",), "boundary: the class file, 'word<TAB>class' per line (default: the model's own "

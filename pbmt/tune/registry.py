@@ -1,7 +1,7 @@
 """Every tuner of pbmt (``pbmt.tune.tuner``'s contract), in the order ``pbmt tune --help`` lists them.
 
 ``TUNERS`` holds the classes; ``ALGORITHMS`` their ``--algorithm`` names; ``tuner_class(name, features)`` the
-class that tunes ``features`` ("dense", "binary" or "boundary") under that name; ``POOL_TUNERS`` the tuners
+class that tunes ``features`` ("dense", "binary", "boundary" or "distortion") under that name; ``POOL_TUNERS`` the tuners
 whose ``fit`` reads a pool alone, which ``pbmt optimize`` and ``pbmt rescore`` run on n-best lists;
 ``LOG_FORMATS`` the formats of their ``log.tsv`` files, which ``pbmt plot`` reads.
 """

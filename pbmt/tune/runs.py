@@ -33,7 +33,7 @@ from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config
 from pbmt.tune.pool import References
 from pbmt.tune.registry import LOG_FORMATS
 from pbmt.tune.relevant_set import RelevantSetSettings, RelevantSetTuner, relevant_set_tune
-from pbmt.tune.sampler_chains import n_weights
+from pbmt.tune.sampler_chains import n_weights, with_sparse_weights
 from pbmt.tune.samplerank import SampleRank, SamplerTask
 from pbmt.tune.tuner import Tuner, TuningData
 
@@ -193,7 +193,7 @@ def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
     dense, tuned = model.layout.size, n_weights(model)
     tuned_config(model.config, model.layout, tuner.weights_[:dense]).write(job.out / "moses.ini")
     if model.sparse is not None:
-        model = replace(model, sparse=model.sparse.with_weights(tuner.weights_[dense:tuned]))
+        model = replace(model, sparse=with_sparse_weights(model.sparse, tuner.weights_[dense:tuned]))
     model.write_settings(job.out)
     specs = tuner.global_specs(model)
     if specs:
@@ -204,7 +204,7 @@ def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
              f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}"]
     if model.sparse is not None:
         lines.append(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:tuned])} of "
-                     f"{model.sparse.size} ({job.out / 'sparse-weights.txt'})")
+                     f"{tuned - dense} ({job.out / 'sparse-weights.txt'})")
     if specs:
         lines.append("global weights: " + " ".join(f"{n}= {v:.6g}" for n, v in zip(tuner.feature_names_,
                                                                                    tuner.weights_[tuned:])))
@@ -228,13 +228,21 @@ def _kept(tuner: SampleRank) -> str:
 
 
 def with_sparse_features(model: TranslationModel, features: str, classes: Path | None) -> TranslationModel:
-    """``model`` with the sparse features SampleRank is to tune: none (``dense``) or the boundary family.
+    """``model`` with the sparse features SampleRank is to tune: none (``dense``), the boundary family or the
+    distortion family.
 
     The boundary family takes the classes of ``classes``, else the model's own
-    sparse features, else ``word-classes.txt`` beside its moses.ini.
+    sparse features (with its distortion bins, if it has them), else
+    ``word-classes.txt`` beside its moses.ini. The distortion family starts
+    from the model's own bins' weights, else zero.
     """
     if features == "dense":
         return replace(model, sparse=None, config=model.config.without_sparse())
+    if features == "distortion":
+        bins = SparseModel.empty(["distortion"])
+        if model.sparse is not None and model.sparse.jumps is not None:
+            bins.jumps[:] = model.sparse.jumps
+        return replace(model, sparse=bins, config=model.config.without_sparse())
     if classes is None and model.sparse is not None:
         return model
     path = classes if classes is not None else model.config.path.parent / CLASSES_FILE

@@ -67,7 +67,9 @@ Translation options are built once per batch with the model's weights as
 loaded (with ``start`` "decoder", under the chain's weights at the batch's
 start). Features, and the weight vector, are laid out as the model's dense
 ones (natural log, ``model.layout``), then its sparse ones
-(``pbmt.model.sparse``, counts), then the global features' (``pbmt.features``):
+(``pbmt.model.sparse``, counts: the boundary family's in id order, then the
+distortion family's bins, ``sparse_weights``; the block family's weights stay
+as loaded), then the global features' (``pbmt.features``):
 a batch's chains share one ``DocumentSampler``, so a document-level feature
 sees the batch as its document.
 """
@@ -87,7 +89,8 @@ from pbmt.metrics.bleu import ReferenceSets, corpus_bleu, reference_sets, segmen
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import sparse_features
+from pbmt.model.sparse import SparseModel
+from pbmt.search.derivation import jump_features, sparse_features
 from pbmt.search.document_decoder import DocumentSampler
 from pbmt.search.options import TranslationOptions
 from pbmt.search.sampler import Neighbourhood, gloss
@@ -325,8 +328,8 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
             # so the in-place updates below would not reach them
             raise PbmtError("SampleRank tunes the boundary family of a model without the block family: drop "
                             "\"block\" or \"boundary\" from [sparse] families in its pbmt.toml")
-        # the samplers' kernels read the sparse weights through views of this array, updated in place below
-        model = replace(model, sparse=model.sparse.with_weights(w[dense:]))
+        # the samplers' kernels read the sparse weights through views of these arrays, updated in place below
+        model = replace(model, sparse=with_sparse_weights(model.sparse, w[dense:tuned]))
     weight_sum = np.zeros_like(w)
     collected = updates = steps = 0
     cache = LMCache.new()
@@ -364,7 +367,7 @@ def run_chain(model: TranslationModel, dev: DevSet, sentences: np.ndarray, weigh
                     if new is not None:
                         w, updates = new, updates + 1
                         if model.sparse is not None:
-                            model.sparse.weights[:] = w[dense:tuned]
+                            set_sparse_weights(model.sparse, w[dense:tuned])
                 samplers[j].apply(chains[j], nb, sample)
                 gain.replace(j, stats[sample])
             if step >= burn_in:
@@ -414,7 +417,32 @@ def _start(model: TranslationModel, options: TranslationOptions, start: str):
 
 def n_weights(model: TranslationModel) -> int:
     """How many weights SampleRank tunes: the dense ones, then the sparse ones if the model has them."""
-    return model.layout.size + (model.sparse.size if model.sparse is not None else 0)
+    return model.layout.size + (len(sparse_weights(model.sparse)) if model.sparse is not None else 0)
+
+
+def sparse_weights(sparse: SparseModel) -> np.ndarray:
+    """The sparse weights SampleRank tunes, ``float64[n]``: the boundary family's (id order), then the
+    distortion family's bins (``distortion_bins.NAMES`` order). The block family's named weights are scored
+    into the translation options when a batch's options are built, so an update within the batch would not
+    reach them: they stay as loaded."""
+    jumps = sparse.jumps if sparse.jumps is not None else np.zeros(0)
+    return np.concatenate([sparse.weights, jumps]).astype(np.float64)
+
+
+def with_sparse_weights(sparse: SparseModel, weights: np.ndarray) -> SparseModel:
+    """``sparse`` with a copy of ``weights`` (laid out as ``sparse_weights``)."""
+    weights = np.array(weights, dtype=np.float64)
+    if weights.shape != (len(sparse_weights(sparse)),):
+        raise ValueError(f"expected {len(sparse_weights(sparse))} sparse weights, got shape {weights.shape}")
+    jumps = None if sparse.jumps is None else weights[sparse.size:]
+    return replace(sparse.with_weights(weights[:sparse.size]), jumps=jumps)
+
+
+def set_sparse_weights(sparse: SparseModel, weights: np.ndarray) -> None:
+    """Write ``weights`` (laid out as ``sparse_weights``) into ``sparse``'s arrays, which the kernels read."""
+    sparse.weights[:] = weights[:sparse.size]
+    if sparse.jumps is not None:
+        sparse.jumps[:] = weights[sparse.size:]
 
 
 def with_tuned_weights(model: TranslationModel, weights: np.ndarray) -> TranslationModel:
@@ -422,7 +450,7 @@ def with_tuned_weights(model: TranslationModel, weights: np.ndarray) -> Translat
     dense = model.layout.size
     tuned = model.with_weights(np.asarray(weights, np.float64)[:dense])
     if model.sparse is not None:
-        tuned = replace(tuned, sparse=model.sparse.with_weights(weights[dense:]))
+        tuned = replace(tuned, sparse=with_sparse_weights(model.sparse, weights[dense:]))
     return tuned
 
 
@@ -458,7 +486,9 @@ def _features(nb: Neighbourhood, c: int, model: TranslationModel) -> np.ndarray:
     dense, extra = nb.delta[c, :size], nb.delta[c, size + (model.sparse is not None):]
     if model.sparse is None:
         return np.concatenate([dense, extra])
-    return np.concatenate([dense, sparse_features(nb.derivation(c), nb.options, model), extra])
+    derivation = nb.derivation(c)
+    jumps = jump_features(derivation) if model.sparse.jumps is not None else np.zeros(0)
+    return np.concatenate([dense, sparse_features(derivation, nb.options, model), jumps, extra])
 
 
 def mix(results: Sequence[ChainResult]) -> tuple[np.ndarray, np.ndarray, int]:

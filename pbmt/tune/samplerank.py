@@ -34,7 +34,7 @@ from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
 from pbmt.tune.options import GAIN, SPARSE_OPTIONS
 from pbmt.tune.sampler_chains import (PRESETS, STARTS, UPDATES, Chains, DevSet, Settings, chain_work, encode_dev, mix,
-                                      n_weights, outputs_bleu, shards)
+                                      n_weights, outputs_bleu, shards, sparse_weights)
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
 
 # log.tsv, one line per epoch: the average of the weights collected so far, the BLEU (percent, MISSING when not
@@ -89,7 +89,7 @@ class SamplerTask:
     @property
     def start_weights(self) -> np.ndarray:
         """The model's weights, float64[n_weights(model)]: dense, then sparse."""
-        sparse = self.model.sparse.weights if self.model.sparse is not None else []
+        sparse = sparse_weights(self.model.sparse) if self.model.sparse is not None else []
         return np.concatenate([self.model.weights, sparse]).astype(np.float64)
 
 
@@ -199,7 +199,7 @@ class SampleRank(Tuner):
     """
 
     name, title, loop, reads, features, gain_level = "samplerank", "SampleRank", "sampler", ("sampler",), \
-        ("dense", "boundary"), "batch"
+        ("dense", "boundary", "distortion"), "batch"
     options, presets, preset_option = OPTIONS, PRESETS, "samplerank_preset"
 
     def __init__(self, epochs: int = 5, batch_size: int = Settings.batch_size,
@@ -345,7 +345,7 @@ class SampleRank(Tuner):
         weights, sparse features, tuning set, batching and held-out sentences (any number of epochs)."""
         start = hashlib.sha256(np.asarray(model.weights, np.float64).tobytes())
         if model.sparse is not None:
-            start.update(b"sparse" + "\n".join(model.sparse.names()).encode() + model.sparse.weights.tobytes())
+            start.update(b"sparse" + "\n".join(model.sparse.names()).encode() + sparse_weights(model.sparse).tobytes())
         tuning_set = hashlib.sha256()
         if chunk_of is not None:
             tuning_set.update(b"chunks" + np.asarray(chunk_of, np.int64).tobytes())

@@ -129,7 +129,7 @@ class TuningData:
 class Tuner:
     """The base of every tuner (module docstring). A subclass sets ``name`` (its ``--algorithm`` value),
     ``title`` (its name in prose), ``loop`` (one of ``LOOPS``), ``reads`` (the ``TuningData`` fields its ``fit``
-    reads), ``features`` (the ``--features`` values it tunes: "dense", "binary" or "boundary"), ``options``,
+    reads), ``features`` (the ``--features`` values it tunes: "dense", "binary", "boundary" or "distortion"), ``options``,
     ``gain_level`` (the level, ``pbmt.tune.gains.LEVELS``, of the gain its ``gain`` parameter names; None: no
     such parameter), ``presets`` (named sets of parameters; ``preset_option``: the destination of the option
     choosing one: options given override it, it overrides the defaults), ``sparse`` (a pool tuner that tunes the

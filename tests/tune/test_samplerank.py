@@ -14,7 +14,8 @@ from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, WordClasses
 from pbmt.search.decoder import decode
-from pbmt.search.derivation import model_score, score_derivation, sparse_features
+from pbmt.model import distortion_bins
+from pbmt.search.derivation import jump_features, model_score, score_derivation, sparse_features, sparse_score
 from pbmt.base.plots import read_tuning_log
 from pbmt.tune.samplerank import SAMPLERANK_LOG
 from pbmt.search.options import TranslationOptions
@@ -24,7 +25,8 @@ from sampler_task import fitted_on
 from resumption import assert_resumed_as_uninterrupted
 from pbmt.tune.samplerank import SampleRank
 from pbmt.tune.sampler_chains import (OPERATORS, BatchGain, Settings, encode_dev, mira_update, mix, batches,
-                                      neighbour_stats, run_chain, shards, update_pair, gain_covariance)
+                                      neighbour_stats, run_chain, shards, update_pair, gain_covariance,
+                                      with_sparse_weights, set_sparse_weights)
 from pbmt.tune.gains import GAINS
 
 
@@ -200,14 +202,18 @@ def test_gain_covariance_is_the_expected_gain_gradient(dev):
     np.testing.assert_allclose(covariance, numeric, atol=1e-8)
 
 
-def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path):
+@pytest.mark.parametrize("bins", [False, True])
+def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path, bins):
     model, dev_set, text = dev
     sources, references = dev_set.sources, dev_set.references
     words = sorted({w for s in sources[:3] for w in dev_set.vocab.words(s)} | set(model.vocab.words(range(50))))
     classes = tmp_path / "classes.txt"
     classes.write_text("".join(f"{w}\tk{i % 3}\n" for i, w in enumerate(words)), encoding="utf-8")
     sparse = SparseModel.new(WordClasses.read(classes))
-    model = dataclasses.replace(model, sparse=sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size)))
+    sparse = sparse.with_weights(np.linspace(-0.5, 0.5, sparse.size))
+    if bins:  # the distortion family beside it: its bins follow the boundary weights
+        sparse = dataclasses.replace(sparse, jumps=np.linspace(0.3, -0.3, distortion_bins.SIZE))
+    model = dataclasses.replace(model, sparse=sparse)
     rng = np.random.default_rng(6)
     options = dev_set.options(model, 1)
     sampler = Sampler(model, options, operator_weights=OPERATORS)
@@ -215,8 +221,8 @@ def test_gain_covariance_with_sparse_features_equals_from_scratch(dev, tmp_path)
     while nb.operator is None or len(nb) < 3:
         nb = sampler.propose(sampler.start(gloss(options)), rng)
     q, gains = rng.dirichlet(np.ones(len(nb))), rng.uniform(0.2, 0.4, size=len(nb))
-    features = np.array([np.concatenate([score_derivation(d, options, model), sparse_features(d, options, model)])
-                         for d in nb.derivations()])
+    features = np.array([np.concatenate([score_derivation(d, options, model), sparse_features(d, options, model),
+                                         jump_features(d) if bins else []]) for d in nb.derivations()])
     assert np.ptp(features[:, model.layout.size:], axis=0).any()  # the sparse features vary
     expected = (features - q @ features).T @ (q * (gains - q @ gains))
     np.testing.assert_allclose(gain_covariance(nb, q, gains, model), expected, atol=1e-10)
@@ -397,3 +403,50 @@ def test_a_model_with_both_sparse_families_is_refused_in_one_line(dev, tmp_path)
     weights = np.concatenate([model.weights, np.zeros(sparse.size)])
     with pytest.raises(PbmtError, match=r"^SampleRank tunes the boundary family .*drop \"block\" or \"boundary\""):
         run_chain(both, dev_set, np.arange(2), weights, np.random.default_rng(0), Settings(batch_size=2))
+
+
+def test_distortion_bins_updated_in_place_reach_the_sampler(dev):
+    """run_chain writes each update into the model's arrays, which the sampler's kernels read: after a write,
+    a neighbourhood's sparse column (Sparse0) differs between candidates as their from-scratch sparse scores do."""
+    model, dev_set, text = dev
+    start = SparseModel(None, np.zeros(0), jumps=np.zeros(distortion_bins.SIZE))
+    model = dataclasses.replace(model, sparse=with_sparse_weights(start, np.zeros(distortion_bins.SIZE)))
+    rng = np.random.default_rng(4)
+    options = dev_set.options(model, 2)
+    sampler = Sampler(model, options, operator_weights=OPERATORS)
+    set_sparse_weights(model.sparse, np.linspace(-1.0, 1.5, distortion_bins.SIZE))  # after the sampler was built
+    chain = sampler.start(gloss(options))
+    differ = 0
+    for _ in range(200):
+        nb = sampler.propose(chain, rng)
+        if nb.operator is None:
+            continue
+        scratch = np.array([sparse_score(d, options, model) for d in nb.derivations()])
+        column = nb.delta[:, model.layout.size]
+        np.testing.assert_allclose(column - column[0], scratch - scratch[0], atol=1e-9)
+        differ += bool(np.ptp(scratch))
+        sampler.apply(chain, nb, int(rng.integers(len(nb))))
+    assert differ > 10  # moves that change the jumps were checked
+
+
+def test_distortion_bins_are_tuned_saved_and_decoded(bible, tmp_path):
+    out = tmp_path / "tuned"
+    args = ["tune", "-f", str(bible / "model" / "moses.ini"), "--src", str(bible / "dev.tok.es"),
+            "--refs", str(bible / "dev.tok.en"), "--out", str(out), "--sentences", "6", "--algorithm", "samplerank",
+            "--epochs", "1", "--batch-size", "3", "--samples-per-sentence", "8", "--burn-in-per-sentence", "1",
+            "--features", "distortion", "--no-dev-bleu", "--seed", "3", "-q"]
+    assert main(args) == 0
+    base = TranslationModel.load(bible / "model" / "moses.ini")
+    src = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:6]
+    ref = (bible / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:6]
+    bins = SparseModel(None, np.zeros(0), jumps=np.zeros(distortion_bins.SIZE))
+    expected = fitted_on(SampleRank(1, 3, 8, 1), dataclasses.replace(base, sparse=bins), src, ref,
+                         np.random.default_rng(3))
+    tuned = TranslationModel.load(out / "moses.ini")
+    dense = base.layout.size
+    np.testing.assert_allclose(tuned.weights, expected.weights_[:dense], atol=1e-8)
+    np.testing.assert_allclose(tuned.sparse.jumps, expected.weights_[dense:], rtol=1e-12)
+    assert np.count_nonzero(tuned.sparse.jumps) > 0 and tuned.sparse.boundary is None
+    options = TranslationOptions.of_words(tuned, src[0].split())
+    best = decode(tuned, options)[0]
+    assert best.score == pytest.approx(model_score(best.derivation, options, tuned), abs=1e-6)
