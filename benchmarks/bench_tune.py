@@ -509,7 +509,19 @@ def main() -> None:
     print("\n".join(summary(cells, tuners, args.seeds)))
     if args.record:
         runs = [cells[f"{t}/{seed}"] for t in tuners for seed in args.seeds if f"{t}/{seed}" in cells]
-        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note)}")
+        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note, command=record_command())}")
+
+
+def record_command() -> str:
+    """This run's command line for its record, without --record-note's text (the record shows it as its note)."""
+    words, shown = sys.argv[1:], []
+    while words:
+        word = words.pop(0)
+        if word == "--record-note":
+            words = words[1:]
+        elif not word.startswith("--record-note="):
+            shown.append(word)
+    return " ".join(["python", "benchmarks/bench_tune.py", *shown])
 
 
 NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note")
