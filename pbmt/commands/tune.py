@@ -10,8 +10,8 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
   mira                      optimise on the pool, until the pool gains nothing
                             new, the weights stop moving or --iterations; pro,
                             apro and mira tune the sparse features of a model
-                            with them (pbmt.toml [sparse]) too, which the
-                            n-best lists carry
+                            with them (moses.ini's sparse lines, or pbmt.toml
+                            [sparse]) too, which the n-best lists carry
   lattice-mert              the same loop, but MERT's line searches take each
                             sentence's envelope over every path of its search
                             graph, not over the pool (Macherey et al., 2008);
@@ -26,8 +26,9 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
 
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
 preprocessing and --reordering, so the folder translates as tuned; with
-sparse features, their [sparse] table and sparse-weights.txt, and each
-iteration's run{k}.sparse-weights.txt beside run{k}.moses.ini), log.tsv
+sparse features, sparse-weights.txt, which moses.ini's [weight-file] or
+pbmt.toml's [sparse] table names as the model did, and each iteration's
+run{k}.sparse-weights.txt beside run{k}.moses.ini), log.tsv
 (a row per iteration, pass or epoch: the weights decoded, their dev BLEU
 (SampleRank: and held-out BLEU), then what the step proposed; pbmt plot
 draws it), dev-bleu.png and checkpoint.npz, from which --resume continues
