@@ -81,8 +81,11 @@ Printed: per cell, the dev BLEU of every iteration's decode (epoch, pass;
 SampleRank: of the tuning part of dev, then the held-out BLEU per epoch and
 the epoch kept), the kept weights' test BLEU, the cell's wall time and, for a
 tuned model with sparse features, how many have a non-zero weight; each cell
-against ``mert`` of the same seed on test (the difference and the paired
-bootstrap, Koehn 2004, 1,000 resamples); then per tuner the mean ±
+against ``mert`` of the same seed on test, and a sparse cell against its
+tuner without sparse features (``mira-lexicon`` against ``mira``,
+``samplerank-distortion`` against ``samplerank``) when that cell was run
+(the difference and the paired bootstrap, Koehn 2004, 1,000 resamples);
+then per tuner the mean ±
 sd over seeds of the best dev BLEU and of test BLEU, the mean wall time and the
 load average (1 minute, sampled every 30 s while its cells ran). Untuned
 weights' test BLEU is scored once beside them.
@@ -392,15 +395,25 @@ class Bench:
             result["active_features"] = sum(1 for line in lines(weights, None) if line and not line.startswith("#"))
         return {**result, "seconds": time.perf_counter() - started, "load": statistics.mean(load.samples)}
 
-    def against_mert(self, tuner: str, seed: int) -> tuple[float, float] | None:
-        """Test BLEU of the cell minus that of dense MERT with the same seed, and the share of 1,000 paired
-        bootstrap resamples of the test sentences in which the cell wins (None without both outputs)."""
-        mine, mert = self.out / f"{tuner}-seed{seed}" / "test.out", self.out / f"mert-seed{seed}" / "test.out"
-        if tuner == "mert" or not mine.exists() or not mert.exists():
+    def against(self, tuner: str, baseline: str | None, seed: int) -> tuple[float, float] | None:
+        """Test BLEU of the cell minus that of the ``baseline`` cell (dense MERT, or the same tuner without
+        sparse features) with the same seed, and the share of 1,000 paired bootstrap resamples of the test
+        sentences in which the cell wins (None without both outputs)."""
+        if baseline is None or tuner == baseline:
+            return None
+        mine, other = self.out / f"{tuner}-seed{seed}" / "test.out", self.out / f"{baseline}-seed{seed}" / "test.out"
+        if not mine.exists() or not other.exists():
             return None
         refs = [[r] for r in self.test_refs]
-        a, b = segment_stats(lines(mert, None), refs), segment_stats(lines(mine, None), refs)
+        a, b = segment_stats(lines(other, None), refs), segment_stats(lines(mine, None), refs)
         return 100 * (corpus_bleu(b) - corpus_bleu(a)), paired_bootstrap(a, b, np.random.default_rng(seed))
+
+
+def dense_of(tuner: str) -> str | None:
+    """The cell of the same tuner without sparse features (``mira`` for ``mira-lexicon``), or None."""
+    if tuner in SPARSE_LOOP:
+        return SPARSE_LOOP[tuner][0]
+    return "samplerank" if tuner in ("samplerank-boundary", "samplerank-distortion") else None
 
 
 def seed_list(text: str) -> list[int]:
@@ -496,20 +509,21 @@ def main() -> None:
             print(f"{key}: dev {' '.join(f'{b:.2f}' for b in c['dev_bleu'])}{held_out}; test {c['test_bleu']:.2f}; "
                   f"{c['seconds'] / 60:.1f} min under load {c['load']:.1f}"
                   + (f"; {c['active_features']} sparse features" if "active_features" in c else ""), flush=True)
-    against_mert = {}
+    against = {"mert": {}, "dense": {}}
     for tuner in tuners:
         for seed in args.seeds:
-            paired = bench.against_mert(tuner, seed)
-            if paired is not None:
-                against_mert[f"{tuner}/{seed}"] = paired
-                print(f"{tuner}/{seed} against mert/{seed} on test: {paired[0]:+.2f} BLEU, better in "
-                      f"{100 * paired[1]:.1f}% of 1,000 paired bootstrap resamples")
+            for kind, baseline in (("mert", "mert"), ("dense", dense_of(tuner))):
+                paired = bench.against(tuner, baseline, seed)
+                if paired is not None:
+                    against[kind][f"{tuner}/{seed}"] = paired
+                    print(f"{tuner}/{seed} against {baseline}/{seed} on test: {paired[0]:+.2f} BLEU, better in "
+                          f"{100 * paired[1]:.1f}% of 1,000 paired bootstrap resamples")
     print(f"\ndev {args.sentences or 'all'} sentences, test {args.test_sentences or 'all'}; "
           f"untuned test BLEU {state['untuned']['test_bleu']:.2f}")
     print("\n".join(summary(cells, tuners, args.seeds)))
     if args.record:
         runs = [cells[f"{t}/{seed}"] for t in tuners for seed in args.seeds if f"{t}/{seed}" in cells]
-        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against_mert), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note, command=record_command())}")
+        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note, command=record_command())}")
 
 
 def record_command() -> str:
@@ -528,18 +542,25 @@ NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note")
 RECORD_FORMATS = {"test BLEU": ".2f", "wall min": ".1f", "load": ".1f"}
 
 
-def record_table(state: dict, tuners: list[str], seeds: list[int], against_mert: dict) -> tuple[list, list]:
-    """The columns and rows of a doc table of the cells run: the untuned weights, then a row per (tuner, seed)."""
+def record_table(state: dict, tuners: list[str], seeds: list[int], against: dict) -> tuple[list, list]:
+    """The columns and rows of a doc table of the cells run: the untuned weights, then a row per (tuner, seed).
+    ``against``: {"mert": ..., "dense": ...}, each (tuner/seed -> (difference, share of resamples won))."""
     columns = ["tuner", "seed", "dev BLEU per iteration (epoch, pass)", "test BLEU",
-               "against MERT, same seed (paired bootstrap)", "sparse features", "wall min", "load"]
-    rows = [["untuned", None, None, round(state["untuned"]["test_bleu"], 2), None, None, None, None]]
+               "against MERT, same seed (paired bootstrap)", "against the tuner without sparse features",
+               "sparse features", "wall min", "load"]
+    rows = [["untuned", None, None, round(state["untuned"]["test_bleu"], 2), None, None, None, None, None]]
+
+    def paired(kind: str, key: str) -> str | None:
+        found = against[kind].get(key)
+        return f"{found[0]:+.2f}, better in {100 * found[1]:.1f}%" if found else None
+
     for tuner in tuners:
         for seed in seeds:
-            cell, paired = state["cells"].get(f"{tuner}/{seed}"), against_mert.get(f"{tuner}/{seed}")
+            key = f"{tuner}/{seed}"
+            cell = state["cells"].get(key)
             if cell:
                 rows.append([tuner, seed, ", ".join(f"{b:.2f}" for b in cell["dev_bleu"]),
-                             round(cell["test_bleu"], 2),
-                             f"{paired[0]:+.2f}, better in {100 * paired[1]:.1f}%" if paired else None,
+                             round(cell["test_bleu"], 2), paired("mert", key), paired("dense", key),
                              cell.get("active_features"), round(cell["seconds"] / 60, 1), round(cell["load"], 1)])
     return columns, rows
 
