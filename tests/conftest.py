@@ -4,6 +4,7 @@ outputs and the shared benchmarks (those tests skip without it; README's "Tests"
 
 import gzip
 import itertools
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -43,6 +44,27 @@ def repo_corpus(tmp_path_factory) -> Path:
     for path in sorted((DATA / "bible").glob("*.gz")):
         (folder / path.stem).write_text("\n".join(data_lines(path.stem)) + "\n", encoding="utf-8")
     write_lm(folder / "dev.tok.en", 3, folder / "lm3.arpa.gz")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def feature_folder(request, tmp_path_factory):
+    """``feature_folder(name)``: an empty folder at the same path in every run of this clone (pytest's cache,
+    ``.pytest_cache/d/NAME``) but for its ``__pycache__``, for a model whose feature module lives outside pbmt.
+    What numba compiles for such a module is cached beside it, keyed by the module's path and content
+    (``pbmt.model._apart_cache``): at a new path every run, the searches would compile anew every run (about a
+    minute). Without pytest's cache (``-p no:cacheprovider``) a new temporary folder."""
+    cache = getattr(request.config, "cache", None)
+
+    def folder(name: str) -> Path:
+        if cache is None:
+            return tmp_path_factory.mktemp(name)
+        path = cache.mkdir(name)
+        for child in path.iterdir():
+            if child.name != "__pycache__":
+                shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        return path
+
     return folder
 
 

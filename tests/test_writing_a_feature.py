@@ -39,11 +39,10 @@ def _run(root: Path, command: str, **env) -> subprocess.CompletedProcess:
     return run
 
 
-def _model_folder(root: Path, name: str, toml: bool = True) -> Path:
-    """The guide's ``cp -r data/model NAME`` and its edits, with the big files linked (and their binary caches,
-    which are valid for a link to the same file) rather than copied."""
-    folder = root / name
-    folder.mkdir()
+def _model_folder(folder: Path, toml: bool = True) -> Path:
+    """The guide's ``cp -r data/model NAME`` and its edits in ``folder`` (made if missing, else empty), with the
+    big files linked (and their binary caches, which are valid for a link to the same file) rather than copied."""
+    folder.mkdir(exist_ok=True)
     for path in (REPO / "data" / "model").iterdir():
         if path.name in ("moses.ini", "pbmt.toml"):
             shutil.copy(path, folder / path.name)
@@ -62,10 +61,11 @@ def _model_folder(root: Path, name: str, toml: bool = True) -> Path:
 
 
 @pytest.fixture(scope="module")
-def guide(tmp_path_factory):
+def guide(tmp_path_factory, feature_folder):
     """Every command of the guide but the server, in its order, from a folder like a clone's root: {command:
     its run}; plus the runs of the cache check ("plain again", "feature again") after the first decoding with
-    the feature."""
+    the feature. The model folder, which holds the feature's module and what numba compiles for it, is at the
+    same path in every run (``feature_folder``), so its searches compile once per clone."""
     root = tmp_path_factory.mktemp("guide")
     (root / "data").symlink_to(REPO / "data")
     (root / "docs").symlink_to(REPO / "docs")
@@ -74,7 +74,7 @@ def guide(tmp_path_factory):
     runs = {}
     plain, with_feature = commands[2], commands[3]
     runs[plain] = _run(root, plain)  # builds the embedded model's binary caches, which the links then share
-    _model_folder(root, "repeats-model")
+    (root / "repeats-model").symlink_to(_model_folder(feature_folder("writing-a-feature")))
     runs[with_feature] = _run(root, with_feature)
     runs["plain again"] = _run(root, plain.replace("sample.plain.en", "again.plain.en"), NUMBA_DEBUG_CACHE="1")
     runs["feature again"] = _run(root, with_feature.split(" --n-best")[0].replace("sample.en", "again.en"),
@@ -158,7 +158,7 @@ def test_explain_shows_the_feature_in_every_block_and_the_total(guide):
 def test_mistakes_are_the_one_line_errors_the_guide_shows(guide, tmp_path):
     root, _ = guide
     unknown, broken = (b.strip() for b in _blocks("text") if b.startswith("repeats-model/"))
-    folder = _model_folder(tmp_path, "repeats-model", toml=False)
+    folder = _model_folder(tmp_path / "repeats-model", toml=False)
     run = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", "repeats-model/moses.ini", "-i",
                           str(REPO / "data" / "sample.es")], cwd=tmp_path, capture_output=True, text=True)
     head, tail = unknown.split(" ... ")

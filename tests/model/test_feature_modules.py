@@ -79,10 +79,11 @@ def test_a_missing_or_broken_module_is_one_line_naming_pbmt_toml(tiny_model_dir,
                 and getattr(sys.modules[name], "__file__", "").startswith(str(tmp_path))]
 
 
-def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, tmp_path):
+def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, feature_folder):
     """docs/examples/repeats.py on the tiny model: for every derivation of three sentences its column equals the
     repeats counted in the derivation's words, and stack decoding without pruning gives every derivation's
-    score, best first: its state (the last two words) is all the past its score needs."""
+    score, best first: its state (the last two words) is all the past its score needs. (The model's folder is
+    at the same path in every run, so the search compiled for the feature is compiled once per clone.)"""
     import dataclasses
 
     import numpy as np
@@ -93,7 +94,7 @@ def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, tm
     from pbmt.search.derivation import score_derivation
     from pbmt.search.options import TranslationOptions
 
-    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n')
+    ini = _model(tiny_model_dir, feature_folder("feature-modules"), '[features]\nmodules = ["repeats.py"]\n')
     model = dataclasses.replace(TranslationModel.load(ini), settings=SearchSettings(
         stack_size=10**6, beam_threshold=0.0, search="stack", distortion_limit=2))
     column = model.layout.columns("Repeats0").start
