@@ -177,14 +177,16 @@ def extract_kernel(src_off, tgt_off, a_src, a_tgt, a_off, max_len):
     links = Links(np.zeros((max_tgt, max_src), dtype=np.bool_), np.zeros(max_src, dtype=np.int64),
                   np.zeros(max_src, dtype=np.int64), np.zeros(max_src, dtype=np.int64),
                   np.zeros(max_tgt, dtype=np.int64), np.zeros(max_tgt, dtype=np.int64))
-    total = 0
+    # a typed flag and counters, not constants: a literal argument would compile _sentence once per value
+    count_only, fill = np.bool_(False), np.bool_(True)
+    total = np.int64(0)
     none = _occurrences(0)
     for s in range(n_sent):
-        total = _sentence(s, corpus, max_len, links, False, total, none)
+        total = _sentence(s, corpus, max_len, links, count_only, total, none)
     out = _occurrences(total)
-    k = 0
+    k = np.int64(0)
     for s in range(n_sent):
-        k = _sentence(s, corpus, max_len, links, True, k, out)
+        k = _sentence(s, corpus, max_len, links, fill, k, out)
     return out
 
 

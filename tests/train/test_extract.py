@@ -92,6 +92,19 @@ def test_extraction_equals_direct_enumeration(random_corpus, max_len):
         assert _points(pairs.align_inverse[p]) == best_inverse
 
 
+def test_the_sentence_kernel_compiles_for_no_literal(random_corpus):
+    """A constant passed from one kernel to another is a type of its own, which numba compiles anew: extraction
+    gives its per-sentence kernel a typed flag and counter, so a first run compiles it once per array type."""
+    from numba import types
+
+    from pbmt.train import _extract_kernels
+
+    srcs, tgts, aligns = random_corpus(np.random.default_rng(0), 5)
+    extract_phrase_pairs(corpus_from_lines(srcs), corpus_from_lines(tgts), alignment_from_points(aligns), max_length=3)
+    for signature in _extract_kernels._sentence.signatures:
+        assert not [t for t in signature if isinstance(t, types.Literal)], signature
+
+
 def test_alignment_ties_go_to_the_larger_vector_per_direction():
     # "a a" / "x x" seen once with each alignment: a tie, so the larger wins.
     # Over target words ({0}, {1}) > ({0}, {0}); over source words
