@@ -215,7 +215,7 @@ def _score_old(ws, opts, sc, ch, lo, hi):
         o = np.int64(ch.option[j])
         _extend(row, opts, sc, ws.states, 0, ws.states, 0, ps, pe, po, o)
         ps, pe, po = np.int64(ch.start[j]), np.int64(ch.end[j]), o
-    _close(row, opts, sc, ch, ws, ws.states, 0, ps, pe, po, hi)
+    _close(row, opts, sc, ch, ws, ws.states, np.int64(0), ps, pe, po, hi)
 
 
 @_inline
@@ -348,7 +348,7 @@ def _merge_split(ch, opts, sc, ws, n, i):
         _structure(ws, 0, span_range(opts, s, i), span_range(opts, i, e))
         merged = span_range(opts, s, e)
         _structure(ws, 1, merged, none)
-        return 2 if merged[0] < merged[1] and _valid(ch, ws, sc, n, left, b + 1, s, e, -1, -1) else 1
+        return 2 if merged[0] < merged[1] and _valid(ch, ws, sc, n, left, b + 1, s, e, none[0], none[1]) else 1
     # not adjacent in the target: retranslate both, the blocks between them unchanged
     lo, hi = min(left, b), max(left, b) + 1
     reg[LO], reg[HI], reg[MID_LO], reg[MID_HI] = lo, hi, lo + 1, hi - 1
@@ -364,7 +364,9 @@ def _reorder(ch, opts, sc, ws, n, b1, b2):
     o1, o2 = np.int64(ch.option[b1]), np.int64(ch.option[b2])
     _structure(ws, 0, (o1, o1 + 1), (o2, o2 + 1))
     _structure(ws, 1, (o2, o2 + 1), (o1, o1 + 1))
-    return 2 if _valid(ch, ws, sc, n, b1, b2 + 1, ch.start[b2], ch.end[b2], ch.start[b1], ch.end[b1]) else 1
+    s1, e1 = np.int64(ch.start[b2]), np.int64(ch.end[b2])
+    s2, e2 = np.int64(ch.start[b1]), np.int64(ch.end[b1])
+    return 2 if _valid(ch, ws, sc, n, b1, b2 + 1, s1, e1, s2, e2) else 1
 
 
 @_kernel
@@ -394,7 +396,7 @@ def neighbourhood(ch, opts, sc, ws, n, op, a, b):
         reg[CURRENT] = (ch.option[lo] - st[0, 0]) * (st[0, 3] - st[0, 2]) + ch.option[hi - 1] - st[0, 2]
     _clear_memo(ws)
     _score_old(ws, opts, sc, ch, lo, hi)
-    count = 0
+    count = np.int64(0)
     for s in range(n_structures):
         count = _candidates(ws, opts, sc, ch, count, s)
     reg[COUNT] = count
@@ -498,7 +500,7 @@ def init_chain(ch, opts, sc, ws, n):
     """Fill the caches of a chain whose blocks and features are set."""
     for m in range(ch.state.shape[1]):
         ch.state[0, m] = sc.tr.begin[m]
-    _refresh(ch, opts, sc, ws, n, 0, ch.size[0])
+    _refresh(ch, opts, sc, ws, n, np.int64(0), np.int64(ch.size[0]))
 
 
 @_inline

@@ -12,9 +12,10 @@ from numba.core.registry import CPUDispatcher
 
 from pbmt.model import _lm_kernels
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search import _cube_kernels, _decoder_kernels, _scoring_kernels
+from pbmt.search import _cube_kernels, _decoder_kernels, _sampler_kernels, _scoring_kernels
 from pbmt.search.decoder import decode
 from pbmt.search.options import TranslationOptions
+from pbmt.search.sampler import Sampler, gloss
 
 SEARCH_MODULES = (_cube_kernels, _decoder_kernels, _scoring_kernels, _lm_kernels)
 
@@ -50,3 +51,18 @@ def test_search_kernels_compile_no_literal_and_the_lm_one_word_type(tiny):
         assert signature[1:] == (types.int64, types.int64), signature
     for signature in _lm_kernels.score_batch.signatures:
         assert not any(t.mutable for t in signature[1:3]), signature
+
+
+def test_sampler_kernels_take_int64_positions_whatever_the_caller(tiny):
+    """Each sampler kernel compiles once per feature set: no literal (a constant position or counter) and no
+    int32 (a position read from a chain's arrays) argument."""
+    for sentence in ("a b c", "e d c b a"):
+        options = TranslationOptions.build(tiny, tiny.vocab.ids(sentence.split()))
+        sampler = Sampler(tiny, options)
+        assert sampler.run(sampler.start(gloss(options)), np.random.default_rng(0), 200).samples.size
+
+    for name, kernel in _kernels(_sampler_kernels):
+        for signature in kernel.signatures:
+            odd = [str(t) for t in signature if isinstance(t, types.Literal)
+                   or (isinstance(t, types.Integer) and t != types.int64)]
+            assert not odd, f"{_sampler_kernels.__name__}.{name} compiled for {odd}"
