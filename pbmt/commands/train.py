@@ -25,6 +25,7 @@ Examples:
   pbmt train --src train.es --tgt train.en --out model
   pbmt train --src train.es --tgt train.en --out model --casing lowercase --placeholders
   pbmt train --src train.tok.es --tgt train.tok.en --tokenized --out model --alignment train.align.gdfa --lm-order 5
+  pbmt train --src train.es --tgt train.en --out model --lm-order 3 --lm-order 5   (a 3-gram and a 5-gram LM)
   pbmt train --src train.es --tgt train.en --out model --lm-order 3 --lm general.arpa.gz   (two LMs: LM0, LM1)
   pbmt train --src train.es --tgt train.en --out model --osm 5   (with a 5-gram operation sequence model)
 """
@@ -88,8 +89,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lm", type=Path, action="append", default=[], metavar="FILE",
                         help="an ARPA LM to use instead of estimating one; repeat for several LMs, each a feature "
                         "of its own (LM0, LM1, ... in this order), as Moses loads them")
-    parser.add_argument("--lm-order", type=int, help="order of the LM estimated from the target text (default 3); "
-                        "with --lm, giving it estimates one as well, as the first LM")
+    parser.add_argument("--lm-order", type=int, action="append", default=[], metavar="N",
+                        help="order of an LM estimated from the target text (default: one 3-gram); repeat for "
+                        "several (--lm-order 3 --lm-order 5: a 3-gram LM0 and a 5-gram LM1, the LMs' weight "
+                        "shared evenly, which tuned best on the shared Bible model: docs/osm.md); with --lm, the "
+                        "estimated LMs come first")
     parser.add_argument("--osm", type=int, metavar="ORDER",
                         help="also train an operation sequence model of this order (Durrani et al. 2011; Moses's "
                         "OpSequenceModel, 5 in Moses's recipe): an n-gram model over the translation and reordering "
@@ -132,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
         tokenize=not args.tokenized, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
-        lms=tuple(args.lm), lm_order=args.lm_order, osm_order=args.osm, discount_fallback=args.discount_fallback,
+        lms=tuple(args.lm), lm_orders=tuple(args.lm_order), osm_order=args.osm,
+        discount_fallback=args.discount_fallback,
         word_classes=args.word_class_count, scale=Scale(args.shard_size, args.workers, args.scheduler, args.memory),
         protected=args.protected, placeholders=args.placeholders,
     )

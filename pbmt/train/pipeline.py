@@ -349,6 +349,11 @@ def lm_file(index: int) -> str:
     return LM_FILE if index == 0 else f"lm{index}.arpa.gz"
 
 
+def lm_step(index: int) -> str:
+    """The name of the step that writes LM number ``index`` (``lm``, then ``lm1``, ...): its stamp's name."""
+    return "lm" if index == 0 else f"lm{index}"
+
+
 def default_config(lm_orders: Sequence[int], osm: bool = False) -> MosesConfig:
     """The moses.ini ``train-model.perl`` writes for a phrase-based model with
     an msd-bidirectional-fe reordering table and a KenLM LM of each of
@@ -403,9 +408,9 @@ class TrainSettings:
     ``alignment``: a symmetrised alignment of the (tokenised) texts to use
     instead of aligning; ``alignment_fwd``/``alignment_rev``: directed
     alignments to symmetrise instead of running eflomal. ``lms``: ARPA files
-    to use as the model's LMs; ``lm_order``: the order of an LM estimated from
-    the target text, the model's first (None: a 3-gram when ``lms`` is empty,
-    else none). ``osm_order``: the order of an operation sequence model
+    to use as the model's LMs; ``lm_orders``: the order of each LM estimated
+    from the target text, the model's first LMs in this order, before ``lms``
+    (empty: a 3-gram when ``lms`` is empty, else none). ``osm_order``: the order of an operation sequence model
     (``train_osm``; None: none). ``word_classes``: how
     many target word classes to induce (0: none). ``scale``: shards and
     workers of the corpus-sized steps (the model does not depend on them).
@@ -431,7 +436,7 @@ class TrainSettings:
     min_count: int = 1
     prune: int | None = None
     lms: tuple[Path, ...] = ()
-    lm_order: int | None = None
+    lm_orders: tuple[int, ...] = ()
     discount_fallback: tuple[float, float, float] | None = None
     osm_order: int | None = None
     word_classes: int = 50
@@ -512,14 +517,15 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         (out / PHRASE_TABLE, out / REORDERING_TABLE, work / "lex.e2f.gz", work / "lex.f2e.gz"),
         {"max_phrase_length": s.max_phrase_length, "min_count": s.min_count, "prune": s.prune}, tables,
     ))
-    lm_orders = []
-    estimated = s.lm_order if s.lm_order is not None else (None if s.lms else 3)
-    if estimated is not None:
+    lm_orders: list[int] = []
+    for estimated in s.lm_orders or ((3,) if not s.lms else ()):
         lm_orders.append(estimated)
+        target = out / lm_file(len(lm_orders) - 1)
         steps.append(Step(
-            "lm", (corpus_tgt,), (out / LM_FILE,), {"order": estimated, "discount_fallback": s.discount_fallback},
-            lambda: "n-grams by order: " + " ".join(
-                f"{n:,}" for n in train_lm(corpus_tgt, out / LM_FILE, estimated, s.discount_fallback,
+            lm_step(len(lm_orders) - 1), (corpus_tgt,), (target,),
+            {"order": estimated, "discount_fallback": s.discount_fallback},
+            lambda estimated=estimated, target=target: "n-grams by order: " + " ".join(
+                f"{n:,}" for n in train_lm(corpus_tgt, target, estimated, s.discount_fallback,
                                            s.scale.memory, work, progress)),
         ))
     for lm_path in s.lms:
@@ -527,7 +533,7 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         # error names with its line
         lm_orders.append(NgramLM.load(lm_path, Vocab()).order)
         target = out / lm_file(len(lm_orders) - 1)
-        steps.append(Step("lm" if len(lm_orders) == 1 else f"lm{len(lm_orders) - 1}", (lm_path,), (target,),
+        steps.append(Step(lm_step(len(lm_orders) - 1), (lm_path,), (target,),
                           {"copy": True},
                           lambda lm_path=lm_path, target=target: f"copied a {copy_lm(lm_path, target)}-gram ARPA LM"))
 

@@ -169,9 +169,10 @@ def test_given_lm_is_copied_with_its_order(model, corpus_slice, tmp_path):
     assert MosesConfig.read(out / "moses.ini").feature("LM0").args["order"] == "3"
 
 
-def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, tmp_path):
-    """--lm-order with --lm estimates an LM as the first (LM0) beside the given ones (LM1, LM2, in order):
-    a model that loads with each LM its own feature and weight, the one LM's 0.5 shared evenly."""
+def test_two_estimated_and_a_given_lm_are_three_features(model, corpus_slice, tmp_path):
+    """Repeated --lm-order estimates an LM of each order from the target text (LM0, LM1), before the given
+    --lm (LM2): a model that loads with each LM its own feature and weight, the one LM's 0.5 shared evenly;
+    the second estimated LM is the one pbmt lm estimates from the same text."""
     given = []
     for order in (2, 3):
         lm = tmp_path / f"given{order}.arpa"
@@ -180,13 +181,14 @@ def test_an_estimated_and_two_given_lms_are_three_features(model, corpus_slice, 
         given.append(lm)
     out = tmp_path / "model"
     assert main(train_args(corpus_slice, out, "--alignment", str(corpus_slice / "train.align.gdfa"), "--lm-order",
-                           "4", "--lm", str(given[0]), "--lm", str(given[1]), "--word-class-count", "0",
-                           "-q")) == 0
+                           "4", "--lm-order", "2", "--lm", str(given[1]), "--discount-fallback",
+                           "--word-class-count", "0", "-q")) == 0
     config = MosesConfig.read(out / "moses.ini")
     lms = [f for f in config.features if f.type == "KENLM"]
     assert [(f.name, f.args["path"], f.args["order"]) for f in lms] == [
         ("LM0", "lm.arpa.gz", "4"), ("LM1", "lm1.arpa.gz", "2"), ("LM2", "lm2.arpa.gz", "3")]
     assert [config.weights[f.name] for f in lms] == [(pytest.approx(0.5 / 3),)] * 3
+    assert lines(out / "lm1.arpa.gz") == lines(given[0])
     assert lines(out / "lm2.arpa.gz") == lines(given[1])
     loaded = TranslationModel.load(out / "moses.ini")
     assert [lm.order for lm in loaded.lms] == [4, 2, 3]
