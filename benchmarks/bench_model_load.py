@@ -10,7 +10,10 @@ translating no sentence. The median of each, wall and CPU seconds; the machine's
 
 Reported also: the cache's arrays, each with its bytes per phrase pair.
 
-    python benchmarks/bench_model_load.py [--table PATH] [--repeat 3] [--json FILE]
+With ``--record``, the times and the bytes go to ``docs/runs/model-load.json`` and ``model-cache-bytes.json``
+(``python docs/generated.py`` then renders them in docs/decoding.md).
+
+    python benchmarks/bench_model_load.py [--table PATH] [--repeat 3] [--json FILE] [--record]
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ def main() -> None:
     parser.add_argument("--table", type=Path, default=TABLE, help="a Moses phrase table (plain or .gz)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, the median reported")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--record", action="store_true", help="write docs/runs/model-load.json and model-cache-bytes.json")
     args = parser.parse_args()
     table = args.table.resolve()
     from pbmt.base.files import read_lines
@@ -110,6 +114,42 @@ def main() -> None:
     print(f"| all | {sum(results['bytes per pair'].values()):.1f} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.record:
+        record(results, args.repeat)
+
+
+#: what each array of the cache holds, for the bytes table (arrays of one line of it are summed)
+ARRAYS = [(("scores",), "the scores, float64 log probabilities"),
+          (("tgt_local",), "the target words (int32)"),
+          (("tgt_offsets",), "int64 CSR offsets of the target phrases"),
+          (("align_offsets",), "int64 CSR offsets of the alignments"),
+          (("align",), "alignment points, int16 pairs"),
+          (("trie_keys", "trie_values"), "the source trie's hash table (int64, half full)"),
+          (("src_local", "src_offsets", "cand_offsets", "node_phrase"), "source phrases, per source phrase"),
+          (("src_vocab", "tgt_vocab"), "the words, UTF-8")]
+
+
+def record(results: dict, repeat: int) -> None:
+    """The records of docs/decoding.md's first-load tables."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    from generated import write_table
+
+    loads = [float(results[k].split()[0]) for k in ("load_before", "load_after")]
+    table = f"{Path(results['table']).name} ({results['pairs']:,} phrase pairs; {results['table']})"
+    rows = [["pbmt: parse and write the cache", results["pbmt build"]["wall"], results["pbmt build"]["cpu"]],
+            ["pbmt: map the cache", results["pbmt cached"]["wall"], results["pbmt cached"]["cpu"]]]
+    if "moses2 load" in results:
+        rows.append(["Moses2: load the text table (`PhraseDictionaryMemory`, table limit 20)",
+                     results["moses2 load"]["wall"], results["moses2 load"]["cpu"]])
+    write_table("model-load", ["", "wall s", "CPU s"], rows, load=loads, formats={"wall s": ".2f", "CPU s": ".2f"},
+                note=f"Medians of {repeat}, whole processes one after the other; the table: {table}.")
+    sizes = results["bytes per pair"]
+    named = {name for names, _ in ARRAYS for name in names}
+    lines = [[", ".join(f"`{n}`" for n in names), sum(sizes.get(n, 0.0) for n in names), what]
+             for names, what in ARRAYS] + [[f"`{n}`", sizes[n], ""] for n in sorted(set(sizes) - named)]
+    write_table("model-cache-bytes", ["array", "bytes per phrase pair", "what"],
+                sorted(lines, key=lambda row: -row[1]) + [["all", sum(sizes.values()), None]], load=loads,
+                formats={"bytes per phrase pair": ".1f"}, note=f"The table: {table}.")
 
 
 if __name__ == "__main__":
