@@ -190,13 +190,8 @@ def test_two_estimated_and_a_given_lm_are_three_features(model, corpus_slice, tm
     assert [config.weights[f.name] for f in lms] == [(pytest.approx(0.5 / 3),)] * 3
     assert lines(out / "lm1.arpa.gz") == lines(given[0])
     assert lines(out / "lm2.arpa.gz") == lines(given[1])
-    loaded = TranslationModel.load(out / "moses.ini")
+    loaded = TranslationModel.load(out / "moses.ini")  # decoding with several LMs: tests/search/test_several_lms.py
     assert [lm.order for lm in loaded.lms] == [4, 2, 3]
-    source = tmp_path / "in.es"
-    source.write_text("\n".join(lines(corpus_slice / "train.es")[:3]) + "\n", encoding="utf-8")
-    assert main(["translate", "-f", str(out / "moses.ini"), "-i", str(source), "-o", str(tmp_path / "out.en"),
-                 "-q"]) == 0
-    assert len(lines(tmp_path / "out.en")) == 3
 
 
 def test_mismatched_line_counts_name_both_files_and_the_line(corpus_slice, tmp_path, capsys):
