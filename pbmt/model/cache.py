@@ -54,6 +54,14 @@ def _stamp(source: Path, version: str) -> dict:
             "inode": stat.st_ino, "device": stat.st_dev}
 
 
+def derived_kind(kind: str, key: object, inputs: Sequence[Path]) -> str:
+    """The cache kind of arrays of ``source`` that also depend on the files ``inputs`` and on ``key`` (any
+    JSON value: what else they are computed from): ``kind`` and a digest of both, so that a change to any of
+    the files or to ``key`` names another cache (``load_arrays`` checks ``source`` itself)."""
+    text = json.dumps([key, [[str(Path(p).resolve()), _stamp(p, "")] for p in inputs]], sort_keys=True)
+    return f"{kind}-{hashlib.sha1(text.encode()).hexdigest()[:16]}"
+
+
 def _checksum(path: Path) -> int:
     """CRC-32 of a file's bytes."""
     crc = 0

@@ -72,6 +72,11 @@ class FeatureFunction:
     reads_previous_option: ClassVar[bool] = False
     scores_transitions: ClassVar[bool] = False
     sparse_family: ClassVar[str | None] = None  # a family of pbmt.model.sparse.FAMILIES: a line of no columns
+    # The files ``estimate`` reads besides the phrase pairs: a feature that names them has its estimate of the
+    # whole phrase table kept beside the table's binary cache (keyed by these files, its class and its line's
+    # arguments), so a process that loads the model again maps it instead of computing it; empty: computed
+    # in every process that loads the model.
+    estimate_files: tuple = ()
 
     def __init__(self, spec: Feature, config: MosesConfig, vocab: Vocab):
         """Load what the feature reads (files named on its line are resolved by ``config.resolve``; words go

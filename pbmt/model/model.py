@@ -23,6 +23,7 @@ import numpy as np
 from pbmt.base.config import MosesConfig, relative_path
 from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.base.files import atomic_write, open_binary, parse_int
+from pbmt.model import cache
 from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureFunction, FeatureLayout, make_features
 from pbmt.model.lm import LMCache, NgramLM
@@ -418,22 +419,46 @@ class TranslationModel:
     def _table_estimate(self, weights: np.ndarray) -> np.ndarray:
         """``estimate`` of every candidate of the full table under ``weights``, ``float64[n_cand]``. A feature's
         values are computed the first time its weights are not all zero and kept for the model's life (every
-        ``with_weights`` model shares them): the OSM's take seconds."""
+        ``with_weights`` model shares them): the OSM's take seconds, the LM's a few tenths on a large table. A
+        feature that names its ``estimate_files`` has them kept beside the table's binary cache too, so the
+        next process maps them."""
         total = np.zeros(self.full_table.n_candidates)
-        pairs = None
+        pairs = []
         for k, (feature, (_, columns)) in enumerate(zip(self.features, self.layout.slices)):
             if not weights[columns].any():
                 continue
             if k not in self.table_estimates:
-                pairs = self.full_table.pairs(self.vocab) if pairs is None else pairs
-                values = self.table_estimates[k] = feature.estimate(pairs)
-                if values is not None:
-                    values.flags.writeable = False
+                self.table_estimates[k] = self._feature_table_estimate(feature, pairs)
             if self.table_estimates[k] is not None:
                 total += self.table_estimates[k] @ weights[columns]
         return total
 
+    def _feature_table_estimate(self, feature: FeatureFunction, pairs: list) -> np.ndarray | None:
+        """One feature's ``estimate`` of every candidate of the full table (read-only), from the binary cache
+        when its ``estimate_files`` name one; ``pairs``: the table's ``PhrasePairs`` once made (a list of at
+        most one, shared by the features)."""
+        table = self.full_table
+        kind = None
+        if feature.estimate_files and table.path is not None and Path(table.path).is_file():
+            kind = cache.derived_kind("estimate", [_ESTIMATE_VERSION, type(feature).__module__,
+                                                   type(feature).__qualname__, feature.spec.args],
+                                      feature.estimate_files)
+            stored = cache.load_arrays(table.path, kind, _ESTIMATE_VERSION, ["values"])
+            if stored is not None and stored["values"].shape[0] == table.n_candidates:
+                return stored["values"]
+        if not pairs:
+            pairs.append(table.pairs(self.vocab))
+        values = feature.estimate(pairs[0])
+        if values is not None:
+            if kind is not None:
+                cache.save_arrays(table.path, kind, _ESTIMATE_VERSION, {"values": values})
+            values.flags.writeable = False
+        return values
 
+
+# A feature's full-table estimate kept in the binary cache (``TranslationModel._feature_table_estimate``): change
+# it when what a feature's ``estimate`` computes changes, so that caches of the old values are not read.
+_ESTIMATE_VERSION = "1"
 _FOLDERS_OWN = "the sparse features of the model's folder"  # what __reduce__ ships instead of them
 
 

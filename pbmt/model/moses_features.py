@@ -142,6 +142,7 @@ class KENLM(FeatureFunction):
         super().__init__(spec, config, vocab)
         self.lm = NgramLM.load(config.resolve(spec.args["path"]), vocab)
         self.which = config.features.index(spec)  # its key in the LM score cache
+        self.estimate_files = (config.resolve(spec.args["path"]),)
 
     def estimate(self, pairs: PhrasePairs) -> np.ndarray:
         """The target phrase's score alone (no ``<s>``, ``NgramLM.phrase_scores``), Moses's estimate."""

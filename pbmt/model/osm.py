@@ -265,6 +265,7 @@ class OpSequenceModel(FeatureFunction):
         self.operations = Vocab()
         self.lm = NgramLM.load(config.resolve(spec.args["path"]), self.operations)
         self.which = config.features.index(spec)  # its key in the LM score cache
+        self.estimate_files = (config.resolve(spec.args["path"]),)
         self.state_width = 3 + WORDS
         ids = self.operations.ids
         self.fixed = ids([GAP, JUMP_FORWARD, CONTINUE_CEPT], add=False)  # _osm_kernels.GAP, FORWARD, CONTINUE_CEPT
