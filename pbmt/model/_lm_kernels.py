@@ -120,7 +120,9 @@ def link_order(ids, prob, backoff, entries, keys, n_words, order):
     return -1, 0
 
 
-@njit(cache=True)
+# Called by kernels only: compiled without the CPython and C-function wrappers a call from Python needs
+# (their unboxing of tuples of arrays is compiled and optimised anew; docs/decoding.md, "The first run").
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _suffix(words, prefix, entries, keys, n_words, order):
     """The entry of the longest proper suffix present of the n-gram ``words``
     (int32[k]) whose first k-1 words are entry ``prefix``."""

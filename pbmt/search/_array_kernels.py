@@ -4,7 +4,9 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+# Called by kernels only: compiled without the CPython and C-function wrappers a call from Python needs
+# (their unboxing of tuples of arrays is compiled and optimised anew; docs/decoding.md, "The first run").
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def grow1(a, size):
     """A copy of 1-d ``a`` with ``size`` >= len(a) entries, the new ones zero."""
     out = np.zeros(size, dtype=a.dtype)
@@ -13,7 +15,7 @@ def grow1(a, size):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def grow2(a, size):
     """A copy of 2-d ``a`` with ``size`` >= len(a) rows, the new ones zero."""
     out = np.zeros((size, a.shape[1]), dtype=a.dtype)

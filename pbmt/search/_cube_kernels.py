@@ -34,7 +34,9 @@ Edges = namedtuple("Edges", [
 """Cube pruning's edges: groups of kept hypotheses times the spans they may translate next."""
 
 
-@njit(cache=True)
+# Called by kernels only: compiled without the CPython and C-function wrappers a call from Python needs
+# (their unboxing of tuples of arrays is compiled and optimised anew; docs/decoding.md, "The first run").
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _options_by_estimate(span_offsets, estimate):
     """Option indices with each span's options sorted by ``estimate`` (best first, stable)."""
     order = np.arange(estimate.shape[0])
@@ -47,7 +49,7 @@ def _options_by_estimate(span_offsets, estimate):
     return order
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _groups(kept, cov, prev_end):
     """Kept hypotheses (best first) grouped by (coverage, last block end), each group best first.
 
@@ -139,7 +141,7 @@ def _queue_pop(keys, cells, size):
     return top, size
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes, key_option, queue):
     """Fill stack s of ``cube_kernel`` from its edges (the list from ``first_edge``); returns the new number
     of hypotheses. Allocates nothing (no reference counting in the hot loop): the caller makes room in the
@@ -199,21 +201,21 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
     return n_hyp
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _new_queue(cap, width):
     """Room for ``cap`` scored cells (``Queue``)."""
     return Queue(np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap),
                  np.empty((cap, width), np.int64), np.empty(cap), np.empty(cap), np.empty(cap, np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _grow_edges(edges, cap):
     """The edges with room for ``cap`` edges (members and groups unchanged)."""
     return Edges(grow1(edges.group, cap), grow1(edges.start, cap), grow1(edges.end, cap), grow1(edges.fut, cap),
                  grow1(edges.next, cap), edges.members, edges.group_lo)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue):
     """Room for what filling stack s can add: at most min(pop limit, cells) hypotheses and classes, and the
     seeds plus two successors per pop as queued cells. Returns (pool, classes, queue)."""
@@ -236,7 +238,7 @@ def _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, que
     return pool, classes, queue
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans):
     """Group the kept hypotheses of stack s (``_groups``) and add the edges out of each group to the lists
     from ``edge_head``. counts: int64[3], the members, groups and edges so far (updated). Returns the edges
@@ -275,7 +277,7 @@ def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
     return edges
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def new_cube_search(sentence, tr):
     """A cube pruning search's start: the stack decoder's (``_new_search``: pool, classes, stacks, room for
     spans), each span's options by estimate, and empty edges, edge lists (``int64[n + 1]``), edge counts
@@ -290,7 +292,7 @@ def new_cube_search(sentence, tr):
     return pool, classes, stacks, spans, order, edges, edge_head, counts, queue
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def fill_stack(s, edge_head, edges, order, sentence, tr, limits, stacks, pool, n_hyp, classes, queue):
     """Fill stack s > 0 from its edges (``_fill_stack``, room made first); returns (pool, classes, queue,
     number of hypotheses)."""

@@ -79,7 +79,9 @@ def _covered(cov, h, i):
     return (cov[h, i >> 6] >> np.uint64(i & 63)) & np.uint64(1)
 
 
-@njit(cache=True)
+# Called by kernels only: compiled without the CPython and C-function wrappers a call from Python needs
+# (their unboxing of tuples of arrays is compiled and optimised anew; docs/decoding.md, "The first run").
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _future_of(cov, h, n, future):
     """Future estimate of hypothesis h's uncovered spans (``future``: float64[n + 1, n + 1])."""
     total = 0.0
@@ -121,7 +123,7 @@ def _key_hash(pool, h):
     return state_hash(pool.cov, pool.state, pool.key, h)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def respects_constraints(cov, h, start, end, zones, walls):
     """Whether hypothesis h (coverage ``cov[h]``) may translate ``[start, end)`` next under the sentence's
     reordering constraints (``TranslationOptions.zones`` and ``walls``).
@@ -149,7 +151,7 @@ def respects_constraints(cov, h, start, end, zones, walls):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap, span_offsets, spans, zones, walls):
     """The source spans a hypothesis with coverage ``cov[h]`` and last block ending at ``prev_end`` may
     translate next and that have options: their (start, end) in ``spans`` (int32[>= n * max_length, 2]);
@@ -201,7 +203,7 @@ def reachable_spans(cov, h, n, prev_end, max_length, distortion_limit, mon_swap,
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _keep_respecting(cov, h, spans, count, zones, walls):
     """Of the first ``count`` spans of ``spans``, keep those hypothesis h may translate next under the
     reordering constraints (``respects_constraints``) at the front, in order; returns how many. A pass of its
@@ -215,7 +217,7 @@ def _keep_respecting(cov, h, spans, count, zones, walls):
     return kept
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _grow_pool(pool, cap):
     """The pool with room for ``cap`` hypotheses."""
     return Pool(grow2(pool.cov, cap), grow1(pool.prev_start, cap), grow1(pool.prev_end, cap),
@@ -251,7 +253,7 @@ def _find_class(classes, pool, g):
     return -1, slot
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _rehash(table, n_class, c_rep, pool):
     """A table twice as large holding every class."""
     table = np.full(2 * table.shape[0], -1, dtype=np.int32)
@@ -264,7 +266,7 @@ def _rehash(table, n_class, c_rep, pool):
     return table
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _kept(s, stacks, classes, pool, limits):
     """Representatives of the classes of stack s that survive pruning (at most ``stack_size``, within the
     beam of the stack's best), best first."""
@@ -292,7 +294,7 @@ def _kept(s, stacks, classes, pool, limits):
     return reps[order[:keep]]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _new_pool(n, begin, future):
     """An empty hypothesis pool with the empty hypothesis 0 in state row ``begin`` (int64[width])."""
     cap = 1024
@@ -307,7 +309,7 @@ def _new_pool(n, begin, future):
     return pool
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _new_search(sentence, tr):
     """What both searches start from: the pool with the empty hypothesis in stack 0 (``_new_pool``), the
     classes (``_new_classes``), the stacks, and room for the spans a hypothesis may translate next
@@ -357,7 +359,7 @@ def _future_with(cov, h, start, end, n, future):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _class_room(classes, extra, pool):
     """``classes`` with room for ``extra`` more classes: arrays and hash table grown, the table at most half
     full."""
@@ -399,13 +401,13 @@ def _place(pool, g, t, complete, classes, stacks, keep_arcs):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _new_classes():
     return Classes(np.zeros(1024, dtype=np.int32), np.full(1024, -1, dtype=np.int32),
                    np.full(4096, -1, dtype=np.int32), np.array([1, -1], dtype=np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stack_count(stacks, classes, s):
     count = 0
     c = stacks.head[s]
@@ -415,7 +417,7 @@ def _stack_count(stacks, classes, s):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _graph(pool, n_hyp, classes, stacks, n):
     """What both searches return (see ``stack_kernel``)."""
     stacks.stats[n, 0] = _stack_count(stacks, classes, n)
@@ -423,7 +425,7 @@ def _graph(pool, n_hyp, classes, stacks, n):
             stacks.stats)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _extend(s, h, spans, sentence, tr, limits, stacks, pool, n_hyp, classes, key_option):
     """``stack_kernel``'s extensions of hypothesis h of stack s by every option of ``spans`` (int32[k, 2]);
     returns the new number of hypotheses. Allocates nothing (no reference counting in the hot loop): the

@@ -22,7 +22,9 @@ from pbmt.search._array_kernels import grow1, grow2
 HYP, CLASS, RANK, SKIP, SUFFIX, SUFFIX_LEN = range(6)
 
 
-@njit(cache=True)
+# Called by kernels only: compiled without the CPython and C-function wrappers a call from Python needs
+# (their unboxing of tuples of arrays is compiled and optimised anew; docs/decoding.md, "The first run").
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def best_hypothesis(score, klass, final_class):
     """The best complete hypothesis: the highest-scoring member of ``final_class``."""
     best = -1
@@ -32,7 +34,7 @@ def best_hypothesis(score, klass, final_class):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _class_members(score, klass, n_class):
     """Members of every class, best first: class ``c`` is ``members[offsets[c]:offsets[c + 1]]``."""
     counts = np.zeros(n_class + 1, dtype=np.int64)
@@ -77,7 +79,7 @@ def _before(total, a, b):
     return total[a] > total[b] or (total[a] == total[b] and a < b)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _heap_push(heap, size, total, e):
     heap[size] = e
     i = size
@@ -90,7 +92,7 @@ def _heap_push(heap, size, total, e):
     return size + 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _heap_pop(heap, size, total):
     top = heap[0]
     size -= 1
@@ -122,7 +124,7 @@ def _push_candidate(heap, size, total, entry, e, score, hyp, c, rank, skip, suff
     return _heap_push(heap, size, total, e)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _hash_words(words, lo, hi):
     x = np.uint64(0xCBF29CE484222325)
     for k in range(lo, hi):
@@ -130,7 +132,7 @@ def _hash_words(words, lo, hi):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _same_words(words, a_lo, a_hi, b_lo, b_hi):
     if a_hi - a_lo != b_hi - b_lo:
         return False

@@ -67,15 +67,16 @@ def _weigh(tr, slot, weighted, row):
 # A feature's call is a function of its own, compiled once per feature type and shared by every search: numba
 # inlines none into a loop over a tuple of features of several types, and its arguments are given as int64 and a
 # run-time ``weighted`` so that no caller's literal or narrower integer compiles it again. Without reference
-# counting, as its views of the state and the rows need none.
-@njit(cache=True, _nrt=False)
+# counting, as its views of the state and the rows need none; called by kernels only, so without the wrappers a call
+# from Python needs.
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _step(tr, slot, state, new_state, prev_start, prev_end, prev_option, o, start, end, weighted, out):
     row = _row(tr, slot, weighted, out)
     feature_transition(slot.data, state, new_state, prev_start, prev_end, prev_option, start, end, o, row)
     return _weigh(tr, slot, weighted, row)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _end(tr, slot, state, last_option, weighted, out):
     row = _row(tr, slot, weighted, out)
     feature_end(slot.data, state, last_option, row)
