@@ -101,7 +101,8 @@ iterations, epochs and passes, 5 held-out sentences, one seed, 10-best).
 
 --record NAME also writes the cells of --tuners and --seeds (and the untuned row) as the doc table record
 docs/runs/NAME.json, which ``python docs/generated.py`` renders into the doc's block of that name
-(--record-note TEXT: a sentence under the table).
+(--record-note TEXT: a sentence under the table); --no-run runs no cell, so that a record is written from
+the cells --json already holds.
 """
 
 from __future__ import annotations
@@ -461,6 +462,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="results so far; cells it holds are not run again")
     parser.add_argument("--record", metavar="NAME", help="write the cells run as the doc table record "
                         "docs/runs/NAME.json (docs/generated.py)")
+    parser.add_argument("--no-run", action="store_true", help="run no cell: print (and --record) the cells --json "
+                        "holds")
     parser.add_argument("--record-note", metavar="TEXT", help="a sentence the record shows under its table (say, "
                         "where the mert cells' test outputs came from when --out holds them from another run)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 20 dev and test sentences, 2 iterations "
@@ -499,7 +502,7 @@ def main() -> None:
     for tuner in tuners:
         for seed in args.seeds:
             key = f"{tuner}/{seed}"
-            if key in cells:
+            if key in cells or args.no_run:
                 continue
             cells[key] = bench.cell(tuner, seed)
             save()
@@ -538,7 +541,7 @@ def record_command() -> str:
     return " ".join(["python", "benchmarks/bench_tune.py", *shown])
 
 
-NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note")
+NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note", "no_run")
 RECORD_FORMATS = {"test BLEU": ".2f", "wall min": ".1f", "load": ".1f"}
 
 
