@@ -46,41 +46,45 @@ features, with the weights and the columns they have in the feature vector."""
 
 
 @njit(cache=True, inline="always")
-def _row(tr, slot, weighted, out):
+def _row(scratch, slot, weighted, out):
     """The feature's columns: the scratch row (weighted form) or its part of ``out``."""
     if weighted:
-        return tr.scratch[:slot.n_cols]
+        return scratch[:slot.n_cols]
     return out[slot.col:slot.col + slot.n_cols]
 
 
 @njit(cache=True, inline="always")
-def _weigh(tr, slot, weighted, row):
+def _weigh(weights, slot, weighted, row):
     """The weighted form's part of a feature's row (zeroed again); 0 in the per-column form."""
     total = 0.0
     if weighted:
         for k in range(slot.n_cols):
-            total += tr.weights[slot.col + k] * row[k]
+            total += weights[slot.col + k] * row[k]
             row[k] = 0.0
     return total
 
 
 # A feature's call is a function of its own, compiled once per feature type and shared by every search: numba
 # inlines none into a loop over a tuple of features of several types, and its arguments are given as int64 and a
-# run-time ``weighted`` so that no caller's literal or narrower integer compiles it again. Without reference
-# counting, as its views of the state and the rows need none; called by kernels only, so without the wrappers a call
-# from Python needs.
+# run-time ``weighted`` so that no caller's literal or narrower integer compiles it again. It takes the two
+# arrays of ``Transitions`` it reads (the weights and the scratch row), not the whole named tuple: numba passes a
+# tuple as every one of its fields, so a call given ``tr`` would copy every feature's arrays, and the function
+# would compile once per combination of the model's features rather than once per feature type. Without
+# reference counting, as its views of the state and the rows need none; called by kernels only, so without the
+# wrappers a call from Python needs.
 @njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _step(tr, slot, state, new_state, prev_start, prev_end, prev_option, o, start, end, weighted, out):
-    row = _row(tr, slot, weighted, out)
+def _step(weights, scratch, slot, state, new_state, prev_start, prev_end, prev_option, o, start, end, weighted,
+          out):
+    row = _row(scratch, slot, weighted, out)
     feature_transition(slot.data, state, new_state, prev_start, prev_end, prev_option, start, end, o, row)
-    return _weigh(tr, slot, weighted, row)
+    return _weigh(weights, slot, weighted, row)
 
 
 @njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _end(tr, slot, state, last_option, weighted, out):
-    row = _row(tr, slot, weighted, out)
+def _end(weights, scratch, slot, state, last_option, weighted, out):
+    row = _row(scratch, slot, weighted, out)
     feature_end(slot.data, state, last_option, row)
-    return _weigh(tr, slot, weighted, row)
+    return _weigh(weights, slot, weighted, row)
 
 
 @njit(cache=True, inline="always")
@@ -93,7 +97,7 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
     total = 0.0
     if o >= 0:
         for slot in literal_unroll(tr.stateful):
-            total += _step(tr, slot, states[h, slot.state_lo:slot.state_hi],
+            total += _step(tr.weights, tr.scratch, slot, states[h, slot.state_lo:slot.state_hi],
                            new_states[g, slot.state_lo:slot.state_hi], np.int64(prev_start), np.int64(prev_end),
                            np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end), np.bool_(weighted), out)
     else:
@@ -102,8 +106,8 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
     if eos:
         last = o if o >= 0 else prev_option
         for slot in literal_unroll(tr.stateful):
-            total += _end(tr, slot, new_states[g, slot.state_lo:slot.state_hi], np.int64(last), np.bool_(weighted),
-                          out)
+            total += _end(tr.weights, tr.scratch, slot, new_states[g, slot.state_lo:slot.state_hi], np.int64(last),
+                          np.bool_(weighted), out)
     return total
 
 
@@ -113,8 +117,9 @@ def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, o
     ``prev_option`` ([0, 0) and -1 at the sentence start)."""
     total = 0.0
     for slot in literal_unroll(tr.stateless):
-        total += _step(tr, slot, tr.no_state, tr.no_state, np.int64(prev_start), np.int64(prev_end),
-                       np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end), np.bool_(weighted), out)
+        total += _step(tr.weights, tr.scratch, slot, tr.no_state, tr.no_state, np.int64(prev_start),
+                       np.int64(prev_end), np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end),
+                       np.bool_(weighted), out)
     return total
 
 
@@ -123,7 +128,7 @@ def end_score(tr, last_option, weighted, out):
     """The stateless features of the sentence end after ``last_option`` (-1: an empty derivation)."""
     total = 0.0
     for slot in literal_unroll(tr.stateless):
-        total += _end(tr, slot, tr.no_state, np.int64(last_option), np.bool_(weighted), out)
+        total += _end(tr.weights, tr.scratch, slot, tr.no_state, np.int64(last_option), np.bool_(weighted), out)
     return total
 
 
