@@ -124,38 +124,33 @@ def _room(array, need):
 
 
 @njit(cache=True, nogil=True)
-def _completions(lo_e, hi_e, n_nodes, source, target, a, b, alive, gammas, best, best_slope, prefix):
+def _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix):
     """Each node's best completion and best prefix at each of the sample points ``gammas`` (float64[g]), by
     one backward and one forward Viterbi pass over a sentence's edges ``lo_e:hi_e`` (sorted by target, so
-    every edge's source is final before the edge is read forward, and its target backward) that are
-    ``alive`` (bool[>= hi_e - lo_e], edge e at ``e - lo_e``): ``best[v, i]``, the highest ``A + gammas[i] * B``
-    over the paths from node v to the final node, ``best_slope[v, i]`` the B of that path, and
-    ``prefix[v, i]`` the highest over the paths from the start to v (float64[>= n_nodes, >= g], written;
-    -inf where no live path)."""
-    n_g = gammas.shape[0]
+    every edge's source is final before the edge is read forward, and its target backward): ``best[v, i]``,
+    the highest ``A + gammas[i] * B`` over the paths from node v to the final node, ``best_slope[v, i]`` the
+    B of that path, and ``prefix[v, i]`` the highest over the paths from the start to v (float64[>= n_nodes,
+    g], written)."""
     for v in range(n_nodes):
-        for i in range(n_g):
+        for i in range(gammas.shape[0]):
             best[v, i] = -np.inf
             best_slope[v, i] = 0.0
             prefix[v, i] = -np.inf
-    for i in range(n_g):
-        best[n_nodes - 1, i] = 0.0
-        prefix[0, i] = 0.0
+    best[n_nodes - 1, :] = 0.0
+    prefix[0, :] = 0.0
     for e in range(lo_e, hi_e):
-        if alive[e - lo_e]:
-            s = source[e]
-            t = target[e]
-            for i in range(n_g):
-                prefix[t, i] = max(prefix[t, i], prefix[s, i] + a[e] + gammas[i] * b[e])
+        s = source[e]
+        t = target[e]
+        for i in range(gammas.shape[0]):
+            prefix[t, i] = max(prefix[t, i], prefix[s, i] + a[e] + gammas[i] * b[e])
     for e in range(hi_e - 1, lo_e - 1, -1):
-        if alive[e - lo_e]:
-            s = source[e]
-            t = target[e]
-            for i in range(n_g):
-                value = best[t, i] + a[e] + gammas[i] * b[e]
-                if value > best[s, i]:
-                    best[s, i] = value
-                    best_slope[s, i] = best_slope[t, i] + b[e]
+        s = source[e]
+        t = target[e]
+        for i in range(gammas.shape[0]):
+            value = best[t, i] + a[e] + gammas[i] * b[e]
+            if value > best[s, i]:
+                best[s, i] = value
+                best_slope[s, i] = best_slope[t, i] + b[e]
 
 
 #: rows of the float64[5, g] bounds of a bounded line search (``_hopeless``)
@@ -196,60 +191,6 @@ def _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol):
     while j < hi and _hopeless(pool_a[j] + shift_a, pool_b[j] + shift_b, best, t, bound, tol):
         j += 1
     return j
-
-
-@njit(cache=True, nogil=True)
-def _bound(gammas, best, best_slope, bound):
-    """Fill ``bound`` (float64[5, g]) from a sentence's best paths at the sample points ``gammas`` (rows 0 of
-    ``_completions``' arrays: the start node's); returns the rounding margin of the sentence's ``_hopeless``."""
-    n_g = gammas.shape[0]
-    tol = 0.0
-    for i in range(n_g):
-        bound[GAMMA, i] = gammas[i]
-        bound[TOP, i] = best[0, i]
-        tol = max(tol, abs(best[0, i]))
-    for i in range(n_g - 1):
-        # the lines of the best paths at sample points i and i + 1 cross at x
-        slope_i, slope_j = best_slope[0, i], best_slope[0, i + 1]
-        bound[CROSS, i] = np.nan
-        if slope_j > slope_i:
-            x = gammas[i] + (best[0, i] - best[0, i + 1] + slope_j * (gammas[i + 1] - gammas[i])) / \
-                (slope_j - slope_i)
-            if gammas[i] < x < gammas[i + 1]:
-                bound[CROSS, i] = x
-                bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - gammas[i])
-                bound[CROSS_SHARE, i] = (x - gammas[i]) / (gammas[i + 1] - gammas[i])
-    # a margin far above the rounding of sums taken in another order
-    return 1e-9 * (1.0 + tol)
-
-
-@njit(cache=True, nogil=True)
-def _prune_edges(lo_e, hi_e, source, target, a, b, alive, best, prefix, bound, tol, through):
-    """Mark dead (in ``alive``, as ``_completions`` reads it) every live edge of a sentence every path through
-    which is ``_hopeless`` (whole nodes first); returns how many stay alive.
-    through: float64[1, >= g], work space."""
-    n_g = bound.shape[1]
-    count = 0
-    e = lo_e
-    while e < hi_e:
-        t = target[e]
-        for i in range(n_g):
-            through[0, i] = prefix[t, i] + best[t, i]
-        node_dead = _hopeless(0.0, 0.0, through, 0, bound, tol)
-        while e < hi_e and target[e] == t:
-            if alive[e - lo_e]:
-                if node_dead:
-                    alive[e - lo_e] = False
-                else:
-                    src = source[e]
-                    for i in range(n_g):
-                        through[0, i] = prefix[src, i] + best[t, i]
-                    if _hopeless(a[e], b[e], through, 0, bound, tol):
-                        alive[e - lo_e] = False
-                    else:
-                        count += 1
-            e += 1
-    return count
 
 
 EnvelopeBuffers = namedtuple("EnvelopeBuffers", ["a", "b", "edge", "prev"])
@@ -326,8 +267,8 @@ def _merge(buffers, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low
 
 
 @njit(cache=True, nogil=True)
-def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high, levels,
-              refine, first, last):
+def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high, gammas,
+              first, last):
     """Sentences ``first:last``'s upper envelopes of ``A(path) + gamma * B(path)`` over every complete path of
     their lattices, by one sweep over each lattice's nodes in topological order (Macherey et al., 2008,
     Algorithm 1).
@@ -348,21 +289,14 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     a path is read out. Only ``low <= gamma <= high`` matters (-inf and inf:
     the whole line): a line of a node's envelope that is highest only
     outside it cannot lead to a final line that is highest inside it, so it
-    is dropped at once. On a bounded segment, levels of sample points
-    (``levels``: int64[L], their numbers, increasing, each evenly spaced from
-    ``low`` to ``high``; L = 0 on the whole line) prune each sentence before
-    its sweep: a forward and a backward Viterbi pass over the edges still
-    alive find each node's best prefix and best completion at each sample
-    point (``_completions``); then a node, an edge or a line every path
-    through which stays below the sentence's best paths between the sample
-    points is never looked at again (``_hopeless``). A best completion is
-    convex in gamma and only its chord between sample points bounds it, so
-    on a long segment (a coordinate direction, where a slope is a raw
-    feature) few edges fall at the first level; the next level's passes,
-    over the edges left, run while more than the share ``refine`` of a
-    sentence's edges is alive. This pruning is exact (such paths are never
-    highest): the envelopes are the unpruned sweep's, and a few percent of
-    the edges are swept (docs/tuning-results.md).
+    is dropped at once. With sample points ``gammas`` (float64[g], ``low``
+    first and ``high`` last; g = 0 on the whole line), a forward and a
+    backward Viterbi pass first find each node's best prefix and best
+    completion at each (``_completions``); then a node, an edge or a line
+    every path through which stays below the sentence's best paths between
+    the sample points is never looked at (``_hopeless``). This pruning is
+    exact (such paths are never highest) and leaves a few percent of the
+    edges to sweep on a climb's bounded segment (docs/tuning-results.md).
 
     Returns ``(line_offsets int64[last-first+1], A float64[k], B float64[k],
     out_offsets int64[k+1], out_words int32[...])``: sentence first+s's final
@@ -370,16 +304,14 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     slope (increasing gamma), line i the path whose words are
     ``out_words[out_offsets[i]:out_offsets[i+1]]``.
     """
-    pruned = levels.shape[0] > 0
-    max_g = levels[-1] if pruned else 0
+    n_g = gammas.shape[0]
     line_offsets = np.zeros(last - first + 1, dtype=np.int64)
     res_a = np.empty(16)
     res_b = np.empty(16)
     out_offsets = np.zeros(17, dtype=np.int64)
     out_words = np.empty(256, dtype=np.int32)
     # per-sentence work space, grown as needed and reused: every node's envelope in a pool, two buffers for
-    # the envelope being merged at a node, each node's best prefixes and completions at the sample points,
-    # and which edges are alive
+    # the envelope being merged at a node, and each node's best prefixes and completions at the sample points
     pool_a = np.empty(1024)
     pool_b = np.empty(1024)
     pool_edge = np.empty(1024, dtype=np.int64)
@@ -390,12 +322,12 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     buf_p = np.empty((2, 64), dtype=np.int64)
     node_lo = np.empty(16, dtype=np.int64)
     node_hi = np.empty(16, dtype=np.int64)
-    best = np.empty((16, max_g))
-    best_slope = np.empty((16, max_g))
-    prefix = np.empty((16, max_g))
-    through = np.empty((1, max_g))
-    bound = np.full((5, 0), np.nan)
-    alive = np.empty(1024, dtype=np.bool_)
+    best = np.empty((16, n_g))
+    best_slope = np.empty((16, n_g))
+    prefix = np.empty((16, n_g))
+    through = np.empty((1, n_g))
+    bound = np.full((5, n_g), np.nan)
+    bound[GAMMA] = gammas
     path = np.empty(64, dtype=np.int64)
     k = 0
     for s in range(first, last):
@@ -404,22 +336,29 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
         n_nodes = node_offsets[s + 1] - node_offsets[s]
         node_lo = _room(node_lo, n_nodes)
         node_hi = _room(node_hi, n_nodes)
-        alive = _room(alive, hi_e - lo_e)
-        alive[:hi_e - lo_e] = True
         tol = 0.0
-        if pruned:
+        if n_g > 0:
             if best.shape[0] < n_nodes:
-                best = np.empty((2 * n_nodes, max_g))
-                best_slope = np.empty((2 * n_nodes, max_g))
-                prefix = np.empty((2 * n_nodes, max_g))
-            for level in range(levels.shape[0]):
-                gammas = np.linspace(low, high, levels[level])
-                _completions(lo_e, hi_e, n_nodes, source, target, a, b, alive, gammas, best, best_slope, prefix)
-                bound = np.empty((5, gammas.shape[0]))
-                tol = _bound(gammas, best, best_slope, bound)
-                left = _prune_edges(lo_e, hi_e, source, target, a, b, alive, best, prefix, bound, tol, through)
-                if left <= refine * (hi_e - lo_e):
-                    break
+                best = np.empty((2 * n_nodes, n_g))
+                best_slope = np.empty((2 * n_nodes, n_g))
+                prefix = np.empty((2 * n_nodes, n_g))
+            _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix)
+            for i in range(n_g):
+                bound[TOP, i] = best[0, i]
+                tol = max(tol, abs(best[0, i]))
+            # a margin far above the rounding of sums taken in another order
+            tol = 1e-9 * (1.0 + tol)
+            for i in range(n_g - 1):
+                # the lines of the best paths at sample points i and i + 1 cross at x
+                slope_i, slope_j = best_slope[0, i], best_slope[0, i + 1]
+                bound[CROSS, i] = np.nan
+                if slope_j > slope_i:
+                    x = gammas[i] + (best[0, i] - best[0, i + 1] + slope_j * (gammas[i + 1] - gammas[i])) / \
+                        (slope_j - slope_i)
+                    if gammas[i] < x < gammas[i + 1]:
+                        bound[CROSS, i] = x
+                        bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - gammas[i])
+                        bound[CROSS_SHARE, i] = (x - gammas[i]) / (gammas[i + 1] - gammas[i])
         pool_a[0] = 0.0
         pool_b[0] = 0.0
         pool_edge[0] = -1
@@ -432,11 +371,21 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
             t = target[e]
             cur = 0
             nh = 0
+            if n_g > 0:
+                # no path through node t is highest: none of its edges is looked at
+                for i in range(n_g):
+                    through[0, i] = prefix[t, i] + best[t, i]
+                if _hopeless(0.0, 0.0, through, 0, bound, tol):
+                    while e < hi_e and target[e] == t:
+                        e += 1
             while e < hi_e and target[e] == t:
                 src = source[e]
-                if not alive[e - lo_e]:
-                    e += 1
-                    continue
+                if n_g > 0:
+                    for i in range(n_g):
+                        through[0, i] = prefix[src, i] + best[t, i]
+                    if _hopeless(a[e], b[e], through, 0, bound, tol):
+                        e += 1
+                        continue
                 need = nh + node_hi[src] - node_lo[src]
                 if need > buf_a.shape[1]:
                     cap = 2 * need
@@ -449,7 +398,7 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
                         grown_p[cur, i] = buf_p[cur, i]
                     buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
                 nh = _merge(EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p), cur, nh, pool_a, pool_b, node_lo[src],
-                            node_hi[src], a[e], b[e], e, low, high, t, pruned, Pruning(best, bound, tol))
+                            node_hi[src], a[e], b[e], e, low, high, t, n_g > 0, Pruning(best, bound, tol))
                 cur = 1 - cur
                 e += 1
             if used + nh > pool_a.shape[0]:

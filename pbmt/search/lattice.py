@@ -144,20 +144,20 @@ class Lattices:
         """Each sentence's upper envelope of ``A + gamma * B`` over its complete paths, where an edge adds
         ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
         (lines highest only outside are dropped; on a bounded segment, so are the lines that stay below the
-        best paths at the ``SAMPLES`` points of it). word_ids: int32[len(words)], the ids the paths' words are
+        best paths at ``SAMPLES`` points of it). word_ids: int32[len(words)], the ids the paths' words are
         read out as (``_lattice_kernels.envelopes``). On ``threads`` threads (default: the cores available),
         each a block of sentences of about as many edges; the result does not depend on their number."""
         x = self.joined
         a, b = np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
         word_ids = np.asarray(word_ids, dtype=np.int32)
         low, high = float(low), float(high)
-        bounded = np.isfinite(low) and np.isfinite(high) and len(SAMPLES) > 0
-        levels = np.array(SAMPLES if bounded else (), dtype=np.int64)
+        bounded = np.isfinite(low) and np.isfinite(high) and SAMPLES > 0
+        gammas = np.linspace(low, high, SAMPLES) if bounded else np.zeros(0)
         n = _threads(threads, self.n_sentences)
         bounds = np.searchsorted(self.edge_offsets, np.linspace(0, x.n_edges, n + 1)[1:-1])
         bounds = np.unique(np.concatenate([[0], bounds, [self.n_sentences]]))
         parts = _map(lambda block: envelopes(self.edge_offsets, self.node_offsets, x.source, x.target, a, b, x.option,
-                                             x.word_offsets, word_ids, low, high, levels, REFINE, *block),
+                                             x.word_offsets, word_ids, low, high, gammas, *block),
                      list(zip(bounds[:-1], bounds[1:])))
         return Envelopes(_joined_offsets([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                          np.concatenate([p[2] for p in parts]), _joined_offsets([p[3] for p in parts]),
@@ -167,13 +167,9 @@ class Lattices:
 #: the fewest edges worth a thread of their own in ``Lattices.scores``
 MIN_BLOCK = 100_000
 
-#: the numbers of sample points of a bounded segment, level by level, at which a line search finds every
-#: node's best completion over the edges still alive, to drop the lines that cannot reach the envelope before
-#: sweeping (``_lattice_kernels.envelopes``); () for none
-SAMPLES = (5, 17, 65)
-
-#: the share of a sentence's edges left alive above which the next level of ``SAMPLES`` prunes it
-REFINE = 0.1
+#: sample points of a bounded segment at which a line search finds every node's best completion, to drop the
+#: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``)
+SAMPLES = 5
 
 
 def _threads(threads: int | None, items: int) -> int:

@@ -177,10 +177,9 @@ def test_envelopes_of_many_sentences_are_each_sentences(tiny):
 
 
 def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch):
-    """Blocks of sentences on threads and the lines dropped at the sample points, at one level or refined
-    over the edges left at more points, change no envelope: the shared model's graphs of a few dev lines,
-    along random directions over bounded segments and along a coordinate over a climb's long segment (where
-    the first level leaves most edges), against one thread with no pruning."""
+    """Blocks of sentences on threads and the lines dropped at the sample points change no envelope: the
+    shared model's graphs of a few dev lines, along random directions over bounded segments, against one
+    thread with no pruning."""
     import pbmt.search.lattice as lattice_module
 
     model, _ = shared
@@ -189,16 +188,10 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
     rng = np.random.default_rng(8)
     a = joined.scores(model.weights / np.abs(model.weights).sum())
     ids = np.arange(len(joined.words), dtype=np.int32)
-    word_penalty = np.eye(model.layout.size)[model.layout.columns("WordPenalty0").start]
-    directions = [rng.standard_normal(model.layout.size) / model.layout.size for _ in range(3)] + [word_penalty]
-    for direction, (low, high) in zip(directions, [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01), (-0.05, 2.0)]):
-        b = joined.scores(direction)
+    for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]:
+        b = joined.scores(rng.standard_normal(model.layout.size) / model.layout.size)
         envelopes = [joined.envelopes(a, b, ids, low, high, threads=n) for n in (1, 2, 3)]
-        for samples, refine in [((5,), 0.1), ((3, 9, 33), 0.0)]:
-            monkeypatch.setattr(lattice_module, "SAMPLES", samples)
-            monkeypatch.setattr(lattice_module, "REFINE", refine)
-            envelopes.append(joined.envelopes(a, b, ids, low, high, threads=1))
-        monkeypatch.setattr(lattice_module, "SAMPLES", ())
+        monkeypatch.setattr(lattice_module, "SAMPLES", 0)
         alone = joined.envelopes(a, b, ids, low, high, threads=1)
         monkeypatch.undo()
         assert len(alone.intercept) > len(lattices)
