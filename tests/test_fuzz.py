@@ -630,13 +630,14 @@ CACHE_DAMAGE = ["empty", "truncate", "flip", "garbage", "append", "delete", "met
 
 def cached_model(fuzz, folder):
     """A copy of the fuzz model in ``folder`` (its own files, so its own caches) whose caches a first translation
-    built; its cache folders."""
+    built; its cache folders: the LM's, the two tables', and the LM's full-table estimate beside the phrase
+    table's."""
     for name in ("moses.ini", "pbmt.toml", "phrase-table.gz", "reordering-table.gz", "lm.arpa"):
         shutil.copy2(fuzz["model"] / name, folder / name)
     outputs = translate_outputs(folder / "first")
     assert run(translate_args(folder / "moses.ini", fuzz["input"], outputs)).code == 0
     caches = sorted(folder.glob("*.pbmt-cache/*"))
-    assert len(caches) == 3
+    assert len(caches) == 4
     return caches
 
 
