@@ -79,8 +79,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
         return argparse.HelpFormatter._fill_text(self, text, width, indent)
 
     def _get_help_string(self, action):
-        if action.default is None or action.default is False:
-            return action.help
+        if action.default is None or action.default is False or action.default == []:
+            return action.help  # an unset option, an off flag or a repeatable option given no times
         return super()._get_help_string(action)
 
 
