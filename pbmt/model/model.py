@@ -9,6 +9,7 @@ truecase or lowercase) is pbmt's own and lives in ``pbmt.toml`` beside the ini f
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import shutil
@@ -16,7 +17,7 @@ import threading
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -423,7 +424,7 @@ class TranslationModel:
         feature that names its ``estimate_files`` has them kept beside the table's binary cache too, so the
         next process maps them."""
         total = np.zeros(self.full_table.n_candidates)
-        pairs = []
+        pairs = functools.cache(lambda: self.full_table.pairs(self.vocab))  # made once, for the features that need it
         for k, (feature, (_, columns)) in enumerate(zip(self.features, self.layout.slices)):
             if not weights[columns].any():
                 continue
@@ -433,10 +434,10 @@ class TranslationModel:
                 total += self.table_estimates[k] @ weights[columns]
         return total
 
-    def _feature_table_estimate(self, feature: FeatureFunction, pairs: list) -> np.ndarray | None:
+    def _feature_table_estimate(self, feature: FeatureFunction,
+                                pairs: Callable[[], PhrasePairs]) -> np.ndarray | None:
         """One feature's ``estimate`` of every candidate of the full table (read-only), from the binary cache
-        when its ``estimate_files`` name one; ``pairs``: the table's ``PhrasePairs`` once made (a list of at
-        most one, shared by the features)."""
+        when its ``estimate_files`` name one; ``pairs()``: the table's ``PhrasePairs``."""
         table = self.full_table
         kind = None
         if feature.estimate_files and table.path is not None and Path(table.path).is_file():
@@ -446,9 +447,7 @@ class TranslationModel:
             stored = cache.load_arrays(table.path, kind, _ESTIMATE_VERSION, ["values"])
             if stored is not None and stored["values"].shape[0] == table.n_candidates:
                 return stored["values"]
-        if not pairs:
-            pairs.append(table.pairs(self.vocab))
-        values = feature.estimate(pairs[0])
+        values = feature.estimate(pairs())
         if values is not None:
             if kind is not None:
                 cache.save_arrays(table.path, kind, _ESTIMATE_VERSION, {"values": values})
