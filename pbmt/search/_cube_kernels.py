@@ -119,11 +119,9 @@ def _queue_push(keys, cells, size, key, c):
 
 
 @njit(cache=True, inline="always")
-def _queue_pop(keys, cells, size):
-    """Remove the top of the max-heap; returns (its cell, the new size)."""
-    top = cells[0]
-    size -= 1
-    key, c = keys[size], cells[size]
+def _queue_sink(keys, cells, size, key, c):
+    """Put cell ``c`` with priority ``key`` in the free top of the max-heap of ``size`` entries (counting the
+    top) and sift it down."""
     i = 0
     while True:
         child = 2 * i + 1
@@ -138,7 +136,6 @@ def _queue_pop(keys, cells, size):
         i = child
     keys[i] = key
     cells[i] = c
-    return top, size
 
 
 @njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -152,6 +149,7 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
     n_cand = 0
     size = 0
     pops = 0
+    top_free = False  # the heap's top is a popped cell whose place is free
     seed = first_edge
     while seed >= 0 or (size > 0 and pops < limits.pop_limit):
         if seed >= 0:
@@ -159,7 +157,8 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
             seed = edges.next[seed]
             n_next = 1  # the cell itself
         else:
-            c, size = _queue_pop(heap_keys, heap, size)
+            c = heap[0]  # the top stays in the heap until its first successor takes its place (see below)
+            top_free = True
             pops += 1
             ce, ci, cj = queue.edge[c], queue.row[c], queue.col[c]
             if queue.total[c] < stacks.best[s] + limits.log_beam:
@@ -196,8 +195,16 @@ def _fill_stack(s, first_edge, edges, order, sentence, tr, limits, stacks, pool,
             queue.edge[n_cand], queue.row[n_cand], queue.col[n_cand] = ce, i, j
             queue.score[n_cand] = pool.score[h] + sentence.local_score[o] + step
             queue.total[n_cand] = queue.score[n_cand] + edges.fut[ce]
-            size = _queue_push(heap_keys, heap, size, queue.total[n_cand], n_cand)
+            if top_free:
+                _queue_sink(heap_keys, heap, size, queue.total[n_cand], n_cand)
+                top_free = False
+            else:
+                size = _queue_push(heap_keys, heap, size, queue.total[n_cand], n_cand)
             n_cand += 1
+        if top_free:  # a popped cell without successors: the heap's last entry takes its place
+            size -= 1
+            _queue_sink(heap_keys, heap, size, heap_keys[size], heap[size])
+            top_free = False
     return n_hyp
 
 
