@@ -9,12 +9,11 @@ text file (see ``pbmt.model.cache``), so pruning under new weights is cheap.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import itertools
+import codecs
+import gzip
 import math
-import re
 import sys
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,10 +22,11 @@ from tqdm import tqdm
 
 from pbmt.base import csr
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import parse_float, read_lines
+from pbmt.base.files import open_binary, parse_float, read_lines
 from pbmt.model import cache
 from pbmt.base.hashtable import build_table
 from pbmt.model._phrase_kernels import lookup_spans
+from pbmt.model._table_text_kernels import intern_words, scan_lines, source_trie
 from pbmt.base.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
@@ -229,52 +229,41 @@ def read_only(holder):
 def _parse(path: Path) -> dict[str, np.ndarray]:
     """Parse the text table into the arrays of the cache (table-local word ids).
 
-    Column by column over all lines (a split per field, one dictionary per vocabulary, numpy for the numbers),
-    with the garbage collector paused while millions of small lists live. Any malformed line sends the lines
-    through ``_check_line`` one by one, for the message naming the first.
+    The text's bytes are read whole and scanned by numba kernels (``_table_text_kernels``) in runs of whole
+    lines, a progress bar on a terminal advancing run by run. Anything the kernels do not accept (text that is
+    no UTF-8, a damaged gzip stream, a malformed line) sends the lines through ``_check_line`` one by one, for
+    the message naming the first bad one.
     """
-    with _collector_paused():
-        lines = [(number, line) for number, line in _with_progress(path, read_lines(path))
-                 if line and not line.isspace()]
-        if not lines:
-            raise FormatError(path, None, "the phrase table is empty")
-        fields = [line.split("|||") for _, line in lines]
-        try:
-            columns = _columns(fields)
-        except ValueError:
-            columns = None
-        if columns is None:
-            n_scores = len(fields[0][2].split()) if len(fields[0]) >= 3 else 0  # a first line of < 3 fails first
-            for (number, _), line_fields in zip(lines, fields):
-                _check_line(path, number, line_fields, n_scores)
-            raise AssertionError("a malformed phrase table line went unnamed")  # _check_line names it
-        src_tokens, tgt_tokens, probs, align_counts, links = columns
+    data = _read_text(path)
+    if data is None:
+        _name_bad_line(path)
+    text = np.frombuffer(data, np.uint8)
+    lines, src, tgt, probs, links = _scan(path, data, text)
+    deferred = np.flatnonzero(np.isnan(probs).any(axis=1))
+    try:
+        for row in deferred:  # numbers a decimal fast path cannot read exactly, e.g. 1e-30
+            line_end = data.find(b"\n", lines[row, 0])
+            line = data[lines[row, 0]:line_end if line_end >= 0 else len(data)].decode("utf-8")
+            probs[row] = [parse_float(token) for token in line.split("|||")[2].split()]
+    except ValueError:
+        _name_bad_line(path)
+    if not (np.isfinite(probs).all() and (probs > 0).all()):
+        _name_bad_line(path)
 
-        src_ids: dict[tuple[str, ...], int] = {}  # source phrase tokens -> index, in order of first sight
-        phrase_of_line = np.fromiter((src_ids.setdefault(key, len(src_ids)) for key in map(tuple, src_tokens)),
-                                     np.int64, len(src_tokens))
-        src_words: dict[str, int] = {}
-        src_phrases = [[src_words.setdefault(w, len(src_words)) for w in phrase] for phrase in src_ids]
-        tgt_words: dict[str, int] = {}
-        tgt_lengths = np.fromiter(map(len, tgt_tokens), np.int64, len(tgt_tokens))
-        tgt_ids = np.fromiter((tgt_words.setdefault(w, len(tgt_words)) for w in itertools.chain.from_iterable(
-            tgt_tokens)), np.int32, int(tgt_lengths.sum()))
-        parents, last_words, node_phrase = _trie(src_phrases)
-
+    src_ids, n_src_words, src_vocab = intern_words(text, src)
+    tgt_ids, _, tgt_vocab = intern_words(text, tgt)
+    phrase_of_line, src_offsets, src_local, parents, last_words, node_phrase = source_trie(
+        src_ids, _offsets(lines[:, 1]), n_src_words)
+    n_phrases = len(src_offsets) - 1
     order = np.argsort(phrase_of_line, kind="stable")
-    counts = np.bincount(phrase_of_line, minlength=len(src_ids))
-    cand_offsets = np.zeros(len(src_ids) + 1, dtype=np.int64)
-    np.cumsum(counts, out=cand_offsets[1:])
-    tgt_offsets, tgt_local = csr.take(_offsets(tgt_lengths), tgt_ids, order)
-    align_offsets, align = csr.take(_offsets(align_counts), links, order)
+    cand_offsets = _offsets(np.bincount(phrase_of_line, minlength=n_phrases))
+    tgt_offsets, tgt_local = csr.take(_offsets(lines[:, 2]), tgt_ids, order)
+    align_offsets, align = csr.take(_offsets(lines[:, 3]), links, order)
     scores = np.maximum(np.log(probs), LOG_FLOOR)[order]
-
-    src_offsets = _offsets(np.fromiter(map(len, src_phrases), np.int64, len(src_phrases)))
-    src_local = np.fromiter(itertools.chain.from_iterable(src_phrases), np.int32, int(src_offsets[-1]))
-    trie_keys, trie_values = build_table(parents, last_words, len(src_words))
+    trie_keys, trie_values = build_table(parents, last_words, n_src_words)
     return {
-        "src_vocab": cache.encode_words(list(src_words)),
-        "tgt_vocab": cache.encode_words(list(tgt_words)),
+        "src_vocab": src_vocab,
+        "tgt_vocab": tgt_vocab,
         "src_offsets": src_offsets,
         "src_local": src_local,
         "cand_offsets": cand_offsets,
@@ -289,41 +278,66 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _columns(fields: list[list[str]]):
-    """The columns of a table's lines split at '|||': (source tokens, target tokens, probabilities
-    float64[n, n_scores], alignment points per line int64[n], the points int16[k, 2]), or None when a line
-    is malformed (ValueError too: a score or point that is no number)."""
-    if min(map(len, fields)) < 3:
-        return None
-    src_tokens = [f[0].split() for f in fields]
-    tgt_tokens = [f[1].split() for f in fields]
-    if not all(src_tokens) or not all(tgt_tokens):
-        return None
-    score_tokens = [f[2].split() for f in fields]
-    score_text = "".join(itertools.chain.from_iterable(score_tokens))
-    if not score_text.isascii() or "_" in score_text:
-        return None
-    n_scores = len(score_tokens[0])
-    if n_scores == 0 or any(len(t) != n_scores for t in score_tokens):
-        return None
-    probs = np.array(list(itertools.chain.from_iterable(score_tokens)), dtype=np.float64).reshape(-1, n_scores)
-    if not (np.isfinite(probs).all() and (probs > 0).all()):
-        return None
-    align_tokens = [f[3].split() if len(f) > 3 else () for f in fields]
-    points = " ".join(itertools.chain.from_iterable(align_tokens))
-    if points and not _POINTS.fullmatch(points):
-        return None
-    links = np.array(points.replace("-", " ").split(), dtype=np.int64).reshape(-1, 2)
-    align_counts = np.fromiter(map(len, align_tokens), np.int64, len(align_tokens))
-    line = np.repeat(np.arange(len(fields)), align_counts)
-    src_lengths = np.fromiter(map(len, src_tokens), np.int64, len(src_tokens))
-    tgt_lengths = np.fromiter(map(len, tgt_tokens), np.int64, len(tgt_tokens))
-    if (links[:, 0] >= src_lengths[line]).any() or (links[:, 1] >= tgt_lengths[line]).any():
-        return None
-    return src_tokens, tgt_tokens, probs, align_counts, links.astype(np.int16)
+_RUN_BYTES = 1 << 22  # text scanned per kernel call: the progress bar's step
 
 
-_POINTS = re.compile(r"[0-9]+-[0-9]+(?: [0-9]+-[0-9]+)*")  # alignment points i-j, one space apart
+def _scan(path: Path, data: bytes, text: np.ndarray):
+    """``scan_lines`` over ``data`` (``text``: the same bytes as uint8) run by run: (lines int64[n, 4]: each
+    line's first byte, source tokens, target tokens, alignment points; source and target tokens int64[k, 2]:
+    first byte and length; probabilities float64[n, n_scores], NaN where Python's ``float`` must read them;
+    alignment points int16[m, 2])."""
+    n_scores, runs = -1, []
+    with _progress(path, len(data), "parsing") as bar:
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start + _RUN_BYTES) + 1 or len(data)
+            max_tokens = (end - start) // 2 + 1  # a token and a space at least
+            lines = np.empty((data.count(b"\n", start, end) + 1, 4), np.int64)
+            src, tgt = np.empty((max_tokens, 2), np.int64), np.empty((max_tokens, 2), np.int64)
+            probs, links = np.empty(max_tokens), np.empty((max_tokens, 2), np.int16)
+            n_scores, bad, n_lines, n_src, n_tgt, n_links = scan_lines(text, start, end, n_scores, lines, src, tgt,
+                                                                       probs, links)
+            if bad >= 0:
+                _name_bad_line(path)
+            if n_lines:
+                runs.append((lines[:n_lines], src[:n_src], tgt[:n_tgt], probs[:n_lines * n_scores], links[:n_links]))
+            bar.update(end - start)
+            start = end
+    if not runs:
+        raise FormatError(path, None, "the phrase table is empty")
+    lines, src, tgt, probs, links = (np.concatenate(column) for column in zip(*runs))
+    return lines, src, tgt, probs.reshape(-1, n_scores), links
+
+
+def _read_text(path: Path) -> bytes | None:
+    """The bytes of ``path``'s text (gzip decompressed), or None when they are no UTF-8 or cannot be read
+    whole (``read_lines`` then names the line). The progress bar counts the file's bytes read: a gzip
+    trailer's size of the text is that of its last member only."""
+    chunks = []
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open_binary(path) as handle, _progress(path, path.stat().st_size, "reading") as bar:
+            raw = handle.fileobj if isinstance(handle, gzip.GzipFile) else handle
+            while chunk := handle.read(_RUN_BYTES):
+                decoder.decode(chunk)
+                chunks.append(chunk)
+                bar.update(raw.tell() - bar.n)
+        decoder.decode(b"", final=True)
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error):
+        return None
+    return b"".join(chunks)
+
+
+def _name_bad_line(path: Path) -> None:
+    """Raise the FormatError naming the first malformed line of ``path`` (a kernel found one)."""
+    n_scores = None
+    for number, line in read_lines(path):
+        if line and not line.isspace():
+            fields = line.split("|||")
+            if n_scores is None:
+                n_scores = len(fields[2].split()) if len(fields) >= 3 else 0  # a first line of < 3 fails first
+            _check_line(path, number, fields, n_scores)
+    raise AssertionError("a malformed phrase table line went unnamed")  # _check_line names it
 
 
 def _check_line(path: Path, number: int, fields: list[str], n_scores: int) -> None:
@@ -355,19 +369,6 @@ def _check_line(path: Path, number: int, fields: list[str], n_scores: int) -> No
                 raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off while a parse builds millions of small acyclic lists (it would
-    scan them again and again: a third of the parse's time)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 def _offsets(lengths: np.ndarray) -> np.ndarray:
     """CSR offsets int64[n + 1] of rows of ``lengths``."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -375,48 +376,8 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
-def _with_progress(path: Path, lines):
-    """``lines`` of ``path``, with a progress bar in its text's bytes on a terminal (standard error): the
-    first load of a large table parses for minutes, a later one maps the cache in milliseconds."""
-    if not sys.stderr.isatty():
-        yield from lines
-        return
-    with tqdm(total=_text_size(path), unit="B", unit_scale=True, desc=f"caching {path.name}", leave=False,
-              file=sys.stderr, mininterval=0.5) as bar:
-        done = 0
-        for number, line in lines:
-            done += len(line) + 1  # characters: about the bytes of a mostly ASCII table
-            if number % 16384 == 0:
-                bar.update(done - bar.n)
-            yield number, line
-
-
-def _text_size(path: Path) -> int | None:
-    """The bytes of the text in ``path``: its size, or a gzip file's from its trailer (which keeps the size
-    modulo 2**32, so a larger text has no known size)."""
-    size = path.stat().st_size
-    if path.suffix != ".gz":
-        return size
-    with open(path, "rb") as handle:
-        handle.seek(max(size - 4, 0))
-        text = int.from_bytes(handle.read(4), "little")
-    return text if text >= size else None
-
-
-def _trie(phrases: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Trie nodes of the source phrases: (parent int64[n], word int32[n], phrase int32[n]); node 0 is the root."""
-    children: dict[tuple[int, int], int] = {}
-    parents, words, phrase_at = [-1], [0], [-1]
-    for index, phrase in enumerate(phrases):
-        node = 0
-        for w in phrase:
-            child = children.get((node, w))
-            if child is None:
-                child = children[(node, w)] = len(parents)
-                parents.append(node)
-                words.append(w)
-                phrase_at.append(-1)
-            node = child
-        phrase_at[node] = index
-    return (np.asarray(parents, dtype=np.int64), np.asarray(words, dtype=np.int32),
-            np.asarray(phrase_at, dtype=np.int32))
+def _progress(path: Path, total: int, verb: str) -> tqdm:
+    """A progress bar of ``total`` bytes of ``path`` on a terminal (standard error), silent elsewhere: the first
+    load of a large table reads and parses for a while, a later one maps the cache in milliseconds."""
+    return tqdm(total=total, unit="B", unit_scale=True, desc=f"{verb} {path.name}", leave=False, file=sys.stderr,
+                mininterval=0.5, disable=not sys.stderr.isatty())

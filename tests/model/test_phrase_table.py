@@ -4,6 +4,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pbmt.base.errors import FormatError
 from pbmt.model.phrase_table import PhraseTable
@@ -177,3 +179,80 @@ def test_shared_moses_table(bible):
             phrase = table.lookup(ids, 7)[0, len(ids) - 1]
             found = {" ".join(vocab.words(table.target(c))): c for c in table.candidates(phrase)}
             np.testing.assert_allclose(table.scores[found[tgt]], np.log([float(p) for p in scores.split()]))
+
+
+def _reference(text):
+    """The table Python's str methods read from ``text``: [(source words, [(target words, scores, points)])],
+    source phrases in order of first sight; or the 1-based number of the first malformed line."""
+    phrases, n_scores = {}, None
+    for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line or line.isspace():
+            continue
+        fields = line.split("|||")
+        if len(fields) < 3 or not fields[0].split() or not fields[1].split():
+            return number
+        src, tgt = tuple(fields[0].split()), tuple(fields[1].split())
+        try:
+            if not all(t.isascii() and "_" not in t for t in fields[2].split()):
+                raise ValueError
+            probs = [float(t) for t in fields[2].split()]
+        except ValueError:
+            return number
+        n_scores = len(probs) if n_scores is None else n_scores
+        if not probs or len(probs) != n_scores or not all(0 < p < math.inf for p in probs):
+            return number
+        points = []
+        for token in fields[3].split() if len(fields) > 3 else ():
+            i, dash, j = token.partition("-")
+            if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()) \
+                    or int(i) >= len(src) or int(j) >= len(tgt):
+                return number
+            points.append((int(i), int(j)))
+        phrases.setdefault(src, []).append((tgt, [max(math.log(p), -100.0) for p in probs], points))
+    return list(phrases.items())
+
+
+_PIECES = ["la", "casa", "é", "|", "||", "|||", " ||| ", "0", "1", "2", "0.5", "1e-30", "2.5E+3", "-", "0-0", "1-0",
+           "nan", "inf", "1_0", "\u0663", ".", " ", "  ", "\t", "\r", "\x0b", "\x1c", "\x85", "\xa0", "\u2009",
+           "\u3000", "\u200b", "\ufeff", "x\u00a0y"]
+
+
+@st.composite
+def _tables(draw):
+    """Phrase table texts: lines mostly well formed, with odd whitespace, numbers and points, some not."""
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        pieces = st.lists(st.sampled_from(_PIECES), max_size=4).map(" ".join)
+        if draw(st.booleans()):
+            lines.append("".join(draw(st.lists(st.sampled_from(_PIECES), max_size=12))))
+        else:
+            src, tgt = draw(st.sampled_from(["la", "la casa", "casa\xa0verde"])), draw(st.sampled_from(["the", "a b"]))
+            scores = draw(st.lists(st.sampled_from(["0.5", "1", "1e-30", "0.000313489", "3.6847e-10", "7E2",
+                                                    ".25", "5.", "+0.5", "1234567890.123456789"]), min_size=2,
+                                   max_size=3))
+            lines.append(f"{src} |||{draw(pieces)}{tgt} ||| {' '.join(scores)} |||{draw(pieces)}")
+    return draw(st.sampled_from(["", "\ufeff"])) + "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_tables())
+def test_the_byte_parser_reads_what_pythons_str_methods_read(tmp_path, text):
+    """Every table reads as Python's ``str.split`` and ``float`` read it (tokens split at any Unicode space,
+    fields at '|||'), or fails naming the line they fail at."""
+    path = tmp_path / "pt.txt"
+    path.write_bytes(text.encode("utf-8"))
+    expected = _reference(text)
+    vocab = Vocab()
+    try:
+        table = PhraseTable.load(path, vocab)
+    except FormatError as err:
+        assert err.line == expected or (expected == [] and "empty" in str(err)), (text, expected, str(err))
+        return
+    assert isinstance(expected, list) and len(expected) == table.n_phrases, (text, expected)
+    for phrase, (src, pairs) in enumerate(expected):
+        assert tuple(vocab.words(table.source(phrase))) == src
+        got = [(tuple(vocab.words(table.target(c))), table.scores[c].tolist(),
+                [tuple(p) for p in table.align[table.align_offsets[c]:table.align_offsets[c + 1]].tolist()])
+               for c in table.candidates(phrase)]
+        assert got == [(tgt, scores, points) for tgt, scores, points in pairs], text
