@@ -12,7 +12,7 @@ line and what is wrong with it (``pbmt.model.phrase_table``).
 import numpy as np
 from numba import njit
 
-from pbmt.base.hashtable import insert, table_capacity
+from pbmt.base.hashtable import build_table, insert
 
 _TENS = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
                   1e17, 1e18, 1e19, 1e20, 1e21, 1e22])  # exact in float64: the fast path's scale factors
@@ -310,13 +310,12 @@ def source_trie(words, offsets, n_words):
     """
     n_lines = offsets.shape[0] - 1
     phrase_of_line = np.empty(n_lines, np.int64)
-    keys = np.full(table_capacity(1024), -1, np.int64)
-    node_at = np.empty(keys.shape[0], np.int64)  # the node whose key is in each slot
     parents = np.empty(words.shape[0] + 1, np.int64)
     last = np.empty(words.shape[0] + 1, np.int32)
     phrase_at = np.full(words.shape[0] + 1, -1, np.int32)
     parents[0], last[0] = -1, 0
     n_nodes = 1
+    keys, node_at = build_table(parents[:1], last[:1], n_words)  # node_at: the node whose key is in each slot
     phrase_offsets = np.zeros(n_lines + 1, np.int64)
     phrase_words = np.empty(words.shape[0], np.int32)
     n_phrases = 0
@@ -330,11 +329,8 @@ def source_trie(words, offsets, n_words):
             parents[n_nodes], last[n_nodes], node_at[s] = node, words[k], n_nodes
             node = n_nodes
             n_nodes += 1
-            if 2 * n_nodes > keys.shape[0]:  # half full: double, and place every node again
-                keys = np.full(2 * keys.shape[0], -1, np.int64)
-                node_at = np.empty(keys.shape[0], np.int64)
-                for m in range(1, n_nodes):
-                    node_at[insert(keys, n_words, parents[m], last[m])[0]] = m
+            if 2 * n_nodes > keys.shape[0]:  # half full: a table twice as large
+                keys, node_at = build_table(parents[:n_nodes], last[:n_nodes], n_words)
         if phrase_at[node] < 0:
             phrase_at[node] = n_phrases
             at = phrase_offsets[n_phrases]
