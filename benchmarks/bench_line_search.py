@@ -13,9 +13,16 @@ add --detach /tmp/base main``) the same searches run in a child process
 importing pbmt from DIR, one after the other with this checkout's, and the
 two must find the same steps and BLEU; the ratio of their times is the claim.
 CPU and wall seconds are printed with the load average sampled after each.
+With ``--climb`` it times a whole optimisation instead: ``LatticeMert``'s
+climb from the untuned weights (``--seed``, one thread, the kernels compiled
+first on two sentences' graphs), beside the baseline's when one is given,
+with the number of line searches and the BLEU of the graphs' best paths
+under the weights each reaches (``--margin``: this checkout's
+``LatticeMert`` margin; ``--sentences N`` takes the first N sentences of the
+saved graphs).
 
 Usage: python benchmarks/bench_line_search.py [--graphs FILE] [--sentences N] [--directions K] [--baseline DIR]
-       [--threads T] [--json FILE]
+       [--threads T] [--climb [--margin X]] [--json FILE]
 """
 
 from __future__ import annotations
@@ -53,23 +60,67 @@ def save_graphs(path: Path, config: Path, sentences: int | None, threads: int) -
           f"(load {os.getloadavg()[0]:.2f}); {x.n_edges} edges, {x.n_nodes} nodes -> {path}", file=sys.stderr)
 
 
+def load_graphs(graphs: Path, sentences: int | None):
+    """The saved lattices of the first ``sentences`` dev sentences (None: all the file holds)."""
+    from pbmt.search.lattice import Lattice, Lattices
+
+    saved = np.load(graphs)
+    arrays = {name: saved[name] for name in saved.files}
+    offsets = {name: arrays.pop(name) for name in ("edge_offsets", "node_offsets", "option_offsets")}
+    arrays["n_nodes"] = int(arrays["n_nodes"])
+    n = len(offsets["edge_offsets"]) - 1
+    if sentences is None or sentences == n:
+        return Lattices(**offsets, joined=Lattice(**arrays))
+    if sentences > n:
+        raise SystemExit(f"{graphs} holds {n} sentences' graphs, not {sentences}")
+    edges, options = offsets["edge_offsets"][sentences], offsets["option_offsets"][sentences]
+    head = {name: arrays[name][:edges] for name in ("source", "target", "option", "transition")}
+    head |= {name: arrays[name][:options] for name in ("local", "start", "end", "sentence_option")}
+    head |= {"word_offsets": arrays["word_offsets"][:options + 1], "columns": arrays["columns"],
+             "words": arrays["words"][:arrays["word_offsets"][options]],
+             "n_nodes": int(offsets["node_offsets"][sentences])}
+    return Lattices(*(offsets[name][:sentences + 1] for name in ("edge_offsets", "node_offsets", "option_offsets")),
+                    joined=Lattice(**head))
+
+
+def time_climb(graphs: Path, config: Path, sentences: int | None, seed: int, margin: str | None) -> dict:
+    """Times one ``LatticeMert`` optimisation from the untuned weights (one thread) with the pbmt this process
+    imports; margin: ``LatticeMert``'s (None: its default; 'none': every path)."""
+    from pbmt.model.model import TranslationModel
+    from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
+    from pbmt.tune.pool import References, tuned_columns
+
+    model = TranslationModel.load(config)
+    weights = model.layout.weights(model.config)
+    params = {} if margin is None else {"margin": None if margin == "none" else float(margin)}
+    mert = LatticeMert(threads=1, **params)
+    free = tuned_columns(model.layout, mert.fixed)
+    refs = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()
+
+    def lines(n):
+        joined = load_graphs(graphs, n)
+        return LatticeLines(joined, References(refs[:joined.n_sentences]), free, threads=1)
+    mert._optimise(lines(2), weights, free, np.random.default_rng(seed))  # compiles the kernels unless cached
+    lines = lines(sentences)
+    joined = lines.lattices
+    wall, cpu = time.perf_counter(), time.process_time()
+    mert._optimise(lines, weights, free, np.random.default_rng(seed))
+    return {"edges": int(joined.joined.n_edges), "sentences": joined.n_sentences,
+            "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+            "line searches": mert.n_line_searches_, "bleu": 100 * mert.score_, "weights": mert.weights_.tolist(),
+            "load": os.getloadavg()[0]}
+
+
 def time_searches(graphs: Path, config: Path, sentences: int | None, directions: int, seed: int) -> dict:
     """Times line searches over the saved graphs with the pbmt this process imports."""
     from pbmt.model.model import TranslationModel
-    from pbmt.search.lattice import Lattice, Lattices
     from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
     from pbmt.tune.mert import _segment
     from pbmt.tune.pool import References, tuned_columns
 
     model = TranslationModel.load(config)
-    saved = np.load(graphs)
-    arrays = {name: saved[name] for name in saved.files}
-    offsets = {name: arrays.pop(name) for name in ("edge_offsets", "node_offsets", "option_offsets")}
-    arrays["n_nodes"] = int(arrays["n_nodes"])
-    joined = Lattices(**offsets, joined=Lattice(**arrays))
+    joined = load_graphs(graphs, sentences)
     refs = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:joined.n_sentences]
-    if sentences is not None and sentences != joined.n_sentences:
-        raise SystemExit(f"{graphs} holds {joined.n_sentences} sentences' graphs, not {sentences}")
     layout = model.layout
     weights = layout.weights(model.config)
     free = tuned_columns(layout, LatticeMert().fixed)
@@ -101,6 +152,11 @@ def time_searches(graphs: Path, config: Path, sentences: int | None, directions:
             "found": found, "load": os.getloadavg()[0]}
 
 
+def report_climb(label: str, result: dict) -> None:
+    print(f"{label:<10} climb: {result['cpu']:.1f} s CPU, {result['wall']:.1f} s wall, {result['line searches']} line "
+          f"searches, BLEU of the graphs' best paths {result['bleu']:.2f} (load {result['load']:.2f})", file=sys.stderr)
+
+
 def report(label: str, result: dict) -> None:
     for name, t in result["per search"].items():
         print(f"{label:<10} {name:<11} {'' if name == 'edge scores' else 'line search'}: {t['wall']:.3f} s wall, {t['cpu']:.3f} s CPU "
@@ -118,27 +174,47 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="the directions' random generator")
     parser.add_argument("--threads", type=int, default=2, help="decoding threads when the graphs are decoded")
     parser.add_argument("--baseline", type=Path, help="a checkout of another commit to time beside this one")
+    parser.add_argument("--climb", action="store_true",
+                        help="time a whole optimisation (LatticeMert's climb from the untuned weights, seed --seed, "
+                             "one thread) instead of single line searches")
+    parser.add_argument("--margin", help="with --climb, this checkout's LatticeMert margin ('none': every path; "
+                                         "default: its default)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.graphs.exists():
         save_graphs(args.graphs, args.config, args.sentences, args.threads)
-    timing = (args.config, args.sentences, args.directions, args.seed)
+    if args.climb:
+        def timed(margin):
+            return time_climb(args.graphs, args.config, args.sentences, args.seed, margin)
+        show = report_climb
+    else:
+        def timed(margin):
+            return time_searches(args.graphs, args.config, args.sentences, args.directions, args.seed)
+        show = report
     if args.child:
-        print(json.dumps(time_searches(args.graphs, *timing)))
+        print(json.dumps(timed(None)))
         return 0
     results = {}
     if args.baseline:
         env = dict(os.environ, PYTHONPATH=str(args.baseline.resolve()))
         command = [sys.executable, __file__, "--child", "--graphs", str(args.graphs), "-f", str(args.config),
-                   "--directions", str(args.directions), "--seed", str(args.seed)]
+                   "--directions", str(args.directions), "--seed", str(args.seed)] + ["--climb"] * args.climb
         if args.sentences is not None:
             command += ["--sentences", str(args.sentences)]
         results["baseline"] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True,
                                                         text=True).stdout)
-        report("baseline", results["baseline"])
-    results["this"] = time_searches(args.graphs, *timing)
-    report("this", results["this"])
+        show("baseline", results["baseline"])
+    results["this"] = timed(args.margin)
+    show("this", results["this"])
+    if args.climb:
+        if args.baseline:
+            base, this = results["baseline"], results["this"]
+            print(f"speed-up of the climb: {base['cpu'] / this['cpu']:.1f}x CPU, {base['wall'] / this['wall']:.1f}x "
+                  f"wall; BLEU {this['bleu'] - base['bleu']:+.2f}", file=sys.stderr)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1) + "\n")
+        return 0
     print(f"{results['this']['edges']} edges in {results['this']['sentences']} sentences' graphs", file=sys.stderr)
     if args.baseline:
         base, this = results["baseline"], results["this"]

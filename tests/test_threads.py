@@ -214,5 +214,6 @@ def test_the_sampler_and_line_search_kernels_release_the_gil():
     from pbmt.search import _lattice_kernels, _sampler_kernels
 
     kernels = (_sampler_kernels.run_chain, _sampler_kernels.neighbourhood, _sampler_kernels.apply,
-               _sampler_kernels.init_chain, _lattice_kernels.edge_scores, _lattice_kernels.envelopes)
+               _sampler_kernels.init_chain, _lattice_kernels.edge_scores, _lattice_kernels.envelopes,
+               _lattice_kernels.near_edges)
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

@@ -77,7 +77,7 @@ RANGES: dict[str, Range] = {
                      "flat_weight", "temperature", "sparse_l1"], NON_NEGATIVE),
     # positive: rates, scales, temperatures, steps
     **dict.fromkeys(["anneal", "apro_c", "learning_rate", "samplerank_c", "samplerank_step", "gain_scale",
-                     "score_range", "max_step", "discount_fallback"], POSITIVE),
+                     "score_range", "max_step", "discount_fallback", "lattice_margin"], POSITIVE),
     **dict.fromkeys(["beam_threshold", "pro_min_difference", "interpolation"], FRACTION),
     "significance": Range(0, 1, open_high=True),
     "mira_c": POSITIVE, "mira_epochs": COUNT, "mira_decay": Range(0, 1, open_low=True),

@@ -15,7 +15,7 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
   lattice-mert              the same loop, but MERT's line searches take each
                             sentence's envelope over every path of its search
                             graph, not over the pool (Macherey et al., 2008);
-                            MERT's options apply
+                            MERT's options apply, and --lattice-margin
   costmargin, perceptron    decode --passes times, adding each 1-best to the
                             sentence's relevant set; retrain on the sets from
                             zero between decodings (Tillmann & Zhang)

@@ -153,6 +153,71 @@ def _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_s
                 best_slope[s, i] = best_slope[t, i] + b[e]
 
 
+@njit(cache=True, nogil=True)
+def near_edges(edge_offsets, node_offsets, source, target, a, margin, first, last, keep, new_source, new_target,
+               counts):
+    """Marks the edges of sentences ``first:last`` that lie on some complete path scoring within ``margin`` of
+    the sentence's best path, where an edge adds ``a`` (float64[n_edges]) to a path's score: a forward and a
+    backward Viterbi pass give each edge's best path through it.
+
+    edge_offsets, node_offsets, source, target: as ``envelopes`` reads them. Writes keep: bool[n_edges];
+    new_source, new_target: int32[n_edges], a kept edge's nodes numbered among its sentence's kept nodes in the
+    same order (so the start stays 0, the final node last and every kept edge goes to a higher number); counts:
+    int64[n_sent, 2], each sentence's kept nodes and edges. The best paths are kept whatever the rounding of
+    their sums (a margin of 1e-9 of the best score is added), and a kept edge is on a complete path of kept edges
+    (checked by reachability)."""
+    prefix = np.empty(16)
+    best = np.empty(16)
+    reach = np.empty(16, dtype=np.bool_)
+    coreach = np.empty(16, dtype=np.bool_)
+    node_id = np.empty(16, dtype=np.int32)
+    for s in range(first, last):
+        lo_e = edge_offsets[s]
+        hi_e = edge_offsets[s + 1]
+        n_nodes = node_offsets[s + 1] - node_offsets[s]
+        if prefix.shape[0] < n_nodes:
+            prefix = np.empty(2 * n_nodes)
+            best = np.empty(2 * n_nodes)
+            reach = np.empty(2 * n_nodes, dtype=np.bool_)
+            coreach = np.empty(2 * n_nodes, dtype=np.bool_)
+            node_id = np.empty(2 * n_nodes, dtype=np.int32)
+        for v in range(n_nodes):
+            prefix[v] = -np.inf
+            best[v] = -np.inf
+            reach[v] = False
+            coreach[v] = False
+        prefix[0] = 0.0
+        best[n_nodes - 1] = 0.0
+        for e in range(lo_e, hi_e):
+            prefix[target[e]] = max(prefix[target[e]], prefix[source[e]] + a[e])
+        for e in range(hi_e - 1, lo_e - 1, -1):
+            best[source[e]] = max(best[source[e]], best[target[e]] + a[e])
+        cut = best[0] - margin - 1e-9 * (1.0 + abs(best[0]))
+        reach[0] = True
+        for e in range(lo_e, hi_e):
+            keep[e] = prefix[source[e]] + a[e] + best[target[e]] >= cut
+            if keep[e] and reach[source[e]]:
+                reach[target[e]] = True
+        coreach[n_nodes - 1] = True
+        for e in range(hi_e - 1, lo_e - 1, -1):
+            keep[e] = keep[e] and reach[source[e]] and coreach[target[e]]
+            if keep[e]:
+                coreach[source[e]] = True
+        n_kept = 0
+        for v in range(n_nodes):
+            node_id[v] = n_kept
+            if reach[v] and coreach[v]:
+                n_kept += 1
+        n_edges = 0
+        for e in range(lo_e, hi_e):
+            if keep[e]:
+                new_source[e] = node_id[source[e]]
+                new_target[e] = node_id[target[e]]
+                n_edges += 1
+        counts[s, 0] = n_kept
+        counts[s, 1] = n_edges
+
+
 #: rows of the float64[5, g] bounds of a bounded line search (``_hopeless``)
 GAMMA, TOP, CROSS, CROSS_TOP, CROSS_SHARE = 0, 1, 2, 3, 4
 

@@ -13,13 +13,14 @@ hypotheses, classes never expanded) are dropped.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from pbmt.base.parallel import available_cores
+from pbmt.base.projection import project
 from pbmt.model.model import TranslationModel
-from pbmt.search._lattice_kernels import edge_scores, envelopes, hypothesis_transitions, live_edges
+from pbmt.search._lattice_kernels import edge_scores, envelopes, hypothesis_transitions, live_edges, near_edges
 from pbmt.search.decoder import SearchGraph
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
@@ -132,12 +133,37 @@ class Lattices:
         threads (default: the cores available), each a block of edges."""
         x = self.joined
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        option_scores, weights = x.local @ vector, np.ascontiguousarray(vector[x.columns])
+        option_scores, weights = project(x.local, vector), np.ascontiguousarray(vector[x.columns])
         out = np.empty(x.n_edges)
         bounds = np.linspace(0, x.n_edges, _threads(threads, max(1, x.n_edges // MIN_BLOCK)) + 1).astype(np.int64)
         _map(lambda block: edge_scores(option_scores, x.option, x.transition, weights, *block, out),
              list(zip(bounds[:-1], bounds[1:])))
         return out
+
+    def near(self, a: np.ndarray, margin: float, threads: int | None = None) -> "Lattices":
+        """The lattices of the edges on some complete path whose score is within ``margin`` of its sentence's best,
+        where an edge adds ``a`` (float64[e], e.g. ``scores(w)``) to a path's score; every sentence keeps its best
+        paths under ``a``. The options are shared, not copied (``option`` keeps its numbers). On ``threads``
+        threads, each a block of sentences."""
+        x = self.joined
+        keep = np.empty(x.n_edges, dtype=np.bool_)
+        source, target = np.empty(x.n_edges, dtype=np.int32), np.empty(x.n_edges, dtype=np.int32)
+        counts = np.empty((self.n_sentences, 2), dtype=np.int64)
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        _map(lambda block: near_edges(self.edge_offsets, self.node_offsets, x.source, x.target, a, float(margin),
+                                      *block, keep, source, target, counts), self._sentence_blocks(threads))
+        kept = np.flatnonzero(keep)
+        node_offsets = np.concatenate([[0], np.cumsum(counts[:, 0])]).astype(np.int64)
+        return Lattices(np.concatenate([[0], np.cumsum(counts[:, 1])]).astype(np.int64), node_offsets,
+                        self.option_offsets, replace(x, source=source[kept], target=target[kept], option=x.option[kept],
+                                                     transition=x.transition[kept], n_nodes=int(node_offsets[-1])))
+
+    def _sentence_blocks(self, threads: int | None) -> list[tuple[int, int]]:
+        """Blocks of consecutive sentences of about as many edges, one for each of ``threads`` threads."""
+        n = _threads(threads, self.n_sentences)
+        bounds = np.searchsorted(self.edge_offsets, np.linspace(0, self.joined.n_edges, n + 1)[1:-1])
+        bounds = np.unique(np.concatenate([[0], bounds, [self.n_sentences]]))
+        return list(zip(bounds[:-1], bounds[1:]))
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
                   high: float = np.inf, threads: int | None = None) -> Envelopes:
@@ -153,12 +179,9 @@ class Lattices:
         low, high = float(low), float(high)
         bounded = np.isfinite(low) and np.isfinite(high) and SAMPLES > 0
         gammas = np.linspace(low, high, SAMPLES) if bounded else np.zeros(0)
-        n = _threads(threads, self.n_sentences)
-        bounds = np.searchsorted(self.edge_offsets, np.linspace(0, x.n_edges, n + 1)[1:-1])
-        bounds = np.unique(np.concatenate([[0], bounds, [self.n_sentences]]))
         parts = _map(lambda block: envelopes(self.edge_offsets, self.node_offsets, x.source, x.target, a, b, x.option,
                                              x.word_offsets, word_ids, low, high, gammas, *block),
-                     list(zip(bounds[:-1], bounds[1:])))
+                     self._sentence_blocks(threads))
         return Envelopes(_joined_offsets([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                          np.concatenate([p[2] for p in parts]), _joined_offsets([p[3] for p in parts]),
                          np.concatenate([p[4] for p in parts]))

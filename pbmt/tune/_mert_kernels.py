@@ -104,15 +104,3 @@ def merge_breakpoints(first, gamma, old, new, stats):
             r += 1
     return bounds[:r - 1], rows[:r]
 
-
-@njit(cache=True)
-def project(features, vector):
-    """``features @ vector`` (float64[n, k] @ float64[k] -> float64[n]) in one thread."""
-    n, k = features.shape
-    out = np.zeros(n)
-    for i in range(n):
-        total = 0.0
-        for j in range(k):
-            total += features[i, j] * vector[j]
-        out[i] = total
-    return out

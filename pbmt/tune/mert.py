@@ -63,8 +63,9 @@ from typing import Protocol
 
 import numpy as np
 
+from pbmt.base.projection import project
 from pbmt.metrics.bleu import bleu, paired_bootstrap
-from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints, project
+from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints
 from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, MERT_OPTIONS
 from pbmt.tune.pool import Pool, argmax_by_sentence
 from pbmt.tune.tuner import Tuner, TuningData
@@ -266,29 +267,36 @@ class Mert(Tuner):
 
         signs: float64[dim] of -1, 0, +1: a weight of non-zero sign may not cross zero."""
         score = float(bleu(lines.sentence_stats(point).sum(axis=0)))
-        dim = len(point)
-        while dim:
-            lines.at(point)
-            norm = np.abs(point).sum()
-            reach = np.inf if self.max_step is None else self.max_step * (norm if norm > 0 else 1.0)
-            best_point, best_score = point, score
-            for j in range(dim + self.random_directions):
-                if j < dim:
-                    direction = np.zeros(dim)
-                    direction[j] = 1.0
-                else:
-                    direction = rng.standard_normal(dim)
-                    direction /= np.abs(direction).sum()
-                low, high = _segment(point, direction, signs, reach)
-                gamma, found = lines.search(direction, j if j < dim else None, low, high)
-                self.n_line_searches_ += 1
-                if found > best_score:
-                    best_point, best_score = point + gamma * direction, found
+        while len(point):
+            best_point, best_score = self._round(point, score, lines, rng, signs)
             improved = best_score - score
             point, score = best_point, best_score
             if improved <= self.tolerance:
                 break
         return point, score
+
+    def _round(self, point, score, lines, rng, signs) -> tuple[np.ndarray, float]:
+        """One round from ``point`` (whose corpus BLEU is ``score``): every coordinate direction's and
+        ``random_directions`` random directions' line optima over ``lines``; the best point and its BLEU
+        (``point`` and ``score`` if none is higher)."""
+        dim = len(point)
+        lines.at(point)
+        norm = np.abs(point).sum()
+        reach = np.inf if self.max_step is None else self.max_step * (norm if norm > 0 else 1.0)
+        best_point, best_score = point, score
+        for j in range(dim + self.random_directions):
+            if j < dim:
+                direction = np.zeros(dim)
+                direction[j] = 1.0
+            else:
+                direction = rng.standard_normal(dim)
+                direction /= np.abs(direction).sum()
+            low, high = _segment(point, direction, signs, reach)
+            gamma, found = lines.search(direction, j if j < dim else None, low, high)
+            self.n_line_searches_ += 1
+            if found > best_score:
+                best_point, best_score = point + gamma * direction, found
+        return best_point, best_score
 
 
 class Lines(Protocol):

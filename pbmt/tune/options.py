@@ -10,11 +10,12 @@ from pbmt.tune.loop import LoopSettings
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option
 
 
-def _max_step(text: str) -> float | None:
+def number_or_none(text: str) -> float | None:
+    """An option's number, or None for 'none'."""
     return None if text == "none" else parse_finite(text)
 
 
-_max_step.__name__ = "number or 'none'"
+number_or_none.__name__ = "number or 'none'"
 
 LOOP = Group("mert, lattice-mert, pro, apro, listnet, mira: the decode-optimise loop")
 RANKING = Group("PRO, APRO", "rank candidate pairs by a sentence gain (--gain): PRO (Hopkins & May, 2011) samples "
@@ -60,7 +61,7 @@ MERT_OPTIONS = (
            "significance", MERT, type=float),
     Option(("--max-step",), "a line search looks at most this many times the weights' L1 norm away from them "
            "('none': Och's unbounded search, which can reach weights that fit the pool and decode word salad)",
-           "max_step", MERT, type=_max_step, metavar="X"),
+           "max_step", MERT, type=number_or_none, metavar="X"),
     Option(("--keep-signs",), "no weight changes sign (each line search stops where a weight would cross zero); a "
            "weight flipped on the pool, e.g. one rewarding swaps, can decode word salad", "keep_signs", MERT, boolean=True),
 )

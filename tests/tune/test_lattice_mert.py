@@ -9,6 +9,7 @@ import pytest
 
 from pbmt.commands.cli import main
 from pbmt.base.config import MosesConfig
+from pbmt.metrics.bleu import bleu
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.lattice import Lattices
 from pbmt.features.translation import Translator
@@ -73,12 +74,50 @@ def test_lattice_mert_fits_what_mert_fits_on_the_pool_of_all_paths(graphs):
     """Och's unbounded search: each line search is the same, so the climbs are the same."""
     model, lattices, references, pool = graphs
     params = dict(restarts=2, random_directions=3, max_step=None, keep_signs=False, significance=0.0)
-    lattice = LatticeMert(**params).fit(TuningData(pool=pool, lattices=lattices, references=references),
+    lattice = LatticeMert(margin=None, **params).fit(TuningData(pool=pool, lattices=lattices, references=references),
                                         model.weights, np.random.default_rng(4))
     nbest = Mert(**params).fit(TuningData(pool=pool), model.weights, np.random.default_rng(4))
     np.testing.assert_allclose(lattice.weights_, nbest.weights_, rtol=0, atol=1e-9)
     assert lattice.score_ == pytest.approx(nbest.score_, abs=1e-12)
     assert lattice.score_ > pool.bleu(model.weights)
+
+
+def test_near_lattices_hold_the_paths_within_the_margin(graphs):
+    model, lattices, _, _ = graphs
+    joined = Lattices.concatenate(lattices)
+    a = joined.scores(model.weights)
+    for margin in (0.05, 0.5, 2.0):
+        near = joined.near(a, margin, threads=2)
+        b = near.scores(model.weights)
+        for s, lattice in enumerate(lattices):
+            full = sorted(float(lattice.features()[p].sum(axis=0) @ model.weights) for p in complete_paths(lattice))
+            lo, hi = near.edge_offsets[s], near.edge_offsets[s + 1]
+            x = near.joined
+            sentence = dataclasses.replace(x, source=x.source[lo:hi], target=x.target[lo:hi], option=x.option[lo:hi],
+                                           n_nodes=int(near.node_offsets[s + 1] - near.node_offsets[s]))
+            kept = [(float(b[lo:hi][p].sum()), p) for p in complete_paths(sentence)]
+            within = sorted(score for score, _ in kept if score >= full[-1] - margin)
+            assert within == pytest.approx([score for score in full if score >= full[-1] - margin], abs=1e-9)
+            # and no edge but those of such paths: paths through kept edges may score lower
+            on_them = {e for score, p in kept if score >= full[-1] - margin for e in p}
+            assert on_them == set(range(hi - lo))
+
+
+def test_lattice_mert_near_the_point_scores_its_weights_on_every_path(graphs):
+    """A climb over the paths near each round's point keeps a step only as every path scores it; with a margin
+    that keeps every path it is the climb over every path."""
+    model, lattices, references, pool = graphs
+    data = TuningData(pool=pool, lattices=lattices, references=references)
+    params = dict(restarts=1, random_directions=3)
+    near = LatticeMert(margin=0.2, **params).fit(data, model.weights, np.random.default_rng(4))
+    free = tuned_columns(model.layout, ("UnknownWordPenalty0",))
+    every_path = LatticeLines(Lattices.concatenate(lattices), references, free)
+    assert near.score_ == pytest.approx(bleu(every_path.sentence_stats(near.weights_[free]).sum(axis=0)), abs=1e-12)
+    assert near.score_ > pool.bleu(model.weights)
+    wide = LatticeMert(margin=1e9, **params).fit(data, model.weights, np.random.default_rng(4))
+    exact = LatticeMert(margin=None, **params).fit(data, model.weights, np.random.default_rng(4))
+    np.testing.assert_array_equal(wide.weights_, exact.weights_)
+    assert wide.n_line_searches_ == exact.n_line_searches_
 
 
 def test_lattice_mert_needs_the_graphs(graphs):
