@@ -170,8 +170,10 @@ def minimal_states(entries, order, top):
 # A direct-mapped cache of LM scores, for searches that score the same few (state, word) pairs again and
 # again: a hit costs one access where the model's own lookup costs several cache misses. key: LM state << 32 |
 # word (all ones: empty); lm: which of the model's LMs (one cache serves all of them); prob: log10 p(word |
-# state); state: the state after word. 32 bytes, so that a lookup touches one cache line.
-CACHE_BITS = 16
+# state); state: the state after word. 32 bytes, so that a lookup touches one cache line; 2**14 of them (512 KB)
+# fit in a core's L2 cache, and a larger cache's extra hits save less than its misses in L2 cost. The slot is
+# masked by the cache's own size, so a kernel compiled for other bits never reads past it.
+CACHE_BITS = 14
 CACHE_ENTRY = np.dtype([("key", np.uint64), ("prob", np.float64), ("state", np.int64), ("lm", np.int64)],
                        align=True)
 
@@ -182,7 +184,7 @@ def cached_score_word(lm, cache, which, state, word):
     updates."""
     key = (np.uint64(state) << np.uint64(32)) | np.uint64(word)
     slot = np.int64(((key + np.uint64(which) * np.uint64(0xD6E8FEB86659FD93)) * np.uint64(0x9E3779B97F4A7C15))
-                    >> np.uint64(64 - CACHE_BITS))
+                    >> np.uint64(64 - CACHE_BITS) & np.uint64(cache.shape[0] - 1))
     entry = cache[slot]
     if entry.key == key and entry.lm == which:
         return entry.prob, entry.state

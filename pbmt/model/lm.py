@@ -62,7 +62,7 @@ class LMCache:
 
     @classmethod
     def new(cls) -> "LMCache":
-        """An empty cache of ``2**CACHE_BITS`` slots (2 MB)."""
+        """An empty cache of ``2**CACHE_BITS`` slots (512 KB)."""
         entries = np.zeros(1 << CACHE_BITS, CACHE_ENTRY)
         entries["key"] = np.iinfo(np.uint64).max
         return cls(entries)
