@@ -139,11 +139,15 @@ DAMPED_INTERPOLATION = 0.5
 SMALL_DEV_SENTENCES = 500  # measured at 100 (dips undamped) and 1,031 (no dip undamped); the threshold between is a guess
 
 
+def small_dev_set(n_sentences: int | None) -> bool:
+    """Whether a dev set of ``n_sentences`` (None: not known) is one MERT's small-dev defaults are for."""
+    return n_sentences is not None and n_sentences < SMALL_DEV_SENTENCES
+
+
 def default_interpolation(reordering: str, n_sentences: int | None = None) -> float:
     """MERT's interpolation unless one is given: ``DAMPED_INTERPOLATION`` in the ``"mon-swap"`` space or on a dev
     set of fewer than ``SMALL_DEV_SENTENCES`` sentences (None: not known), else 1 (none)."""
-    small = n_sentences is not None and n_sentences < SMALL_DEV_SENTENCES
-    return DAMPED_INTERPOLATION if reordering == "mon-swap" or small else 1.0
+    return DAMPED_INTERPOLATION if reordering == "mon-swap" or small_dev_set(n_sentences) else 1.0
 
 
 def _l1_normalised(point: np.ndarray) -> np.ndarray:
@@ -189,6 +193,16 @@ class Mert(Tuner):
     a restart is significantly better keeps restarts for what they are for,
     escaping a poor local optimum.
 
+    Why no random restarts on a small dev set (``for_search``'s default below
+    ``SMALL_DEV_SENTENCES``): the test asks whether the restart's gain holds
+    over resamples of the pool's sentences, not whether the pool holds what
+    the decoder would find under the restart's weights, and the best of 20
+    challengers passes it by chance. On a pool of 100 sentences the restarts'
+    optima gain a tenth of a point by changing a few sentences' 1-best, from
+    weights far from the decoded ones; one that passed put almost no weight
+    on the LMs and the word penalty and decoded far below the untuned weights
+    even half-stepped (``docs/tuning-results.md``).
+
     After ``fit``: ``weights_`` float64[n_features] (L1-normalised over the
     tuned columns), ``score_`` the pool's corpus BLEU in [0, 1] under them
     (fixed columns ignored, as in the search), ``n_line_searches_``,
@@ -224,10 +238,12 @@ class Mert(Tuner):
 
     @classmethod
     def for_search(cls, params: dict, reordering: str, n_sentences: int | None = None) -> dict:
-        """Half steps by default in MON/SWAP and on a small dev set (``default_interpolation``)."""
-        if "interpolation" not in params:
-            return {**params, "interpolation": default_interpolation(reordering, n_sentences)}
-        return params
+        """Half steps by default in MON/SWAP and on a small dev set (``default_interpolation``), and on a small dev
+        set no random restarts (the class docstring says why); ``params`` given win."""
+        defaults = {"interpolation": default_interpolation(reordering, n_sentences)}
+        if small_dev_set(n_sentences):
+            defaults["restarts"] = 0
+        return {**defaults, **params}
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""

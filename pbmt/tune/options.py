@@ -49,8 +49,10 @@ SPARSE_L1 = Option(("--sparse-l1",), "PRO, APRO: L1 penalty on the weights of sp
                    "gives as 'name= value'), which leaves a feature with little evidence at exactly 0; the dense "
                    "weights have none (docs/sparse-features.md)", "l1", RANKING, type=float, metavar="L1",
                    dest="sparse_l1")
-RESTARTS = Option(("--restarts",), "random starting points besides the starting weights (default: {Mert.restarts}; "
-                  "lattice-mert {LatticeMert.restarts}, as each of its climbs searches all the dev set's graphs)",
+RESTARTS = Option(("--restarts",), "random starting points besides the starting weights (default: {Mert.restarts}, "
+                  "but 0 on a dev set of fewer than {Mert.SMALL_DEV_SENTENCES} sentences, whose pool cannot tell a "
+                  "restart's optimum from one that decodes badly; lattice-mert {LatticeMert.restarts}, as each of its "
+                  "climbs searches all the dev set's graphs)",
                   "restarts", MERT, default=TUNER_DEFAULT, type=int)
 MERT_OPTIONS = (
     RESTARTS,

@@ -351,3 +351,18 @@ def test_pbmt_tune_damps_mert_on_a_small_dev_set_unless_told_otherwise():
     assert OPTIONS.build(Mert, args, "distortion").interpolation == 1.0
     given = parse(["tune", "-f", "m.ini", "--src", "s", "--refs", "r", "--out", "o", "--interpolation", "1"])
     assert OPTIONS.build(Mert, given, "distortion", 100).interpolation == 1.0
+
+
+def test_pbmt_tune_runs_mert_without_random_restarts_on_a_small_dev_set_unless_told_otherwise():
+    from pbmt.commands.cli import parse
+    from pbmt.commands.tune import OPTIONS
+    from pbmt.tune.lattice_mert import LatticeMert
+
+    args = parse(["tune", "-f", "m.ini", "--src", "s", "--refs", "r", "--out", "o", "--algorithm", "mert"])
+    assert OPTIONS.build(Mert, args, "distortion", SMALL_DEV_SENTENCES - 1).restarts == 0
+    assert OPTIONS.build(Mert, args, "mon-swap", SMALL_DEV_SENTENCES).restarts == Mert.default("restarts") == 20
+    assert OPTIONS.build(Mert, args, "distortion").restarts == 20
+    assert OPTIONS.build(LatticeMert, args, "distortion", 1031).restarts == 0
+    given = parse(["tune", "-f", "m.ini", "--src", "s", "--refs", "r", "--out", "o", "--restarts", "20"])
+    assert OPTIONS.build(Mert, given, "distortion", 100).restarts == 20
+    assert OPTIONS.build(Mert, given, "distortion", 100).interpolation == DAMPED_INTERPOLATION
