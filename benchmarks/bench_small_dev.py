@@ -11,7 +11,8 @@ sacrebleu's 13a tokeniser), beside the untuned weights' translation.
 
 Printed: per seed, the dev BLEU of every iteration's decode (iteration 1 decodes the untuned weights), the lowest
 against the untuned weights, the best, and the kept weights' test BLEU; the load average (1 minute, sampled every
-30 s) and wall time. Each seed's run folder (``--out``/seedN) is resumed if it exists (``pbmt tune --resume``), so a
+30 s) and wall time (a record's load is that of the run that wrote it: say in --record-note what it was while
+the runs it resumed were tuned). Each seed's run folder (``--out``/seedN) is resumed if it exists (``pbmt tune --resume``), so a
 killed benchmark continues and a finished one is recorded again without tuning.
 
     python benchmarks/bench_small_dev.py --work tutorial-run --out small-dev [--seeds 1,2,3] [--workers 2]
@@ -28,6 +29,7 @@ import argparse
 import csv
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -94,7 +96,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "bench.log"
     started = time.time()
-    rows, lowest = [], []
+    rows, lowest, best, tested = [], [], [], []
     with LoadSampler() as load:
         untuned_test = test_bleu(args.work, None, args.out, args.workers, log)
         for seed in seeds:
@@ -103,16 +105,24 @@ def main() -> None:
             test = test_bleu(args.work, folder / "moses.ini", folder, args.workers, log)
             rows.append([seed, ", ".join(f"{v:.2f}" for v in dev), below(dev, dev[0]), f"{max(dev):.2f}", f"{test:.2f}"])
             lowest.append(min(dev) - dev[0])
+            best.append(max(dev))
+            tested.append(test)
             print(f"seed {seed}: dev {rows[-1][1]}; lowest against untuned {rows[-1][2]}; test {test:.2f} "
                   f"(untuned {untuned_test:.2f})", flush=True)
     rows.append(["untuned", f"{dev[0]:.2f}", "", f"{dev[0]:.2f}", f"{untuned_test:.2f}"])
+    spread = f" ± {statistics.stdev(best):.2f}" if len(best) > 1 else ""
+    summary = (f"Over the seeds: best dev BLEU {statistics.mean(best):.2f}{spread}, the kept weights' test BLEU "
+               f"{statistics.mean(tested):.2f} (untuned {untuned_test:.2f}).")
     print(f"{'met' if min(lowest) >= -GOAL else 'NOT met'}: lowest iteration {min(lowest):+.2f} against the untuned "
-          f"weights (goal: no lower than -{GOAL:g}); load {min(load.samples):.1f}-{max(load.samples):.1f}, "
+          f"weights (goal: no lower than -{GOAL:g}). {summary} Load {min(load.samples):.1f}-{max(load.samples):.1f}, "
           f"{time.time() - started:.0f} s", flush=True)
     if args.record:
         columns = ["seed", "dev BLEU per iteration", "lowest against the untuned", "best dev BLEU",
                    "test BLEU of the kept weights"]
-        print(write_table(args.record, columns, rows, load=load.samples, note=args.record_note))
+        shown = [a for a in sys.argv[1:] if a not in ("--record-note", args.record_note)]
+        command = shlex.join(["python", "benchmarks/bench_small_dev.py", *shown])
+        print(write_table(args.record, columns, rows, load=load.samples, command=command,
+                          note=" ".join(filter(None, [args.record_note, summary]))))
 
 
 if __name__ == "__main__":
