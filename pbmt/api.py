@@ -36,6 +36,7 @@ from pbmt.search.explain import explain, explanation_data
 from pbmt.search.explain_views import alignment_grid, html_page, render_html, render_text
 from pbmt.base.files import release_folders
 from pbmt.base.markup import XML_MODES, MarkupError
+from pbmt.base.parallel import available_cores
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.base.nbest import parse_features
@@ -399,11 +400,12 @@ class Model:
     def tune(self, sources: Sequence[str], references: Sequence[str], *, algorithm: str = "mert",
              iterations: int | None = None, n_best: int | None = None, tokenized: bool = False,
              out: str | os.PathLike | None = None, seed: int | None = None, workers: int = 1,
-             progress: bool = True) -> Tuning:
+             threads: int | None = None, progress: bool = True) -> Tuning:
         """Tune the weights on a dev set (``sources`` and their ``references``, one each) as ``pbmt tune``
         does with an n-best tuner: ``algorithm`` ``"mert"``, ``"pro"``, ``"apro"``, ``"mira"`` (batch MIRA) or
         ``"listnet"`` with its defaults, for at most ``iterations`` decode-optimise rounds of ``n_best`` entries
-        per sentence, on ``workers`` processes. Plain text is made into the model's tokens unless
+        per sentence, on ``workers`` processes of ``threads`` threads each (default: as many as the cores this
+        process may use, as ``pbmt tune --threads``). Plain text is made into the model's tokens unless
         ``tokenized``. ``out``: the run's folder (default: a new temporary one); ``progress``: a progress bar on
         a terminal and a line per iteration on standard error. ``iterations``, ``n_best`` and ``seed`` default
         to ``pbmt tune``'s (``pbmt.tune.loop.LoopSettings``).
@@ -419,6 +421,9 @@ class Model:
         if algorithm not in ("mert", "pro", "apro", "mira", "listnet"):
             raise UsageError(f"algorithm must be mert, pro, apro, mira or listnet, got {algorithm!r} (pbmt tune "
                              "has the others)")
+        for name, count in (("workers", workers), ("threads", threads)):
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+                raise UsageError(f"{name} must be an integer of at least 1, got {count!r}")
         sources = [_text(s, f"source {k}") for k, s in enumerate(sources)]
         references = [_text(r, f"reference {k}") for k, r in enumerate(references)]
         if len(sources) != len(references) or not sources:
@@ -439,15 +444,15 @@ class Model:
         settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})
         sparse = self.model.sparse.named_weights() if self.model.sparse is not None and tuner.sparse else None
         try:
-            with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress) as decoder:
+            with DevDecoder(self.model, sources, settings.n_best, workers, quiet=not progress,
+                            threads=available_cores() if threads is None else threads) as decoder:
                 result = tune(decoder, References(references), self.model.config, self.model.layout,
-                              tuner, folder, settings, quiet=not progress, sparse=sparse)
+                              tuner, folder, settings, quiet=not progress, sparse=sparse, model=self.model)
         finally:
             release_folders(folder)  # the run folder's lock (pbmt.base.files.lock_folder) ends with the run
         tuned = self.with_weights(folder / "moses.ini").model  # the weights as written, which pbmt translate reads
         if result.sparse is not None:
             tuned = dataclasses.replace(tuned, sparse=tuned.sparse.weights_from(result.sparse))
-        tuned.write_settings(folder)
         return Tuning(Model(tuned), tuple(100 * r.dev_bleu for r in result.iterations), result.stop_reason, folder)
 
     def evaluate(self, sources: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,

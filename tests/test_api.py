@@ -15,6 +15,7 @@ import pytest
 import sacrebleu
 
 import pbmt
+import pbmt.tune.loop
 from pbmt.base.errors import PbmtError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,10 +180,20 @@ def test_complete_begins_with_the_prefix_and_force_gives_the_reference(model):
         model.complete(sentence, 3)
 
 
-def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tiny_dev, tmp_path):
+def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tiny_dev, tmp_path, monkeypatch):
     tiny = pbmt.load(tiny_model_dir / "moses.ini")
     sources, refs = ((tiny_dev / name).read_text().splitlines() for name in ("dev.src", "dev.ref"))
-    run = tiny.tune(sources, refs, tokenized=True, iterations=2, n_best=20, out=tmp_path / "mert", progress=False)
+    threads = []
+    decoder = pbmt.tune.loop.DevDecoder
+
+    def counting(*args, **kwargs):
+        threads.append(kwargs["threads"])
+        return decoder(*args, **kwargs)
+
+    monkeypatch.setattr(pbmt.tune.loop, "DevDecoder", counting)
+    run = tiny.tune(sources, refs, tokenized=True, iterations=2, n_best=20, out=tmp_path / "mert", progress=False,
+                    threads=3)
+    assert threads == [3]  # the dev set decodes on the threads asked for
     assert isinstance(run, pbmt.Tuning) and 1 <= len(run.dev_bleu) <= 2 and run.stop_reason
     assert run.model.weights == pbmt.load(tmp_path / "mert" / "moses.ini").weights != tiny.weights
     assert run.model.sparse_weights == {}  # a model without sparse features
@@ -194,6 +205,8 @@ def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tin
         tiny.tune(refs, sources, tokenized=True, iterations=1, out=tmp_path / "swapped", progress=False)
     with pytest.raises(UsageError, match="algorithm must be"):
         tiny.tune(sources, refs, algorithm="samplerank")
+    with pytest.raises(UsageError, match="threads must be an integer of at least 1, got 0"):
+        tiny.tune(sources, refs, threads=0)
 
 
 @pytest.mark.parametrize("algorithm", ["mira", "pro"])

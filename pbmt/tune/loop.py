@@ -39,7 +39,7 @@ weight, else 0). Each iteration writes ``run{k}.sparse-weights.txt`` beside
 reads it (``DevDecoder``); the kept ones are ``TuneResult.sparse``.
 
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
-(tuned), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
+(tuned; given the model, its ``pbmt.toml`` and sparse weights too), ``run{k}.moses.ini`` (the weights iteration k's optimiser proposed,
 which iteration k + 1 decodes; with sparse features, also ``run{k}.sparse-weights.txt``), ``log.tsv`` (``LOOP_LOG.columns``, per
 iteration: the weights decoded, the dev BLEU of their 1-best in percent, new
 candidates, pool size, seconds decoding and optimising, the new weights and
@@ -145,7 +145,7 @@ Decoder = Callable[..., Sequence[Sequence[NBestEntry]]]
 def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
          tuner: Tuner, out: str | Path, settings: LoopSettings = LoopSettings(),
          resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None,
-         sparse: SparseWeights | None = None) -> TuneResult:
+         sparse: SparseWeights | None = None, model: TranslationModel | None = None) -> TuneResult:
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
@@ -156,7 +156,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     ``sparse``: the model's sparse weights, to tune beside the dense ones (the tuner must tune them); the
     decoder is then called as ``decoder(weights, path)``, ``path`` the sparse weights file to decode with
-    (None: the model's own).
+    (None: the model's own). ``model``: the model tuned; the folder then also gets what its ``moses.ini``
+    cannot say (``TranslationModel.write_settings``: ``pbmt.toml`` and the sparse families' files, their
+    weights the kept ones), so that ``out / "moses.ini"`` loads as the tuned model.
     """
     if tuner.loop != "decode-optimise":
         raise PbmtError(f"{tuner.name} is a tuner of the {tuner.loop} loop, not of the decode-optimise loop")
@@ -230,6 +232,8 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     decoded_in = next((r.iteration for r in reversed(records) if np.array_equal(r.decoded_weights, weights)
                        and _nonzero(_sparse_decoded(out, r.iteration, sparse)) == _nonzero(kept)), 0)
     _write_config(config, layout, weights, out / "moses.ini")
+    if model is not None:
+        (model if kept is None else replace(model, sparse=model.sparse.weights_from(kept))).write_settings(out)
     return TuneResult(weights, tuple(records), stop_reason, decoded_in, kept)
 
 

@@ -111,10 +111,7 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
         result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
-                      resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse)
-    if result.sparse is not None:
-        model = replace(model, sparse=model.sparse.weights_from(result.sparse))
-    model.write_settings(job.out)
+                      resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse, model=model)
     best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
     count = len(result.iterations)
     kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in

@@ -56,7 +56,7 @@ def _loop(model, sources, refs, out, iterations, resume=False):
         recorder = _Recorder(decoder)
         result = tune(recorder, References(refs), model.config, model.layout, Mira(epochs=5), out,
                       LoopSettings(n_best=10, max_iterations=iterations, output="last"), resume=resume,
-                      sparse=model.sparse.named_weights())
+                      sparse=model.sparse.named_weights(), model=model)
     return result, recorder.calls
 
 
@@ -84,6 +84,10 @@ def test_each_decode_scores_with_the_sparse_weights_the_last_iteration_proposed(
         _nonzero(model.sparse.named_weights())
     last = tmp_path / "whole" / f"run{len(calls)}.sparse-weights.txt"
     assert _nonzero(result.sparse) == _nonzero(SparseWeights.read(last))
+    # the loop's last step gave the folder the model's pbmt.toml and the kept sparse weights: it is the tuned model
+    tuned = TranslationModel.load(tmp_path / "whole" / "moses.ini")
+    assert _nonzero(tuned.sparse.named_weights()) == pytest.approx(_nonzero(result.sparse))
+    assert np.allclose(tuned.weights, result.weights, rtol=1e-8, atol=0.0)  # as moses.ini writes them, to 9 digits
 
     # stopped after one iteration and resumed: the same weights, sparse files and log as the uninterrupted run
     _loop(model, sources, refs, tmp_path / "resumed", 1)
