@@ -14,7 +14,16 @@ beside it. Times: wall and CPU seconds of kbmira's process, and of pbmt's
 checkout also compiles the kernels, reported apart), for each seed; the load
 average before and after.
 
+``--decode N``: what the first seed's answers decode to, the step the tuning
+loop takes after its first decode (the list is of the untuned weights): the
+first N dev sentences translated by pbmt (one thread) under the untuned
+weights, kbmira's and pbmt's answers, and each answer taken part of the way
+(``--interpolations``: Psi l1(answer) + (1 - Psi) l1(untuned), as
+``Mira(interpolation=Psi)`` returns it), BLEU as sacrebleu with
+``tokenize='none'`` and the output's length against the references'.
+
     python benchmarks/bench_mira.py [--seeds 1,2,3] [--sentences N] [--json FILE]
+        [--decode N] [--interpolations 0.1,0.3,0.5]
 """
 
 from __future__ import annotations
@@ -29,13 +38,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
+import sacrebleu
 
 from pbmt.base.config import MosesConfig
 from pbmt.base.files import atomic_write
+from pbmt.tune.loop import tuned_config
 from pbmt.tune.mira import Mira
 from pbmt.tune.pool import References, read_pool
-from pbmt.tune.tuner import TuningData
+from pbmt.tune.tuner import TuningData, l1_normalised
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DATA = SHARED / "data" / "bible-es-en"
@@ -55,6 +68,28 @@ def first_sentences(nbest: Path, sentences: int | None, folder: Path) -> Path:
     return cut
 
 
+def decoded(weights: dict[str, np.ndarray], pool, n: int, folder: Path) -> list[dict]:
+    """Each named weight vector (the pool's column order) decoding the first ``n`` dev sentences: BLEU and the
+    output's length over the references'."""
+    config = MosesConfig.read(DATA / "model" / "moses.ini")
+    source = folder / "dev.src"
+    source.write_text("\n".join((DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:n]) + "\n")
+    references = (DATA / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:n]
+    rows = []
+    for name, vector in weights.items():
+        ini, out = folder / f"{name}.ini", folder / f"{name}.out"
+        tuned_config(config, pool.layout, vector).write(ini)
+        subprocess.run([sys.executable, "-m", "pbmt", "translate", "-q", "-f", ini, "--tokenized", "-i", source,
+                        "-o", out, "--threads", "1"], check=True)
+        score = sacrebleu.corpus_bleu(out.read_text(encoding="utf-8").splitlines(), [references], tokenize="none",
+                                      force=True)
+        rows.append({"weights": name, "bleu": score.score, "length_ratio": score.sys_len / score.ref_len,
+                     "pool_bleu": 100 * pool.bleu(vector)})
+        print(f"  {name:<16} dev[:{n}] BLEU {score.score:5.2f}, length {score.sys_len / score.ref_len:.3f} of the "
+              f"references'; pool BLEU {100 * pool.bleu(vector):.2f}", flush=True)
+    return rows
+
+
 def child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -65,8 +100,13 @@ def main() -> None:
     parser.add_argument("--seeds", default="1,2,3", help="seeds of both tuners' generators, comma-separated")
     parser.add_argument("--sentences", type=int, help="the first N sentences of the list only (default: all)")
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
+    parser.add_argument("--decode", type=int, metavar="N",
+                        help="also translate the first N dev sentences under the first seed's answers")
+    parser.add_argument("--interpolations", default="0.1,0.3,0.5",
+                        help="with --decode: each answer also taken these parts of the way (Psi, comma-separated)")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
+    decodes = []
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-mira-") as work:
         folder = Path(work)
@@ -108,11 +148,20 @@ def main() -> None:
                   f"{row['kbmira_reported_bleu']:.2f}), pbmt {row['mira_pool_bleu']:.2f} (pass {mira.kept_epoch_}); "
                   f"wall s kbmira {kb_wall:.1f}, pbmt {wall:.1f}; CPU s kbmira {kb_cpu:.1f}, pbmt {used:.1f}; "
                   f"CPU ratio pbmt / kbmira {used / kb_cpu:.2f}")
+            if args.decode and seed == seeds[0]:
+                answers = {"untuned": start, "kbmira": kbmira, "pbmt": mira.weights_}
+                norm = np.abs(start).sum()
+                for psi in (float(p) for p in args.interpolations.split(",")):
+                    for name in ("kbmira", "pbmt"):
+                        answers[f"{name}-psi{psi:g}"] = norm * (psi * l1_normalised(answers[name])
+                                                                + (1 - psi) * l1_normalised(start))
+                print(f"seed {seed}: the answers decoding dev[:{args.decode}]")
+                decodes = decoded(answers, pool, args.decode, folder)
     load_after = os.getloadavg()
     print(f"load after {load_after[0]:.2f}")
     if args.json:
         with atomic_write(args.json) as handle:
-            json.dump({"rows": rows, "load_before": load_before, "load_after": load_after,
+            json.dump({"rows": rows, "decodes": decodes, "load_before": load_before, "load_after": load_after,
                        "sentences": pool.n_sentences, "candidates": pool.n_candidates}, handle, indent=1)
 
 

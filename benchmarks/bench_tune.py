@@ -12,7 +12,9 @@ Tuners (``--tuners``, comma-separated; default: all):
 - ``mert``, ``pro``, ``apro``, ``mira`` (batch MIRA at kbmira's defaults):
   ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
-  as mert-moses.pl's --return-best-dev);
+  as mert-moses.pl's --return-best-dev); ``mira-psi0.1``, ``mira-psi0.3``:
+  batch MIRA with each answer taken part of the way (``--interpolation``
+  0.1, 0.3, by direction: ``pbmt.tune.mira``);
 - ``pro-paper``, ``apro-paper``: PRO and APRO with the papers' gain, BLEU+1,
   and Hopkins & May's Ψ = 0.1 (the defaults rank by BLEU+1 with the unclipped
   brevity penalty, and APRO takes Ψ = 1);
@@ -133,6 +135,7 @@ PBMT = [sys.executable, "-m", "pbmt"]
 LOOP = {
     "mert": ["--algorithm", "mert"],
     "mira": ["--algorithm", "mira"],
+    **{f"mira-psi{psi}": ["--algorithm", "mira", "--interpolation", psi] for psi in ("0.1", "0.3")},
     "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],

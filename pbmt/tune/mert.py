@@ -68,7 +68,7 @@ from pbmt.metrics.bleu import bleu, paired_bootstrap
 from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints
 from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, MERT_OPTIONS
 from pbmt.tune.pool import Pool, argmax_by_sentence
-from pbmt.tune.tuner import Tuner, TuningData
+from pbmt.tune.tuner import Tuner, TuningData, l1_normalised
 
 
 def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.ndarray,
@@ -148,11 +148,6 @@ def default_interpolation(reordering: str, n_sentences: int | None = None) -> fl
     """MERT's interpolation unless one is given: ``DAMPED_INTERPOLATION`` in the ``"mon-swap"`` space or on a dev
     set of fewer than ``SMALL_DEV_SENTENCES`` sentences (None: not known), else 1 (none)."""
     return DAMPED_INTERPOLATION if reordering == "mon-swap" or small_dev_set(n_sentences) else 1.0
-
-
-def _l1_normalised(point: np.ndarray) -> np.ndarray:
-    norm = np.abs(point).sum()
-    return point / norm if norm > 0 else point
 
 
 class Mert(Tuner):
@@ -269,11 +264,11 @@ class Mert(Tuner):
             best_point, best_score = challenger, challenger_score
             self.restart_kept_ = True
         if self.interpolation < 1.0:
-            best_point = (self.interpolation * _l1_normalised(best_point)
-                          + (1.0 - self.interpolation) * _l1_normalised(initial[free]))
+            best_point = (self.interpolation * l1_normalised(best_point)
+                          + (1.0 - self.interpolation) * l1_normalised(initial[free]))
             best_score = float(bleu(lines.sentence_stats(best_point).sum(axis=0)))
         weights = initial.copy()
-        weights[free] = _l1_normalised(best_point)
+        weights[free] = l1_normalised(best_point)
         self.weights_ = weights
         self.score_ = best_score
         return self

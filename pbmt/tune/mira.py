@@ -22,8 +22,17 @@ starts at 1 in every count, as kbmira's. It is a gain of its own, not one of
 After each epoch the weights are averaged as kbmira averages them: the
 starting weights plus the weights after each update so far, divided by the
 number of updates; the pool's corpus BLEU under the average is measured, and
-``weights_`` is the average of the epoch where it was highest (the earliest
-of equals). Fixed features (default ``UnknownWordPenalty0``) take no part
+the average of the epoch where it was highest (the earliest of equals) is
+MIRA's answer w'. ``weights_`` is w' (kbmira's answer; ``interpolation``
+Psi = 1, the default) or, with Psi < 1, w' interpolated with the starting
+weights w0 by direction: ``||w0||_1 (Psi l1(w') + (1 - Psi) l1(w0))``,
+``l1`` dividing by the L1 norm (from all-zero w0, w' whole). Why: on the
+pool of one decode, w' fits that pool and can decode far outside it (kbmira's
+first answer on the shared dev list of the untuned weights puts a negative
+weight on the LM: ``docs/sparse-features.md``); a step part of the way
+there, PRO's damping (Hopkins & May), stays where the pool can judge it.
+The result keeps w0's L1 norm, so that C's reach against the weights is the
+same at every iteration of the loop. Fixed features (default ``UnknownWordPenalty0``) take no part
 and keep their weights. The scale of the weights is MIRA's own (not
 normalised): the hope and fear trade model score against BLEU in
 reference words.
@@ -40,11 +49,12 @@ import numpy as np
 
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune._mira_kernels import averaged, epoch, scores
-from pbmt.tune.options import DEDUP_OPTION, ITERATIONS, KEEP
+from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP
 from pbmt.tune.pool import argmax_by_sentence, weight_columns
-from pbmt.tune.tuner import Group, Option, Tuner, TuningData
+from pbmt.tune.tuner import Group, Option, Tuner, TuningData, l1_normalised
 
 BACKGROUNDS = ("hope", "model")
+PSI = 1.0
 GROUP = Group("MIRA", "batch MIRA (Cherry & Foster, 2012) as Moses's kbmira: passes over the pool's sentences, each "
               "a clipped update towards the hope (high model score and sentence BLEU) and away from the fear (high "
               "model score, low BLEU); the averaged weights of the pass with the best pool BLEU")
@@ -70,19 +80,21 @@ class Mira(Tuner):
     c: the step cap C; epochs: passes over the pool (J); decay: of the
     pseudo-document per update; background: whose statistics join the
     pseudo-document, the "hope" (kbmira's default) or the "model"'s 1-best;
-    fixed: feature names whose weights stay as given.
+    interpolation: Psi in [0, 1], the share of MIRA's answer in the weights
+    returned (module docstring; 1: kbmira's answer as it is); fixed: feature
+    names whose weights stay as given.
 
     The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``): the dense
     ones alone, or dense then sparse (no penalty: an update moves only the features where hope and fear
     differ, and the averaging keeps a feature seen once small). After ``fit``: ``weights_`` (the kept epoch's
-    averaged weights), ``score_`` the pool's corpus BLEU in [0, 1] under them,
+    averaged weights, interpolated), ``score_`` the pool's corpus BLEU in [0, 1] under them,
     ``kept_epoch_`` (1-based), ``history_`` a list of (updates, mean loss per
     sentence, pool BLEU in [0, 1]) per epoch. Deterministic given the random
     generator.
     """
 
     name, title, loop, reads, sparse = "mira", "batch MIRA", "decode-optimise", ("pool",), True
-    options = (ITERATIONS, KEEP, DEDUP_OPTION,
+    options = (ITERATIONS, KEEP, DEDUP_OPTION, INTERPOLATION,
                Option(("--mira-c",), "MIRA: the cap C of each update's step (kbmira's -C)", "c", GROUP, type=float,
                       dest="mira_c"),
                Option(("--mira-epochs",), "MIRA: passes over the pool (kbmira's -J)", "epochs", GROUP, type=int,
@@ -94,15 +106,18 @@ class Mira(Tuner):
                       dest="mira_background"))
 
     def __init__(self, c: float = 0.01, epochs: int = 60, decay: float = 0.999, background: str = "hope",
-                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+                 interpolation: float = PSI, fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
         if not c > 0 or epochs < 1 or not 0.0 < decay <= 1.0:
             raise ValueError(f"need c > 0, epochs >= 1 and decay in (0, 1]; got {c}, {epochs} and {decay}")
+        if not 0.0 <= interpolation <= 1.0:
+            raise ValueError(f"interpolation must be in [0, 1], got {interpolation}")
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
         self.c = c
         self.epochs = epochs
         self.decay = decay
         self.background = background
+        self.interpolation = interpolation
         self.fixed = fixed
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mira":
@@ -125,6 +140,11 @@ class Mira(Tuner):
             self.history_.append((int(updates), float(loss) / pool.n_sentences, bleu))
             if bleu > self.score_:
                 self.score_, kept, self.kept_epoch_ = bleu, mean, number + 1
+        norm = np.abs(initial[free]).sum()
+        if self.interpolation < 1.0 and norm > 0:  # zero starting weights have no direction to keep
+            kept = norm * (self.interpolation * l1_normalised(kept)
+                           + (1.0 - self.interpolation) * l1_normalised(initial[free]))
+            self.score_ = corpus_bleu(pool.stats[argmax_by_sentence(scores(*rows, kept), pool.offsets)])
         self.weights_ = initial.copy()
         self.weights_[free] = kept
         return self

@@ -41,7 +41,8 @@ GAIN = Option(("--gain",), "what the tuner maximises: PRO and APRO rank a senten
               "docs/tuning-results.md", "gain", default=TUNER_DEFAULT,
               choices=("bleu+1", "bleu+1-unclipped", "batch-bleu", "batch-bleu-unclipped"))
 INTERPOLATION = Option(("--interpolation",), "new weights = Psi * learned + (1 - Psi) * previous, Psi in [0, 1] "
-                       "(default: PRO {Pro.interpolation}, as Hopkins & May; APRO {Apro.interpolation:g}, none; MERT "
+                       "(default: PRO {Pro.interpolation}, as Hopkins & May; APRO {Apro.interpolation:g}, none; MIRA "
+                       "{Mira.interpolation:g}, its weights L1-normalised first, then scaled to the previous norm; MERT "
                        "{Mert.interpolation:g}, none, but {Mert.DAMPED_INTERPOLATION:g} in the MON/SWAP space and on a "
                        "dev set of fewer than {Mert.SMALL_DEV_SENTENCES} sentences; MERT's weights L1-normalised first)", "interpolation", default=TUNER_DEFAULT, type=float,
                        metavar="PSI")

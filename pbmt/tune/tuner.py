@@ -53,6 +53,13 @@ from pbmt.tune.pool import checked_weights, tuned_weights
 
 LOOPS = ("decode-optimise", "relevant-set", "block", "sampler")
 
+
+def l1_normalised(weights: np.ndarray) -> np.ndarray:
+    """``weights`` divided by their L1 norm (as they are when all zero): one scale for weights whose scale the
+    search ignores, so that two of them can be interpolated by direction (MERT's and MIRA's Psi)."""
+    norm = np.abs(weights).sum()
+    return weights / norm if norm > 0 else weights
+
 #: an ``Option``'s default: its parameter's default in the constructor of the first tuner listing it
 CONSTRUCTOR = object()
 #: an ``Option``'s default: not given (argparse: None), so each tuner takes its own constructor's default

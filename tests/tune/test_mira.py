@@ -137,12 +137,28 @@ def test_mira_recovers_the_ranking_weights_and_keeps_fixed_ones():
     assert direction @ (w_star[1:] / np.linalg.norm(w_star[1:])) > 0.9
 
 
+def test_interpolation_steps_part_of_the_way_by_direction_at_the_starting_weights_scale():
+    pool, _ = _pool(np.random.default_rng(10))
+    start = np.array([0.5, 0.2, -0.3, 0.1, 0.4])
+    whole = Mira(epochs=3, fixed=()).fit(TuningData(pool=pool), start, np.random.default_rng(2))
+    part = Mira(epochs=3, interpolation=0.3, fixed=()).fit(TuningData(pool=pool), start, np.random.default_rng(2))
+    direction = 0.3 * whole.weights_ / np.abs(whole.weights_).sum() + 0.7 * start / np.abs(start).sum()
+    np.testing.assert_allclose(part.weights_, np.abs(start).sum() * direction, rtol=1e-12)
+    assert not np.allclose(part.weights_, whole.weights_)
+    assert part.score_ == pytest.approx(pool.bleu(part.weights_), abs=1e-12)
+    # from zero weights there is no direction to keep: MIRA's answer whole
+    zero = Mira(epochs=3, interpolation=0.3, fixed=()).fit(TuningData(pool=pool), np.zeros(5),
+                                                           np.random.default_rng(2))
+    np.testing.assert_array_equal(zero.weights_, Mira(epochs=3, fixed=()).fit(
+        TuningData(pool=pool), np.zeros(5), np.random.default_rng(2)).weights_)
+
+
 def test_mira_is_deterministic_given_the_generator_and_checks_its_settings():
     pool, _ = _pool(np.random.default_rng(8))
     first = Mira(epochs=2).fit(TuningData(pool=pool), np.zeros(5), np.random.default_rng(3))
     again = Mira(epochs=2).fit(TuningData(pool=pool), np.zeros(5), np.random.default_rng(3))
     assert np.array_equal(first.weights_, again.weights_) and first.history_ == again.history_
-    for bad in ({"c": 0}, {"epochs": 0}, {"decay": 1.5}, {"background": "fear"}):
+    for bad in ({"c": 0}, {"epochs": 0}, {"decay": 1.5}, {"background": "fear"}, {"interpolation": 1.5}):
         with pytest.raises(ValueError):
             Mira(**bad)
 
