@@ -191,12 +191,13 @@ class Mert(Tuner):
     Why no random restarts on a small dev set (``for_search``'s default below
     ``SMALL_DEV_SENTENCES``): the test asks whether the restart's gain holds
     over resamples of the pool's sentences, not whether the pool holds what
-    the decoder would find under the restart's weights, and the best of 20
-    challengers passes it by chance. On a pool of 100 sentences the restarts'
-    optima gain a tenth of a point by changing a few sentences' 1-best, from
-    weights far from the decoded ones; one that passed put almost no weight
-    on the LMs and the word penalty and decoded far below the untuned weights
-    even half-stepped (``docs/tuning-results.md``).
+    the decoder would find under the restart's weights, and the challenger it
+    tests is the best of 20 by pool BLEU on the same sentences. On a pool of
+    100 sentences the restarts' optima gain a tenth of a point by changing a
+    few sentences' 1-best, from weights far from the decoded ones; one that
+    passed put almost no weight on the LMs and the word penalty and decoded
+    far below the untuned weights even half-stepped
+    (``docs/tuning-results.md``).
 
     After ``fit``: ``weights_`` float64[n_features] (L1-normalised over the
     tuned columns), ``score_`` the pool's corpus BLEU in [0, 1] under them
