@@ -1,6 +1,7 @@
 import gzip
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -256,3 +257,14 @@ def test_the_byte_parser_reads_what_pythons_str_methods_read(tmp_path, text):
                 [tuple(p) for p in table.align[table.align_offsets[c]:table.align_offsets[c + 1]].tolist()])
                for c in table.candidates(phrase)]
         assert got == [(tgt, scores, points) for tgt, scores, points in pairs], text
+
+
+def test_a_first_load_shows_its_progress_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    PhraseTable.load(_write(tmp_path / "quiet.gz", TINY), Vocab())
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    PhraseTable.load(_write(tmp_path / "shown.gz", TINY), Vocab())
+    err = capsys.readouterr().err
+    assert "reading shown.gz" in err and "parsing shown.gz" in err
+    PhraseTable.load(tmp_path / "shown.gz", Vocab())  # from the cache: nothing to show
+    assert capsys.readouterr().err == ""
