@@ -4,6 +4,7 @@ outputs and the shared benchmarks (those tests skip without it; README's "Tests"
 
 import gzip
 import itertools
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,10 @@ from repo_data import DATA, REPO, data_lines
 from support import TINY_SOURCES, write_moses_ini
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
+
+# the tests of worker processes give them a few sentences: start their clusters whatever the input's size
+# (pbmt.base.parallel; tests/test_parallel.py checks the default)
+os.environ["PBMT_CLUSTER_MIN_ITEMS"] = "0"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

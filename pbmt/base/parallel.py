@@ -18,7 +18,13 @@ never as arrays.
   itself: on a pool of ``threads`` threads, or here alone when there is one
   thread or fewer than two items (a pool would cost more than it buys).
 - ``workers`` > 1: a dask ``LocalCluster`` of that many single-threaded
-  processes, started here and stopped by ``close()``.
+  processes, started here and stopped by ``close()``; but when the caller
+  says how many items it will map (``size``) and they are fewer than
+  ``cluster_min_items()`` a worker, here on ``threads`` threads instead: each
+  worker process costs seconds to start and to load its own model, more than
+  a short input's decoding on threads over the one model already loaded.
+  Work of a few large items (training's shards) gives no ``size`` and keeps
+  its workers.
 - ``scheduler`` ("tcp://host:port"): the workers of an existing
   dask.distributed cluster (``workers`` is then ignored).
 
@@ -56,6 +62,20 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this system (macOS)
         return os.cpu_count() or 1
+
+
+CLUSTER_MIN_ITEMS = 250  # items a local worker process must have before a cluster is started (docs/scale-out.md)
+
+
+def cluster_min_items() -> int:
+    """Items each local worker process must have before ``ParallelMap`` starts a cluster: $PBMT_CLUSTER_MIN_ITEMS
+    (0: always start it), else ``CLUSTER_MIN_ITEMS``."""
+    text = os.environ.get("PBMT_CLUSTER_MIN_ITEMS", "").strip()
+    if not text:
+        return CLUSTER_MIN_ITEMS
+    if not text.isascii() or not text.isdigit():
+        raise PbmtError(f"PBMT_CLUSTER_MIN_ITEMS must be a whole number of items (0 or more), not {text!r}")
+    return int(text)
 
 
 # worker side: state key -> (state, lock); lives as long as the worker process
@@ -112,16 +132,19 @@ class ParallelMap:
     processes, or on ``scheduler``.
 
     connect_timeout: seconds to wait for ``scheduler`` before a PbmtError
-    naming it; retries: reruns of a shard whose work raised.
+    naming it; retries: reruns of a shard whose work raised; size: how many
+    items (sentences) ``map`` will get, when the caller knows (None: a
+    cluster starts whatever the size).
     """
 
     def __init__(self, work: Callable[[Any, Any], Any], state: Any = None, workers: int = 1,
-                 scheduler: str | None = None, retries: int = 2, connect_timeout: float = 5.0, threads: int = 1):
+                 scheduler: str | None = None, retries: int = 2, connect_timeout: float = 5.0, threads: int = 1,
+                 size: int | None = None):
         if workers < 1 or threads < 1:
             raise ValueError(f"workers and threads must be at least 1, got {workers} and {threads}")
         self.work, self.state, self.retries, self.threads = work, state, retries, threads
         self._client = self._cluster = self._state = None
-        if scheduler is None and workers == 1:
+        if scheduler is None and (workers == 1 or (size is not None and size < workers * cluster_min_items())):
             return
         import dask
         from distributed import Client, LocalCluster
@@ -146,6 +169,11 @@ class ParallelMap:
             except (OSError, TimeoutError, ValueError) as err:
                 raise PbmtError(f"cannot reach the dask scheduler at {scheduler} within {connect_timeout:g} s "
                                 f"({type(err).__name__}: {err})") from None
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the items go to worker processes (a cluster), not to threads here."""
+        return self._client is not None
 
     def map(self, items: Iterable[Any], chunksize: int = 8,
             progress: Callable[[int], Any] | None = None) -> Iterator[Any]:

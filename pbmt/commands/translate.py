@@ -61,7 +61,7 @@ from pbmt.base.files import Journal, read_lines
 from pbmt.base import markup
 from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
-from pbmt.base.parallel import ParallelMap
+from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap, cluster_min_items
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.search.output import nbest_text
 from pbmt.features.translation import Translator
@@ -102,7 +102,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                   "distinct completions")
     add_threads_argument(parser)
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
-                        "cluster; docs/scale-out.md says when threads do better)")
+                        f"cluster), for inputs of at least {CLUSTER_MIN_ITEMS} sentences a worker "
+                        "($PBMT_CLUSTER_MIN_ITEMS; a shorter input is decoded here on --threads); "
+                        "docs/scale-out.md says when threads do better")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     documents = parser.add_argument_group("document decoding (docs/global-features.md)")
@@ -328,8 +330,15 @@ def run(args: argparse.Namespace) -> int:
                         file=sys.stderr, desc="translating")
         # documents' global features may keep state of their own: documents go on processes only
         threads = args.threads if args.documents is None else 1
-        with ParallelMap(work, state, args.workers, args.scheduler, threads=threads) as pool:
-            for number, result in enumerate(pool.map(list(items)[journal.done:],
+        remaining = list(items)[journal.done:]
+        sentences = sum(len(document) for _, document in remaining) if args.documents else len(remaining)
+        with ParallelMap(work, state, args.workers, args.scheduler, threads=threads, size=sentences) as pool:
+            if args.workers > 1 and not pool.distributed and not args.quiet:
+                tqdm.write(f"note: {sentences} sentences are translated here on {threads} thread"
+                           f"{'s' if threads > 1 else ''}: --workers {args.workers} starts worker processes for "
+                           f"{args.workers * cluster_min_items()} or more (each loads the model first)",
+                           file=sys.stderr)
+            for number, result in enumerate(pool.map(remaining,
                                                      chunksize=1 if args.documents else 8,
                                                      progress=progress.update), journal.done + 1):
                 journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
