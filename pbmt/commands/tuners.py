@@ -81,8 +81,10 @@ class TunerOptions:
         ``n_sentences`` (None: not known yet); ``context``
         (``workers``, ``out``, ``progress``, ...) goes to the constructor parameters of those names."""
         accepted = cls.parameters()
+        # None is "not given", unless the option's default is not None: then it is the value given ('none')
         given = {o.parameter: getattr(args, o.destination) for o in cls.options
-                 if o.flags in self.options and o.parameter in accepted and getattr(args, o.destination) is not None}
+                 if o.flags in self.options and o.parameter in accepted
+                 and (getattr(args, o.destination) is not None or self._default(o) is not None)}
         preset = cls.presets.get(getattr(args, cls.preset_option) or "", {}) if cls.preset_option else {}
         params = {**preset, **given, **{k: v for k, v in context.items() if k in accepted}}
         if "gain" in params:

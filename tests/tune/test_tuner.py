@@ -63,6 +63,11 @@ def test_options_take_their_defaults_from_the_constructors():
     assert args.restarts is None and args.interpolation is None  # each tuner's own default
     assert options.build(POOL_TUNERS["mert"], args, "mon-swap").interpolation == 0.5
     assert options.build(tuner_class("lattice-mert"), args).restarts == 0
+    assert options.build(tuner_class("lattice-mert"), args).margin == tuner_class("lattice-mert").default("margin")
+    for given, margin in (("none", None), ("0.5", 0.5)):
+        chosen = parser.parse_args(["--lattice-margin", given, "--max-step", given])
+        assert options.build(tuner_class("lattice-mert"), chosen).margin == margin
+        assert options.build(tuner_class("mert"), chosen).max_step == margin  # 'none': Och's unbounded search
 
 
 def test_gains_are_one_interface_checked_against_sacrebleu():
