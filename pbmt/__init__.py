@@ -4,8 +4,14 @@ Moses-format models (phrase tables, ARPA LMs, moses.ini, n-best lists) load
 unchanged; numba kernels do the scoring and search. The Python API
 (``docs/python-api.md``): ``pbmt.load`` a model once, then translate, explain
 and evaluate with it. Its names come from ``pbmt.api`` when first used, so
-that importing one of pbmt's modules does not load them all.
+that importing one of pbmt's modules does not load them all. Every import of pbmt
+first stamps numba's cache of its kernels with their sources (``pbmt.base.kernel_cache``).
 """
+
+from pbmt.base.kernel_cache import install as _install
+
+_install()
+del _install
 
 __version__ = "0.1.0"
 __all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "Tuning",
