@@ -12,9 +12,8 @@ kernel must find the same derivations.
     python benchmarks/bench_search_kernel.py --baseline DIR [--sentences 1031] [--search cube] [--arcs]
         [--rounds 2] [--repeats 2]
 
-A baseline checkout: ``git worktree add --detach /tmp/base COMMIT``. Numba's cache records each kernel's own
-source file's stamp only, so after an edit that changes what another module's kernel inlines, delete the
-stale cache first (``find pbmt -name '*.nbi' -o -name '*.nbc' | xargs rm -f``).
+A baseline checkout: ``git worktree add --detach /tmp/base COMMIT`` (each checkout compiles its kernels once,
+in the untimed pass).
 """
 
 from __future__ import annotations
