@@ -45,7 +45,7 @@ import sacrebleu
 
 from pbmt.base.config import MosesConfig
 from pbmt.base.files import atomic_write
-from pbmt.tune.loop import tuned_config
+from pbmt.tune.loop import tuned_config, weight_line
 from pbmt.tune.mira import Mira
 from pbmt.tune.pool import References, read_pool
 from pbmt.tune.tuner import TuningData, l1_normalised
@@ -86,7 +86,7 @@ def decoded(weights: dict[str, np.ndarray], pool, n: int, folder: Path) -> list[
         rows.append({"weights": name, "bleu": score.score, "length_ratio": score.sys_len / score.ref_len,
                      "pool_bleu": 100 * pool.bleu(vector)})
         print(f"  {name:<16} dev[:{n}] BLEU {score.score:5.2f}, length {score.sys_len / score.ref_len:.3f} of the "
-              f"references'; pool BLEU {100 * pool.bleu(vector):.2f}", flush=True)
+              f"references'; pool BLEU {100 * pool.bleu(vector):.2f}; {weight_line(pool.layout, vector)}", flush=True)
     return rows
 
 
