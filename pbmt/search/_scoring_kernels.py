@@ -19,7 +19,8 @@ the reference the others are tested against.
 from collections import namedtuple
 
 import numpy as np
-from numba import literal_unroll, njit
+from numba import njit
+from numba.extending import overload
 
 from pbmt.model.features import feature_end, feature_transition
 
@@ -87,6 +88,75 @@ def _end(weights, scratch, slot, state, last_option, weighted, out):
     return _weigh(weights, slot, weighted, row)
 
 
+def _unrolled(params: str, n: int, term: str):
+    """A function of ``params`` (the first ``total``) returning ``total`` plus ``term`` for k = 0, ..., n - 1 in
+    turn, in straight-line code: a loop over the k-th feature of a tuple of features of several types,
+    unrolled. The sum is the loop's, term by term in order."""
+    source = (f"def unrolled({params}):\n" + "".join(f"    total += {term.format(k=k)}\n" for k in range(n))
+              + "    return total\n")
+    scope = {"__name__": __name__, "_step": _step, "_end": _end}
+    exec(source, scope)
+    return scope["unrolled"]
+
+
+def _count(tr, field: str) -> int:
+    """The number of features in field ``stateful`` or ``stateless`` of ``Transitions`` type ``tr``."""
+    return len(tr.types[tr.fields.index(field)])
+
+
+# The loops over a model's features, one per model when a search is typed: the slots are a tuple of named tuples
+# of several types, one per feature type. Numba's ``literal_unroll`` would retype the whole calling function once
+# per such loop, and these four sit in every search's hottest kernel; unrolled here, each is straight-line code
+# typed once. Numba only.
+def _stateful_steps(total, tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, weighted,
+                    out):
+    raise NotImplementedError("called from numba kernels only")
+
+
+def _stateful_ends(total, tr, new_states, g, last, weighted, out):
+    raise NotImplementedError("called from numba kernels only")
+
+
+def _stateless_steps(total, tr, prev_start, prev_end, prev_option, o, start, end, weighted, out):
+    raise NotImplementedError("called from numba kernels only")
+
+
+def _stateless_ends(total, tr, last_option, weighted, out):
+    raise NotImplementedError("called from numba kernels only")
+
+
+@overload(_stateful_steps, inline="always")
+def _stateful_steps_unrolled(total, tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end,
+                             weighted, out):
+    return _unrolled("total, tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, "
+                     "weighted, out", _count(tr, "stateful"),
+                     "_step(tr.weights, tr.scratch, tr.stateful[{k}], "
+                     "states[h, tr.stateful[{k}].state_lo:tr.stateful[{k}].state_hi], "
+                     "new_states[g, tr.stateful[{k}].state_lo:tr.stateful[{k}].state_hi], prev_start, prev_end, "
+                     "prev_option, o, start, end, weighted, out)")
+
+
+@overload(_stateful_ends, inline="always")
+def _stateful_ends_unrolled(total, tr, new_states, g, last, weighted, out):
+    return _unrolled("total, tr, new_states, g, last, weighted, out", _count(tr, "stateful"),
+                     "_end(tr.weights, tr.scratch, tr.stateful[{k}], "
+                     "new_states[g, tr.stateful[{k}].state_lo:tr.stateful[{k}].state_hi], last, weighted, out)")
+
+
+@overload(_stateless_steps, inline="always")
+def _stateless_steps_unrolled(total, tr, prev_start, prev_end, prev_option, o, start, end, weighted, out):
+    return _unrolled("total, tr, prev_start, prev_end, prev_option, o, start, end, weighted, out",
+                     _count(tr, "stateless"),
+                     "_step(tr.weights, tr.scratch, tr.stateless[{k}], tr.no_state, tr.no_state, prev_start, "
+                     "prev_end, prev_option, o, start, end, weighted, out)")
+
+
+@overload(_stateless_ends, inline="always")
+def _stateless_ends_unrolled(total, tr, last_option, weighted, out):
+    return _unrolled("total, tr, last_option, weighted, out", _count(tr, "stateless"),
+                     "_end(tr.weights, tr.scratch, tr.stateless[{k}], tr.no_state, last_option, weighted, out)")
+
+
 @njit(cache=True, inline="always")
 def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, eos, weighted,
                    out):
@@ -96,18 +166,15 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
     to ``out``)."""
     total = 0.0
     if o >= 0:
-        for slot in literal_unroll(tr.stateful):
-            total += _step(tr.weights, tr.scratch, slot, states[h, slot.state_lo:slot.state_hi],
-                           new_states[g, slot.state_lo:slot.state_hi], np.int64(prev_start), np.int64(prev_end),
-                           np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end), np.bool_(weighted), out)
+        total = _stateful_steps(total, tr, states, h, new_states, g, np.int64(prev_start), np.int64(prev_end),
+                                np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end), np.bool_(weighted),
+                                out)
     else:
         for m in range(states.shape[1]):
             new_states[g, m] = states[h, m]
     if eos:
         last = o if o >= 0 else prev_option
-        for slot in literal_unroll(tr.stateful):
-            total += _end(tr.weights, tr.scratch, slot, new_states[g, slot.state_lo:slot.state_hi], np.int64(last),
-                          np.bool_(weighted), out)
+        total = _stateful_ends(total, tr, new_states, g, np.int64(last), np.bool_(weighted), out)
     return total
 
 
@@ -115,21 +182,14 @@ def stateful_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opti
 def jump_score(tr, prev_start, prev_end, prev_option, start, end, o, weighted, out):
     """The stateless features of block [start, end) with option ``o`` after block [prev_start, prev_end) with
     ``prev_option`` ([0, 0) and -1 at the sentence start)."""
-    total = 0.0
-    for slot in literal_unroll(tr.stateless):
-        total += _step(tr.weights, tr.scratch, slot, tr.no_state, tr.no_state, np.int64(prev_start),
-                       np.int64(prev_end), np.int64(prev_option), np.int64(o), np.int64(start), np.int64(end),
-                       np.bool_(weighted), out)
-    return total
+    return _stateless_steps(0.0, tr, np.int64(prev_start), np.int64(prev_end), np.int64(prev_option), np.int64(o),
+                            np.int64(start), np.int64(end), np.bool_(weighted), out)
 
 
 @njit(cache=True, inline="always")
 def end_score(tr, last_option, weighted, out):
     """The stateless features of the sentence end after ``last_option`` (-1: an empty derivation)."""
-    total = 0.0
-    for slot in literal_unroll(tr.stateless):
-        total += _end(tr.weights, tr.scratch, slot, tr.no_state, np.int64(last_option), np.bool_(weighted), out)
-    return total
+    return _stateless_ends(0.0, tr, np.int64(last_option), np.bool_(weighted), out)
 
 
 @njit(cache=True, inline="always")
