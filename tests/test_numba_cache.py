@@ -1,0 +1,75 @@
+"""Processes compiling different specialisations of one cached function at once leave numba's cache whole
+(``pbmt.base.numba_cache``): every specialisation has its entry, and each entry's file holds that signature's code.
+
+The racing processes hold numba's index a fifth of a second after reading it, so that without the lock their
+saves interleave in nearly every run (numba's own save, three runs: 8 or 9 of 20 entries lost and 1 or 2 naming
+another signature's file each time). Unslowed, three processes compiling 48 specialisations between them lost
+entries in 2 of 4 runs and named a wrong file in 2 of 4 with numba's own save, and did neither in 4 runs with the
+lock.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+RACER = """
+import sys, time
+import numpy as np
+import pbmt.base.numba_cache
+from numba.core import caching
+
+read = caching.IndexDataCacheFile._load_index
+def slow_read(self):
+    index = read(self)
+    time.sleep(0.2)
+    return index
+caching.IndexDataCacheFile._load_index = slow_read
+
+sys.path.insert(0, sys.argv[1])
+import identity
+k, n = int(sys.argv[2]), int(sys.argv[3])
+values = [d(1) for d in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.float32, np.float64,
+                         np.complex64, np.complex128)]
+values += [np.ones(2, type(v)) for v in values]
+open(sys.argv[1] + f"/ready{k}", "w").close()
+while not __import__("os").path.exists(sys.argv[1] + "/go"):
+    time.sleep(0.01)
+for v in values[k::n]:
+    identity.f(v)
+"""
+
+CHECK = """
+import sys
+import numpy as np
+import pbmt.base.numba_cache
+from numba.core.registry import cpu_target
+sys.path.insert(0, sys.argv[1])
+import identity
+identity.g(1)  # numba's runtime set up, so that a cached specialisation can be rebuilt
+cache = identity.f._cache
+index = cache._cache_file._load_index()
+wrong = [key[0] for key, name in index.items()
+         if tuple(cache._impl.rebuild(cpu_target.target_context, cache._cache_file._load_data(name)).signature.args)
+         != tuple(key[0])]
+print(len(index), len(wrong))
+"""
+
+MODULE = "from numba import njit\n\n\n@njit(cache=True)\ndef f(x):\n    return x\n\n\n@njit\ndef g(x):\n    return x\n"
+
+
+def test_racing_processes_leave_every_specialisation_with_its_own_code(tmp_path):
+    (tmp_path / "identity.py").write_text(MODULE)
+    racers = 3
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(tmp_path), str(k), str(racers)])
+             for k in range(racers)]
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("ready*"))) < racers and time.monotonic() < deadline:
+        assert all(p.poll() is None for p in procs), "a racing process ended before the race"
+        time.sleep(0.02)
+    (tmp_path / "go").touch()
+    assert [p.wait(timeout=300) for p in procs] == [0] * racers
+    out = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path)], capture_output=True, text=True, check=True)
+    entries, wrong = map(int, out.stdout.split())
+    assert (entries, wrong) == (20, 0)
