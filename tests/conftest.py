@@ -2,6 +2,7 @@
 for exhaustive tests built from it, and ``../shared/data`` beside the repository for the comparisons with Moses's
 outputs and the shared benchmarks (those tests skip without it; README's "Tests" says which)."""
 
+import fcntl
 import gzip
 import itertools
 import os
@@ -58,13 +59,26 @@ def feature_folder(request, tmp_path_factory):
     ``.pytest_cache/d/NAME``) but for its ``__pycache__``, for a model whose feature module lives outside pbmt.
     What numba compiles for such a module is cached beside it, keyed by the module's path and content
     (``pbmt.model._apart_cache``): at a new path every run, the searches would compile anew every run (about a
-    minute). Without pytest's cache (``-p no:cacheprovider``) a new temporary folder."""
+    minute). The process that empties the folder holds a lock on it (``NAME.lock`` beside it) until its session
+    ends; a second process of this clone (a pytest worker, another run) meanwhile gets a new temporary folder,
+    so neither empties the other's. Without pytest's cache (``-p no:cacheprovider``) a new temporary folder."""
     cache = getattr(request.config, "cache", None)
+    held: dict[str, Path] = {}
 
     def folder(name: str) -> Path:
         if cache is None:
             return tmp_path_factory.mktemp(name)
-        path = cache.mkdir(name)
+        if name not in held:
+            path = cache.mkdir(name)
+            lock = open(path.parent / f"{name}.lock", "a")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.close()
+                return tmp_path_factory.mktemp(name)
+            request.addfinalizer(lock.close)
+            held[name] = path
+        path = held[name]
         for child in path.iterdir():
             if child.name != "__pycache__":
                 shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
