@@ -23,6 +23,20 @@ SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
 os.environ["PBMT_CLUSTER_MIN_ITEMS"] = "0"
 
 
+# The test files that take longest on a fresh clone (docs/tests.md), run first: with -n 2 the other worker runs
+# the rest meanwhile, instead of one worker running one of them alone at the end.
+LONGEST_FIRST = ("test_tutorial.py", "search/test_sparse.py", "model/test_osm.py", "test_writing_a_feature.py",
+                 "test_fuzz.py")
+
+
+def pytest_collection_modifyitems(items):
+    """``LONGEST_FIRST``'s files first (xdist hands out files in this order: ``--no-loadscope-reorder``), the rest
+    in pytest's order."""
+    tests = Path(__file__).resolve().parent
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.resolve().relative_to(tests).as_posix(), len(rank)))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The share of tests that skipped, by reason (on a clone alone, mostly ``../shared`` missing: README's
     "Tests" says which tests need it and why)."""
