@@ -29,8 +29,18 @@ LONGEST_FIRST = ("test_tutorial.py", "search/test_sparse.py", "model/test_osm.py
                  "test_fuzz.py")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """With ``-n N`` (pytest-xdist) and no ``--dist`` given, each test file whole on one worker, handed out in
+    this file's order. Set here rather than in pyproject.toml's ``addopts``, so that an environment without
+    xdist still runs ``pytest`` (which would reject ``--dist`` as unknown)."""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "loadfile"
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items):
-    """``LONGEST_FIRST``'s files first (xdist hands out files in this order: ``--no-loadscope-reorder``), the rest
+    """``LONGEST_FIRST``'s files first (xdist hands out files in this order, ``pytest_cmdline_main``), the rest
     in pytest's order."""
     tests = Path(__file__).resolve().parent
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
