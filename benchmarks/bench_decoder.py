@@ -40,8 +40,6 @@ sys.path.insert(0, str(ROOT / "docs"))
 from generated import write_table  # noqa: E402  (docs/generated.py: the docs' records of measured tables)
 
 SHARED = ROOT.parent / "shared"
-DATA = SHARED / "data" / "bible-es-en"
-MOSES_BIN = SHARED / "tools" / "moses" / "bin"
 PBMT = [sys.executable, "-m", "pbmt"]
 
 
@@ -78,7 +76,8 @@ def at_least(ours: dict[int, float], theirs: dict[int, float]) -> float:
     return wins / len(theirs)
 
 
-def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nbest: Path, ini: Path):
+def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nbest: Path, ini: Path,
+             moses_bin: Path):
     """(command, working folder) of one decoder run."""
     if decoder in ("pbmt", "pbmt-workers"):
         command = [*PBMT, "translate", "-q", "--tokenized", "-f", str(ini), "--search", search, "-o", str(out)]
@@ -91,12 +90,12 @@ def commands(decoder: str, search: str, n_best: int, threads: int, out: Path, nb
         return command, None
     algorithm = "1" if search == "cube" else "0"
     if decoder == "moses2":
-        command = [str(MOSES_BIN / "moses2"), "-f", "moses.ini", "--threads", str(threads),
+        command = [str(moses_bin / "moses2"), "-f", "moses.ini", "--threads", str(threads),
                    "--search-algorithm", algorithm]
         if n_best > 1:
             command += ["--n-best-list", str(nbest), str(n_best)]
     else:
-        command = [str(MOSES_BIN / "moses"), "-f", "moses.ini", "-threads", str(threads), "-search-algorithm",
+        command = [str(moses_bin / "moses"), "-f", "moses.ini", "-threads", str(threads), "-search-algorithm",
                    algorithm, "-v", "0"]
         if n_best > 1:
             command += ["-n-best-list", str(nbest), str(n_best)]
@@ -116,11 +115,13 @@ def startup(data: Path, work: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--shared", type=Path, default=SHARED,
+                        help="the shared folder: its Bible data and Moses binaries (default: ../shared beside the repo)")
+    parser.add_argument("--data", type=Path, help="the data folder (default: SHARED/data/bible-es-en)")
     parser.add_argument("--sentences", type=int, default=1031, help="first K dev sentences (default: all)")
     parser.add_argument("--searches", default="cube,stack", help="search algorithms to run")
     parser.add_argument("--nbest", default="1,100", help="n-best sizes to run")
-    parser.add_argument("--threads", default="1,2", help="threads (pbmt: --workers) to run")
+    parser.add_argument("--threads", default="1,2", help="threads to run (pbmt-workers: worker processes of one thread each)")
     parser.add_argument("--decoders", default="pbmt,moses2,moses", help="decoders to run")
     parser.add_argument("--no-startup", action="store_true", help="skip the compile and start-up measurement")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -128,13 +129,18 @@ def main() -> None:
                         "record docs/runs/NAME.json (docs/generated.py)")
     args = parser.parse_args()
 
+    data = args.data or args.shared / "data" / "bible-es-en"
+    for needed in (data / "model" / "moses.ini", data / "dev.tok.es", data / "dev.tok.en"):
+        if not needed.is_file():
+            parser.error(f"{needed}: no such file (give --shared or --data)")
+    moses_bin = args.shared / "tools" / "moses" / "bin"
     decoders = args.decoders.split(",")
-    if not MOSES_BIN.is_dir():
-        print(f"note: {MOSES_BIN} is absent: Moses and Moses2 are skipped, pbmt runs alone")
+    if not moses_bin.is_dir():
+        print(f"note: {moses_bin} is absent: Moses and Moses2 are skipped, pbmt runs alone")
         decoders = [d for d in decoders if d.startswith("pbmt")]
-    ini = args.data / "model" / "moses.ini"
-    lines = (args.data / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.sentences]
-    refs = (args.data / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.sentences]
+    ini = data / "model" / "moses.ini"
+    lines = (data / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:args.sentences]
+    refs = (data / "dev.tok.en").read_text(encoding="utf-8").splitlines()[:args.sentences]
     words = sum(len(line.split()) for line in lines)
     results = {"sentences": len(lines), "words": words, "rows": []}
     load = [os.getloadavg()[0]]
@@ -143,13 +149,13 @@ def main() -> None:
         source = work / "dev.es"
         source.write_text("\n".join(lines) + "\n", encoding="utf-8")
         if not args.no_startup:
-            results["startup"] = startup(args.data, work)
+            results["startup"] = startup(data, work)
             print(f"pbmt start-up: cold numba compile + one sentence {results['startup']['cold']:.1f} s, "
                   f"cached {results['startup']['cached']:.1f} s")
         one = work / "one.es"
         one.write_text(lines[0] + "\n", encoding="utf-8")
         for decoder in decoders:  # untimed: fills the file system's and pbmt's caches
-            command, cwd = commands(decoder, "cube", 1, 1, work / "warm.out", work / "warm.nbest", ini)
+            command, cwd = commands(decoder, "cube", 1, 1, work / "warm.out", work / "warm.nbest", ini, moses_bin)
             run(command, one, work / "warm.out", cwd=cwd)
         print(f"{len(lines)} dev sentences, {words} source words; load average before: {os.getloadavg()[0]:.2f}")
         header = f"{'search':<6} {'n-best':>6} {'thr':>3}  {'decoder':<7} {'wall s':>7} {'words/s':>8} " \
@@ -161,7 +167,7 @@ def main() -> None:
                     row = {"search": search, "n_best": n_best, "threads": threads, "decoders": {}}
                     for decoder in decoders:
                         out, nbest = work / f"{decoder}.out", work / f"{decoder}.nbest"
-                        command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini)
+                        command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini, moses_bin)
                         measured = run(command, source, out, cwd=cwd)
                         hyps = out.read_text(encoding="utf-8").splitlines()
                         measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score
