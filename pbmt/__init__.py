@@ -5,12 +5,11 @@ unchanged; numba kernels do the scoring and search. The Python API
 (``docs/python-api.md``): ``pbmt.load`` a model once, then translate, explain
 and evaluate with it. Its names come from ``pbmt.api`` when first used, so
 that importing one of pbmt's modules does not load them all. Every import of pbmt
-first stamps numba's cache of its kernels with their sources (``pbmt.base.kernel_cache``)
-and makes its saves safe for processes compiling at once (``pbmt.base.numba_cache``).
+first stamps numba's cache of its kernels with their sources and makes its saves safe for
+processes compiling at once (``pbmt.base.numba_cache``).
 """
 
-import pbmt.base.numba_cache  # noqa: F401  (numba's cache saves under a lock from here on)
-from pbmt.base.kernel_cache import install as _install
+from pbmt.base.numba_cache import install as _install
 
 _install()
 del _install

@@ -1,6 +1,19 @@
-"""Numba's on-disk cache, safe for several processes compiling into it at once.
+"""Numba's on-disk cache of pbmt's kernels: fresh only while the sources they are compiled from are, and
+safe for several processes compiling into it at once.
 
-Numba keeps the specialisations of a ``cache=True`` function as numbered data
+**Freshness.** Numba keeps a cached function until its own source file changes. A kernel
+that calls a kernel of another module holds a copy of the callee's code (and
+of every constant and named-tuple layout it read while compiling), so after an
+edit or an upgrade that changes only the callee's module the caller's cache is
+stale: it crashes or computes with the old code. ``install`` registers a cache
+locator that stamps every kernel of pbmt, and of a model's feature modules
+(``pbmt.base.feature_modules``), with its own file's stamp and the
+``fingerprint`` of pbmt's kernel sources: a change to any of them recompiles
+every cached kernel once, and nothing else does. The cache files stay where
+numba puts them (beside the module, under ``NUMBA_CACHE_DIR`` when set, or in
+the user-wide folder); only the stamp in their index differs.
+
+**Saves.** Numba keeps the specialisations of a ``cache=True`` function as numbered data
 files (``NAME.N.nbc``) and one index (``NAME.nbi``) mapping each signature to
 its file. Saving a new specialisation reads the index, takes the first number
 no entry uses, writes the index and then the data file, with no lock. Two
@@ -11,7 +24,7 @@ or worse, the index names for one signature the file the other process wrote,
 and a later run loads the wrong code for that signature (a crash, or wrong
 numbers). ``tests/test_numba_cache.py`` has processes race to show it.
 
-Importing this module (``pbmt`` does, first) makes every save take an
+``install`` (``import pbmt`` calls it first) makes every save take an
 exclusive lock on its cache folder (``.pbmt-numba.lock`` there: ``flock``,
 released when the save ends or the process dies), read the index afresh
 inside it, write the data file and only then the index entry naming it, so
@@ -23,8 +36,12 @@ a rename). Where ``fcntl`` does not exist (Windows) saves stay numba's own.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import itertools
 import os
+import re
+from pathlib import Path
 
 from numba.core import caching
 
@@ -32,6 +49,102 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
+
+PACKAGE = Path(__file__).resolve().parent.parent  # pbmt's own folder
+USER_MODULE_PREFIX = "pbmt_user_"  # the modules pbmt.base.feature_modules runs
+_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # named _CacheImpl in older numba
+
+# The sources kernels are compiled from: every module that uses numba and, transitively, the modules of the
+# package it imports (numba freezes the values of the globals a kernel reads into its code), and every module that
+# defines a named tuple or an enum (numba compiles its field or member layout into the kernels it is passed to).
+_NUMBA = re.compile(r"^[ \t]*(?:from|import)[ \t]+numba\b", re.M)
+_LAYOUT = re.compile(r"namedtuple\(|NamedTuple\b|Enum\b")
+_FROM_IMPORT = re.compile(r"from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)")
+_IMPORT = re.compile(r"import[ \t]+([\w.]+)")
+
+
+def kernel_sources(package: Path = PACKAGE) -> list[Path]:
+    """The ``.py`` files of ``package`` (a folder named as its package) that kernels are compiled from, sorted."""
+    sources = {path: path.read_bytes().decode("utf-8", "replace") for path in package.rglob("*.py")}
+    prefix = len(str(package)) - len(package.name)
+    by_module = {str(path)[prefix:-3].replace(os.sep, ".").removesuffix(".__init__"): path for path in sources}
+    todo = [path for path, text in sources.items() if "numba" in text and _NUMBA.search(text)]
+    chosen = set(todo) | {path for path, text in sources.items() if ("Enum" in text or "amedTuple" in text
+                                                                     or "namedtuple" in text) and _LAYOUT.search(text)}
+    while todo:
+        text = sources[todo.pop()]
+        names = [m for m in _IMPORT.findall(text) if m.split(".")[0] == package.name]
+        for module, imported in _FROM_IMPORT.findall(text):
+            if module.split(".")[0] == package.name:
+                names += [module] + [f"{module}.{name}" for name in re.findall(r"\w+", imported)]
+        for path in (by_module[n] for n in names if n in by_module):
+            if path not in chosen:
+                chosen.add(path)
+                todo.append(path)
+    return sorted(chosen)
+
+
+def fingerprint(package: Path = PACKAGE) -> str:
+    """SHA-256 (hex) of the paths (relative to ``package``) and contents of ``package``'s kernel sources."""
+    digest = hashlib.sha256()
+    for path in kernel_sources(package):
+        data = path.read_bytes()
+        digest.update(f"{path.relative_to(package).as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+@functools.cache
+def _package_fingerprint(package: Path) -> str:
+    return fingerprint(package)
+
+
+class StampedLocator(caching._CacheLocator):
+    """The locator numba would choose for a function of ``packages`` (a pbmt kernel, or one of a feature module
+    of a model), with the fingerprint of the package's kernel sources added to the function's source stamp."""
+
+    packages: dict[str, Path] = {}  # top-level module name (or prefix of names) -> the package folder it stamps
+
+    def __init__(self, inner: caching._CacheLocator, package: Path):
+        self._inner = inner
+        self._package = package
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        package = cls.package_of(getattr(py_func, "__module__", None) or "")
+        if package is None:
+            return None
+        for other in _IMPL._locator_classes:
+            if other is not cls:
+                inner = other.from_function(py_func, py_file)
+                if inner is not None:
+                    return cls(inner, package)
+        return None
+
+    @classmethod
+    def package_of(cls, module: str) -> Path | None:
+        """The package folder whose fingerprint stamps the kernels of ``module``, or None (numba's own stamp)."""
+        top = module.split(".")[0]
+        for name, package in cls.packages.items():
+            if top == name or (name.endswith("_") and top.startswith(name)):
+                return package
+        return None
+
+    def ensure_cache_path(self):
+        self._inner.ensure_cache_path()
+
+    def get_cache_path(self):
+        return self._inner.get_cache_path()
+
+    def get_source_stamp(self):
+        return self._inner.get_source_stamp(), _package_fingerprint(self._package)
+
+    def get_disambiguator(self):
+        return self._inner.get_disambiguator()
+
+    def get_suitable_cache_subpath(self, py_file):
+        return self._inner.get_suitable_cache_subpath(py_file)
+
 
 LOCK_NAME = ".pbmt-numba.lock"
 
@@ -69,5 +182,12 @@ def _save(self: caching.IndexDataCacheFile, key, data) -> None:
             self._save_index(overloads)
 
 
-if fcntl is not None:
-    caching.IndexDataCacheFile.save = _save
+def install(modules: dict[str, Path] | None = None) -> None:
+    """Lock every save (where ``fcntl`` exists) and stamp the kernels cached from now on of the modules
+    ``modules`` names (top-level name, or a prefix ending in ``_``, -> the package folder whose kernel sources
+    stamp them; default pbmt's own and its feature modules'). ``import pbmt`` calls it with the default."""
+    if fcntl is not None:
+        caching.IndexDataCacheFile.save = _save
+    StampedLocator.packages.update(modules or {"pbmt": PACKAGE, USER_MODULE_PREFIX: PACKAGE})
+    if StampedLocator not in _IMPL._locator_classes:
+        _IMPL._locator_classes.insert(0, StampedLocator)

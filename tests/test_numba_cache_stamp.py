@@ -1,5 +1,5 @@
 """Numba's cache of a kernel is invalidated by a change to a kernel it calls in another module
-(``pbmt.base.kernel_cache``): numba's own stamp, of the caller's file alone, keeps the stale code."""
+(``pbmt.base.numba_cache``): numba's own stamp, of the caller's file alone, keeps the stale code."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from pbmt.base.kernel_cache import PACKAGE, StampedLocator, fingerprint, kernel_sources
+from pbmt.base.numba_cache import PACKAGE, StampedLocator, fingerprint, kernel_sources
 
 CALLEE = """
 from numba import njit
@@ -35,7 +35,7 @@ RUN = """
 import sys
 from pathlib import Path
 
-from pbmt.base.kernel_cache import install
+from pbmt.base.numba_cache import install
 
 install({"stamped": Path(sys.argv[1]) / "stamped"})
 from plain.a import caller as plain
