@@ -99,13 +99,18 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             handle.close()
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
 def parse_int(text: str) -> int:
     """``int(text)`` for ASCII digits (with an optional sign) only; ValueError otherwise.
 
     Python's ``int`` also takes other scripts' digits and underscores, which
     no model file means.
     """
-    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
+    if text.isascii() and text.isdigit():  # the common case, without a pattern match
+        return int(text)
+    if not _INTEGER.fullmatch(text.strip()):
         raise ValueError(f"invalid integer {text!r}")
     return int(text)
 
