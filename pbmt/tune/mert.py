@@ -68,7 +68,7 @@ from pbmt.metrics.bleu import bleu, paired_bootstrap
 from pbmt.tune._mert_kernels import envelope_breakpoints, merge_breakpoints
 from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, MERT_OPTIONS
 from pbmt.tune.pool import Pool, argmax_by_sentence
-from pbmt.tune.tuner import Tuner, TuningData, l1_normalised
+from pbmt.tune.tuner import Tuner, TuningData, l1_normalised, toward
 
 
 def line_search(a: np.ndarray, b: np.ndarray, offsets: np.ndarray, stats: np.ndarray,
@@ -265,8 +265,7 @@ class Mert(Tuner):
             best_point, best_score = challenger, challenger_score
             self.restart_kept_ = True
         if self.interpolation < 1.0:
-            best_point = (self.interpolation * l1_normalised(best_point)
-                          + (1.0 - self.interpolation) * l1_normalised(initial[free]))
+            best_point = toward(best_point, initial[free], self.interpolation)
             best_score = float(bleu(lines.sentence_stats(best_point).sum(axis=0)))
         weights = initial.copy()
         weights[free] = l1_normalised(best_point)

@@ -51,7 +51,7 @@ from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune._mira_kernels import averaged, epoch, scores
 from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP
 from pbmt.tune.pool import argmax_by_sentence, weight_columns
-from pbmt.tune.tuner import Group, Option, Tuner, TuningData, l1_normalised
+from pbmt.tune.tuner import Group, Option, Tuner, TuningData, toward
 
 BACKGROUNDS = ("hope", "model")
 PSI = 1.0
@@ -142,8 +142,7 @@ class Mira(Tuner):
                 self.score_, kept, self.kept_epoch_ = bleu, mean, number + 1
         norm = np.abs(initial[free]).sum()
         if self.interpolation < 1.0 and norm > 0:  # zero starting weights have no direction to keep
-            kept = norm * (self.interpolation * l1_normalised(kept)
-                           + (1.0 - self.interpolation) * l1_normalised(initial[free]))
+            kept = norm * toward(kept, initial[free], self.interpolation)
             self.score_ = corpus_bleu(pool.stats[argmax_by_sentence(scores(*rows, kept), pool.offsets)])
         self.weights_ = initial.copy()
         self.weights_[free] = kept

@@ -60,6 +60,12 @@ def l1_normalised(weights: np.ndarray) -> np.ndarray:
     norm = np.abs(weights).sum()
     return weights / norm if norm > 0 else weights
 
+
+def toward(answer: np.ndarray, start: np.ndarray, psi: float) -> np.ndarray:
+    """A step the share ``psi`` of the way from ``start`` to a tuner's ``answer``, by direction (both
+    ``l1_normalised``): ``psi l1(answer) + (1 - psi) l1(start)``, of L1 norm 1 when their signs agree."""
+    return psi * l1_normalised(answer) + (1.0 - psi) * l1_normalised(start)
+
 #: an ``Option``'s default: its parameter's default in the constructor of the first tuner listing it
 CONSTRUCTOR = object()
 #: an ``Option``'s default: not given (argparse: None), so each tuner takes its own constructor's default
