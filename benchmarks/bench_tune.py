@@ -5,7 +5,7 @@ train-model.perl weights), tuned on the whole dev set (``dev.tok.es`` /
 ``dev.tok.en``, 1,031 verses) and scored on the whole test set (Acts,
 ``test.tok.es``, 1,006 verses): sacrebleu (``tokenize='none'``) of the 1-best
 under the tuned weights against ``test.tok.en``. One cell per (tuner, seed);
-each tuner runs with every seed of --seeds (N: seeds 1 to N; or a list, 2,3).
+each tuner runs with every seed of --seeds (a seed, 2; a range, 1-3; or both, comma-separated: 1-2,5).
 
 Tuners (``--tuners``, comma-separated; default: all):
 
@@ -98,7 +98,7 @@ checkpoint in --out). --quick: a smoke run (20 dev and test sentences, 2
 iterations, epochs and passes, 5 held-out sentences, one seed, 10-best).
 
     python benchmarks/bench_tune.py --json tune.json --out runs [--tuners mert,moses-mert,pro]
-        [--seeds 3] [--iterations 5] [--epochs 5] [--held-out 100] [--workers 2] [--sentences N]
+        [--seeds 1-3] [--iterations 5] [--epochs 5] [--held-out 100] [--workers 2] [--sentences N]
         [--test-sentences N] [--quick] [--record NAME]
 
 --record NAME also writes the cells of --tuners and --seeds (and the untuned row) as the doc table record
@@ -166,11 +166,18 @@ FAMILIES = {"boundary": (("boundary",), ()), "phrase-pairs": (("block",), ("bloc
             "lexicon": (("block",), ("word",)), "length": (("block",), ("length",)),
             "distortion": (("distortion",), ()),
             "all": (("boundary", "block", "distortion"), ("block", "word", "length"))}
-# PRO, APRO and batch MIRA over a family's n-best features in pbmt tune's loop: (algorithm, family)
-SPARSE_LOOP = {f"{algorithm}-{family}": (algorithm, family) for algorithm in ("pro", "apro", "mira")
-               for family in FAMILIES}
+# PRO, APRO and batch MIRA over a family's n-best features in pbmt tune's loop: (algorithm, family, the
+# tuner's options, the dense cell to compare with): at the tuner's defaults; MIRA with each answer taken three
+# tenths of the way (--interpolation 0.3); PRO and APRO with a stronger L1 penalty on the sparse weights
+SPARSE_LOOP = {
+    **{f"{algorithm}-{family}": (algorithm, family, [], algorithm) for algorithm in ("pro", "apro", "mira")
+       for family in FAMILIES},
+    **{f"mira-{family}-psi0.3": ("mira", family, ["--interpolation", "0.3"], "mira-psi0.3") for family in FAMILIES},
+    **{f"{algorithm}-{family}-l1-{l1}": (algorithm, family, ["--sparse-l1", l1], algorithm)
+       for algorithm in ("pro", "apro") for family in ("lexicon", "all") for l1 in ("3", "10")},
+}
 # cells that read the bench's word classes (induced once from the training target side, --word-classes N)
-CLASSES = ("samplerank-boundary", *(cell for cell, (_, family) in SPARSE_LOOP.items()
+CLASSES = ("samplerank-boundary", *(cell for cell, (_, family, _, _) in SPARSE_LOOP.items()
                                     if "boundary" in FAMILIES[family][0]))
 RELEVANT_SET = {f"{algorithm}-{n}": ["--algorithm", algorithm, "--reordering", "mon-swap", "--n-best-size", str(n)]
                 for n in (1, 10) for algorithm in ("costmargin", "perceptron")}
@@ -315,8 +322,8 @@ class Bench:
 
     def sparse_loop_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         """``pbmt tune``'s loop with the family's features in the n-best lists (``family_model``)."""
-        algorithm, family = SPARSE_LOOP[tuner]
-        run(self.tune_command(folder, seed, ["--algorithm", algorithm, "--iterations", self.args.iterations,
+        algorithm, family, options, _ = SPARSE_LOOP[tuner]
+        run(self.tune_command(folder, seed, ["--algorithm", algorithm, *options, "--iterations", self.args.iterations,
                                              "--n-best-size", self.args.nbest], self.family_model(family)),
             log=self.out / f"{folder.name}.log")
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu")}
@@ -414,16 +421,26 @@ class Bench:
 
 
 def dense_of(tuner: str) -> str | None:
-    """The cell of the same tuner without sparse features (``mira`` for ``mira-lexicon``), or None."""
+    """The cell of the same tuner without sparse features (``mira`` for ``mira-lexicon``, ``mira-psi0.3`` for
+    ``mira-all-psi0.3``), or None."""
     if tuner in SPARSE_LOOP:
-        return SPARSE_LOOP[tuner][0]
+        return SPARSE_LOOP[tuner][3]
     return "samplerank" if tuner in ("samplerank-boundary", "samplerank-distortion") else None
 
 
 def seed_list(text: str) -> list[int]:
-    """``--seeds``: N (seeds 1 to N) or a comma-separated list of seeds."""
-    seeds = [int(t) for t in text.split(",")]
-    return list(range(1, seeds[0] + 1)) if "," not in text else seeds
+    """``--seeds``: comma-separated seeds and ranges, in the order given: ``2`` is seed 2 alone, ``1-3`` seeds 1,
+    2 and 3, ``1-2,5`` seeds 1, 2 and 5."""
+    seeds = []
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not (first.isdigit() and (not dash or last.isdigit())) or (dash and int(last) < int(first)):
+            raise argparse.ArgumentTypeError(f"{part.strip()!r} is neither a seed (a whole number, 2) nor a range "
+                                             "of seeds (1-3)")
+        seeds += range(int(first), int(last or first) + 1)
+    if len(set(seeds)) < len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r} names a seed twice")
+    return seeds
 
 
 def summary(cells: dict, tuners: list[str], seeds: list[int]) -> list[str]:
@@ -449,8 +466,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tuners", default=",".join(TUNERS), help="comma-separated, of: " + ", ".join(TUNERS))
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--seeds", type=seed_list, default=seed_list("3"),
-                        help="N (seeds 1 to N) or a comma-separated list of seeds, e.g. 2,3")
+    parser.add_argument("--seeds", type=seed_list, default=seed_list("1-3"),
+                        help="seeds and ranges of seeds, comma-separated: 2 (seed 2 alone), 1-3, 1-2,5 (default: 1-3)")
     parser.add_argument("--iterations", type=int, default=5, help="MERT, PRO, APRO and Moses's MERT")
     parser.add_argument("--epochs", type=int, default=5, help="SampleRank")
     parser.add_argument("--held-out", type=int, default=100, help="SampleRank: dev sentences held out to choose "
