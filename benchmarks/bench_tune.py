@@ -59,7 +59,11 @@ Tuners (``--tuners``, comma-separated; default: all):
   block-kinds``), or the bins of jumps (``db_``, the distortion family), or
   all of them; the model folder of the cell (``model0``:
   the shared model with a ``pbmt.toml`` ``[sparse]`` table of the family,
-  zero weights) is what it tunes;
+  zero weights) is what it tunes; ``mira-FAMILY-psi0.3``: the same with
+  each MIRA answer taken three tenths of the way (``--interpolation 0.3``);
+  ``pro-FAMILY-l1-N``, ``apro-FAMILY-l1-N`` (FAMILY ``lexicon`` or ``all``, N
+  3 or 10): a stronger L1 penalty on the sparse weights (``--sparse-l1 N``;
+  the default is 1), against the word pairs' fit to dev;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
   batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
   SampleRank's defaults; all four
@@ -84,8 +88,9 @@ SampleRank: of the tuning part of dev, then the held-out BLEU per epoch and
 the epoch kept), the kept weights' test BLEU, the cell's wall time and, for a
 tuned model with sparse features, how many have a non-zero weight; each cell
 against ``mert`` of the same seed on test, and a sparse cell against its
-tuner without sparse features (``mira-lexicon`` against ``mira``,
-``samplerank-distortion`` against ``samplerank``) when that cell was run
+tuner without sparse features (``mira-lexicon`` against ``mira``, ``mira-all-psi0.3`` against
+``mira-psi0.3``, ``samplerank-distortion`` against ``samplerank-expected-gain-unclipped``, SampleRank's
+defaults) when that cell was run
 (the difference and the paired bootstrap, Koehn 2004, 1,000 resamples);
 then per tuner the mean ±
 sd over seeds of the best dev BLEU and of test BLEU, the mean wall time and the
@@ -425,7 +430,8 @@ def dense_of(tuner: str) -> str | None:
     ``mira-all-psi0.3``), or None."""
     if tuner in SPARSE_LOOP:
         return SPARSE_LOOP[tuner][3]
-    return "samplerank" if tuner in ("samplerank-boundary", "samplerank-distortion") else None
+    # SampleRank's defaults are the expected-gain preset with the unclipped batch gain
+    return "samplerank-expected-gain-unclipped" if tuner in ("samplerank-boundary", "samplerank-distortion") else None
 
 
 def seed_list(text: str) -> list[int]:
