@@ -102,3 +102,17 @@ def test_samplerank_prints_its_dev_bleu_every_epoch(tiny_model_dir, tiny_dev, tm
     epochs = [line for line in result.err.splitlines() if line.startswith("epoch ")]
     assert [line.split(":")[0] for line in epochs] == ["epoch 1", "epoch 2"]
     assert all(" dev BLEU " in line for line in epochs) and "\r" not in result.err
+
+
+def test_a_run_imports_its_own_verb_only():
+    """Every start-up pays for what it imports: ``pbmt translate`` must not load the trainer, the server or the
+    tuners (the other verbs' modules), and ``pbmt --help`` still lists every verb."""
+    probe = ("import sys; from pbmt.commands.cli import parse; parse(['translate', '-i', 'x']); "
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('pbmt.commands.'))))")
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert "pbmt.commands.translate" in loaded
+    assert not loaded & {"pbmt.commands.train", "pbmt.commands.tune", "pbmt.commands.serve",
+                         "pbmt.commands.analyze", "pbmt.commands.plot"}
+    listed = run(["--help"]).out
+    assert all(verb in listed for verb in ("translate", "train", "tune", "serve", "plot", "rescore"))

@@ -17,52 +17,70 @@ import re
 import signal
 import sys
 import traceback
+from types import ModuleType
 
-import pbmt.commands.analyze
-import pbmt.commands.detokenize
-import pbmt.commands.eval
-import pbmt.commands.explain
-import pbmt.commands.filter
-import pbmt.commands.lm
-import pbmt.commands.optimize
-import pbmt.commands.plot
-import pbmt.commands.rescore
-import pbmt.commands.sample
-import pbmt.commands.serve
-import pbmt.commands.tokenize
-import pbmt.commands.train
-import pbmt.commands.translate
-import pbmt.commands.tune
 from pbmt import __version__
 from pbmt.commands.options import range_of, visible_flags
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import parse_finite, parse_int, release_folders
 
-# verb -> (its module, with add_arguments(parser) and run(args) -> int; its one-line summary)
+# verb -> its one-line summary; its module (``verb_module``) has add_arguments(parser) and run(args) -> int
 VERBS = {
-    "translate": (pbmt.commands.translate, "Translate text with a phrase-based model."),
-    "explain": (pbmt.commands.explain,
-                "Show how one sentence is translated: options, future costs, derivation, search."),
-    "sample": (pbmt.commands.sample,
-               "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions)."),
-    "eval": (pbmt.commands.eval, "Score a translation against references with BLEU."),
-    "analyze": (pbmt.commands.analyze,
-                "Tell search errors from model errors over a dev set, by forced decoding of the references."),
-    "tokenize": (pbmt.commands.tokenize,
-                 "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing)."),
-    "detokenize": (pbmt.commands.detokenize,
-                   "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser)."),
-    "lm": (pbmt.commands.lm, "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA."),
-    "tune": (pbmt.commands.tune, "Tune feature weights on a dev set (decode, pool n-best lists, optimise)."),
-    "optimize": (pbmt.commands.optimize, "Optimise feature weights on an n-best list, without decoding."),
-    "train": (pbmt.commands.train, "Train a phrase-based model (align, extract, score, LM) from a parallel text."),
-    "filter": (pbmt.commands.filter, "Filter a model's tables to the phrases an input text can use."),
-    "rescore": (pbmt.commands.rescore,
-                "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO)."),
-    "plot": (pbmt.commands.plot, "Draw tuning curves, weight trajectories and sampler traces as PNG figures."),
-    "serve": (pbmt.commands.serve,
-              "Serve a model over HTTP: a JSON API (translate, explain) and an interactive teaching page."),
+    "translate": "Translate text with a phrase-based model.",
+    "explain": "Show how one sentence is translated: options, future costs, derivation, search.",
+    "sample": "Translate text by Gibbs sampling over derivations (annealing, greedy or sample decisions).",
+    "eval": "Score a translation against references with BLEU.",
+    "analyze": "Tell search errors from model errors over a dev set, by forced decoding of the references.",
+    "tokenize": "Turn plain text into a model's tokens (Moses's tokeniser, truecaser or lowercasing).",
+    "detokenize": "Turn a model's tokens back into plain text (capitalise, Moses's detokeniser).",
+    "lm": "Estimate a Kneser-Ney n-gram LM from tokenised text and write ARPA.",
+    "tune": "Tune feature weights on a dev set (decode, pool n-best lists, optimise).",
+    "optimize": "Optimise feature weights on an n-best list, without decoding.",
+    "train": "Train a phrase-based model (align, extract, score, LM) from a parallel text.",
+    "filter": "Filter a model's tables to the phrases an input text can use.",
+    "rescore": "Rescore n-best lists with extra features and learned weights (ListNet, MERT, PRO, APRO).",
+    "plot": "Draw tuning curves, weight trajectories and sampler traces as PNG figures.",
+    "serve": "Serve a model over HTTP: a JSON API (translate, explain) and an interactive teaching page.",
 }
+
+
+def verb_module(verb: str) -> ModuleType:
+    """The module of ``verb``, imported now: a run imports its own verb's only, as the others' imports (the
+    trainer's, the server's, scipy's optimisers) would cost every start-up a few tenths of a second."""
+    match verb:
+        case "translate":
+            from pbmt.commands import translate as module
+        case "explain":
+            from pbmt.commands import explain as module
+        case "sample":
+            from pbmt.commands import sample as module
+        case "eval":
+            from pbmt.commands import eval as module
+        case "analyze":
+            from pbmt.commands import analyze as module
+        case "tokenize":
+            from pbmt.commands import tokenize as module
+        case "detokenize":
+            from pbmt.commands import detokenize as module
+        case "lm":
+            from pbmt.commands import lm as module
+        case "tune":
+            from pbmt.commands import tune as module
+        case "optimize":
+            from pbmt.commands import optimize as module
+        case "train":
+            from pbmt.commands import train as module
+        case "filter":
+            from pbmt.commands import filter as module
+        case "rescore":
+            from pbmt.commands import rescore as module
+        case "plot":
+            from pbmt.commands import plot as module
+        case "serve":
+            from pbmt.commands import serve as module
+        case _:
+            raise ValueError(f"no verb {verb!r}")
+    return module
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -142,7 +160,9 @@ def unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[st
     return unknown
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """``pbmt``'s parser with every verb's options; with ``only`` (a verb's name), that verb's alone, the
+    others listed by their summaries (their modules are not imported: ``parse`` builds what a run needs)."""
     parser = Parser(
         prog="pbmt",
         description="Phrase-based statistical machine translation.",
@@ -151,7 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pbmt {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     parser.verb_parsers = {}
-    for verb, (module, summary) in VERBS.items():
+    for verb, summary in VERBS.items():
+        if only is not None and verb != only:
+            verbs.add_parser(verb, help=summary)
+            continue
+        module = verb_module(verb)
         sub = verbs.add_parser(
             verb,
             help=summary,
@@ -169,7 +193,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """``pbmt``'s arguments; a usage error names the verb's own help, and an unknown option is named (with the
     nearest known spelling) before any other mistake."""
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    parser = build_parser()
+    # the verb is the first word that is not an option (pbmt itself takes no option with a value)
+    parser = build_parser(only=next((word for word in argv if not word.startswith("-")), ""))
     command = _command(parser, argv)
     unknown = unknown_options(command, argv) if command is not parser else []
     if unknown and not {"-h", "--help"} & set(argv):
