@@ -6,7 +6,10 @@ Setting: README.md's command run as a whole process three times, one after the o
 files are parsed), compiled (the numba cache of the cold run, the model cache still empty) and warm (both
 caches filled). Inside the cold run numba's compile events are recorded: each kernel specialisation's own
 compile CPU seconds (its callees' compilation, which happens inside it, subtracted), which a busy machine
-changes less than wall seconds.
+changes less than wall seconds. A cold ``translate`` compiles its search kernels in a forked child while it
+loads the model (``pbmt/commands/precompile.py``): its compile events are recorded too, marked as the child's,
+and its CPU seconds are in the run's (the run reaps it). ``--serial`` also measures this checkout with the
+child turned off (``PBMT_PRECOMPILE=0``), right after it: one process, as before the child.
 
 Reported: wall and CPU seconds of each run, the kernels compiled, and the top kernels by compile seconds.
 The machine may be shared: CPU seconds are the fairer figure when the load (printed) is above the cores.
@@ -15,7 +18,7 @@ way, right before this one, so that both see the same machine. ``--record`` writ
 ``compile-first-run`` (both checkouts with ``--baseline``) and ``compile-kernels`` (this checkout's top
 kernels) as records in docs/runs/ (``python docs/generated.py`` then puts them in docs/decoding.md).
 
-    python benchmarks/bench_compile.py [--top 10] [--baseline DIR] [--record] [--json FILE] [-- PBMT ARGS ...]
+    python benchmarks/bench_compile.py [--top 10] [--baseline DIR] [--serial] [--record] [--json FILE] [-- PBMT ARGS ...]
 
 PBMT ARGS (default ``translate -i data/sample.es``) measure another verb's first run.
 """
@@ -44,10 +47,12 @@ RUNS = (("cold", "cold: empty numba and model caches"), ("compiled", "numba cach
 
 
 def record_compiles(pbmt_args: list[str], report: Path) -> int:
-    """Run ``pbmt PBMT_ARGS`` in this process, writing every compiled kernel's own seconds to ``report``."""
+    """Run ``pbmt PBMT_ARGS`` in this process, appending every compiled kernel's own seconds to ``report`` (a
+    JSON object a line, with the compiling process's id: a first ``translate`` compiles its search kernels in a
+    forked child, ``pbmt.commands.precompile``, which inherits this listener)."""
     from numba.core import event
 
-    compiled, stacks = [], threading.local()
+    stacks = threading.local()
 
     class Compiles(event.Listener):
         def on_start(self, ev):
@@ -61,31 +66,30 @@ def record_compiles(pbmt_args: list[str], report: Path) -> int:
             if stacks.open:
                 stacks.open[-1][1] += seconds
             dispatcher = ev.data["dispatcher"]
-            compiled.append({"kernel": f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}",
-                             "signature": ", ".join(str(a) for a in ev.data["args"]), "seconds": seconds - inner})
+            line = json.dumps({"kernel": f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}",
+                               "signature": ", ".join(str(a) for a in ev.data["args"]), "seconds": seconds - inner,
+                               "process": os.getpid()})
+            with open(report, "a", encoding="utf-8") as out:  # one short write: the two processes' lines stay whole
+                out.write(line + "\n")
 
     event.register("numba:compile", Compiles())
     from pbmt.commands.cli import main
 
-    try:
-        code = main(pbmt_args)
-    finally:
-        report.write_text(json.dumps(compiled))
-    return code
+    return main(pbmt_args)
 
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def first_runs(checkout: Path, pbmt_args: list[str]) -> dict:
+def first_runs(checkout: Path, pbmt_args: list[str], more_env: dict | None = None) -> dict:
     """The three runs of ``pbmt PBMT_ARGS`` from ``checkout`` (its own ``pbmt`` package, its folder as the
-    working directory) with empty caches in a temporary folder, and the cold run's compiled kernels (most
-    seconds first)."""
+    working directory) with empty caches in a temporary folder (and the environment variables ``more_env``),
+    and the cold run's compiled kernels (most seconds first)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {"NUMBA_CACHE_DIR": str(work / "numba"), "PBMT_CACHE_DIR": str(work / "models"),
-               "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])}
+               "PYTHONPATH": os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")]), **(more_env or {})}
         report = work / "compiles.json"
         results = {"command": ["pbmt", *pbmt_args], "checkout": str(checkout), "commit": commit_of(checkout),
                    "load_before": os.getloadavg()[0]}
@@ -94,13 +98,28 @@ def first_runs(checkout: Path, pbmt_args: list[str]) -> dict:
             return run(command, None, Path(os.devnull), checkout, env)
 
         results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
-        compiled = json.loads(report.read_text())
+        compiled = [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []
+        first = compiled[0]["process"] if compiled else None
+        for c in compiled:
+            c["process"] = "run" if c["process"] == first else "child"
         (work / "models").rename(work / "models-cold")
         results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
         results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
         results["load_after"] = os.getloadavg()[0]
     results["kernels"] = sorted(compiled, key=lambda c: -c["seconds"])
     return results
+
+
+def _by_process(compiled: list[dict]) -> str:
+    """How many specialisations (and their CPU s) the run and its compiling child each compiled, and how many
+    both did (work done twice), or nothing without a child."""
+    child = [c for c in compiled if c["process"] == "child"]
+    if not child:
+        return ""
+    run = [c for c in compiled if c["process"] == "run"]
+    twice = {(c["kernel"], c["signature"]) for c in run} & {(c["kernel"], c["signature"]) for c in child}
+    return (f": the run {len(run)} ({sum(c['seconds'] for c in run):.1f} s), its child {len(child)} "
+            f"({sum(c['seconds'] for c in child):.1f} s), both {len(twice)}")
 
 
 def commit_of(checkout: Path) -> str:
@@ -114,6 +133,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=10, help="kernels listed")
     parser.add_argument("--baseline", type=Path, metavar="DIR", help="also measure the pbmt checkout in DIR, "
                         "first")
+    parser.add_argument("--serial", action="store_true", help="also measure this checkout with "
+                        "PBMT_PRECOMPILE=0 (no compiling child), after it")
     parser.add_argument("--record", action="store_true", help="write the doc table records compile-first-run "
                         "and compile-kernels (docs/runs/)")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -124,8 +145,9 @@ def main() -> None:
     if args.child:
         sys.exit(record_compiles(pbmt_args, args.child))
 
-    checkouts = ([("before", args.baseline.resolve())] if args.baseline else []) + [("after", ROOT)]
-    measured = [(label, first_runs(checkout, pbmt_args)) for label, checkout in checkouts]
+    checkouts = (([("before", args.baseline.resolve(), {})] if args.baseline else []) + [("after", ROOT, {})]
+                 + ([("after, one process", ROOT, {"PBMT_PRECOMPILE": "0"})] if args.serial else []))
+    measured = [(label, first_runs(checkout, pbmt_args, env)) for label, checkout, env in checkouts]
     for label, results in measured:
         compiled = results["kernels"]
         print(f"{' '.join(results['command'])}  {label}: {results['checkout']} at {results['commit']}  (load "
@@ -133,8 +155,8 @@ def main() -> None:
         for name, title in RUNS:
             print(f"  {title:38s} wall {results[name]['wall']:6.1f} s  cpu {results[name]['cpu']:6.1f} s")
         print(f"  {len(compiled)} kernel specialisations compiled, {sum(c['seconds'] for c in compiled):.1f} s "
-              "in all")
-    compiled = measured[-1][1]["kernels"]
+              "in all" + _by_process(compiled))
+    compiled = dict(measured)["after"]["kernels"]
     print(f"\n| kernel | argument types | compile s |\n|---|---|---|")
     for c in compiled[:args.top]:
         print(f"| `{c['kernel']}` | `{c['signature'][:80]}` | {c['seconds']:.2f} |")
@@ -145,7 +167,7 @@ def main() -> None:
 
 
 def record(measured: list[tuple[str, dict]], top: int) -> None:
-    """The doc tables compile-first-run (a row per checkout) and compile-kernels (the last checkout's top
+    """The doc tables compile-first-run (a row per measurement) and compile-kernels (this checkout's top
     kernels), as records in docs/runs/."""
     loads = [x for _, results in measured for x in (results["load_before"], results["load_after"])]
     rows = []
@@ -159,14 +181,15 @@ def record(measured: list[tuple[str, dict]], top: int) -> None:
                "both caches: wall / CPU s", "compiled: specialisations, CPU s"]
     print(f"wrote {write_table('compile-first-run', columns, rows, load=loads)}")
     own, counts = {}, {}
-    for c in measured[-1][1]["kernels"]:
+    for c in dict(measured)["after"]["kernels"]:
         own[c["kernel"]] = own.get(c["kernel"], 0.0) + c["seconds"]
         counts[c["kernel"]] = counts.get(c["kernel"], 0) + 1
     ranked = sorted(own, key=lambda k: -own[k])[:top]
     path = write_table("compile-kernels", ["kernel", "specialisations", "compile CPU s"],
                        [[f"`{k}`", counts[k], own[k]] for k in ranked], load=loads,
                        formats={"compile CPU s": ".2f"},
-                       note="The cold run of the checkout measured last; a kernel's specialisations summed.")
+                       note="The cold run of this checkout (its compiling child's kernels included); a kernel's "
+                       "specialisations summed.")
     print(f"wrote {path}")
 
 

@@ -191,3 +191,16 @@ def install(modules: dict[str, Path] | None = None) -> None:
     StampedLocator.packages.update(modules or {"pbmt": PACKAGE, USER_MODULE_PREFIX: PACKAGE})
     if StampedLocator not in _IMPL._locator_classes:
         _IMPL._locator_classes.insert(0, StampedLocator)
+
+
+def has_cached(dispatcher) -> bool:
+    """Whether numba's cache holds a specialisation of ``dispatcher`` (a ``cache=True`` kernel) that is fresh
+    for the present sources (any one: which types a run needs is not known before its model loads)."""
+    impl = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(impl, "_cache_file", None)
+    if cache_file is None:  # caching off: every run compiles
+        return False
+    try:
+        return bool(cache_file._load_index())
+    except (OSError, EOFError, ValueError, TypeError):
+        return False

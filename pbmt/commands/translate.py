@@ -52,6 +52,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.api import DEFAULT_MODEL
+from pbmt.commands import precompile
 from pbmt.commands.options import add_threads_argument
 from pbmt.base.config import MosesConfig, read_weights
 from pbmt.base.documents import Documents
@@ -190,8 +191,7 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
         raise PbmtError(f"{args.config}: no such model configuration"
                         + (" (the embedded model is built by 'pbmt train', see data/README.md)"
                            if args.config == DEFAULT_MODEL else ""))
-    settings = dataclasses.replace(SearchSettings.from_config(MosesConfig.read(args.config)), **search_overrides(args))
-    model = TranslationModel.load(args.config, settings)
+    model = TranslationModel.load(args.config, search_settings(args))
     if args.weights:
         try:
             weighted = model.config.with_weights(_parse_weights(args.weights))
@@ -201,6 +201,11 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
             raise UsageError(f"--weights: {err}") from None
         model = model.with_weights(model.layout.weights(weighted))
     return model
+
+
+def search_settings(args: argparse.Namespace) -> SearchSettings:
+    """The search settings of ``--config``'s ini under the command line's (``search_overrides``)."""
+    return dataclasses.replace(SearchSettings.from_config(MosesConfig.read(args.config)), **search_overrides(args))
 
 
 def _weights_file(text: str) -> Path | None:
@@ -295,6 +300,17 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     _check_lengths(args.input, lines, args.max_words)
     check_markup(args.input, lines, args.xml_input)
+    compiling = (precompile.start(args, search_settings(args), _make_translator)
+                 if lines and args.config.is_file() else None)
+    try:
+        return _run(args, lines, started, compiling)
+    finally:
+        if compiling is not None:
+            compiling.stop()
+
+
+def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: precompile.Precompile | None
+         ) -> int:
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
     if constrained:
@@ -320,6 +336,10 @@ def run(args: argparse.Namespace) -> int:
     if args.n_best:
         _check_separators(args.input, lines, translator)
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
+    if compiling is not None:  # its kernels are then loaded, not compiled again
+        compiling.wait(None if args.quiet else partial(print, "first run: compiling the search kernels for this "
+                                                       "model's features (numba's cache keeps them for the next "
+                                                       "runs)", file=sys.stderr))
     loaded = time.perf_counter()
     unreachable: list[str] = []
     with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume) as journal:

@@ -9,6 +9,9 @@ size, modification and change times, inode and device and is rebuilt when
 any of them changes. It is created readable by others (under the umask), so
 a model shared by several users is cached once.
 
+Within ``standing_in()`` no cache is read or written, and the loaders make a
+stand-in of each text file instead of reading it (see ``standing_in``).
+
 A cache verifies itself: ``meta.json`` records every array file's size and
 CRC-32, checked at each load (one pass over the cache's bytes, which also
 brings them into the page cache the memory maps then read). A damaged cache (a
@@ -19,6 +22,8 @@ standard error; a stale one (the text file changed) is rebuilt silently.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -34,6 +39,27 @@ import numpy as np
 from pbmt.base.files import remove_stale, temporary_name
 
 _META = "meta.json"
+_STANDING_IN = contextvars.ContextVar("pbmt_model_standing_in", default=False)
+
+
+@contextlib.contextmanager
+def standing_in():
+    """Within the block a model loads as its stand-in: the loaders read no text file and no cache, and make a
+    table without phrase pairs for every phrase or reordering table and an LM of ``<unk> <s> </s>`` for every
+    ARPA file (``stand_in``); nothing is written. The stand-in has the model's features, settings and weights,
+    and its arrays have the types the real ones have, so that a kernel compiled for it is the real model's
+    specialisation (``pbmt.commands.precompile`` compiles them in another process so while the real model
+    loads)."""
+    token = _STANDING_IN.set(True)
+    try:
+        yield
+    finally:
+        _STANDING_IN.reset(token)
+
+
+def stand_in() -> bool:
+    """Whether loaders make stand-ins instead of reading files (``standing_in``)."""
+    return _STANDING_IN.get()
 
 
 def cache_folder(source: Path, kind: str) -> Path:
@@ -73,7 +99,9 @@ def _checksum(path: Path) -> int:
 
 def load_arrays(source: Path, kind: str, version: str, names: Sequence[str]) -> dict[str, np.ndarray] | None:
     """The cached arrays ``names`` (read-only memory maps), or None if missing, stale or damaged (a note on
-    standard error says which file; the caller rebuilds the cache)."""
+    standard error says which file; the caller rebuilds the cache). None while ``standing_in``."""
+    if stand_in():
+        return None
     folder = cache_folder(source, kind)
     try:
         text = (folder / _META).read_text()
@@ -102,8 +130,10 @@ def save_arrays(source: Path, kind: str, version: str, arrays: dict[str, np.ndar
     """Write ``arrays`` as the cache of ``source``; failure to write is not an error.
 
     The folder is written under a temporary name and renamed into place, so a
-    reader never sees a half-written cache.
+    reader never sees a half-written cache. Nothing is written while ``standing_in``.
     """
+    if stand_in():
+        return
     folder = cache_folder(source, kind)
     umask = os.umask(0)
     os.umask(umask)

@@ -49,6 +49,8 @@ _ARRAYS = ("words", "specials", "entries", "counts")
 _KENLM_BINARY = b"mmap lm "
 _NGRAM_COUNT = re.compile(rb"ngram\s+(\d+)\s*=\s*(\d+)")
 _UNK, _BOS, _EOS = (w.encode() for w in SPECIAL_WORDS)
+# A stand-in's LM (``cache.standing_in``): the special words alone.
+_STAND_IN = b"\\data\\\nngram 1=3\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\n-1\t</s>\n\n\\end\\\n"
 # What KenLM gives <unk> when the ARPA file has no <unk> 1-gram.
 _MISSING_UNK_LOG10 = -100.0
 
@@ -97,7 +99,7 @@ class NgramLM:
         stored = cache.load_arrays(path, _KIND, _VERSION, _ARRAYS)
         from_cache = stored is not None
         if stored is None:
-            stored = _parse_arpa(path)
+            stored = _parse_arpa(path, _STAND_IN if cache.stand_in() else None)
             cache.save_arrays(path, _KIND, _VERSION, stored)
         words = cache.decode_words(stored["words"])
         local = np.arange(len(words), dtype=np.int32)
@@ -437,9 +439,9 @@ def _is_utf8(word: bytes) -> bool:
     return True
 
 
-def _parse_arpa(path: Path) -> dict[str, np.ndarray]:
-    """Parse an ARPA file into the arrays of its cache (see ``NgramLM.load``)."""
-    lines = _Lines(path, _read_bytes(path))
+def _parse_arpa(path: Path, text: bytes | None = None) -> dict[str, np.ndarray]:
+    """Parse an ARPA file (or ``text``, as read from it) into the arrays of its cache (see ``NgramLM.load``)."""
+    lines = _Lines(path, _read_bytes(path) if text is None else text)
     counts = _read_counts(lines)
     top = len(counts)
     unigrams = _Section(lines, 1, top, *counts[0])

@@ -87,7 +87,7 @@ class PhraseTable:
         path = Path(path)
         arrays = cache.load_arrays(path, _CACHE_KIND, _CACHE_VERSION, _CACHE_ARRAYS)
         if arrays is None:
-            arrays = _parse(path)
+            arrays = _no_pairs(n_scores or 1) if cache.stand_in() else _parse(path)
             cache.save_arrays(path, _CACHE_KIND, _CACHE_VERSION, arrays)
         found = arrays["scores"].shape[1]
         if n_scores is not None and found != n_scores:
@@ -276,6 +276,18 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
         "trie_values": trie_values,
         "node_phrase": node_phrase,
     }
+
+
+def _no_pairs(n_scores: int) -> dict[str, np.ndarray]:
+    """The cache arrays of a table without phrase pairs, typed as ``_parse`` makes them: a stand-in's table
+    (``cache.standing_in``), made without a kernel (its trie: the 16 empty slots and the root node of
+    ``build_table`` and ``source_trie`` given nothing)."""
+    no_words, nothing = cache.encode_words([]), np.zeros(0, np.int32)
+    start = np.zeros(1, np.int64)
+    return {"src_vocab": no_words, "tgt_vocab": no_words, "src_offsets": start, "src_local": nothing,
+            "cand_offsets": start, "tgt_offsets": start, "tgt_local": nothing, "scores": np.zeros((0, n_scores)),
+            "align_offsets": start, "align": np.zeros((0, 2), np.int16), "trie_keys": np.full(16, -1, np.int64),
+            "trie_values": np.full(16, -1, np.int64), "node_phrase": np.full(1, -1, np.int32)}
 
 
 _RUN_BYTES = 1 << 22  # text scanned per kernel call: the progress bar's step

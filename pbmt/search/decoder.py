@@ -64,8 +64,13 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
     """
     settings = settings or model.settings
     sentence, limits = kernel_inputs(options, settings, arcs)
-    graph = (cube_kernel if settings.search == "cube" else stack_kernel)(sentence, transitions(model, options), limits)
+    graph = search_kernel(settings)(sentence, transitions(model, options), limits)
     return SearchGraph(*graph)
+
+
+def search_kernel(settings: SearchSettings):
+    """The kernel (numba dispatcher) that searches by ``settings.search``: cube pruning or stack decoding."""
+    return cube_kernel if settings.search == "cube" else stack_kernel
 
 
 def kernel_inputs(options: TranslationOptions, settings: SearchSettings, arcs: bool) -> tuple[Sentence, Limits]:

@@ -1,0 +1,115 @@
+"""Compiling a run's search kernels in a second process while the run loads its model: a first run on two cores.
+
+On an empty numba cache, compiling the search kernels (``cube_kernel`` or ``stack_kernel`` with everything
+they call, for the model's feature set) is most of a first ``pbmt translate``, and reading a new model (its
+table parser's kernels, the parse, the binary cache) most of the rest; one waited for the other. ``start``
+forks a child that loads the model's stand-in (``pbmt.model.cache.standing_in``: the same features, settings
+and weights, its arrays of the real types, but no data: nothing is read, parsed or cached) and translates one
+word with it, as the run's translator would: numba compiles the kernels the run's sentences need and saves
+them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its model. Before its first
+sentence it calls ``Precompile.wait``, and then numba loads those kernels from the cache instead of compiling
+them a second time.
+
+The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
+cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
+``--threads`` is not 1, ``os.fork`` exists, no other thread runs yet (a lock it held would stay locked in the
+child), and ``PBMT_PRECOMPILE`` is not ``0``. Its output goes nowhere
+and it dies with the run. A child that fails or is killed costs time only: the run compiles what it lacks.
+Modes whose sentences go through other kernels (``--documents``, ``--constraint``, ``--prefix``) start none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+from typing import Callable
+
+from pbmt.base.numba_cache import has_cached
+from pbmt.base.parallel import available_cores
+from pbmt.features.translation import Translator
+from pbmt.model import cache
+from pbmt.model.model import SearchSettings
+from pbmt.search.decoder import search_kernel
+
+ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child
+STAND_IN_LINE = "a"  # what the child translates: an unknown word, so every sentence's search path
+
+
+class Precompile:
+    """The child compiling a run's kernels (``start``), until ``wait`` or ``stop`` reaps it."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def wait(self, note: Callable[[], None] | None = None) -> bool:
+        """Wait for the child to end (calling ``note()`` first if it has not ended yet); whether it compiled
+        everything (exit status 0)."""
+        if self.pid < 0:
+            return False
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            if note is not None:
+                note()
+            _, status = os.waitpid(self.pid, 0)
+        self.pid = -1
+        return os.waitstatus_to_exitcode(status) == 0
+
+    def stop(self) -> None:
+        """End the child, if it still runs (the run failed before its first sentence)."""
+        if self.pid >= 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.wait()
+
+
+def start(args: argparse.Namespace, settings: SearchSettings,
+          make_translator: Callable[[argparse.Namespace], Translator]) -> Precompile | None:
+    """Fork the child that compiles the kernels of a ``pbmt translate`` run of ``args`` (its translator:
+    ``make_translator(args)``, under the search ``settings``), or None where it would not pay (module
+    docstring)."""
+    if not worth_it(args, settings):
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return Precompile(pid)
+    _child(args, make_translator)  # never returns
+
+
+def worth_it(args: argparse.Namespace, settings: SearchSettings) -> bool:
+    """Whether a child compiling the run's kernels can shorten the run (module docstring)."""
+    if os.environ.get(ENVIRONMENT, "1") == "0" or not hasattr(os, "fork") or available_cores() < 2:
+        return False
+    if threading.active_count() > 1:  # a lock another thread holds would stay locked in the child
+        return False
+    if getattr(args, "threads", 2) < 2 or args.documents is not None or args.constraint is not None \
+            or args.prefix is not None:
+        return False
+    return not has_cached(search_kernel(settings))
+
+
+def _child(args: argparse.Namespace, make_translator: Callable[[argparse.Namespace], Translator]) -> None:
+    code = 1
+    try:
+        _die_with_parent()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        with cache.standing_in():
+            make_translator(args).translate(0, STAND_IN_LINE)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Have the kernel kill this process when its parent dies (Linux's ``PR_SET_PDEATHSIG``; elsewhere the
+    child ends when its compiling does)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG

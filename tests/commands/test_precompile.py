@@ -1,0 +1,120 @@
+"""A first ``pbmt translate`` compiles its search kernels in a forked child on the model's stand-in while it loads
+the real model (``pbmt.commands.precompile``): the stand-in must give the kernels the real model's types (else
+the run compiles them again), touch no file, and a child that fails must cost time only."""
+
+import os
+import shutil
+
+import numba
+import pytest
+
+from pbmt.api import DEFAULT_MODEL
+from pbmt.commands import precompile, translate
+from pbmt.commands.cli import build_parser, main
+from pbmt.model import cache
+from pbmt.search.decoder import kernel_inputs
+from pbmt.search.transitions import transitions
+
+LINES = "a b c\nc a e b\nb x a d\n"
+
+
+def _args(ini, *more):
+    return build_parser().parse_args(["translate", "-q", "-f", str(ini), *more])
+
+
+def _kernel_types(translator, line):
+    """The numba types of what the search and n-best kernels read of ``line``'s options under the translator's
+    model."""
+    words, markup = translator.read(line)
+    options = translator.options(words, markup)
+    sentence, limits = kernel_inputs(options, translator.model.settings, translator.n_best > 1)
+    return [numba.typeof(x) for x in (sentence, transitions(translator.model, options), limits, options.tgt_offsets,
+                                      options.tgt_words)]
+
+
+@pytest.mark.parametrize("which, more", [("tiny", ()), ("tiny", ("--search", "stack", "--n-best", "x")),
+                                         ("sparse", ()), ("embedded", ("--weights", "LM0= 0.7"))])
+def test_the_stand_in_gives_the_kernels_the_real_models_types(which, more, tiny_model_dir, sparse_model_dir,
+                                                              tmp_path):
+    ini = {"tiny": tiny_model_dir / "moses.ini", "sparse": sparse_model_dir / "moses.ini",
+           "embedded": DEFAULT_MODEL}[which]
+    args = _args(ini, *(str(tmp_path / m) if m == "x" else m for m in more))
+    with cache.standing_in():
+        stand_in = translate._make_translator(args)
+        stand_in_types = _kernel_types(stand_in, precompile.STAND_IN_LINE)
+    assert stand_in.model.full_table.n_candidates == 0 and stand_in.model.lms[0].words == ("<unk>", "<s>", "</s>")
+    real = translate._make_translator(args)
+    assert real.model.full_table.n_candidates > 0
+    assert stand_in_types == _kernel_types(real, "b a d" if which != "embedded" else "En el principio creó Dios .")
+
+
+def test_the_stand_in_reads_and_writes_no_cache(tiny_model_dir, tmp_path, monkeypatch):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    monkeypatch.delenv("PBMT_CACHE_DIR", raising=False)
+    before = sorted(p.name for p in folder.iterdir())
+    with cache.standing_in():
+        translated = translate._make_translator(_args(folder / "moses.ini")).translate(0, "a b")
+    assert translated.text == "a b"  # unknown words to the stand-in: passed through
+    assert sorted(p.name for p in folder.iterdir()) == before
+    translate._make_translator(_args(folder / "moses.ini"))  # the real model caches its tables as before
+    assert any(p.name.endswith(".pbmt-cache") for p in folder.iterdir())
+
+
+def test_the_child_starts_only_where_it_can_pay(tiny_model_dir, monkeypatch):
+    settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
+    monkeypatch.setattr(precompile, "available_cores", lambda: 2)
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: False)
+    monkeypatch.setattr(precompile.threading, "active_count", lambda: 2)  # another thread (pytest's own may run)
+    assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini", "--threads", "2"), settings)
+    monkeypatch.setattr(precompile.threading, "active_count", lambda: 1)
+    assert precompile.worth_it(_args(tiny_model_dir / "moses.ini", "--threads", "2"), settings)
+    for more in (("--threads", "1"), ("--documents", "keys"), ("--constraint", "refs"), ("--prefix", "p")):
+        assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini", *more), settings), more
+    monkeypatch.setenv(precompile.ENVIRONMENT, "0")
+    assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
+    monkeypatch.delenv(precompile.ENVIRONMENT)
+    monkeypatch.setattr(precompile, "available_cores", lambda: 1)
+    assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
+    monkeypatch.setattr(precompile, "available_cores", lambda: 2)
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: True)  # a warm cache
+    assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
+
+
+def test_a_cold_cache_is_told_from_a_warm_one():
+    from pbmt.base.numba_cache import has_cached
+
+    @numba.njit(cache=True)
+    def never_called(x):
+        return x
+
+    assert not has_cached(never_called)
+    assert not has_cached(numba.njit(lambda x: x))  # no cache at all
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the child is forked")
+def test_a_child_that_fails_costs_time_only(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(precompile, "worth_it", lambda args, settings: True)
+    src = tmp_path / "in.txt"
+    src.write_text(LINES)
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                 "-o", str(tmp_path / "plain")]) == 0
+
+    make_translator = translate._make_translator
+
+    def failing(args):
+        if cache.stand_in():
+            raise RuntimeError("the child fails")
+        return make_translator(args)
+
+    settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
+    assert precompile.start(_args(tiny_model_dir / "moses.ini"), settings, failing).wait() is False
+    assert precompile.start(_args(tiny_model_dir / "moses.ini"), settings, make_translator).wait()
+    killed = precompile.start(_args(tiny_model_dir / "moses.ini"), settings, make_translator)
+    killed.stop()
+    assert killed.pid == -1
+
+    monkeypatch.setattr(translate, "_make_translator", failing)
+    assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
+                 "-o", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out").read_text() == (tmp_path / "plain").read_text()
