@@ -157,6 +157,19 @@ def test_no_module_imports_another_packages_private_module():
         "modules offer instead")
 
 
+def test_the_options_every_verb_shares_reach_no_training_module():
+    # every verb's parser imports pbmt.commands.options: a training module reached from it (for one constant)
+    # would load training's kernels into `pbmt translate`
+    graph = import_graph("pbmt")
+    reached, todo = set(), ["pbmt.commands.options"]
+    while todo:
+        for module in graph[todo.pop()] - reached:
+            reached.add(module)
+            todo.append(module)
+    assert "pbmt.train" in reached and "pbmt.base.parallel" in reached
+    assert sorted(m for m in reached if m.startswith("pbmt.train.")) == []
+
+
 def test_a_cycle_hidden_in_a_function_or_type_checking_block_is_found(tmp_path, monkeypatch):
     package = tmp_path / "layered"
     package.mkdir()

@@ -10,8 +10,8 @@ import argparse
 import dataclasses
 import inspect
 
-from pbmt.train.extract import MAX_SUPPORTED_LENGTH
 from pbmt.base.parallel import available_cores
+from pbmt.train import MAX_SUPPORTED_LENGTH
 
 
 def visible_flags(action: argparse.Action) -> list[str]:

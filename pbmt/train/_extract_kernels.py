@@ -10,7 +10,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-MASK_STRIDE = 8
+from pbmt.train import MAX_SUPPORTED_LENGTH
+
+MASK_STRIDE = MAX_SUPPORTED_LENGTH  # bits of a phrase pair's alignment mask per target word
 MONO, SWAP, OTHER = 0, 1, 2
 
 

@@ -33,11 +33,9 @@ from itertools import combinations
 import numpy as np
 
 from pbmt.base.errors import PbmtError
+from pbmt.train import MAX_SUPPORTED_LENGTH
 from pbmt.train._extract_kernels import MASK_STRIDE, best_alignments, extract_kernel
 from pbmt.train.corpus import Alignment, Corpus
-
-#: Longest phrase the extraction supports (a phrase pair's alignment is one 64-bit mask).
-MAX_SUPPORTED_LENGTH = MASK_STRIDE
 
 
 def _set_ranks() -> np.ndarray:

@@ -52,7 +52,8 @@ from pbmt.train._extract_kernels import best_alignments, extract_kernel
 from pbmt.train._score_kernels import lexical_weights
 from pbmt.train._shard_kernels import phrase_pair_keys
 from pbmt.train.corpus import Alignment, Corpus
-from pbmt.train.extract import _SET_RANK, MAX_SUPPORTED_LENGTH
+from pbmt.train import MAX_SUPPORTED_LENGTH
+from pbmt.train.extract import _SET_RANK
 from pbmt.train.filter import prune_rows
 from pbmt.train.runs import group_starts, key_bytes, lower_bound, merge_runs, write_run
 from pbmt.train.score import (
