@@ -21,6 +21,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.model.block_features import BlockWeights
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel
+from pbmt.base import parallel
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.features.translation import Translator
 from pbmt.tune.loop import DevDecoder
@@ -114,6 +115,7 @@ def test_a_short_input_stays_here_on_threads_and_a_long_one_goes_to_workers(tmp_
     monkeypatch.setenv("PBMT_CLUSTER_MIN_ITEMS", "25")
     with ParallelMap(_add, _Offset(log), workers=2, size=50) as cluster:
         assert cluster.distributed and list(cluster.map(range(50))) == expected
+        assert cluster.cluster_size == 50
     monkeypatch.setenv("PBMT_CLUSTER_MIN_ITEMS", "1_000")
     with pytest.raises(PbmtError, match="PBMT_CLUSTER_MIN_ITEMS must be a whole number"):
         ParallelMap(_add, 0, workers=2, size=10)
@@ -122,6 +124,8 @@ def test_a_short_input_stays_here_on_threads_and_a_long_one_goes_to_workers(tmp_
 def test_translate_with_workers_on_a_short_input_says_it_decodes_here(tiny_model_dir, tmp_path, monkeypatch,
                                                                        capsys):
     monkeypatch.delenv("PBMT_CLUSTER_MIN_ITEMS")
+    # the note states the size the map itself compared with, read once (here not the default's)
+    monkeypatch.setattr(parallel, "cluster_min_items", lambda: CLUSTER_MIN_ITEMS + 50)
     src = tmp_path / "in.txt"
     src.write_text("\n".join(SOURCES) + "\n")
     for name, extra in {"one": ["--threads", "1"], "workers": ["--threads", "2", "--workers", "2"]}.items():
@@ -129,7 +133,7 @@ def test_translate_with_workers_on_a_short_input_says_it_decodes_here(tiny_model
                      "-o", str(tmp_path / f"{name}.out"), *extra]) == 0
     assert (tmp_path / "workers.out").read_text() == (tmp_path / "one.out").read_text()
     assert (f"note: {len(SOURCES)} sentences are translated here on 2 threads: --workers 2 starts worker "
-            f"processes for {2 * CLUSTER_MIN_ITEMS} or more") in capsys.readouterr().err
+            f"processes for {2 * CLUSTER_MIN_ITEMS + 100} or more") in capsys.readouterr().err
 
 
 def test_the_state_arrives_once_per_worker(scheduler, tmp_path):

@@ -134,7 +134,10 @@ class ParallelMap:
     connect_timeout: seconds to wait for ``scheduler`` before a PbmtError
     naming it; retries: reruns of a shard whose work raised; size: how many
     items (sentences) ``map`` will get, when the caller knows (None: a
-    cluster starts whatever the size).
+    cluster starts whatever the size). ``cluster_size``: the fewest items for
+    which ``workers`` local processes start (``workers`` times
+    ``cluster_min_items()``, read once here; None with one worker or a
+    scheduler), for a caller that says why its items stay here.
     """
 
     def __init__(self, work: Callable[[Any, Any], Any], state: Any = None, workers: int = 1,
@@ -144,7 +147,8 @@ class ParallelMap:
             raise ValueError(f"workers and threads must be at least 1, got {workers} and {threads}")
         self.work, self.state, self.retries, self.threads = work, state, retries, threads
         self._client = self._cluster = self._state = None
-        if scheduler is None and (workers == 1 or (size is not None and size < workers * cluster_min_items())):
+        self.cluster_size = workers * cluster_min_items() if scheduler is None and workers > 1 else None
+        if scheduler is None and (self.cluster_size is None or (size is not None and size < self.cluster_size)):
             return
         import dask
         from distributed import Client, LocalCluster

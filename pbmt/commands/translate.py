@@ -62,7 +62,7 @@ from pbmt.base.files import Journal, read_lines
 from pbmt.base import markup
 from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
-from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap, cluster_min_items
+from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.search.output import nbest_text
 from pbmt.features.translation import Translator
@@ -356,7 +356,7 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
             if args.workers > 1 and not pool.distributed and not args.quiet:
                 tqdm.write(f"note: {sentences} sentences are translated here on {threads} thread"
                            f"{'s' if threads > 1 else ''}: --workers {args.workers} starts worker processes for "
-                           f"{args.workers * cluster_min_items()} or more (each loads the model first)",
+                           f"{pool.cluster_size} or more (each loads the model first)",
                            file=sys.stderr)
             for number, result in enumerate(pool.map(remaining,
                                                      chunksize=1 if args.documents else 8,
