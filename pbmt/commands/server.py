@@ -175,6 +175,18 @@ def _ready(models: WeightedModels) -> int:
 
 # --- server side -------------------------------------------------------------------------------------------------
 
+async def ready_processes(submit, n: int, pause: float = 0.05) -> list[int]:
+    """The ids of the ``n`` processes that decode, each once it has loaded the model and decoded a word: ``_ready``
+    is asked of them in rounds of ``n`` until ``n`` distinct processes answered (a process that is ready takes
+    the jobs of one still loading, so one round may not reach them all). ``submit(job)`` returns a future."""
+    pids: set[int] = set()
+    while True:
+        pids.update(await asyncio.gather(*(asyncio.wrap_future(submit(_ready)) for _ in range(n))))
+        if len(pids) >= n:
+            return sorted(pids)
+        await asyncio.sleep(pause)
+
+
 class ClientGone(Exception):
     """The client closed its connection before its answer was ready."""
 
@@ -342,20 +354,17 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
 
             def submit(job, *args):
                 return pool.submit(_on_worker, job, *args)
-            starting = [submit(_ready) for _ in range(settings.workers)]
         else:  # the model loaded here, shared by the threads
             pool = ThreadPoolExecutor(settings.threads, thread_name_prefix="pbmt-serve")
             models = WeightedModels(model)
 
             def submit(job, *args):
                 return pool.submit(job, models, *args)
-            starting = [submit(_ready)]
         try:
-            pids = await asyncio.gather(*(asyncio.wrap_future(future) for future in starting))
+            state["pids"] = await ready_processes(submit, settings.workers)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
-        state["pids"] = sorted(set(pids) | {p.pid for p in multiprocessing.active_children()})
         state["dispatcher"] = Dispatcher(submit, settings.slots, settings.max_queue)
         yield
         pool.shutdown(wait=True, cancel_futures=True)

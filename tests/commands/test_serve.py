@@ -1,6 +1,7 @@
 """pbmt serve against a live server on 127.0.0.1: the same translations as pbmt translate, concurrent clients
 equal to serial ones, 4xx for bad requests, queued work dropped when its client leaves, a clean SIGTERM."""
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ httpx = pytest.importorskip("httpx")
 
 from pbmt.commands.cli import main  # noqa: E402
 from pbmt.base.nbest import read_nbest  # noqa: E402
+from pbmt.commands.server import ready_processes  # noqa: E402
 
 from support import TINY_SOURCES  # noqa: E402
 
@@ -157,6 +159,19 @@ def test_worker_processes_answer_as_threads_do(server, tiny_model_dir):
         assert processes.process.pid not in health["worker_pids"]
     finally:
         processes.stop()
+
+
+def test_the_server_waits_until_every_worker_has_answered_and_lists_those():
+    # a ready worker takes the readiness jobs of one still loading: two rounds answered by worker 7 alone
+    answers, jobs = iter([7, 7, 7, 7, 9, 7]), []
+
+    def submit(job):
+        jobs.append(job)
+        future = Future()
+        future.set_result(next(answers))
+        return future
+    assert asyncio.run(ready_processes(submit, 2, pause=0)) == [7, 9]
+    assert len(jobs) == 6
 
 
 @pytest.mark.parametrize("body, status, message", [
