@@ -166,7 +166,9 @@ class SparseWeights:
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> "SparseWeights":
-        """A weights file: one ``name value`` per line; ``#`` starts a comment; blank lines are skipped."""
+        """A weights file: one ``name value`` per line; ``#`` starts a comment; blank lines are skipped. A block
+        name may be spelt as n-best lists write it (``Block_blk:casa|house``, ``nbest_name``), so that names
+        copied from a list work: it is held as the weights file's (``blk:casa|house``)."""
         names, values, seen = [], [], {}
         for number, line in read_lines(path):
             text = line.split("#", 1)[0].strip()
@@ -181,14 +183,16 @@ class SparseWeights:
                 raise FormatError(path, number, f"weight {fields[1]!r} is not a number") from None
             if not np.isfinite(value):
                 raise FormatError(path, number, f"weight {fields[1]!r} is not finite")
-            if fields[0] in seen:
-                raise FormatError(path, number, f"{fields[0]} already has a weight (line {seen[fields[0]]})")
-            if family_of(fields[0]) is None:
-                raise FormatError(path, number, f"{fields[0]!r} is not a feature name of the families "
-                                  f"{list(FAMILIES)} (pb_<class>_<class>; blk:, w:, len:, ori:, bi: names; "
+            name = weight_name(fields[0])
+            if name in seen:
+                raise FormatError(path, number, f"{name} already has a weight (line {seen[name]})")
+            if family_of(name) is None:
+                raise FormatError(path, number, f"{name!r} is not a feature name of the families "
+                                  f"{list(FAMILIES)} (pb_<class>_<class>; blk:, w:, len:, ori:, bi: names, or "
+                                  f"as n-best lists write them, {BLOCK_NBEST_PREFIX}blk:...; "
                                   f"{', '.join(distortion_bins.NAMES)})")
-            seen[fields[0]] = number
-            names.append(fields[0])
+            seen[name] = number
+            names.append(name)
             values.append(value)
         return cls(tuple(names), np.array(values, np.float64))
 

@@ -9,7 +9,7 @@ import pytest
 from pbmt.base.errors import FormatError
 from pbmt.model.block_features import (Block, BlockScores, BlockWeights, FeatureIndex, escape_word, is_block_name,
                                        local_names, orient_name, sequence_names)
-from pbmt.model.sparse import SparseModel, SparseWeights
+from pbmt.model.sparse import SparseModel, SparseWeights, nbest_name
 from pbmt.base.vocab import Vocab
 
 
@@ -55,11 +55,23 @@ def test_weights_file_round_trip_through_the_sparse_weights_file(tmp_path):
     assert '[sparse]\nfamilies = ["block"]' in (tmp_path / "pbmt.toml").read_text()
 
 
+def test_a_weights_file_may_spell_block_names_as_n_best_lists_do(tmp_path):
+    names = ["blk:a|x", "w:a|x", "len:x|1", "ori:R:a|x", "bi:<s>|x"]
+    path = tmp_path / "sparse-weights.txt"
+    path.write_text("".join(f"{nbest_name(n)} {k + 1}\n" for k, n in enumerate(names)) + "pb_c1_c2 0.5\n")
+    read = SparseWeights.read(path)
+    assert read.names == (*names, "pb_c1_c2") and read.values.tolist() == [1, 2, 3, 4, 5, 0.5]
+    path.write_text("blk:a|x 0.5\nBlock_blk:a|x 0.25\n")
+    with pytest.raises(FormatError, match=r"sparse-weights.txt:2: blk:a\|x already has a weight \(line 1\)"):
+        SparseWeights.read(path)
+
+
 @pytest.mark.parametrize("line,message", [
     ("blk:a b|x 1.0", "expected 'name value'"),
     ("blk:a|x one", "is not a number"),
     ("blk:a 1.0", "is not a feature name"),
     ("len:x|two 1.0", "is not a feature name"),
+    ("Block_len:x|two 1.0", "'Block_len:x|two' is not a feature name"),
 ])
 def test_bad_lines_of_the_weights_file_name_the_file_and_line(tmp_path, line, message):
     path = tmp_path / "sparse-weights.txt"
