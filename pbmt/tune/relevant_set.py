@@ -42,7 +42,11 @@ which would choose the best-separated alternative; pbmt follows Section III's
 derivation (Eq. 6 and 7), which Table II is meant to implement. BLEU of a
 candidate is sentence BLEU+1 (``pbmt.tune.gains.GAINS["bleu+1"]``) in
 [0, 1]. Features are the model's unnormalised dense features (natural logs),
-as the paper's learning rates assume.
+as the paper's learning rates assume. The fixed features (``fixed``, default
+``UnknownWordPenalty0``, which Moses never tunes) keep the model's weight in
+both seeds and every pass and take no part in the training, as in MERT:
+trained from zero, their weight would stay 0 wherever the relevant sets hold
+no unknown word.
 
 **Outputs** in the run's folder (``pbmt.base.run_state.RunFolder``): ``moses.ini``
 (the best ``w_l``), ``run{l}.moses.ini``, ``log.tsv``
@@ -75,7 +79,7 @@ from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.gains import GAINS
 from pbmt.tune.options import DEDUP_OPTION, SPARSE_OPTIONS
-from pbmt.tune.pool import DEDUP, Pool, References
+from pbmt.tune.pool import DEDUP, Pool, References, tuned_columns
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
 
 # log.tsv, one line per decoding pass: the weights decoded, the averaged sentence BLEU+1 and corpus BLEU of their
@@ -135,7 +139,8 @@ OPTIONS = (
     Option(("--learning-rate",), "eta (default: costmargin {Costmargin.learning_rate:g}, perceptron "
            "{Perceptron.learning_rate:g}, as in the paper)", "learning_rate", GROUP, default=TUNER_DEFAULT,
            type=float),
-    Option(("--flat-weight",), "every weight of the first seed decoding (w1)", group=GROUP,
+    Option(("--flat-weight",), "every weight of the first seed decoding (w1) but UnknownWordPenalty0's, which "
+           "keeps the model's", group=GROUP,
            default=RelevantSetSettings.flat, type=float),
     Option(("--second-seed",), "the second seed decoding's weights w2: the model's own, so a small dev set cannot "
            "end below them (docs/tuning-results.md), or the paper's w1 + U[-p, p] per weight", group=GROUP,
@@ -147,26 +152,31 @@ OPTIONS = (
 
 class RelevantSetTuner(Tuner):
     """The online training step of Costmargin or the perceptron (module docstring), a tuner of the relevant-set
-    loop: ``fit`` trains weights from zero on the relevant sets ``data.pool`` (``initial_weights`` give the
-    size only), ``sgd_passes`` passes (R) over the sentences in an order ``rng`` draws for each, step
-    ``learning_rate`` (eta). After ``fit``: ``weights_`` float64[n_features], ``updates_``."""
+    loop: ``fit`` trains weights from zero on the relevant sets ``data.pool``, ``sgd_passes`` passes (R) over
+    the sentences in an order ``rng`` draws for each, step ``learning_rate`` (eta). ``fixed``: feature names
+    whose weights stay those of ``initial_weights`` (default ``UnknownWordPenalty0``, which Moses never tunes:
+    trained from zero it would end at 0, since relevant sets rarely hold an unknown word); they take no part
+    in the training, as in ``pbmt.tune.mert``. After ``fit``: ``weights_`` float64[n_features], ``updates_``."""
 
     loop, reads, options = "relevant-set", ("pool",), OPTIONS
 
-    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4):
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4,
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
         if sgd_passes < 1:
             raise PbmtError("sgd passes must be at least 1")
         if not learning_rate > 0:
             raise PbmtError("the learning rate must be positive")
         self.sgd_passes = sgd_passes
         self.learning_rate = learning_rate
+        self.fixed = fixed
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "RelevantSetTuner":
         data.check(self)
         pool = data.pool
-        x = np.ascontiguousarray(pool.features)
+        tuned = tuned_columns(pool.layout, self.fixed)
+        x = np.ascontiguousarray(pool.features * tuned)
         b = GAINS["bleu+1"].score(pool.stats)
-        w = np.zeros(len(initial_weights))
+        w = np.where(tuned, 0.0, np.asarray(initial_weights, dtype=np.float64))
         updates = 0
         for _ in range(self.sgd_passes):
             updates += self._epoch(rng.permutation(pool.n_sentences), pool.offsets, x, b, w)
@@ -180,8 +190,9 @@ class Costmargin(RelevantSetTuner):
 
     name, title, options = "costmargin", "Costmargin", OPTIONS + SPARSE_OPTIONS
 
-    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4):
-        super().__init__(sgd_passes, learning_rate)
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4,
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+        super().__init__(sgd_passes, learning_rate, fixed)
 
     def _epoch(self, order, offsets, x, b, w) -> int:
         return costmargin_epoch(order, offsets, x, b, offsets, x, b, w, self.learning_rate)
@@ -193,20 +204,24 @@ class Perceptron(RelevantSetTuner):
 
     name, title = "perceptron", "the perceptron"
 
-    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-5):
-        super().__init__(sgd_passes, learning_rate)
+    def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-5,
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+        super().__init__(sgd_passes, learning_rate, fixed)
 
     def _epoch(self, order, offsets, x, b, w) -> int:
         return perceptron_epoch(order, offsets, x, b, w, self.learning_rate)
 
 
 def seed_weights(layout: FeatureLayout, settings: RelevantSetSettings, rng: np.random.Generator,
-                 model_weights: np.ndarray) -> list[np.ndarray]:
-    """The seed weights w1 (flat) and w2 (w1 + U[-p, p] per feature), float64[n_features] each."""
-    w1 = np.full(layout.size, settings.flat)
+                 model_weights: np.ndarray, fixed: tuple[str, ...] = ()) -> list[np.ndarray]:
+    """The seed weights w1 (flat) and w2 (the model's, or w1 + U[-p, p] per feature), float64[n_features] each;
+    the ``fixed`` features keep the model's weights in both."""
+    model = np.array(model_weights, dtype=np.float64)
+    tuned = tuned_columns(layout, fixed)
+    w1 = np.where(tuned, settings.flat, model)
     if settings.model_seed:
-        return [w1, np.array(model_weights, dtype=np.float64)]
-    return [w1, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size)]
+        return [w1, model]
+    return [w1, np.where(tuned, w1 + rng.uniform(-settings.perturbation, settings.perturbation, layout.size), model)]
 
 
 @dataclass(frozen=True)
@@ -259,7 +274,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     else:
         pool = Pool.empty(layout, references.n_sentences)
         rng = np.random.default_rng(settings.seed)
-        seeds = seed_weights(layout, settings, rng, layout.weights(config))
+        seeds = seed_weights(layout, settings, rng, layout.weights(config), tuner.fixed)
         records = []
     while len(records) < settings.passes:
         number = len(records) + 1
@@ -268,7 +283,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
         if number <= SEEDS:
             weights = seeds[number - 1]
         else:
-            fitted = tuner.fit(TuningData(pool=pool), np.zeros(layout.size), rng)
+            fitted = tuner.fit(TuningData(pool=pool), layout.weights(config), rng)
             weights, updates = fitted.weights_, fitted.updates_
         trained = time.perf_counter()
         batch, dev_bleu = decoded_pool(decoder(weights), layout, references, settings.dedup)

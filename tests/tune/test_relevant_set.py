@@ -112,6 +112,20 @@ def test_online_training_step_equals_plain_python(tuner):
     assert fitted.updates_ > 0 and np.any(fitted.weights_ != 0)
 
 
+@pytest.mark.parametrize("tuner", [Costmargin, Perceptron])
+def test_a_fixed_feature_keeps_its_weight_and_takes_no_part(tuner):
+    # the pool's column F1 varies, as an unknown word's penalty would: the training is the plain one without it
+    pool = _random_pool(np.random.default_rng(3))
+    initial = np.array([0.0, 1.0, 0.0, 0.0])
+    fitted = tuner(sgd_passes=7, learning_rate=0.05, fixed=("F1",)).fit(TuningData(pool=pool), initial,
+                                                                       np.random.default_rng(11))
+    without = dataclasses.replace(pool, features=pool.features * [1, 0, 1, 1])
+    expected = _plain_table(without, tuner(sgd_passes=7, learning_rate=0.05), np.random.default_rng(11))
+    assert fitted.weights_[1] == 1.0 and expected[1] == 0.0
+    np.testing.assert_allclose(fitted.weights_[[0, 2, 3]], expected[[0, 2, 3]], atol=1e-12)
+    assert tuner().fixed == ("UnknownWordPenalty0",)
+
+
 def test_seed_weights_are_flat_and_the_models_or_flat_and_perturbed():
     layout, model = FeatureLayout(("A", "B"), ("", ""), (1, 3)), np.array([0.5, -1.0, 0.2, 0.3])
     w1, w2 = seed_weights(layout, RelevantSetSettings(), np.random.default_rng(0), model)
@@ -120,6 +134,12 @@ def test_seed_weights_are_flat_and_the_models_or_flat_and_perturbed():
     w1, w2 = seed_weights(layout, RelevantSetSettings(model_seed=False), np.random.default_rng(0), model)
     np.testing.assert_array_equal(w1, [0.1] * 4)
     assert np.all(np.abs(w2 - w1) <= 0.01) and np.any(w2 != w1)
+    # a fixed feature keeps the model's weight in both seeds
+    for model_seed in (True, False):
+        w1, w2 = seed_weights(layout, RelevantSetSettings(model_seed=model_seed), np.random.default_rng(0), model,
+                              ("A",))
+        assert w1[0] == w2[0] == 0.5 and w1[1:].tolist() == [0.1] * 3
+        assert np.array_equal(w2, model) if model_seed else np.all(np.abs(w2[1:] - 0.1) <= 0.01)
 
 
 def test_settings_are_checked():
@@ -141,6 +161,10 @@ def test_resume_reaches_the_uninterrupted_weights(tiny_model_dir, tiny_dev, tmp_
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 3, *extra)) == 0
     assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "parts", algorithm, 5, "--resume", *extra)) == 0
     assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full", ("moses.ini", "run5.moses.ini"))
+    # UnknownWordPenalty0 keeps the model's weight, as MERT keeps it (trained from zero it was 0)
+    for name in ("moses.ini", "run1.moses.ini", "run5.moses.ini"):
+        assert MosesConfig.read(tmp_path / "full" / name).weights["UnknownWordPenalty0"] == \
+            MosesConfig.read(tiny_model_dir / "moses.ini").weights["UnknownWordPenalty0"]
     log = read_tuning_log(tmp_path / "full" / "log.tsv", [RELEVANT_SET_LOG])
     assert log.steps.tolist() == [1, 2, 3, 4, 5]
     rows = [line.split("\t") for line in (tmp_path / "full" / "log.tsv").read_text().splitlines()]
