@@ -1,16 +1,19 @@
 """Protected tokens (``pbmt.base.protected``) through pbmt's tokeniser and detokeniser: one token each, back byte
 for byte, no space put next to them; a user's pattern file; NFC normalisation."""
 
+import re
 import unicodedata
+from unittest import mock
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pbmt.commands.cli import main
 from pbmt.base.errors import FormatError
 from pbmt.base.files import read_lines
-from pbmt.base.protected import ProtectedPatterns, decode
+import pbmt.base.protected as protected
+from pbmt.base.protected import BUILT_IN, USER_CLASS, ProtectedPatterns, Span, _opens, decode, opening_tag
 from pbmt.base.text import TextForm
 
 ES, EN = TextForm("es", tokenize=True), TextForm("en", tokenize=True)
@@ -199,3 +202,53 @@ def test_any_line_tokenises_into_tokens_without_spaces_and_detokenises(line):
     words = ES.tokens(line)
     assert all(w and " " not in w and "\t" not in w for w in words)
     assert isinstance(EN.text(words), str)
+
+
+def _spans_position_by_position(patterns: ProtectedPatterns, line: str) -> list[tuple[int, int, str]]:
+    """The protected spans before joining, found the slow way: from where the last span ended, the first position
+    where any built-in or user pattern (as written, matched there) matches, its longest match there, the first
+    pattern's on a tie."""
+    compiled = [(USER_CLASS, re.compile(p)) for p in patterns.extra] + [(k, re.compile(p)) for k, p in BUILT_IN]
+    found, position = [], 0
+    while position < len(line):
+        best = None
+        for start in range(position, len(line)):
+            for kind, pattern in compiled:
+                m = pattern.match(line, start)
+                if m and m.end() > start and (best is None or m.end() > best[1]):
+                    best = (start, m.end(), kind)
+            if best:
+                break
+        if best is None:
+            break
+        found.append(best)
+        position = best[1]
+    return found
+
+
+_PIECES = list("ab.@+-_%sd<>/:~ &;=$%{}1é") + ["mailto:", "@c.de", "%s", "www.", "http://", "<b>", "</b>", "&amp;",
+                                               "a@b.c", "x=1", "&lt;b&gt;", "\ue020"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=25).map("".join))
+@example("%s.a@c.de").via("an address right after a span")
+@example("<b>mailto:a@c.de x=1&amp;").via("an address with its scheme")
+def test_spans_are_the_leftmost_longest_matches_and_tags_are_told_by_their_ends(line):
+    patterns = ProtectedPatterns()
+    with mock.patch.object(protected, "_joined", lambda _, spans: spans):  # the search alone, before joining
+        found = [(s.start, s.end, s.kind) for s in patterns.spans(line)]
+    assert found == _spans_position_by_position(patterns, line)
+    for start in range(len(line)):
+        for end in range(start + 1, len(line) + 1):
+            assert _opens(line, Span(start, end, "tag")) == (opening_tag(line[start:end]) is not None)
+
+
+def test_a_long_word_a_dotted_word_or_a_long_run_of_placeholders_tokenises_in_one_pass():
+    """Each is 40,000 characters or more; a search that read the rest of the line from every position took 10 s on
+    the first, minutes on a 400,000-character one (no time is asserted: the expected tokens are)."""
+    assert ES.tokens("x" * 40000) == ["x" * 40000]
+    assert ES.tokens("clave" + ".a" * 20000 + " b") == ["clave" + ".a" * 20000, "b"]
+    assert ES.tokens("k" * 100 + "=1 y") == ["k" * 100 + "=1", "y"]  # a key of up to 100 characters
+    assert ES.tokens("a" * 40000 + "@ejemplo.es") == ["a" * 40000 + "@ejemplo.es"]
+    assert ES.tokens("%s" * 20000) == ["%s" * 20000]

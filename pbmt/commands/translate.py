@@ -46,6 +46,7 @@ import sys
 import time
 from collections import Counter
 from functools import partial
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "every sentence to FILE (Moses format, with segmentation and word alignment)")
     parser.add_argument("--n-best-size", type=int, default=100, metavar="N", help="entries per sentence in --n-best")
     parser.add_argument("--max-words", type=int, default=MAX_WORDS, metavar="N", help="longest input line, in "
-                        "words (separated by white space); a longer one is an error naming it before anything is "
+                        "words (separated by white space) and in the model's tokens; a longer one is an error naming it before anything is "
                         "translated (search time and memory grow with a line's length)")
     parser.add_argument("--distinct", action="store_true", help="n-best entries with distinct target strings")
     parser.add_argument("--alignment", type=Path, metavar="FILE",
@@ -312,6 +313,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: precompile.Precompile | None
          ) -> int:
     translator = _make_translator(args)  # loads (and caches) the model once, and checks it
+    if not args.tokenized:  # a line of few words can be many tokens: '<b>' 100,000 times is one word
+        _check_lengths(args.input, lines, args.max_words, lambda line: translator.read(line)[0], "tokens")
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
     if constrained:
         if args.constraint is not None and args.prefix is not None:
@@ -388,11 +391,14 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
 MAX_WORDS = 250  # search time and memory grow with a line's length (README, "Long lines")
 
 
-def _check_lengths(path, lines: list[str], max_words: int) -> None:
+def _check_lengths(path, lines: list[str], max_words: int, split: Callable[[str], list] = str.split,
+                   unit: str = "words") -> None:
+    """FormatError naming the first line that ``split`` makes into more than ``max_words`` pieces (a line of no
+    more characters cannot be one)."""
     for number, line in enumerate(lines, 1):
-        if len(line) > max_words and len(line.split()) > max_words:
+        if len(line) > max_words and (count := len(split(line))) > max_words:
             raise FormatError("<stdin>" if str(path) == "-" else path, number,
-                              f"{len(line.split()):,} words, more than --max-words {max_words}: split the line, or "
+                              f"{count:,} {unit}, more than --max-words {max_words}: split the line, or "
                               "raise --max-words (search time and memory grow with the length)")
 
 

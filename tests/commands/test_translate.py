@@ -94,3 +94,15 @@ def test_plain_text_through_the_embedded_model_comes_out_cased(tmp_path, capsys)
     assert out[2].startswith("In the beginning God created the heaven")
     assert out[4].startswith("Who") and "Lord" in out[4] and out[4].endswith("?")
     assert all(line[:1].isupper() or line[:1] in '"«' for line in out[:7] if line)
+
+
+def test_a_line_of_few_words_but_more_tokens_than_max_words_is_refused_before_anything_is_written(tmp_path, capsys):
+    """'<b>' 30 times is one word and 30 tokens: the search's length is the tokens'."""
+    source = tmp_path / "in.es"
+    source.write_text("El señor es mi pastor.\n" + "<b>" * 30 + "\n", encoding="utf-8")
+    argv = ["translate", "-q", "-i", str(source), "-o", str(tmp_path / "out"), "--max-words", "20"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (f"pbmt translate: error: {source}:2: 30 tokens, more than --max-words 20: split "
+                                       "the line, or raise --max-words (search time and memory grow with the length)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.es"]
+    assert main(argv[:-1] + ["30"]) == 0 and len((tmp_path / "out").read_text().splitlines()) == 2
