@@ -1,4 +1,5 @@
 import gzip
+import hashlib
 import io
 import itertools
 import subprocess
@@ -6,8 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from support import TINY_SOURCES
+from pbmt.base._nbest_kernels import text_keys
 from pbmt.base.errors import FormatError
 from pbmt.base.nbest import NBestEntry, parse_line, read_nbest, write_nbest
 
@@ -193,3 +197,17 @@ def test_moses_extractor_reads_the_sparse_features(family, request, tmp_path):
         dense = [float(v) for v in row if "=" not in v]
         assert dense == pytest.approx([v for vs in entry.features.values() for v in vs], abs=1e-9)
         assert sorted(tuple(v.rsplit("=", 1)) for v in row if "=" in v) == sorted((n, f"{x:g}") for n, x in entry.sparse)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=600), st.binary(max_size=3))
+@example(b"", b"")
+@example(b"x" * 128, b"")
+@example(b"y" * 129, b"z")
+@example(b"w" * 256, b"")
+def test_the_kernels_blake2b_is_hashlibs(data, around):
+    """The pool's dedup keys are hashed in a kernel: RFC 7693's BLAKE2b with 8-byte digests, as hashlib has it
+    (block boundaries at 128 bytes included), of a slice of a longer buffer."""
+    buf = np.frombuffer(around + data + around, np.uint8)
+    spans = np.array([[len(around), len(around) + len(data)]], dtype=np.int64)
+    assert int(text_keys(buf, spans)[0]) == int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")

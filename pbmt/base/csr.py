@@ -11,6 +11,13 @@ from typing import Sequence
 import numpy as np
 
 
+def offsets(lengths: np.ndarray) -> np.ndarray:
+    """The offsets int64[n + 1] of rows of ``lengths`` (int[n])."""
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
 def from_rows(rows: Sequence[Sequence[int]] | Sequence[np.ndarray], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
     """Pack rows into (offsets int64[n + 1], data)."""
     lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))

@@ -115,6 +115,16 @@ def parse_int(text: str) -> int:
     return int(text)
 
 
+def alignment_point(token: str, path: str | os.PathLike, number: int | None) -> tuple[int, int]:
+    """The (source, target) word positions of the alignment point ``token``, ``i-j`` in ASCII digits (as word
+    alignment files, phrase tables and n-best lists write them); FormatError naming line ``number`` of ``path``
+    otherwise."""
+    i, dash, j = token.partition("-")
+    if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
+        raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
+    return int(i), int(j)
+
+
 def parse_float(text: str) -> float:
     """``float(text)`` for ASCII text without digit-group underscores; ValueError otherwise.
 

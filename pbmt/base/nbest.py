@@ -17,14 +17,23 @@ read as a sparse one here, as Moses's tools read it.
 
 from __future__ import annotations
 
+import codecs
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
+import numpy as np
+
+from pbmt.base._nbest_kernels import (BLOCKS, GROUPS, LINE_START, N_COLUMNS, SEGMENTATION_END, SEGMENTATION_START,
+                                      SENTENCE, TEXT_END, TEXT_START, TOTAL_END, TOTAL_START, WORDS, derivation_keys,
+                                      joined_spans, scan_entries, text_keys)
+from pbmt.base import csr
+from pbmt.base.byte_text import intern_words
 from pbmt.base.errors import FormatError
-from pbmt.base.files import parse_finite, parse_int, read_lines
+from pbmt.base.files import alignment_point, open_binary, parse_finite, parse_int, read_lines
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,159 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
     return NBestEntry(sentence, fields[1], features, total, segmentation, alignment, sparse)
 
 
+@dataclass(frozen=True)
+class NBestText:
+    """The entries of an n-best list as arrays over its text, read by numba kernels, up to the first line
+    they did not read (``refused``).
+
+    ``text``: the file's text, uint8[n_bytes] (UTF-8); per entry, in file order: ``lines`` int64[n, N_COLUMNS]
+    (``pbmt.base._nbest_kernels``' columns: the line's first byte, sentence id, the hypothesis's first and end byte
+    (stripped), ...), ``totals`` float64[n]; the features as groups (a name and its values, in the order written),
+    CSR by ``group_offsets`` int64[n + 1]: ``group_names`` int64[n_groups] (into ``names``, every name in order of
+    first sight), ``group_sizes`` int64[n_groups] (values each), ``values`` float64[sum of the sizes]; the
+    hypothesis's words (first byte, length), CSR by ``word_offsets``. ``refused``: (the number, from 1, of the
+    first line not read, its text), or None when every line was read: a line the kernels do not read is
+    malformed, or one only Python reads (``parse_line`` tells which).
+    """
+
+    text: np.ndarray
+    lines: np.ndarray
+    totals: np.ndarray
+    group_offsets: np.ndarray
+    group_names: np.ndarray
+    group_sizes: np.ndarray
+    names: tuple[str, ...]
+    values: np.ndarray
+    word_offsets: np.ndarray
+    words: np.ndarray
+    refused: tuple[int, str] | None
+
+    @property
+    def n_entries(self) -> int:
+        return len(self.lines)
+
+    @property
+    def sentences(self) -> np.ndarray:
+        """int64[n]: each entry's sentence id."""
+        return self.lines[:, SENTENCE]
+
+    @property
+    def text_spans(self) -> np.ndarray:
+        """int64[n, 2]: each hypothesis's first and end byte in ``text``."""
+        return np.ascontiguousarray(self.lines[:, TEXT_START:TEXT_END + 1])
+
+    def hypotheses(self, order: np.ndarray) -> list[str]:
+        """The hypotheses of the entries ``order`` (int64[k]), in that order."""
+        return bytes(joined_spans(self.text, self.text_spans, order)).decode("utf-8").split("\n")
+
+    @property
+    def segmented(self) -> np.ndarray:
+        """bool[n]: the entries with a segmentation (a block at least)."""
+        return self.lines[:, BLOCKS] > 0
+
+    def text_keys(self) -> np.ndarray:
+        """uint64[n]: each hypothesis's 64-bit BLAKE2b (``int.from_bytes(blake2b(text.encode(), digest_size=8)
+        .digest(), "little")``)."""
+        return text_keys(self.text, self.text_spans)
+
+    def derivation_keys(self) -> np.ndarray:
+        """uint64[n]: the 64-bit BLAKE2b of each entry's hypothesis, 0x1F and its segmentation as ``repr`` writes
+        ``NBestEntry.segmentation`` (``(text + "\\x1f" + repr(entry.segmentation)).encode()``)."""
+        return derivation_keys(self.text, self.text_spans,
+                               np.ascontiguousarray(self.lines[:, SEGMENTATION_START:SEGMENTATION_END + 1]))
+
+    def line(self, entry: int) -> tuple[int, str]:
+        """(number from 1, text) of the line of ``entry``."""
+        return _line_at(self.text, int(self.lines[entry, LINE_START]))
+
+    def head(self, n: int, refused: tuple[int, str] | None) -> "NBestText":
+        """The first ``n`` entries, the line after them ``refused``."""
+        groups, words = self.group_offsets[n], self.word_offsets[n]
+        return NBestText(self.text, self.lines[:n], self.totals[:n], self.group_offsets[:n + 1],
+                         self.group_names[:groups], self.group_sizes[:groups], self.names,
+                         self.values[:self.group_sizes[:groups].sum()], self.word_offsets[:n + 1],
+                         self.words[:words], refused)
+
+
+_RUN_BYTES = 1 << 22  # text scanned per kernel call
+
+
+def scan_nbest(path: str | Path) -> NBestText | None:
+    """The entries of the n-best file ``path`` (plain or gzip) read by numba kernels, up to the first line they do
+    not read; None when its text is not UTF-8 or cannot be read whole (a damaged gzip stream, standard input):
+    ``read_nbest`` names the line then.
+
+    Numbers the kernels cannot read exactly are read by ``parse_finite``; a line where it fails is refused.
+    """
+    if str(path) == "-":
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open_binary(path) as handle:
+            data = handle.read()
+        for start in range(0, len(data), _RUN_BYTES):  # checked run by run: no string of the whole text
+            decoder.decode(data[start:start + _RUN_BYTES])
+        decoder.decode(b"", final=True)
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error):
+        return None
+    text = np.frombuffer(data, np.uint8)
+    runs, refused, start = [], -1, 0
+    while refused < 0 and (start < len(data) or not runs):  # one run at least, if empty
+        end = data.find(b"\n", start + _RUN_BYTES) + 1 or len(data)
+        most = (end - start) // 2 + 1  # a token and a space at least
+        lines, totals = np.empty((data.count(b"\n", start, end) + 1, N_COLUMNS), np.int64), np.empty(most)
+        groups, values, deferred = np.empty((most, 3), np.int64), np.empty(most), np.empty((most, 2), np.int64)
+        words = np.empty((most, 2), np.int64)
+        refused, *counts = scan_entries(text, start, end, lines, totals, groups, values, deferred, words)
+        runs.append(tuple(array[:count] for array, count in zip((lines, groups, values, deferred, words), counts))
+                    + (totals[:counts[0]],))
+        start = end
+    lines, groups, values, deferred, words, totals = (np.concatenate(column) for column in zip(*runs))
+    name_ids, _, name_bytes = intern_words(text, groups[:, :2])
+    names = tuple(bytes(name_bytes).decode("utf-8").split("\n")) if len(groups) else ()
+    scanned = NBestText(text, lines, totals, csr.offsets(lines[:, GROUPS]), name_ids.astype(np.int64), groups[:, 2],
+                        names, values, csr.offsets(lines[:, WORDS]), words,
+                        _line_at(text, refused) if refused >= 0 else None)
+    return _read_deferred(scanned, data, deferred)
+
+
+def _read_deferred(scanned: NBestText, data: bytes, deferred: np.ndarray) -> NBestText:
+    """``scanned`` with the numbers the kernels left (NaN) read by ``parse_finite`` (``deferred``: the first and
+    end byte of each NaN value), cut before the first entry where one is no finite number."""
+    bad = scanned.n_entries
+    values, totals = scanned.values, scanned.totals
+    if len(deferred):
+        entry_of_value = np.repeat(np.repeat(np.arange(scanned.n_entries), np.diff(scanned.group_offsets)),
+                                   scanned.group_sizes)
+        for index, (start, end) in zip(np.flatnonzero(np.isnan(values)), deferred):
+            try:
+                values[index] = parse_finite(data[start:end].decode("utf-8"))
+            except ValueError:
+                bad = min(bad, int(entry_of_value[index]))
+                break
+    for entry in np.flatnonzero(np.isnan(totals[:bad])):
+        try:
+            totals[entry] = parse_finite(data[scanned.lines[entry, TOTAL_START]:scanned.lines[entry, TOTAL_END]]
+                                         .decode("utf-8"))
+        except ValueError:
+            bad = int(entry)
+            break
+    if bad == scanned.n_entries:
+        return scanned
+    return scanned.head(bad, scanned.line(bad))
+
+
+def _line_at(text: np.ndarray, start: int) -> tuple[int, str]:
+    """(number from 1, text without its newline) of the line starting at byte ``start`` of ``text``."""
+    data = text.data
+    number = bytes(data[:start]).count(b"\n") + 1
+    end = bytes(data[start:]).find(b"\n")
+    line = bytes(data[start:start + end if end >= 0 else len(text)]).decode("utf-8")
+    if number == 1:
+        line = line.removeprefix("\ufeff")
+    return number, line.rstrip("\r")
+
+
 def is_sparse(name: str, values: tuple[float, ...]) -> bool:
     """Whether an n-best list's feature ``name`` with ``values`` is a sparse feature (Moses's rule: an
     underscore in the name and one value)."""
@@ -179,13 +341,7 @@ def _parse_segmentation(text: str, path, number) -> tuple[tuple[int, int, int, i
 
 
 def _parse_pairs(text: str, path, number) -> tuple[tuple[int, int], ...]:
-    out = []
-    for token in text.split():
-        s, dash, t = token.partition("-")
-        if not (dash and s.isascii() and s.isdigit() and t.isascii() and t.isdigit()):
-            raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
-        out.append((int(s), int(t)))
-    return tuple(out)
+    return tuple(alignment_point(token, path, number) for token in text.split())
 
 
 def write_nbest(entries: Iterable[NBestEntry], handle: IO[str]) -> None:

@@ -22,11 +22,12 @@ from tqdm import tqdm
 
 from pbmt.base import csr
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import open_binary, parse_float, read_lines
+from pbmt.base.files import alignment_point, open_binary, parse_float, read_lines
 from pbmt.model import cache
 from pbmt.base.hashtable import build_table
 from pbmt.model._phrase_kernels import lookup_spans
-from pbmt.model._table_text_kernels import intern_words, scan_lines, source_trie
+from pbmt.base.byte_text import intern_words
+from pbmt.model._table_text_kernels import scan_lines, source_trie
 from pbmt.base.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
@@ -253,12 +254,12 @@ def _parse(path: Path) -> dict[str, np.ndarray]:
     src_ids, n_src_words, src_vocab = intern_words(text, src)
     tgt_ids, _, tgt_vocab = intern_words(text, tgt)
     phrase_of_line, src_offsets, src_local, parents, last_words, node_phrase = source_trie(
-        src_ids, _offsets(lines[:, 1]), n_src_words)
+        src_ids, csr.offsets(lines[:, 1]), n_src_words)
     n_phrases = len(src_offsets) - 1
     order = np.argsort(phrase_of_line, kind="stable")
-    cand_offsets = _offsets(np.bincount(phrase_of_line, minlength=n_phrases))
-    tgt_offsets, tgt_local = csr.take(_offsets(lines[:, 2]), tgt_ids, order)
-    align_offsets, align = csr.take(_offsets(lines[:, 3]), links, order)
+    cand_offsets = csr.offsets(np.bincount(phrase_of_line, minlength=n_phrases))
+    tgt_offsets, tgt_local = csr.take(csr.offsets(lines[:, 2]), tgt_ids, order)
+    align_offsets, align = csr.take(csr.offsets(lines[:, 3]), links, order)
     scores = np.maximum(np.log(probs), LOG_FLOOR)[order]
     trie_keys, trie_values = build_table(parents, last_words, n_src_words)
     return {
@@ -374,18 +375,9 @@ def _check_line(path: Path, number: int, fields: list[str], n_scores: int) -> No
         raise FormatError(path, number, f"scores must be positive finite probabilities, found {score_text!r}")
     if len(fields) > 3 and fields[3]:
         for token in fields[3].split():
-            i, dash, j = token.partition("-")
-            if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
-                raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
-            if int(i) >= len(src_tokens) or int(j) >= len(tgt_tokens):
+            i, j = alignment_point(token, path, number)
+            if i >= len(src_tokens) or j >= len(tgt_tokens):
                 raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
-
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    """CSR offsets int64[n + 1] of rows of ``lengths``."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return offsets
 
 
 def _progress(path: Path, total: int, verb: str) -> tqdm:

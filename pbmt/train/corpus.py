@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pbmt.base import csr
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.files import alignment_point, atomic_write, read_lines
 from pbmt.base.text import tokens
 from pbmt.base.vocab import Vocab
 
@@ -112,12 +113,6 @@ def corpus_from_lines(lines: list[list[str]], vocab: Vocab | None = None) -> Cor
     return Corpus(ids=ids, offsets=offsets, vocab=vocab)
 
 
-def _offsets(lengths: array) -> np.ndarray:
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
-    return offsets
-
-
 def read_corpus(path: str | os.PathLike, vocab: Vocab | None = None) -> Corpus:
     """Read a tokenised corpus (plain or gzip); words are added to ``vocab``.
     Lines are turned into ids as they are read, so memory holds ids, not words."""
@@ -127,7 +122,8 @@ def read_corpus(path: str | os.PathLike, vocab: Vocab | None = None) -> Corpus:
         words = tokens(line)
         lengths.append(len(words))
         ids.extend(map(vocab.add, words))
-    return Corpus(ids=np.frombuffer(ids, dtype=np.int32).copy(), offsets=_offsets(lengths), vocab=vocab)
+    return Corpus(ids=np.frombuffer(ids, dtype=np.int32).copy(),
+                  offsets=csr.offsets(np.frombuffer(lengths, dtype=np.int64)), vocab=vocab)
 
 
 def alignment_from_points(sentences: list[list[tuple[int, int]]]) -> Alignment:
@@ -144,12 +140,7 @@ def alignment_points(path: str | os.PathLike, number: int, line: str, n_src: int
     """The ``(source, target)`` points of line ``number`` of the alignment file
     ``path``; FormatError for a malformed point or, when the sentence
     lengths are given, a point outside the sentence pair."""
-    points = []
-    for token in tokens(line):
-        i, dash, j = token.partition("-")
-        if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
-            raise FormatError(path, number, f"bad alignment point {token!r}, expected i-j")
-        points.append((int(i), int(j)))
+    points = [alignment_point(token, path, number) for token in tokens(line)]
     if n_src is not None:
         bad = [(i, j) for i, j in points if i >= n_src or j >= n_tgt]
         if bad:
@@ -179,7 +170,8 @@ def read_alignment(path: str | os.PathLike, src: Corpus | None = None, tgt: Corp
     if src_len is not None and len(lengths) != len(src_len):
         raise FormatError(path, None, f"{len(lengths)} lines, but the corpus has {len(src_len)} sentences")
     pairs = np.frombuffer(flat, dtype=np.int32).reshape(-1, 2)
-    return Alignment(src=pairs[:, 0].copy(), tgt=pairs[:, 1].copy(), offsets=_offsets(lengths))
+    return Alignment(src=pairs[:, 0].copy(), tgt=pairs[:, 1].copy(),
+                     offsets=csr.offsets(np.frombuffer(lengths, dtype=np.int64)))
 
 
 def write_alignment(path: str | os.PathLike, alignment: Alignment) -> None:

@@ -37,11 +37,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from pbmt.base import csr
+from pbmt.base.byte_text import intern_words
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import read_lines
 from pbmt.metrics.bleu import N_STATS, bleu, encode_segments, reference_sets, segment_stats_ids
 from pbmt.model.features import FeatureLayout
-from pbmt.base.nbest import NBestEntry, parse_line
+from pbmt.base.nbest import NBestEntry, NBestText, parse_line, scan_nbest
 from pbmt.base.vocab import Vocab
 
 DEDUP = ("derivation", "string")
@@ -86,6 +88,15 @@ class References:
         """BLEU statistics ``int64[n, 10]`` of ``texts`` against the references of ``sentences`` (int[n])."""
         offsets, words = encode_segments(texts, self.vocab)
         return segment_stats_ids(offsets, words, np.asarray(sentences, dtype=np.int64), self.compiled)
+
+    def token_stats(self, text: np.ndarray, offsets: np.ndarray, tokens: np.ndarray, sentences: np.ndarray
+                    ) -> np.ndarray:
+        """``stats`` of hypotheses given as tokens of UTF-8 bytes: ``text`` uint8[...], hypothesis ``h``'s words
+        ``tokens[offsets[h]:offsets[h + 1]]`` (int64[k, 2]: first byte, length). New words join ``vocab`` in
+        order of first sight, as ``stats`` adds them."""
+        local, n_words, words = intern_words(text, tokens)
+        ids = self.vocab.ids(bytes(words).decode("utf-8").split("\n")) if n_words else np.zeros(0, np.int32)
+        return segment_stats_ids(offsets, ids[local], np.asarray(sentences, dtype=np.int64), self.compiled)
 
 
 @dataclass(frozen=True)
@@ -250,20 +261,26 @@ def sparse_matrix(entries: Sequence[NBestEntry]) -> tuple[tuple[str, ...], objec
     """The sparse features of ``entries``: their names in order of first sight, and a CSR matrix
     float64[len(entries), len(names)] of their values (None when no entry has one)."""
     index: dict[str, int] = {}
-    columns, values, lengths = [], [], np.zeros(len(entries) + 1, dtype=np.int64)
-    for i, entry in enumerate(entries):
+    columns, values = [], []
+    for entry in entries:
         for name, value in entry.sparse:
             columns.append(index.setdefault(name, len(index)))
             values.append(value)
-        lengths[i + 1] = len(entry.sparse)
-    if not index:
-        return (), None
+    lengths = np.fromiter((len(entry.sparse) for entry in entries), dtype=np.int64, count=len(entries))
+    return tuple(index), _csr(np.array(values, dtype=np.float64), np.array(columns, dtype=np.int64), lengths,
+                              len(index))
+
+
+def _csr(values: np.ndarray, columns: np.ndarray, lengths: np.ndarray, n_columns: int):
+    """The CSR matrix float64[len(lengths), n_columns] of rows of ``lengths`` values (``values``, in ``columns``),
+    canonical (each row's columns sorted); None without columns."""
+    if not n_columns:
+        return None
     from scipy.sparse import csr_matrix
 
-    matrix = csr_matrix((np.array(values, dtype=np.float64), np.array(columns, dtype=np.int64), np.cumsum(lengths)),
-                        shape=(len(entries), len(index)))
+    matrix = csr_matrix((values, columns, csr.offsets(lengths)), shape=(len(lengths), n_columns))
     matrix.sum_duplicates()
-    return tuple(index), matrix
+    return matrix
 
 
 def argmax_by_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -276,13 +293,18 @@ def argmax_by_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _key(entry: NBestEntry, features: np.ndarray, dedup: str) -> int:
     if dedup == "string":
-        material = entry.text.encode("utf-8")
-    elif entry.segmentation:
-        material = (entry.text + "\x1f" + repr(entry.segmentation)).encode("utf-8")
-    else:
-        material = entry.text.encode("utf-8") + b"\x1f" + features.tobytes()
-        if entry.sparse:
-            material += repr(entry.sparse).encode("utf-8")
+        return _digest(entry.text.encode("utf-8"))
+    if entry.segmentation:
+        return _digest((entry.text + "\x1f" + repr(entry.segmentation)).encode("utf-8"))
+    return _digest(_features_material(entry.text.encode("utf-8"), features, entry.sparse))
+
+
+def _features_material(text: bytes, features: np.ndarray, sparse: tuple[tuple[str, float], ...]) -> bytes:
+    """The key material of an entry without a segmentation: its hypothesis, 0x1F, its feature values."""
+    return text + b"\x1f" + features.tobytes() + (repr(sparse).encode("utf-8") if sparse else b"")
+
+
+def _digest(material: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(material, digest_size=8).digest(), "little")
 
 
@@ -296,19 +318,29 @@ def pool_from_entries(entries: Iterable[NBestEntry], layout: FeatureLayout, refe
     entries = list(entries)
     features = np.array([_feature_vector(e, layout) for e in entries]).reshape(len(entries), layout.size)
     sentences = np.array([_sentence(e, references.n_sentences) for e in entries], dtype=np.int64)
-    return _pool(entries, features, sentences, layout, references, dedup)
+    return _entries_pool(entries, features, sentences, layout, references, dedup)
 
 
-def _pool(entries, features, sentences, layout, references, dedup) -> Pool:
-    if dedup not in DEDUP:
-        raise ValueError(f"dedup must be one of {DEDUP}, got {dedup!r}")
+def _entries_pool(entries, features, sentences, layout, references, dedup) -> Pool:
+    _check_dedup(dedup)
     keys = np.fromiter((_key(e, f, dedup) for e, f in zip(entries, features)), dtype=np.uint64, count=len(entries))
     order = np.argsort(sentences, kind="stable")
+    texts = [entries[i].text for i in order]
+    return _pool(layout, references, sentences, order, features, keys, texts,
+                 references.stats(texts, sentences[order]), *sparse_matrix(entries))
+
+
+def _check_dedup(dedup: str) -> None:
+    if dedup not in DEDUP:
+        raise ValueError(f"dedup must be one of {DEDUP}, got {dedup!r}")
+
+
+def _pool(layout, references, sentences, order, features, keys, texts, stats, names, sparse) -> Pool:
+    """The pool of candidates given in file order (``sentences``, ``features``, ``keys``, ``sparse``), ``order``
+    the stable sort by sentence, ``texts`` and ``stats`` in that order; duplicates removed."""
     offsets = np.zeros(references.n_sentences + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentences, minlength=references.n_sentences), out=offsets[1:])
-    texts = [entries[i].text for i in order]
-    names, sparse = sparse_matrix(entries)
-    batch = Pool(layout, features[order], references.stats(texts, sentences[order]), offsets, keys[order], tuple(texts),
+    batch = Pool(layout, features[order], stats, offsets, keys[order], tuple(texts),
                  None if sparse is None else sparse[order], names)
     return Pool.empty(layout, references.n_sentences).merge(batch)[0]
 
@@ -343,29 +375,120 @@ def read_pool(path: str | Path, references: References, layout: FeatureLayout | 
     matches). Raises FormatError naming the line for an entry whose features
     differ from the layout or hold NaN or infinity, or whose sentence id is
     outside the references.
+
+    The text is read by numba kernels (``pbmt.base.nbest.scan_nbest``); a list
+    they do not read whole (text that is not UTF-8, standard input, a line only
+    Python reads) is read line by line, to the same pool or the same error.
     """
-    entries, features, sentences = [], [], []
-    for number, line in read_lines(path):
-        if not line.strip():
-            continue
-        entry = parse_line(line, path, number)
-        if layout is None:
-            layout = FeatureLayout(tuple(entry.features), ("",) * len(entry.features),
-                                   tuple(len(v) for v in entry.features.values()))
-        try:
-            features.append(_feature_vector(entry, layout))
-            sentences.append(_sentence(entry, references.n_sentences))
-        except PbmtError as err:
-            raise FormatError(path, number, str(err)) from None
-        entries.append(entry)
-    if layout is None:
-        raise PbmtError(f"{path}: the n-best list has no entries")
-    pool = _pool(entries, np.array(features), np.array(sentences, dtype=np.int64), layout, references, dedup)
+    _check_dedup(dedup)
+    scanned = scan_nbest(path)
+    pool = None if scanned is None else _scanned_pool(scanned, path, references, layout, dedup)
+    if pool is None:
+        pool = _read_pool_lines(path, references, layout, dedup)
     try:
         pool.check_complete()
     except PbmtError as err:
         raise PbmtError(f"{path}: {err}") from None
     return pool
+
+
+def _read_pool_lines(path: str | Path, references: References, layout: FeatureLayout | None, dedup: str) -> Pool:
+    """``read_pool`` through ``parse_line``, line by line."""
+    entries, features, sentences = [], [], []
+    for number, line in read_lines(path):
+        if not line.strip():
+            continue
+        entry, layout, vector, sentence = _checked_entry(line, path, number, layout, references.n_sentences)
+        features.append(vector)
+        sentences.append(sentence)
+        entries.append(entry)
+    if layout is None:
+        raise PbmtError(f"{path}: the n-best list has no entries")
+    return _entries_pool(entries, np.array(features), np.array(sentences, dtype=np.int64), layout, references, dedup)
+
+
+def _checked_entry(line: str, path: str | Path, number: int, layout: FeatureLayout | None, n_sentences: int
+                   ) -> tuple[NBestEntry, FeatureLayout, np.ndarray, int]:
+    """The entry of line ``number`` of ``path``, the layout (``layout``, or the entry's when None), its feature
+    vector and its sentence; FormatError naming the line unless the entry fits them."""
+    entry = parse_line(line, path, number)
+    if layout is None:
+        layout = FeatureLayout(tuple(entry.features), ("",) * len(entry.features),
+                               tuple(len(v) for v in entry.features.values()))
+    try:
+        return entry, layout, _feature_vector(entry, layout), _sentence(entry, n_sentences)
+    except PbmtError as err:
+        raise FormatError(path, number, str(err)) from None
+
+
+def _scanned_pool(scanned: NBestText, path: str | Path, references: References, layout: FeatureLayout | None,
+                  dedup: str) -> Pool | None:
+    """The pool of the entries the kernels read; None when a line they refused reads in Python (``read_pool``
+    reads the list line by line then). FormatError naming the first line that does not fit, as
+    ``_checked_entry`` names it."""
+    n = scanned.n_entries
+    names, group_names, sizes = scanned.names, scanned.group_names, scanned.group_sizes
+    entry_of_group = np.repeat(np.arange(n), np.diff(scanned.group_offsets))
+    sparse = (sizes == 1) & np.array(["_" in name for name in names], dtype=bool)[group_names]  # nbest.is_sparse
+    dense_names, dense_sizes, dense_entry = group_names[~sparse], sizes[~sparse], entry_of_group[~sparse]
+    if layout is None and n:
+        first = dense_entry == 0
+        layout = FeatureLayout(tuple(names[i] for i in dense_names[first]), ("",) * int(first.sum()),
+                               tuple(int(s) for s in dense_sizes[first]))
+    bad = n
+    if n:
+        index = {name: i for i, name in enumerate(names)}
+        ids = np.array([index.get(name, -1) for name in layout.names], dtype=np.int64)
+        counts = np.bincount(dense_entry, minlength=n)
+        position = np.arange(len(dense_names)) - np.repeat(csr.offsets(counts)[:-1], counts)
+        within = position < len(ids)
+        fits = within.copy()
+        fits[within] = (dense_names[within] == ids[position[within]]) & (
+            dense_sizes[within] == np.asarray(layout.sizes, dtype=np.int64)[position[within]])
+        wrong = (counts != len(ids)) | (np.bincount(dense_entry[~fits], minlength=n) > 0)
+        keys = np.sort(entry_of_group * len(names) + group_names)
+        wrong[keys[1:][keys[1:] == keys[:-1]] // len(names)] = True  # a name twice in an entry
+        wrong |= scanned.sentences >= references.n_sentences
+        bad = int(np.argmax(wrong)) if wrong.any() else n
+    if bad < n or scanned.refused is not None:
+        number, line = scanned.line(bad) if bad < n else scanned.refused
+        _checked_entry(line, path, number, layout, references.n_sentences)
+        return None  # the line reads in Python: let Python read the list
+    if not n:
+        raise PbmtError(f"{path}: the n-best list has no entries")
+
+    features = scanned.values[np.repeat(~sparse, sizes)].reshape(n, layout.size)
+    sentences = scanned.sentences
+    order = np.argsort(sentences, kind="stable")
+    texts = scanned.hypotheses(order)
+    word_offsets, words = csr.take(scanned.word_offsets, scanned.words, order)
+    stats = references.token_stats(scanned.text, word_offsets, words, sentences[order])
+
+    firsts = csr.offsets(sizes)[:-1][sparse]
+    used, seen = np.unique(group_names[sparse], return_index=True)
+    used = used[np.argsort(seen)]  # in order of first sight
+    column = np.zeros(len(names), dtype=np.int64)
+    column[used] = np.arange(len(used))
+    sparse_names = tuple(names[i] for i in used)
+    matrix = _csr(scanned.values[firsts], column[group_names[sparse]], np.bincount(entry_of_group[sparse], minlength=n),
+                  len(used))
+    keys = _scanned_keys(scanned, features, sparse, dedup)
+    return _pool(layout, references, sentences, order, features, keys, texts, stats, sparse_names, matrix)
+
+
+def _scanned_keys(scanned: NBestText, features: np.ndarray, sparse: np.ndarray, dedup: str) -> np.ndarray:
+    """uint64[n]: the dedup key (``_key``'s) of each entry the kernels read; ``sparse``: bool[n_groups], the
+    groups that are sparse features."""
+    if dedup == "string":
+        return scanned.text_keys()
+    keys = scanned.derivation_keys()
+    firsts = csr.offsets(scanned.group_sizes)[:-1]
+    for i in np.flatnonzero(~scanned.segmented):  # no segmentation: keyed by the features
+        groups = [g for g in range(scanned.group_offsets[i], scanned.group_offsets[i + 1]) if sparse[g]]
+        written = tuple((scanned.names[scanned.group_names[g]], float(scanned.values[firsts[g]])) for g in groups)
+        text = scanned.hypotheses(np.array([i]))[0].encode("utf-8")
+        keys[i] = _digest(_features_material(text, features[i], written))
+    return keys
 
 
 def tuned_columns(layout: FeatureLayout, fixed: tuple[str, ...]) -> np.ndarray:

@@ -30,7 +30,7 @@ def test_corpus_and_alignment_round_trip(tmp_path):
 @pytest.mark.parametrize(
     "text, line, message",
     [
-        ("0-0\n0-x\n", 2, "bad alignment point '0-x'"),
+        ("0-0\n0-x\n", 2, "alignment point '0-x' is not of the form i-j"),
         ("0-0\n2-0\n", 2, "point 2-0 outside the sentence pair"),
         ("0-0\n", None, "1 lines, but the corpus has 2 sentences"),
     ],
