@@ -11,6 +11,7 @@ argparse destination (``pbmt.tune.options``; e.g. ``iterations``, ``passes``,
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -108,6 +109,7 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     settings = LoopSettings(n_best=n_best, max_iterations=job.settings["iterations"], dedup=job.settings["dedup"],
                             seed=job.seed, output=job.settings.get("keep") or LoopSettings.output)
     sparse = model.sparse.named_weights() if model.sparse is not None and tuner.sparse else None
+    _note_sparse_left_out(model, tuner, job)
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
         result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
@@ -129,6 +131,17 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     return lines + [f"wrote {job.out / 'moses.ini'}"]
 
 
+def _note_sparse_left_out(model: TranslationModel, tuner: Tuner, job: TuningJob) -> None:
+    """Say (unless quiet) that ``tuner``, which tunes dense weights alone, ranks its pool without ``model``'s sparse
+    features, though every decode scores them with the model's weights (as ``pbmt optimize`` says of a list's)."""
+    if model.sparse is None or tuner.sparse or job.quiet:
+        return
+    active = int(np.count_nonzero(model.sparse.named_weights().values))
+    print(f"note: {tuner.title} tunes the dense weights alone, and its pool's scores leave out the model's sparse "
+          f"features ({active} non-zero weights), which every decode adds: pro, apro and mira tune both",
+          file=sys.stderr)
+
+
 def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
     s = job.settings
     settings = RelevantSetSettings(s["passes"], s.get("n_best_size") or RelevantSetSettings.n_best, s["flat_weight"],
@@ -137,6 +150,7 @@ def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
     started = time.perf_counter()
     model = TranslationModel.load(job.config, job.search_settings())
     sources, references = dev_set(job, model)
+    _note_sparse_left_out(model, tuner, job)
     with DevDecoder(model, sources, settings.n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     threads=job.threads) as decoder:
         result = relevant_set_tune(decoder, References(*references), model.config, model.layout, tuner, settings,

@@ -38,6 +38,20 @@ def test_pbmt_tune_tunes_the_sparse_weights_and_the_folder_decodes_with_them(alg
                  "-o", str(tmp_path / "out.txt")]) == 0
 
 
+@pytest.mark.parametrize("algorithm", ["mert", "perceptron"])
+def test_a_dense_tuner_of_a_sparse_model_says_its_pool_scores_leave_the_sparse_features_out(
+        algorithm, sparse_model_dir, tiny_dev, tmp_path, capsys):
+    argv = ["tune", "-f", str(sparse_model_dir / "moses.ini"), "--tokenized", "--src", str(tiny_dev / "dev.src"),
+            "--refs", str(tiny_dev / "dev.ref"), "--out", str(tmp_path / "run"), "--algorithm", algorithm,
+            "--n-best-size", "5", *(["--iterations", "1"] if algorithm == "mert" else ["--passes", "2"])]
+    assert main(argv) == 0
+    active = np.count_nonzero(SparseModel.read(sparse_model_dir).named_weights().values)
+    assert active and (f"tunes the dense weights alone, and its pool's scores leave out the model's sparse features "
+                       f"({active} non-zero weights)") in capsys.readouterr().err
+    assert main([*argv[:9], str(tmp_path / "quiet"), *argv[10:], "-q"]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
 class _Recorder:
     """A decoder that keeps every call's sparse weights file and n-best lists."""
 
