@@ -66,14 +66,26 @@ def field_end(buf, i, end):
 @njit(cache=True)
 def next_token(buf, i, end):
     """(start, end) of the first token at or after ``i`` in ``buf[:end]``; start == end == ``end`` if none."""
-    while i < end:
-        n = space_bytes(buf, i, end)
-        if n == 0:
+    while i < end:  # an ASCII space, or printable ASCII (no space), decided without space_bytes
+        b = buf[i]
+        if b == 32:
+            i += 1
+        elif 32 < b < 0x80:
             break
-        i += n
+        else:
+            n = space_bytes(buf, i, end)
+            if n == 0:
+                break
+            i += n
     start = i
-    while i < end and (32 < buf[i] < 0x80 or space_bytes(buf, i, end) == 0):  # printable ASCII is no space
-        i += 1
+    while i < end:
+        b = buf[i]
+        if 32 < b < 0x80:
+            i += 1
+        elif b == 32 or space_bytes(buf, i, end):
+            break
+        else:
+            i += 1
     return start, i
 
 

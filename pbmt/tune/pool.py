@@ -170,9 +170,10 @@ class Pool:
             raise PbmtError(f"cannot merge pools of {other.n_sentences} and {self.n_sentences} sentences")
         sentence = np.concatenate([self.sentence, other.sentence])
         keys = np.concatenate([self.keys, other.keys])
-        pairs = np.stack([sentence.astype(np.uint64), keys], axis=1)
-        _, first = np.unique(pairs, axis=0, return_index=True)
-        kept = np.sort(first)
+        order = np.lexsort((keys, sentence))  # stable: each (sentence, key) run starts at its first candidate
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (sentence[order[1:]] != sentence[order[:-1]]) | (keys[order[1:]] != keys[order[:-1]])
+        kept = np.sort(order[new])
         kept = kept[np.argsort(sentence[kept], kind="stable")]
         texts = self.texts + other.texts
         offsets = np.zeros_like(self.offsets)
