@@ -57,9 +57,17 @@ class Vocab:
         return self._ids.get(word, UNK)
 
     def ids(self, words: Iterable[str], add: bool = True) -> np.ndarray:
-        """Ids of ``words`` as an ``int32`` array; unseen words are added (or UNK)."""
-        lookup = self.add if add else self.get
-        return np.fromiter((lookup(w) for w in words), dtype=np.int32)
+        """Ids of ``words`` as an ``int32`` array; unseen words are added (or UNK), in the order first seen, as
+        ``add`` one word at a time would. A table's or an LM's tens of thousands of words at a load are
+        looked up in bulk (C loops over the dictionary, not a Python call a word)."""
+        words = words if isinstance(words, (list, tuple)) else list(words)
+        if not add:
+            return np.fromiter(map(self.get, words), dtype=np.int32, count=len(words))
+        known = self._ids
+        fresh = [word for word in dict.fromkeys(words) if word not in known]
+        known.update(zip(fresh, range(len(self._words), len(self._words) + len(fresh))))
+        self._words.extend(fresh)
+        return np.fromiter(map(known.__getitem__, words), dtype=np.int32, count=len(words))
 
     def word(self, word_id: int) -> str:
         """The word with id ``word_id``."""
