@@ -262,3 +262,27 @@ def test_an_unseen_word_a_block_feature_names_fires_it_here_and_in_a_worker(tiny
     with ParallelMap(_translate, translator, scheduler=scheduler) as cluster:
         remote = list(cluster.map(list(enumerate(lines)), chunksize=1))
     assert [[e.to_line() for e in t.nbest] for t in remote] == [[e.to_line() for e in t.nbest] for t in here]
+
+
+@pytest.mark.parametrize("verb, options", [
+    ("analyze", ["--refs", "{dev}/dev.ref", "--stack", "2", "--search", "stack", "-o", "{out}"]),
+    ("sample", ["--steps-per-sentence", "20", "--refs", "{dev}/dev.ref", "--trace", "{out}.trace", "-o", "{out}"]),
+    ("tune", ["--refs", "{dev}/dev.ref", "--out", "{out}", "--n-best-size", "5", "--iterations", "1"]),
+    ("tune", ["--refs", "{dev}/dev.ref", "--out", "{out}", "--algorithm", "costmargin", "--passes", "2"]),
+    ("tune", ["--refs", "{dev}/dev.ref", "--out", "{out}", "--algorithm", "samplerank", "--epochs", "1",
+              "--chains", "2", "--samples-per-sentence", "10", "--burn-in-per-sentence", "2"]),
+])
+def test_a_short_dev_set_is_worked_on_here_on_threads_not_on_started_workers(verb, options, tiny_model_dir, tiny_dev,
+                                                                             tmp_path, monkeypatch, capsys):
+    """tune (its decodes, block training's and SampleRank's chains), analyze and sample on a dev set far under
+    250 sentences a worker start no worker processes for ``--workers 2``, and say so."""
+    monkeypatch.delenv("PBMT_CLUSTER_MIN_ITEMS")
+    monkeypatch.setattr(distributed, "LocalCluster", None)  # starting one would be a TypeError
+    source = ["--src" if verb == "tune" else "-i", str(tiny_dev / "dev.src")]
+    filled = [o.format(dev=tiny_dev, out=tmp_path / "out") for o in options]
+    assert main([verb, "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), *source, *filled,
+                 "--workers", "2", "--threads", "2"]) == 0
+    size = len((tiny_dev / "dev.src").read_text().splitlines())
+    done = {"analyze": "analysed", "sample": "sampled"}.get(verb, "sampled" if "samplerank" in options else "decoded")
+    assert (f"note: {size} sentences are {done} here on 2 threads: --workers 2 starts worker processes for "
+            f"{2 * CLUSTER_MIN_ITEMS} or more") in capsys.readouterr().err

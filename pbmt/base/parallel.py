@@ -137,7 +137,7 @@ class ParallelMap:
     cluster starts whatever the size). ``cluster_size``: the fewest items for
     which ``workers`` local processes start (``workers`` times
     ``cluster_min_items()``, read once here; None with one worker or a
-    scheduler), for a caller that says why its items stay here.
+    scheduler); ``note`` says why a short input's items stay here.
     """
 
     def __init__(self, work: Callable[[Any, Any], Any], state: Any = None, workers: int = 1,
@@ -148,7 +148,10 @@ class ParallelMap:
         self.work, self.state, self.retries, self.threads = work, state, retries, threads
         self._client = self._cluster = self._state = None
         self.cluster_size = workers * cluster_min_items() if scheduler is None and workers > 1 else None
-        if scheduler is None and (self.cluster_size is None or (size is not None and size < self.cluster_size)):
+        # (size, workers) of an input too short for the workers it asked for
+        self._short = (size, workers) if self.cluster_size is not None and size is not None \
+            and size < self.cluster_size else None
+        if scheduler is None and (self.cluster_size is None or self._short is not None):
             return
         import dask
         from distributed import Client, LocalCluster
@@ -178,6 +181,16 @@ class ParallelMap:
     def distributed(self) -> bool:
         """Whether the items go to worker processes (a cluster), not to threads here."""
         return self._client is not None
+
+    def note(self, done: str) -> str | None:
+        """The line a command prints when its ``workers`` stay unstarted because the input is short (``size``), as
+        'note: 150 sentences are {done} here on 2 threads: ...'; None when they were started (or not asked for)."""
+        if self._short is None:
+            return None
+        size, workers = self._short
+        return (f"note: {size} sentences are {done} here on {self.threads} thread{'s' if self.threads > 1 else ''}: "
+                f"--workers {workers} starts worker processes for {self.cluster_size} or more (each loads the model "
+                "first)")
 
     def map(self, items: Iterable[Any], chunksize: int = 8,
             progress: Callable[[int], Any] | None = None) -> Iterator[Any]:

@@ -34,7 +34,7 @@ from tqdm import tqdm
 from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model, paired_lines
 from pbmt.base.files import atomic_write, read_lines
-from pbmt.base.parallel import ParallelMap
+from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.search_errors import SentenceAnalysis, Verdict, analyze_sentence, summarize
 from pbmt.features.translation import Translator
 
@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="random seed of the bootstrap")
     add_model_arguments(parser)
     add_threads_argument(parser, "analyse sentences")
-    parser.add_argument("--workers", type=int, default=1, help="analyse on this many local processes")
+    parser.add_argument("--workers", type=int, default=1, help="analyse on this many local processes (a dask "
+                        f"cluster), for inputs of at least {CLUSTER_MIN_ITEMS} sentences a worker "
+                        "($PBMT_CLUSTER_MIN_ITEMS; a shorter input is analysed here on --threads)")
     parser.add_argument("--scheduler", metavar="ADDR", help="analyse on an existing dask cluster")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -86,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
     translator = Translator(load_model(args), tokenized=args.tokenized)
     analyzer = _Analyzer(translator, args.causes)
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="analysing")
-    with ParallelMap(_analyze, analyzer, args.workers, args.scheduler, threads=args.threads) as pool:
+    with ParallelMap(_analyze, analyzer, args.workers, args.scheduler, threads=args.threads,
+                     size=len(lines)) as pool:
+        if (note := pool.note("analysed")) and not args.quiet:
+            tqdm.write(note, file=sys.stderr)
         analyses = list(pool.map(list(zip(lines, references)), chunksize=4, progress=progress.update))
     progress.close()
     if args.output:

@@ -40,7 +40,7 @@ from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_mo
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
-from pbmt.base.parallel import ParallelMap
+from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.base.plots import MISSING, TRACE_COLUMNS
 from pbmt.search.output import target_text
 from pbmt.search.sampler import DECISIONS, anneal, sample_decode
@@ -78,7 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "else 1e-5)")
     add_search_arguments(parser)
     add_threads_argument(parser, "sample sentences")
-    parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster)")
+    parser.add_argument("--workers", type=int, default=1, help="sample on this many local processes (a dask cluster), "
+                        f"for inputs of at least {CLUSTER_MIN_ITEMS} sentences a worker ($PBMT_CLUSTER_MIN_ITEMS; a "
+                        "shorter input is sampled here on --threads)")
     parser.add_argument("--scheduler", metavar="ADDR", help="sample on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("--trace", type=Path, metavar="FILE", help="write each chain's model score (and BLEU+1 "
@@ -153,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="sampling")
-    with ParallelMap(_work, sampler, args.workers, args.scheduler, threads=args.threads) as pool:
+    with ParallelMap(_work, sampler, args.workers, args.scheduler, threads=args.threads, size=len(lines)) as pool:
+        if (note := pool.note("sampled")) and not args.quiet:
+            tqdm.write(note, file=sys.stderr)
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
     with Outputs() as outputs:

@@ -356,11 +356,8 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         remaining = list(items)[journal.done:]
         sentences = sum(len(document) for _, document in remaining) if args.documents else len(remaining)
         with ParallelMap(work, state, args.workers, args.scheduler, threads=threads, size=sentences) as pool:
-            if args.workers > 1 and not pool.distributed and not args.quiet:
-                tqdm.write(f"note: {sentences} sentences are translated here on {threads} thread"
-                           f"{'s' if threads > 1 else ''}: --workers {args.workers} starts worker processes for "
-                           f"{pool.cluster_size} or more (each loads the model first)",
-                           file=sys.stderr)
+            if (note := pool.note("translated")) and not args.quiet:
+                tqdm.write(note, file=sys.stderr)
             for number, result in enumerate(pool.map(remaining,
                                                      chunksize=1 if args.documents else 8,
                                                      progress=progress.update), journal.done + 1):

@@ -53,6 +53,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from pbmt.base.parallel import CLUSTER_MIN_ITEMS
 from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.commands.tuners import TunerOptions
@@ -88,7 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_threads_argument(parser, "decode the dev set (n-best lists, lattices), run lattice MERT's line searches "
                          "and SampleRank's chains")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
-                        "cluster; docs/scale-out.md says when threads do better)")
+                        f"cluster), for dev sets of at least {CLUSTER_MIN_ITEMS} sentences a worker "
+                        "($PBMT_CLUSTER_MIN_ITEMS; a shorter one is decoded here on --threads); docs/scale-out.md "
+                        "says when threads do better")
     parser.add_argument("--scheduler", metavar="ADDR", help="decode on an existing dask cluster, e.g. "
                         "tcp://host:8786 (see docs/scale-out.md)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summaries")

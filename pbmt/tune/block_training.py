@@ -285,7 +285,9 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))
     state = _Worker(model, settings.n_best, tuner.oracle_n_best, tuner.oracle_beam)
-    with ParallelMap(_sequences, state, workers, scheduler, threads=threads) as pmap:
+    with ParallelMap(_sequences, state, workers, scheduler, threads=threads, size=len(sources)) as pmap:
+        if (note := pmap.note("decoded")) and not quiet:
+            tqdm.write(note, file=sys.stderr)
 
         def run(kind: str, path: str | None, desc: str) -> list[list[FoundSequence]]:
             progress = tqdm(total=len(sources), unit="sent", desc=desc, disable=quiet or None, file=sys.stderr,

@@ -346,7 +346,10 @@ class DevDecoder:
         self.quiet = quiet
         self.keep_lattices = lattices
         self.lattices: list[Lattice | None] = []
-        self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler, threads=threads)
+        self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler, threads=threads,
+                                size=len(self.sources))
+        if (note := self._map.note("decoded")) and not quiet:
+            tqdm.write(note, file=sys.stderr)
 
     def __call__(self, weights: np.ndarray, sparse: Path | None = None) -> list[tuple[NBestEntry, ...]]:
         key = (tuple(float(w) for w in weights), None if sparse is None else str(sparse))

@@ -275,10 +275,14 @@ class SampleRank(Tuner):
 
         chains = min(self.chains, len(tuning) if chunk_of is None else len(np.unique(chunk_of[tuning])))
         state = Chains(model, dev, chunk_of, tuple(specs), global_features)
+        # global features keep chains on one thread here: then a short dev set is no reason to keep workers unstarted
         with (ParallelMap(functools.partial(chain_work, self.settings, seed), state, self.workers,
-                          self.scheduler, threads=1 if specs else self.threads) as pool,
+                          self.scheduler, threads=1 if specs else self.threads,
+                          size=None if specs else len(sources)) as pool,
               tqdm(total=self.epochs, initial=min(start, self.epochs), unit="epoch", desc="SampleRank",
                    disable=quiet or None, file=sys.stderr) as progress):
+            if (note := pool.note("sampled")) and not quiet:
+                tqdm.write(note, file=sys.stderr)
             measure = functools.partial(self._measured, pool, n_weights(model), dev, tuning, quiet)
             log, measured = measure(log)
             if measured:
