@@ -11,6 +11,16 @@ so the kernels' time is taken as it is). CPU seconds of one thread hardly change
 so this can be measured on a busy machine; the speed-ups themselves need a quiet one (``bench_decoder.py
 --threads 1,2``).
 
+The per-sentence share leaves out what one run does once before its first sentence, on one thread whatever
+``--threads`` says: start Python, import pbmt, map the model, prune its table. That start-up ``S`` is measured
+as whole ``pbmt translate`` processes of an empty input (the median CPU seconds of ``--startups`` runs, the
+checkouts in turn, pbmt's modules compiled to bytecode first, as an installed package has them). For a whole
+run of all 1,031 dev sentences (D: the measured CPU seconds a sentence times 1,031) on N threads there are two
+bounds: Amdahl's ``(S + D) / (S + D (s + (1 - s) / N))`` takes the share s as serial against everything,
+while Python's lock only makes it serial against the other threads' Python, not against their kernels, so the
+speed-up can reach ``(S + D) / (S + max(D / N, s D))`` (the lock as one more core's worth of work, busy s D
+seconds). A run measures between the two; on two threads the start-up, not s, keeps it below 2x.
+
 With ``--baseline DIR`` (a checkout of another commit) the same runs in a child process importing pbmt from
 DIR, for a before/after in one run. ``--record`` writes the records ``threads-serial-share`` and
 ``threads-amdahl`` of docs/scale-out.md (``docs/generated.py``).
@@ -21,6 +31,7 @@ DIR, for a before/after in one run. ``--record`` writes the records ``threads-se
 from __future__ import annotations
 
 import argparse
+import compileall
 import cProfile
 import json
 import os
@@ -36,6 +47,7 @@ DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
 KERNELS = {"cube_kernel", "stack_kernel", "best_path", "k_best_paths", "lookup_spans", "future_table", "score_dense",
            "score_dense_paths", "score_batch"}
 THREADS = (2, 4, 8, 16)
+DEV_SENTENCES = 1031  # the whole dev set, whose run the start-up is compared with
 
 
 def measure(config: Path, sentences: int, n_best: int) -> dict:
@@ -61,12 +73,43 @@ def measure(config: Path, sentences: int, n_best: int) -> dict:
     profile.disable()
     kernels = sum(row[2] for key, row in pstats.Stats(profile).stats.items() if key[2] in KERNELS)
     return {"n_best": n_best, "cpu": total, "kernels": kernels, "serial": 1 - kernels / total,
-            "load": os.getloadavg()[0]}
+            "sentences": len(lines), "load": os.getloadavg()[0]}
 
 
-def amdahl(serial: float, threads: int) -> float:
-    """The speed-up of ``threads`` threads when a share ``serial`` of one thread's work is serial."""
-    return 1 / (serial + (1 - serial) / threads)
+def startups(config: Path, checkouts: dict[str, Path], runs: int) -> dict[str, float]:
+    """The median CPU seconds of whole ``pbmt translate`` processes (importing pbmt from each checkout, in turn)
+    that translate an empty input: everything a run does before its first sentence, and its exit."""
+    command = [sys.executable, "-m", "pbmt", "translate", "-q", "--tokenized", "-f", str(config), "-i", os.devnull,
+               "-o", os.devnull]
+    seconds: dict[str, list[float]] = {label: [] for label in checkouts}
+    for label, checkout in checkouts.items():
+        compileall.compile_dir(checkout / "pbmt", quiet=1)
+    for _ in range(runs + 1):  # the first fills the file system's cache
+        for label, checkout in checkouts.items():
+            process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(checkout.resolve())),
+                                       stdout=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"{' '.join(command)} failed (pbmt from {checkout})")
+            seconds[label].append(usage.ru_utime + usage.ru_stime)
+    return {label: sorted(found[1:])[runs // 2] for label, found in seconds.items()}
+
+
+def amdahl(serial: float, threads: int, start: float = 0.0, decode: float = 1.0) -> float:
+    """The speed-up of ``threads`` threads when a share ``serial`` of one thread's ``decode`` seconds is
+    serial against everything, and so are the ``start`` seconds before it."""
+    return (start + decode) / (start + decode * (serial + (1 - serial) / threads))
+
+
+def lock_bound(serial: float, threads: int, start: float = 0.0, decode: float = 1.0) -> float:
+    """The speed-up of ``threads`` threads when a share ``serial`` of the ``decode`` seconds holds Python's lock
+    (serial against the other threads' share only) and the ``start`` seconds before it are serial."""
+    return (start + decode) / (start + max(decode / threads, serial * decode))
+
+
+def whole_run(bound, r: dict, threads: int) -> float:
+    """``bound`` for a whole run of the dev set from one measurement's start-up and CPU a sentence."""
+    return bound(r["serial"], threads, r["startup"], r["cpu"] / r["sentences"] * DEV_SENTENCES)
 
 
 def main() -> int:
@@ -74,6 +117,7 @@ def main() -> int:
     parser.add_argument("-f", "--config", type=Path, default=DATA / "model" / "moses.ini")
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--nbest", type=int, nargs="+", default=[1, 100])
+    parser.add_argument("--startups", type=int, default=5, help="whole start-up runs a checkout (the median)")
     parser.add_argument("--baseline", type=Path, help="a checkout of another commit, measured first")
     parser.add_argument("--record", action="store_true", help="write docs/runs/threads-*.json")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -89,11 +133,16 @@ def main() -> int:
         results["before"] = json.loads(subprocess.run(command, env=env, check=True, capture_output=True,
                                                       text=True).stdout)
     results["after"] = [measure(args.config, args.sentences, n) for n in args.nbest]
+    start = startups(args.config, {"before": args.baseline, "after": ROOT} if args.baseline else {"after": ROOT},
+                     args.startups)
     for label, rows in results.items():
+        print(f"{label:<6} start-up (an empty input, whole process): {start[label]:.2f} CPU s")
         for r in rows:
+            r["startup"] = start[label]
             print(f"{label:<6} n-best {r['n_best']:>3}: CPU {r['cpu']:.2f} s, in lock-free kernels {r['kernels']:.2f} s, "
-                  f"serial share {r['serial']:.3f}; Amdahl " + ", ".join(f"{t} threads {amdahl(r['serial'], t):.2f}x"
-                                                                        for t in THREADS)
+                  f"serial share {r['serial']:.3f}; a whole dev run between Amdahl's " +
+                  ", ".join(f"{t}: {whole_run(amdahl, r, t):.2f}x" for t in THREADS) + " and the lock's " +
+                  ", ".join(f"{t}: {whole_run(lock_bound, r, t):.2f}x" for t in THREADS)
                   + f" (load {r['load']:.1f})")
     if args.record:
         sys.path.insert(0, str(ROOT / "docs"))
@@ -101,17 +150,24 @@ def main() -> int:
 
         loads = [r["load"] for rows in results.values() for r in rows]
         what = {1: "1-best", **{n: f"{n}-best" for n in args.nbest if n > 1}}
-        write_table("threads-serial-share", ["decode", "checkout", "CPU s", "in kernels, CPU s", "serial share"],
-                    sorted(([what[r["n_best"]], label, r["cpu"], r["kernels"], r["serial"]]
+        write_table("threads-serial-share", ["decode", "checkout", "start-up, CPU s", "CPU s", "in kernels, CPU s",
+                                             "serial share"],
+                    sorted(([what[r["n_best"]], label, r["startup"], r["cpu"], r["kernels"], r["serial"]]
                             for label, rows in results.items() for r in rows), key=lambda row: int(row[0].split("-")[0])),
-                    load=loads, formats={"CPU s": ".2f", "in kernels, CPU s": ".2f", "serial share": ".3f"},
+                    load=loads, formats={"start-up, CPU s": ".2f", "CPU s": ".2f", "in kernels, CPU s": ".2f",
+                                         "serial share": ".3f"},
                     note=f"The first {args.sentences} dev sentences on one thread; 'before' is the baseline "
                          "checkout, 'after' this one.")
-        write_table("threads-amdahl", ["decode", "serial share", *(f"{t} threads" for t in THREADS)],
-                    [[what[r["n_best"]], r["serial"], *(amdahl(r["serial"], t) for t in THREADS)]
-                     for r in results["after"]],
-                    load=loads, formats={"serial share": ".3f", **{f"{t} threads": ".2f" for t in THREADS}},
-                    note="Amdahl's bound 1 / (s + (1 - s) / N) from the serial share above (this checkout).")
+        write_table("threads-amdahl", ["decode", "bound", "serial share", "start-up, CPU s",
+                                       *(f"{t} threads" for t in THREADS)],
+                    [[what[r["n_best"]], name, r["serial"], r["startup"], *(whole_run(bound, r, t) for t in THREADS)]
+                     for r in results["after"] for name, bound in (("Amdahl's", amdahl), ("the lock's", lock_bound))],
+                    load=loads, formats={"serial share": ".3f", "start-up, CPU s": ".2f",
+                                         **{f"{t} threads": ".2f" for t in THREADS}},
+                    note=f"A whole run of all {DEV_SENTENCES:,} dev sentences from the serial share s and start-up S "
+                         "above (this checkout), D the CPU seconds a sentence measured times "
+                         f"{DEV_SENTENCES:,}: Amdahl's (S + D) / (S + D (s + (1 - s) / N)), the lock's "
+                         "(S + D) / (S + max(D / N, s D)).")
     return 0
 
 
