@@ -169,6 +169,12 @@ def test_pbmt_plot_writes_pngs_and_reports_bad_files(loop_log, samplerank_log, t
     assert f"{loop_log}:1: not a log this command reads" in capsys.readouterr().err
     assert main(["plot", "weights", str(tmp_path / "missing.tsv")]) == 1
     assert "missing.tsv: no such file" in capsys.readouterr().err
+    for log, name in ((loop_log, "log.png"), (loop_log.parent, "folder.png")):  # a run folder: its log.tsv
+        assert main(["plot", "tuning", str(log), "-o", str(tmp_path / name), "-q"]) == 0
+    assert (tmp_path / "folder.png").read_bytes() == (tmp_path / "log.png").read_bytes()
+    assert main(["plot", "tuning", str(tmp_path), "-o", str(out)]) == 1  # a folder holding no log.tsv
+    assert capsys.readouterr().err == (f"pbmt plot: error: {tmp_path}: is a directory, expected a log (or a run "
+                                       "folder holding a log.tsv)\n")
     assert main(["plot", "weights", str(loop_log), "-o", str(tmp_path / "w.pdf")]) == 1
     assert "name it *.png" in capsys.readouterr().err
 

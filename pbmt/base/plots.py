@@ -114,12 +114,15 @@ class SamplerTrace:
 
 
 def read_tuning_log(path: str | Path, formats: Sequence[LogFormat]) -> TuningLog:
-    """Read a tuner's ``log.tsv`` of one of ``formats`` (``pbmt.tune.registry.LOG_FORMATS``: every tuner's).
+    """Read a tuner's ``log.tsv`` of one of ``formats`` (``pbmt.tune.registry.LOG_FORMATS``: every tuner's), or
+    the one in the run folder ``path`` (``pbmt tune --out``).
 
     A file of another format, a malformed line or a log without lines raises
     FormatError naming the file and the line.
     """
     path = Path(path)
+    if path.is_dir() and (path / "log.tsv").is_file():
+        path = path / "log.tsv"
     rows = _rows(path, {f.columns: f for f in formats})
     header, log_format = rows.pop(0)
     if not rows:
@@ -164,6 +167,8 @@ def read_trace(path: str | Path) -> SamplerTrace:
 
 def _rows(path: Path, formats: dict[tuple[str, ...], str]) -> list:
     """[(header, format name)] followed by (line number, fields) for every non-empty line."""
+    if path.is_dir():
+        raise PbmtError(f"{path}: is a directory, expected a log (or a run folder holding a log.tsv)")
     if not path.is_file():
         raise PbmtError(f"{path}: no such file")
     lines = read_lines(path)

@@ -42,7 +42,7 @@ from pbmt.tune.registry import LOG_FORMATS
 
 _DESCRIPTIONS = {
     "tuning": "Dev BLEU per iteration (SampleRank: per epoch) of several pbmt tune runs, one line each, in one "
-              "figure. Each LOG is a run's log.tsv.",
+              "figure. Each LOG is a run's log.tsv (or its --out folder).",
     "weights": "Each weight's value per iteration (SampleRank: the averaged weights per epoch) of one pbmt tune "
                "run, one line per weight.",
     "trace": "Model score (natural log) and sentence BLEU+1 (percent, when pbmt sample had --refs) over "
@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
     tuning = kinds.add_parser("tuning", help="dev BLEU per iteration of several tuning runs", description=_DESCRIPTIONS["tuning"],
                               formatter_class=parser.formatter_class)
-    tuning.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run")
+    tuning.add_argument("logs", nargs="+", type=Path, metavar="LOG",
+                        help="log.tsv of a pbmt tune run (or its --out folder)")
     tuning.add_argument("--labels", nargs="+", help="legend names of the runs, one per LOG "
                         "(default: each log's folder name)")
     tuning.add_argument("--pool", action="store_true", help="also draw the pool BLEU of n-best optimisers")
@@ -64,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tuning.add_argument("-o", "--output", type=Path, default=Path("tuning.png"), help="PNG file to write")
     weights = kinds.add_parser("weights", help="weight trajectories of one tuning run", description=_DESCRIPTIONS["weights"],
                                formatter_class=parser.formatter_class)
-    weights.add_argument("log", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run")
+    weights.add_argument("log", type=Path, metavar="LOG", help="log.tsv of a pbmt tune run (or its --out folder)")
     weights.add_argument("--initial", type=Path, metavar="INI", help="the moses.ini the run started from: its "
                          "weights are drawn at iteration 0")
     weights.add_argument("--all", action="store_true", help="also draw the weights that never changed")
