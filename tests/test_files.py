@@ -1,5 +1,6 @@
 import gzip
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 
-from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.base.files import Journal, Outputs, atomic_write, parse_int, read_lines
 
 
@@ -192,6 +193,24 @@ def test_one_file_named_twice_by_a_hard_link_is_refused_before_anything_is_writt
             outputs.claim([tmp_path / "out.txt", tmp_path / "same.txt"])
     assert (tmp_path / "out.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "same.txt"]
+
+
+def test_an_output_that_is_an_input_of_the_run_is_refused_by_any_name_before_anything_is_written(tmp_path):
+    (tmp_path / "in.txt").write_text("the source\n")
+    (tmp_path / "link").symlink_to("in.txt")
+    os.link(tmp_path / "in.txt", tmp_path / "hard")
+    for name in ("in.txt", "link", "hard", "sub/../in.txt"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        with pytest.raises(UsageError, match=f"^{re.escape(str(tmp_path / name))}: is an input of this run too"):
+            with Outputs([tmp_path / "in.txt", None, "-"]) as outputs:
+                outputs.open(tmp_path / name).write("a translation\n")
+    with pytest.raises(UsageError, match=r"in.txt: is an input of this run too: writing it would replace"):
+        Journal([tmp_path / "out.txt", tmp_path / "in.txt"], lambda: "run", inputs=[tmp_path / "in.txt"])
+    assert (tmp_path / "in.txt").read_text() == "the source\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard", "in.txt", "link", "sub"]
+    with Outputs([tmp_path / "in.txt"]) as outputs:  # a file that is no input is written as before
+        outputs.open(tmp_path / "out.txt").write("a translation\n")
+    assert (tmp_path / "out.txt").read_text() == "a translation\n"
 
 
 def test_a_run_folder_is_locked_once_per_process_until_released(tmp_path):

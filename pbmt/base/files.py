@@ -35,7 +35,7 @@ try:
     import fcntl
 except ImportError:  # not on POSIX: journaled outputs go unlocked
     fcntl = None
-from typing import IO, Callable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from pbmt.base.errors import FormatError, PbmtError, UsageError
 
@@ -241,14 +241,17 @@ class Outputs:
     temporary files are removed and every regular target is left as it was.
 
     Every regular target is claimed before anything is written (``claim``):
-    one file named twice in the run (by two options, a symlink, a hard link)
-    is a UsageError, and each target is locked (``.NAME.pbmt-lock`` beside
+    one file named twice in the run (by two options, a symlink, a hard link),
+    or one of the run's ``inputs`` (which the output would replace), is a
+    UsageError, and each target is locked (``.NAME.pbmt-lock`` beside
     it, removed when the outputs are committed or dropped) so that a second
     run writing any one of them at the same time stops with an error instead
     of mixing its lines into the first's.
     """
 
-    def __init__(self):
+    def __init__(self, inputs: Iterable[str | os.PathLike | None] = ()):
+        self._inputs = {_identity(Path(os.path.realpath(p))): Path(p) for p in inputs
+                        if p is not None and str(p) != "-" and os.path.isfile(p)}  # identity -> as named
         self._stack = contextlib.ExitStack()
         self._pending: list[tuple[str, Path, int | None]] = []  # (temporary, target, mode to keep)
         self._claimed: dict[tuple, tuple[Path, bool]] = {}  # identity of a target -> (its path, opened yet)
@@ -266,6 +269,10 @@ class Outputs:
             key = _identity(target)
             if key in self._claimed:
                 raise UsageError(_named_twice(path, self._claimed[key][0]))
+            if key in self._inputs:
+                also = "" if str(self._inputs[key]) == str(path) else f" (as {self._inputs[key]})"
+                raise UsageError(f"{path}: is an input of this run too{also}: writing it would replace what the "
+                                 "run reads; give the output its own file")
             self._claimed[key] = (Path(path), False)
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -434,14 +441,15 @@ def _open_or_fail(path: Path, mode: str) -> IO[bytes]:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w", compress: bool = True) -> Iterator[IO]:
+def atomic_write(path: str | os.PathLike, mode: str = "w", compress: bool = True,
+                 inputs: Iterable[str | os.PathLike | None] = ()) -> Iterator[IO]:
     """Write one output (``Outputs`` with a single file): ``path`` is replaced only when the body succeeds.
 
     ``mode`` is ``"w"`` (UTF-8 text) or ``"wb"`` (bytes); ``.gz`` paths are
     compressed unless ``compress`` is False (gzip data written as it is).
-    If the body raises, ``path`` is left as it was.
+    If the body raises, ``path`` is left as it was; naming one of ``inputs`` is a UsageError.
     """
-    with Outputs() as outputs:
+    with Outputs(inputs) as outputs:
         yield outputs.open(path, mode, compress=compress)
 
 
@@ -489,11 +497,13 @@ class Journal:
     The run holds a lock on every output while it writes (``Outputs.claim``;
     released by the kernel when the process ends, however it ends), so a
     second run writing any of the same outputs at the same time stops with an
-    error instead of appending to the same partial files.
+    error instead of appending to the same partial files. An output that is
+    one of the run's ``inputs`` is a UsageError before anything is written.
     """
 
-    def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True):
-        self.outputs = Outputs()
+    def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True,
+                 inputs: Iterable[str | os.PathLike | None] = ()):
+        self.outputs = Outputs(inputs)
         self.done = 0
         self.handles: list[IO] = []
         targets = [output_target(p) if str(p) != "-" else (Path("-"), False) for p in paths]

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         analyses = list(pool.map(list(zip(lines, references)), chunksize=4, progress=progress.update))
     progress.close()
     if args.output:
-        with atomic_write(args.output, "w") as out:
+        with atomic_write(args.output, "w", inputs=[args.input, args.refs]) as out:
             out.write("line\tverdict\treference_score\tbest_score\tcause\tdetail\tbest\n")
             for number, a in enumerate(analyses, 1):
                 cause = _cause(a.reason) or a.pruned_by

@@ -30,6 +30,6 @@ def run(args: argparse.Namespace) -> int:
     """Detokenise; returns 0."""
     form = text_form(args)
     lines = [form.text(tokens(line)) for _, line in read_lines(args.input)]
-    with Outputs() as outputs:
+    with Outputs([args.input, args.protected]) as outputs:
         outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     return 0

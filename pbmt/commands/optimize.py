@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
                                 for name, values in pool.layout.as_dict(dense).items()]
         lines += [f"{name}= {value:.9g}" for name, value in zip(pool.sparse_names, tuned_sparse) if value != 0.0]
-        with atomic_write(args.output) as handle:
+        with atomic_write(args.output, inputs=[args.n_best, *args.refs]) as handle:
             handle.write("\n".join(lines) + "\n")
     if sparse and not args.quiet:
         print(f"sparse features: {np.count_nonzero(tuned_sparse)} of {len(pool.sparse_names)} with a non-zero "

@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     lists = with_features(lists, _stored_features(model, args))
     best = model.best(lists)
     lines = [lists.texts[i] if i >= 0 else "" for i in best]
-    with atomic_write(args.output) as handle:
+    with atomic_write(args.output, inputs=[args.n_best, args.src, args.weights, *(args.refs or [])]) as handle:
         handle.write("".join(line + "\n" for line in lines))
     if args.refs is not None and not args.quiet:
         references = References(*reference_lines(args.refs, args.config, args.tokenized))

@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             tqdm.write(note, file=sys.stderr)
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
-    with Outputs() as outputs:
+    with Outputs([args.input, args.refs]) as outputs:
         outputs.open(args.output).writelines(f"{text}\n" for text, _ in results)
         if args.trace:
             handle = outputs.open(args.trace)

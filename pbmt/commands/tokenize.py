@@ -70,6 +70,6 @@ def run(args: argparse.Namespace) -> int:
     """Tokenise; returns 0."""
     form = text_form(args)
     lines = [" ".join(form.tokens(line)) for _, line in read_lines(args.input)]
-    with Outputs() as outputs:
+    with Outputs([args.input, args.protected]) as outputs:
         outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     return 0

@@ -2,6 +2,7 @@ import re
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,21 @@ def test_a_line_of_few_words_but_more_tokens_than_max_words_is_refused_before_an
                                        "the line, or raise --max-words (search time and memory grow with the length)\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.es"]
     assert main(argv[:-1] + ["30"]) == 0 and len((tmp_path / "out").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("verb", ["translate", "tokenize"])
+def test_an_output_naming_the_input_or_a_model_file_is_a_usage_error_and_the_input_stays(tiny_model_dir, tmp_path,
+                                                                                         capsys, verb):
+    source = tmp_path / "in.txt"
+    source.write_text(SOURCES)
+    (tmp_path / "link").symlink_to("in.txt")
+    ini = tiny_model_dir / "moses.ini"
+    for output in ("in.txt", "link") if verb == "tokenize" else ("in.txt", "link", ini):
+        target = output if isinstance(output, Path) else tmp_path / output
+        before = target.read_bytes()
+        quiet = ["-q"] if verb == "translate" else []
+        assert main([verb, *quiet, "-f", str(ini), "-i", str(source), "-o", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"pbmt {verb}: error: {target}: is an input of this run too") and err.count("\n") == 1
+        assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "link"]
