@@ -48,11 +48,11 @@ RUNS = (("cold", "cold: empty numba and model caches"), ("compiled", "numba cach
 
 def record_compiles(pbmt_args: list[str], report: Path) -> int:
     """Run ``pbmt PBMT_ARGS`` in this process, appending every compiled kernel's own seconds to ``report`` (a
-    JSON object a line, with the compiling process's id: a first ``translate`` compiles its search kernels in a
-    forked child, ``pbmt.commands.precompile``, which inherits this listener)."""
+    JSON object a line, with the process that compiled it: ``run``, or ``child`` when a first ``translate``
+    compiles its search kernels in a forked child, ``pbmt.commands.precompile``, which inherits this listener)."""
     from numba.core import event
 
-    stacks = threading.local()
+    stacks, run = threading.local(), os.getpid()
 
     class Compiles(event.Listener):
         def on_start(self, ev):
@@ -68,7 +68,7 @@ def record_compiles(pbmt_args: list[str], report: Path) -> int:
             dispatcher = ev.data["dispatcher"]
             line = json.dumps({"kernel": f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}",
                                "signature": ", ".join(str(a) for a in ev.data["args"]), "seconds": seconds - inner,
-                               "process": os.getpid()})
+                               "process": "run" if os.getpid() == run else "child"})
             with open(report, "a", encoding="utf-8") as out:  # one short write: the two processes' lines stay whole
                 out.write(line + "\n")
 
@@ -99,9 +99,6 @@ def first_runs(checkout: Path, pbmt_args: list[str], more_env: dict | None = Non
 
         results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
         compiled = [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []
-        first = compiled[0]["process"] if compiled else None
-        for c in compiled:
-            c["process"] = "run" if c["process"] == first else "child"
         (work / "models").rename(work / "models-cold")
         results["compiled"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])
         results["warm"] = timed([sys.executable, "-m", "pbmt", *pbmt_args])

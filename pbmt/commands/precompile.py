@@ -12,10 +12,14 @@ them a second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
 cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
-``--threads`` is not 1, ``os.fork`` exists, no other thread runs yet (a lock it held would stay locked in the
-child), and ``PBMT_PRECOMPILE`` is not ``0``. Its output goes nowhere
+``--threads`` is not 1, the machine's load average is below those cores (on a busy machine the two processes
+would only take turns, as the scheduler shares the CPU between sessions, not processes, and the child's
+stand-in and the kernels loaded twice cost about a tenth more CPU), ``os.fork`` exists, and no other thread
+runs yet (a lock it held would stay locked in the child). ``PBMT_PRECOMPILE=0`` never starts it;
+``PBMT_PRECOMPILE=1`` starts it whatever the load. Its output goes nowhere
 and it dies with the run. A child that fails or is killed costs time only: the run compiles what it lacks.
-Modes whose sentences go through other kernels (``--documents``, ``--constraint``, ``--prefix``) start none.
+Modes whose sentences go through other kernels (``--documents``, ``--constraint``, ``--prefix``) start none,
+nor does a run on another machine's cluster (``--scheduler``: its workers compile in their own caches).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from pbmt.model import cache
 from pbmt.model.model import SearchSettings
 from pbmt.search.decoder import search_kernel
 
-ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child
+ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
 STAND_IN_LINE = "a"  # what the child translates: an unknown word, so every sentence's search path
 
 
@@ -84,14 +88,26 @@ def start(args: argparse.Namespace, settings: SearchSettings,
 
 def worth_it(args: argparse.Namespace, settings: SearchSettings) -> bool:
     """Whether a child compiling the run's kernels can shorten the run (module docstring)."""
-    if os.environ.get(ENVIRONMENT, "1") == "0" or not hasattr(os, "fork") or available_cores() < 2:
+    wanted = os.environ.get(ENVIRONMENT, "")
+    cores = available_cores()
+    if wanted == "0" or not hasattr(os, "fork") or cores < 2:
+        return False
+    if wanted != "1" and _load() >= cores:  # no core to spare: the two processes would take turns
         return False
     if threading.active_count() > 1:  # a lock another thread holds would stay locked in the child
         return False
     if getattr(args, "threads", 2) < 2 or args.documents is not None or args.constraint is not None \
-            or args.prefix is not None:
+            or args.prefix is not None or args.scheduler is not None:
         return False
     return not has_cached(search_kernel(settings))
+
+
+def _load() -> float:
+    """The machine's load average over the last minute (0 where the system does not say)."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 0.0
 
 
 def _child(args: argparse.Namespace, make_translator: Callable[[argparse.Namespace], Translator]) -> None:

@@ -65,11 +65,20 @@ def test_the_child_starts_only_where_it_can_pay(tiny_model_dir, monkeypatch):
     settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
     monkeypatch.setattr(precompile, "available_cores", lambda: 2)
     monkeypatch.setattr(precompile, "has_cached", lambda kernel: False)
+    monkeypatch.setattr(precompile, "_load", lambda: 2.5)  # both cores busy
+    monkeypatch.delenv(precompile.ENVIRONMENT, raising=False)
+    monkeypatch.setattr(precompile.threading, "active_count", lambda: 1)
+    assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
+    monkeypatch.setenv(precompile.ENVIRONMENT, "1")
+    assert precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
+    monkeypatch.delenv(precompile.ENVIRONMENT)
+    monkeypatch.setattr(precompile, "_load", lambda: 0.8)
     monkeypatch.setattr(precompile.threading, "active_count", lambda: 2)  # another thread (pytest's own may run)
     assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini", "--threads", "2"), settings)
     monkeypatch.setattr(precompile.threading, "active_count", lambda: 1)
     assert precompile.worth_it(_args(tiny_model_dir / "moses.ini", "--threads", "2"), settings)
-    for more in (("--threads", "1"), ("--documents", "keys"), ("--constraint", "refs"), ("--prefix", "p")):
+    for more in (("--threads", "1"), ("--documents", "keys"), ("--constraint", "refs"), ("--prefix", "p"),
+                 ("--scheduler", "tcp://elsewhere:8786")):
         assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini", *more), settings), more
     monkeypatch.setenv(precompile.ENVIRONMENT, "0")
     assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini"), settings)
