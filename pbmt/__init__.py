@@ -6,13 +6,16 @@ unchanged; numba kernels do the scoring and search. The Python API
 and evaluate with it. Its names come from ``pbmt.api`` when first used, so
 that importing one of pbmt's modules does not load them all. Every import of pbmt
 first stamps numba's cache of its kernels with their sources and makes its saves safe for
-processes compiling at once (``pbmt.base.numba_cache``).
+processes compiling at once (``pbmt.base.numba_cache``), and has numba compile an overloaded function
+such as ``np.empty`` once per signature rather than once per calling kernel's flags
+(``pbmt.base.numba_overloads``).
 """
 
-from pbmt.base.numba_cache import install as _install
+from pbmt.base import numba_cache as _numba_cache, numba_overloads as _numba_overloads
 
-_install()
-del _install
+_numba_cache.install()
+_numba_overloads.install()
+del _numba_cache, _numba_overloads
 
 __version__ = "0.1.0"
 __all__ = ["load", "evaluate", "Model", "Translation", "NBestTranslation", "Explanation", "Bleu", "Tuning",
