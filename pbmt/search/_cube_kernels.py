@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.search._array_kernels import grow1
+from pbmt.search._array_kernels import best_first, grow1
 from pbmt.search._decoder_kernels import (_class_room, _future_with, _graph, _grow_pool, _hash, _kept, _new_search,
                                           _place, _write, reachable_spans)
 from pbmt.search._scoring_kernels import extension_score
@@ -43,9 +43,9 @@ def _options_by_estimate(span_offsets, estimate):
     for k in range(span_offsets.shape[0] - 1):
         lo, hi = span_offsets[k], span_offsets[k + 1]
         if hi - lo > 1:
-            best_first = np.argsort(-estimate[lo:hi], kind="mergesort")
+            ranked = best_first(estimate[lo:hi])
             for i in range(hi - lo):  # a loop, not a slice copy: no shape check to compile
-                order[lo + i] = lo + best_first[i]
+                order[lo + i] = lo + ranked[i]
     return order
 
 

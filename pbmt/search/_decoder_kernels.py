@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from pbmt.search._array_kernels import grow1, grow2
+from pbmt.search._array_kernels import best_first, grow1, grow2
 from pbmt.search._scoring_kernels import extension_score
 
 STAT_NAMES = ("classes", "expanded", "added", "recombined", "beam-rejected")
@@ -285,7 +285,7 @@ def _kept(s, stacks, classes, pool, limits):
         totals[k] = pool.score[rep] + pool.fut[rep]
         k += 1
         c = classes.next[c]
-    order = np.argsort(-totals, kind="mergesort")
+    order = best_first(totals)
     keep = 0
     while keep < min(count, limits.stack_size) and totals[order[keep]] >= stacks.best[s] + limits.log_beam:
         keep += 1
