@@ -1,5 +1,6 @@
-"""An overloaded function called by kernels compiled with different flags is compiled once per signature when
-pbmt is imported (``pbmt.base.numba_overloads``), and once per caller's flags by numba alone."""
+"""With pbmt imported (``pbmt.base.numba_overloads``), an overloaded function called by kernels compiled with
+different flags is compiled once per signature (numba alone: once per caller's flags), and an overload of pbmt's
+declared ``inline="always"`` is inlined without being compiled first (numba alone compiles it)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 import numpy as np
 from numba import njit
 from numba.core import event
+from numba.extending import overload
 
 if sys.argv[1] == "pbmt":
     import pbmt
@@ -46,7 +48,28 @@ def outer(n):
     return inner(n)
 
 
-print(released(4), outer(5), sum(name.startswith("ol_np_zeros") for name in compiled))
+def twice(x):
+    raise NotImplementedError
+
+
+def _twice(x):
+    def impl(x):
+        return 2 * x
+
+    return impl
+
+
+_twice.__module__ = "pbmt.probe"  # as if declared in pbmt
+overload(twice, inline="always")(_twice)
+
+
+@njit
+def uses(x):
+    return twice(x) + 1
+
+
+print(released(4), outer(5), sum(name.startswith("ol_np_zeros") for name in compiled), uses(20),
+      sum(name.startswith("_twice") for name in compiled))
 """
 
 
@@ -55,9 +78,9 @@ def compiles(mode: str) -> list[int]:
     return [int(x) for x in done.stdout.split()]
 
 
-def test_an_overload_compiles_once_whatever_its_callers_flags():
-    assert compiles("numba") == [4, 5, 2]  # numba alone: once for each caller's flags
-    assert compiles("pbmt") == [4, 5, 1]
+def test_an_overload_compiles_once_whatever_its_callers_flags_and_pbmts_inlined_ones_not_at_all():
+    assert compiles("numba") == [4, 5, 2, 41, 1]  # numba alone: once for each caller's flags; the inlined one too
+    assert compiles("pbmt") == [4, 5, 1, 41, 0]
 
 
 def test_the_flags_an_implementation_inherits_are_read_from_numba():

@@ -14,6 +14,12 @@ can see. The narrower key is also cheaper to look up: numba's compares every fla
 a cold run looks implementations up about 35,000 times (typing each ``a[i]`` asks every ``getitem``
 overload), about 3 CPU s of its typing.
 
+An overload pbmt itself declares ``inline="always"`` (the searches' loops over a model's features, the call of
+a feature's kernels) is inlined into its caller and typed there, but numba first compiles it whole, through
+LLVM, only to see whether it asks for a literal argument (``numba.literally``), which pbmt's never do: about
+1.5 CPU s of a cold run compiled code that no kernel runs. ``install`` has such an overload typed without
+that compile.
+
 Only the CPU target's lookups change; any other target, or a numba whose ``finalize`` or ``_get_impl``
 cannot be read as expected, keeps numba's own key. There is no public API for this; it replaces a private
 method of numba's, as ``pbmt.base.numba_cache`` does.
@@ -50,8 +56,30 @@ def _value(flag):
     return frozenset(flags) if isinstance(flags, (set, frozenset)) else flag
 
 
+def _typed_only(jitter):
+    """A jit decorator like ``jitter`` whose functions are never compiled, only typed (numba's inliner types
+    an inlined function's code in its caller)."""
+    def decorator(**options):
+        jit = jitter(**options)
+
+        def typed_only(function):
+            dispatcher = jit(function)
+            dispatcher._can_compile = False
+            return dispatcher
+
+        return typed_only
+
+    return decorator
+
+
+def _pbmt_inlined(template) -> bool:
+    """Whether ``template`` is of an overload pbmt declares ``inline="always"``."""
+    return template._inline.is_always_inline and template._overload_func.__module__.split(".")[0] == "pbmt"
+
+
 def _key_by(names: tuple[str, ...]):
-    """``_get_impl`` keyed by the argument types and the callers' flags ``names`` alone, on the CPU target."""
+    """``_get_impl`` keyed by the argument types and the callers' flags ``names`` alone, on the CPU target;
+    pbmt's inlined overloads typed only."""
     typing_context = cpu_target.typing_context
 
     def _get_impl(self, args, kws):
@@ -64,6 +92,9 @@ def _key_by(names: tuple[str, ...]):
             return self._impl_cache[cache_key]
         except KeyError:
             pass
+        if _pbmt_inlined(self):
+            jitter = self._get_jit_decorator()
+            self._get_jit_decorator = lambda: _typed_only(jitter)
         return self._build_impl(cache_key, args, kws)
 
     return _get_impl
