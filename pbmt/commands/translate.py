@@ -339,6 +339,7 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     if args.n_best:
         _check_separators(args.input, lines, translator)
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
+    model_loaded = time.perf_counter()
     if compiling is not None:  # its kernels are then loaded, not compiled again
         compiling.wait(None if args.quiet else partial(print, "first run: compiling the search kernels for this "
                                                        "model's features (numba's cache keeps them for the next "
@@ -377,7 +378,9 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         words = sum(len(translator.read(line)[0]) for line in lines)
         print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
               f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
-              f"(model loaded in {loaded - started:.1f} s)", file=sys.stderr)
+              f"(model loaded in {model_loaded - started:.1f} s"
+              + (f", then {loaded - model_loaded:.1f} s waiting for the search kernels to compile" if compiling
+                 else "") + ")", file=sys.stderr)
         if constrained and unreachable:
             causes = Counter(reason.split(":")[0] for reason in unreachable if reason)
             what = "forced decoding reached" if args.constraint else "completed"
