@@ -138,12 +138,19 @@ class Translator:
         that begin with ``prefix`` (target text, in the form of the input: plain, or the model's tokens with
         ``tokenized``), n-best entries with distinct target words. Unless ``prefix`` ends in white space, its
         last word may be unfinished: the translation's word there begins with it. No translation begins with
-        it: the empty translation and why. An empty prefix is ``translate``."""
+        it: the empty translation and why. An empty prefix is ``translate``. The translation's first letter is
+        cased as the prefix's (``Failed`` typed for a source that starts lowercase: ``Failed to…``, not ``failed
+        to…``)."""
         words, options = self._recent_options(line)
         typed = self.target_tokens(prefix)
         partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
         result = prefix_decode(self.model, options, typed, partial, n_best=max(1, self.n_best))
-        return self._constrained(sentence_id, result, options, words)
+        translation = self._constrained(sentence_id, result, options, words)
+        first = prefix.lstrip()[:1]
+        if self.tokenized or not first.isalpha():
+            return translation
+        return dataclasses.replace(translation, text=_first_as(translation.text, first),
+                                   nbest_output=tuple(_first_as(text, first) for text in translation.nbest_output))
 
     def _recent_options(self, line: str) -> tuple[list[str], TranslationOptions]:
         """A line's tokens (``read``) and translation options, kept for the last ``RECENT_SENTENCES`` lines read
@@ -251,6 +258,11 @@ class Translator:
                      nbest: Sequence[NBestEntry]) -> Translation:
         return Translation(self.output(best, options, source), nbest,
                            tuple(word_alignment(best, options, self.model)))
+
+
+def _first_as(text: str, letter: str) -> str:
+    """``text`` with its first letter as ``letter`` when they differ by case alone."""
+    return letter + text[1:] if text[:1] != letter and text[:1].lower() == letter.lower() else text
 
 
 def check_token_form(path, lines: Sequence[Sequence[str]], model: TranslationModel, language: str,

@@ -96,3 +96,15 @@ def test_completions_of_one_sentence_reuse_its_options(tiny_model_dir, tiny_dev)
         got = translator.complete(0, line, prefix)
         assert [e.total for e in got.nbest] == [f.score for f in fresh.found]
         assert got.text.startswith(prefix.strip())
+
+
+def test_a_completion_begins_with_the_prefix_as_typed_whatever_the_source_s_first_letter(tmp_path, capsys):
+    """A source starting lowercase gives a lowercase translation, but not when the prefix typed starts uppercase
+    (and the other way round): the embedded model, plain text."""
+    (tmp_path / "in.es").write_text("y dijo Dios: Sea la luz.\nY dijo Dios: Sea la luz.\n", encoding="utf-8")
+    (tmp_path / "prefixes.en").write_text("And\nand God\n", encoding="utf-8")
+    assert main(["translate", "-q", "-i", str(tmp_path / "in.es"), "--prefix", str(tmp_path / "prefixes.en")]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("And God said") and second.startswith("and God said")
+    assert main(["translate", "-q", "-i", str(tmp_path / "in.es")]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["and", "And"]
