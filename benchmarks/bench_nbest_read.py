@@ -13,9 +13,10 @@ the files in memory):
   11 MB) and keeps only one of the entries of a sentence with the same feature values and BLEU statistics; pbmt
   writes nothing (the pool stays in memory) and keeps one per derivation.
 
-Also, inside one process (no start-up): ``read_pool``'s CPU seconds (the second of two calls) and, once, the
-line-by-line reader it falls back on (``parse_line`` per line: what ``read_pool`` was before the kernels).
-The median of each, CPU (user + system) and wall seconds; the machine's load average beside them.
+Also, once, pbmt's whole process with numba's cache empty (``NUMBA_CACHE_DIR`` a new folder: every kernel it
+runs compiled first), and inside one process (no start-up): ``read_pool``'s CPU seconds (the second of two
+calls) and the line-by-line reader it falls back on (``parse_line`` per line: what ``read_pool`` was before the
+kernels). The median of each, CPU (user + system) and wall seconds; the machine's load average beside them.
 
 With ``--record``, the table goes to ``docs/runs/nbest-read.json`` (``python docs/generated.py`` renders it in
 docs/tuning-results.md).
@@ -95,6 +96,9 @@ def main() -> None:
         rows.append(["pbmt: `read_pool`, whole process (`python -c`, import included)", *median(ours).values()])
         if have_extractor:
             rows.append(["Moses: `extractor -S scores -F features`, whole process", *median(theirs).values()])
+        cold = run(pbmt, None, Path(os.devnull), env={"NUMBA_CACHE_DIR": str(work / "numba-cache")})
+        rows.append(["pbmt: the same, numba's cache empty (its kernels compiled first; one run)", cold["wall"],
+                     cold["cpu"]])
         kernels, lines, entries = map(float, subprocess.run(
             [sys.executable, "-c", IN_PROCESS, str(nbest), str(refs)], check=True, capture_output=True,
             text=True).stdout.split())
