@@ -199,6 +199,8 @@ _SIGMA = np.array([
     [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11], [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
     [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5], [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
 ], np.int64)
+_MIXED = np.array([[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15], [0, 5, 10, 15], [1, 6, 11, 12],
+                   [2, 7, 8, 13], [3, 4, 9, 14]], np.int64)  # the state words each step of a round mixes
 
 
 @njit(cache=True)
@@ -235,14 +237,8 @@ def _compress(h, block, counted, last, v, m):
         v[14] = ~v[14]
     for r in range(12):
         s = _SIGMA[r % 10]
-        _mix(v, 0, 4, 8, 12, m[s[0]], m[s[1]])
-        _mix(v, 1, 5, 9, 13, m[s[2]], m[s[3]])
-        _mix(v, 2, 6, 10, 14, m[s[4]], m[s[5]])
-        _mix(v, 3, 7, 11, 15, m[s[6]], m[s[7]])
-        _mix(v, 0, 5, 10, 15, m[s[8]], m[s[9]])
-        _mix(v, 1, 6, 11, 12, m[s[10]], m[s[11]])
-        _mix(v, 2, 7, 8, 13, m[s[12]], m[s[13]])
-        _mix(v, 3, 4, 9, 14, m[s[14]], m[s[15]])
+        for j in range(8):  # the columns, then the diagonals (one call site: a smaller kernel to compile)
+            _mix(v, _MIXED[j, 0], _MIXED[j, 1], _MIXED[j, 2], _MIXED[j, 3], m[s[2 * j]], m[s[2 * j + 1]])
     for i in range(8):
         h[i] ^= v[i] ^ v[i + 8]
 
