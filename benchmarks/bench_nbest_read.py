@@ -4,7 +4,7 @@ keys) in less CPU than Moses's ``extractor`` needs to turn the same list into it
 Setting: one n-best list and its references (default: the shared dev 100-best list of Moses,
 ``../shared/data/bible-es-en/model/dev.moses.nbest100.gz``, 103,100 entries, and ``dev.tok.en``), read by whole
 processes in turn, ``--repeat`` times each, after one warm-up run of each (numba's kernels compiled and cached,
-the files in memory):
+the files in memory; pbmt's bytecode written, as an install has it):
 
 - pbmt: ``python -c`` importing pbmt and calling ``pbmt.tune.pool.read_pool`` (the numba kernels of
   ``pbmt.base.nbest.scan_nbest``), as ``pbmt optimize`` reads ``--n-best``;
@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_decoder import run
+from bench_decoder import compile_bytecode, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -76,6 +76,7 @@ def main() -> None:
         if not path.is_file():
             parser.error(f"{path}: no such file (give --nbest and --refs, or put ../shared beside the repository)")
     nbest, refs = args.nbest.resolve(), args.refs.resolve()
+    compile_bytecode()  # as an installed pbmt has it, whatever PYTHONDONTWRITEBYTECODE says
     loads = [load()]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
