@@ -22,8 +22,8 @@ change no 1-best on test, or change as many for the worse as for the better.
     python benchmarks/bench_sparse_ablation.py --tuned RUNS/pro-all-seed1 --out ablation
         [--families boundary,lexicon] [--test-sentences N] [--workers 1] [--record NAME]
 
-Each decode is kept in --out (``FAMILY/test.out``) and not redone when a run is
-repeated with the same --out.
+Each decode is kept in --out (``without-FAMILY/test.out``) and not redone when
+a run is repeated with the same --out (--no-decode: only those already there).
 """
 
 from __future__ import annotations
@@ -95,11 +95,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=bench_tune.DATA)
     parser.add_argument("--test-sentences", type=int, help="the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--no-decode", action="store_true", help="decode nothing: report (and --record) the "
+                        "rows --out already holds")
     parser.add_argument("--record", metavar="NAME", help="write the table as docs/runs/NAME.json")
     parser.add_argument("--record-note", metavar="TEXT", help="a sentence under the recorded table")
     args = parser.parse_args()
     weights_file = args.tuned / "sparse-weights.txt"
-    for needed in (args.tuned / "moses.ini", weights_file, args.data / "test.tok.es"):
+    for needed in (args.tuned / "moses.ini", weights_file, args.data / "test.tok.es", args.data / "test.tok.en"):
         if not needed.is_file():
             parser.error(f"{needed} does not exist")
     weights = read_weights(weights_file)
@@ -109,6 +111,8 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; known: "
                      f"{', '.join(PREFIXES)}")
+    if args.no_decode and not (args.out / "all" / "test.out").is_file():
+        parser.error(f"--no-decode: {args.out / 'all' / 'test.out'}, the full weights' decode, does not exist")
     # the bench's decode of test, its sentences and references (bench_tune.Bench, without its cells)
     bench = bench_tune.Bench(argparse.Namespace(data=args.data, out=args.out, sentences=None,
                                                 test_sentences=args.test_sentences, workers=args.workers))
@@ -117,10 +121,12 @@ def main() -> None:
     rows, loads, full = [], [], None
     for label, without in runs:
         folder = args.out / label.replace(" ", "-")
-        with bench_tune.LoadSampler() as load:
-            if not (folder / "test.out").exists():
+        if not (folder / "test.out").exists():
+            if args.no_decode:
+                continue
+            with bench_tune.LoadSampler() as load:
                 bench.test_bleu(folder, ablated_folder(args.tuned, folder, weights, without))
-        loads += load.samples
+            loads += load.samples
         output = bench_tune.lines(folder / "test.out", None)
         stats, score = segment_stats(output, refs), bench_tune.bleu(output, bench.test_refs)
         kept = sum(1 for name, _ in weights if family(name) not in without)
@@ -132,7 +138,8 @@ def main() -> None:
         rows.append([label, kept, round(score, 2), against])
         print(f"{label:<24} {kept:>6} sparse weights  test {score:6.2f}" + (f"  {against}" if against else ""),
               flush=True)
-    print(f"load average {statistics.mean(loads):.1f} (1 minute, sampled every 30 s)")
+    if loads:
+        print(f"load average {statistics.mean(loads):.1f} (1 minute, sampled every 30 s while decoding)")
     if args.record:
         sys.path.insert(0, str(HERE.parent / "docs"))
         from generated import write_table

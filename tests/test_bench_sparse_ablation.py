@@ -43,3 +43,19 @@ def test_an_ablated_folder_keeps_the_model_and_the_other_families_weights(tmp_pa
                                                            "word-classes.txt"]
     kept = ablation.read_weights(ini.parent / "sparse-weights.txt")
     assert [line for _, line in kept] == ["pb_c11_c18 -0.6", "blk:la|the 0.1", "len:2|1 0.02"]
+
+
+def test_no_decode_needs_the_full_weights_decode(tmp_path, monkeypatch, capsys):
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    (tuned / "moses.ini").write_text("", encoding="utf-8")
+    (tuned / "sparse-weights.txt").write_text(WEIGHTS, encoding="utf-8")
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("test.tok.es", "test.tok.en"):
+        (data / name).write_text("a\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["bench_sparse_ablation.py", "--tuned", str(tuned), "--out", str(tmp_path / "o"),
+                                      "--data", str(data), "--no-decode"])
+    with pytest.raises(SystemExit):
+        ablation.main()
+    assert "the full weights' decode, does not exist" in capsys.readouterr().err
