@@ -86,7 +86,7 @@ def test_the_kernel_is_kbmira_in_plain_python():
     rng = np.random.default_rng(4)
     pool, _ = _pool(rng)
     initial = rng.normal(size=5) * 0.1
-    mira = Mira(epochs=3).fit(TuningData(pool=pool), initial, np.random.default_rng(7))
+    mira = Mira(epochs=3, interpolation=1.0).fit(TuningData(pool=pool), initial, np.random.default_rng(7))
     draws = np.random.default_rng(7)
     orders = [draws.permutation(pool.n_sentences) for _ in range(3)]
     plain = _plain_kbmira(pool, initial, orders)
@@ -130,7 +130,8 @@ def test_mira_recovers_the_ranking_weights_and_keeps_fixed_ones():
     rng = np.random.default_rng(6)
     pool, w_star = _pool(rng, n_sent=80, per=20)
     start = np.array([0.0, 0.0, 0.0, 0.0, 0.7])
-    mira = Mira(epochs=20, fixed=("A",)).fit(TuningData(pool=pool), start, np.random.default_rng(2))
+    mira = Mira(epochs=20, interpolation=1.0, fixed=("A",)).fit(TuningData(pool=pool), start,
+                                                                  np.random.default_rng(2))
     assert mira.weights_[0] == 0.0  # A is fixed
     assert mira.score_ > pool.bleu(start) + 0.05
     direction = mira.weights_[1:] / np.linalg.norm(mira.weights_[1:])
@@ -140,7 +141,7 @@ def test_mira_recovers_the_ranking_weights_and_keeps_fixed_ones():
 def test_interpolation_steps_part_of_the_way_by_direction_at_the_starting_weights_scale():
     pool, _ = _pool(np.random.default_rng(10))
     start = np.array([0.5, 0.2, -0.3, 0.1, 0.4])
-    whole = Mira(epochs=3, fixed=()).fit(TuningData(pool=pool), start, np.random.default_rng(2))
+    whole = Mira(epochs=3, interpolation=1.0, fixed=()).fit(TuningData(pool=pool), start, np.random.default_rng(2))
     part = Mira(epochs=3, interpolation=0.3, fixed=()).fit(TuningData(pool=pool), start, np.random.default_rng(2))
     direction = 0.3 * whole.weights_ / np.abs(whole.weights_).sum() + 0.7 * start / np.abs(start).sum()
     np.testing.assert_allclose(part.weights_, np.abs(start).sum() * direction, rtol=1e-12)
@@ -149,7 +150,7 @@ def test_interpolation_steps_part_of_the_way_by_direction_at_the_starting_weight
     # from zero weights there is no direction to keep: MIRA's answer whole
     zero = Mira(epochs=3, interpolation=0.3, fixed=()).fit(TuningData(pool=pool), np.zeros(5),
                                                            np.random.default_rng(2))
-    np.testing.assert_array_equal(zero.weights_, Mira(epochs=3, fixed=()).fit(
+    np.testing.assert_array_equal(zero.weights_, Mira(epochs=3, interpolation=1.0, fixed=()).fit(
         TuningData(pool=pool), np.zeros(5), np.random.default_rng(2)).weights_)
 
 
@@ -223,7 +224,7 @@ def test_mira_reaches_kbmiras_pool_bleu_on_the_shared_dev_pool(kbmira_pool, bibl
     subprocess.run([moses / "kbmira", "-d", folder / "init.opt", "-S", folder / "scores.dat", "-F",
                     folder / "features.dat", "-r", "1", "-o", folder / "kbmira.out"], check=True, capture_output=True)
     kbmira = np.array([float(line.split()[1]) for line in (folder / "kbmira.out").read_text().splitlines()])
-    mira = Mira().fit(TuningData(pool=pool), start, np.random.default_rng(1))
+    mira = Mira(interpolation=1.0).fit(TuningData(pool=pool), start, np.random.default_rng(1))
     theirs, ours = 100 * pool.bleu(kbmira), 100 * mira.score_
     assert theirs > 100 * pool.bleu(start) and ours > 100 * pool.bleu(start)
     assert ours > theirs - 0.2 and abs(ours - theirs) < 0.5, (ours, theirs)
