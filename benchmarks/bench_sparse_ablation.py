@@ -15,7 +15,9 @@ bigrams across phrase boundaries, ``pb_``), ``phrase-pairs`` (``blk:``),
 Printed, a row each: the weights decoded, how many sparse weights are non-zero,
 test BLEU (sacrebleu, ``tokenize='none'``), its difference from the full
 weights' and the share of 1,000 paired bootstrap resamples of the test
-sentences (Koehn 2004) in which the full weights win. A family whose removal
+sentences (Koehn 2004) in which the full weights win; the output's length
+against the references' and BLEU before the brevity penalty (the geometric
+mean of the n-gram precisions): which of the two a difference comes from. A family whose removal
 costs BLEU bought it; a removal that costs nothing says the family's weights
 change no 1-best on test, or change as many for the worse as for the better.
 
@@ -38,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.base.files import atomic_write
-from pbmt.metrics.bleu import paired_bootstrap, segment_stats
+from pbmt.metrics.bleu import HYP_LEN, REF_LEN, brevity_penalty, paired_bootstrap, segment_stats
 from pbmt.model import distortion_bins
 from pbmt.model.sparse import BOUNDARY_PREFIX
 
@@ -129,23 +131,27 @@ def main() -> None:
             loads += load.samples
         output = bench_tune.lines(folder / "test.out", None)
         stats, score = segment_stats(output, refs), bench_tune.bleu(output, bench.test_refs)
+        total = stats.sum(axis=0)
+        ratio, precision = total[HYP_LEN] / total[REF_LEN], score / float(brevity_penalty(total))
         kept = sum(1 for name, _ in weights if family(name) not in without)
         if full is None:
             full, full_stats, against = score, stats, None
         else:
             won = paired_bootstrap(stats, full_stats, np.random.default_rng(1))
             against = f"{score - full:+.2f}, all better in {100 * won:.1f}%"
-        rows.append([label, kept, round(score, 2), against])
-        print(f"{label:<24} {kept:>6} sparse weights  test {score:6.2f}" + (f"  {against}" if against else ""),
-              flush=True)
+        rows.append([label, kept, round(score, 2), against, round(ratio, 3), round(precision, 2)])
+        print(f"{label:<24} {kept:>6} sparse weights  test {score:6.2f}  length {ratio:.3f}  before the brevity "
+              f"penalty {precision:6.2f}" + (f"  {against}" if against else ""), flush=True)
     if loads:
         print(f"load average {statistics.mean(loads):.1f} (1 minute, sampled every 30 s while decoding)")
     if args.record:
         sys.path.insert(0, str(HERE.parent / "docs"))
         from generated import write_table
 
-        columns = ["weights", "sparse weights", "test BLEU", "against all (paired bootstrap)"]
-        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats={'test BLEU': '.2f'}, note=args.record_note)}")
+        columns = ["weights", "sparse weights", "test BLEU", "against all (paired bootstrap)",
+                   "output / reference length", "BLEU before the brevity penalty"]
+        formats = {"test BLEU": ".2f", "output / reference length": ".3f", "BLEU before the brevity penalty": ".2f"}
+        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note)}")
 
 
 if __name__ == "__main__":

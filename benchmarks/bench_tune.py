@@ -9,12 +9,14 @@ each tuner runs with every seed of --seeds (a seed, 2; a range, 1-3; or both, co
 
 Tuners (``--tuners``, comma-separated; default: all):
 
-- ``mert``, ``pro``, ``apro``, ``mira`` (batch MIRA at kbmira's defaults):
+- ``mert``, ``pro``, ``apro``, ``mira`` (batch MIRA at kbmira's settings, but
+  each answer taken three tenths of the way, pbmt's default Ψ):
   ``pbmt tune``'s loop, 100-best, --iterations
   iterations, the tuned weights those of the best dev decode (``--keep best-dev``,
-  as mert-moses.pl's --return-best-dev); ``mira-psi0.1``, ``mira-psi0.3``:
-  batch MIRA with each answer taken part of the way (``--interpolation``
-  0.1, 0.3, by direction: ``pbmt.tune.mira``);
+  as mert-moses.pl's --return-best-dev); ``mira-psi0.1``, ``mira-psi0.3``,
+  ``mira-psi1``: batch MIRA with each answer taken part of the way
+  (``--interpolation`` 0.1, 0.3, by direction: ``pbmt.tune.mira``), or the
+  whole way, as kbmira;
 - ``pro-paper``, ``apro-paper``: PRO and APRO with the papers' gain, BLEU+1,
   and Hopkins & May's Ψ = 0.1 (the defaults rank by BLEU+1 with the unclipped
   brevity penalty, and APRO takes Ψ = 1);
@@ -59,8 +61,9 @@ Tuners (``--tuners``, comma-separated; default: all):
   block-kinds``), or the bins of jumps (``db_``, the distortion family), or
   all of them; the model folder of the cell (``model0``:
   the shared model with a ``pbmt.toml`` ``[sparse]`` table of the family,
-  zero weights) is what it tunes; ``mira-FAMILY-psi0.3``: the same with
-  each MIRA answer taken three tenths of the way (``--interpolation 0.3``);
+  zero weights) is what it tunes; ``mira-FAMILY-psi0.3``,
+  ``mira-FAMILY-psi1``: the same with ``--interpolation`` 0.3 or 1 (kbmira's
+  whole step);
   ``pro-FAMILY-l1-N``, ``apro-FAMILY-l1-N`` (FAMILY ``lexicon`` or ``all``, N
   3 or 10): a stronger L1 penalty on the sparse weights (``--sparse-l1 N``;
   the default is 1), against the word pairs' fit to dev;
@@ -128,7 +131,7 @@ import numpy as np
 import sacrebleu
 
 from pbmt.base.files import atomic_write
-from pbmt.metrics.bleu import corpus_bleu, paired_bootstrap, segment_stats
+from pbmt.metrics.bleu import HYP_LEN, REF_LEN, corpus_bleu, paired_bootstrap, segment_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
@@ -140,7 +143,7 @@ PBMT = [sys.executable, "-m", "pbmt"]
 LOOP = {
     "mert": ["--algorithm", "mert"],
     "mira": ["--algorithm", "mira"],
-    **{f"mira-psi{psi}": ["--algorithm", "mira", "--interpolation", psi] for psi in ("0.1", "0.3")},
+    **{f"mira-psi{psi}": ["--algorithm", "mira", "--interpolation", psi] for psi in ("0.1", "0.3", "1")},
     "mert-moses-defaults": ["--algorithm", "mert", "--max-step", "none", "--significance", "0", "--no-keep-signs"],
     "pro": ["--algorithm", "pro"],
     "apro": ["--algorithm", "apro"],
@@ -177,7 +180,8 @@ FAMILIES = {"boundary": (("boundary",), ()), "phrase-pairs": (("block",), ("bloc
 SPARSE_LOOP = {
     **{f"{algorithm}-{family}": (algorithm, family, [], algorithm) for algorithm in ("pro", "apro", "mira")
        for family in FAMILIES},
-    **{f"mira-{family}-psi0.3": ("mira", family, ["--interpolation", "0.3"], "mira-psi0.3") for family in FAMILIES},
+    **{f"mira-{family}-psi{psi}": ("mira", family, ["--interpolation", psi], f"mira-psi{psi}")
+       for family in FAMILIES for psi in ("0.3", "1")},
     **{f"{algorithm}-{family}-l1-{l1}": (algorithm, family, ["--sparse-l1", l1], algorithm)
        for algorithm in ("pro", "apro") for family in ("lexicon", "all") for l1 in ("3", "10")},
 }
@@ -425,6 +429,16 @@ class Bench:
         return 100 * (corpus_bleu(b) - corpus_bleu(a)), paired_bootstrap(a, b, np.random.default_rng(seed))
 
 
+    def length_ratio(self, folder: str) -> float | None:
+        """The length of a cell's test output (``folder`` in --out: TUNER-seedN, or "untuned") over the
+        references' (words; None without its output): BLEU's brevity penalty is below 1 under 1."""
+        output = self.out / folder / "test.out"
+        if not output.exists():
+            return None
+        total = segment_stats(lines(output, None), [[r] for r in self.test_refs]).sum(axis=0)
+        return float(total[HYP_LEN] / total[REF_LEN])
+
+
 def dense_of(tuner: str) -> str | None:
     """The cell of the same tuner without sparse features (``mira`` for ``mira-lexicon``, ``mira-psi0.3`` for
     ``mira-all-psi0.3``), or None."""
@@ -552,7 +566,9 @@ def main() -> None:
     print("\n".join(summary(cells, tuners, args.seeds)))
     if args.record:
         runs = [cells[f"{t}/{seed}"] for t in tuners for seed in args.seeds if f"{t}/{seed}" in cells]
-        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note, command=record_command())}")
+        lengths = {f"{t}/{seed}": bench.length_ratio(f"{t}-seed{seed}") for t in tuners for seed in args.seeds}
+        lengths["untuned"] = bench.length_ratio("untuned")
+        print(f"wrote {write_table(args.record, *record_table(state, tuners, args.seeds, against, lengths), load=[r['load'] for r in runs], formats=RECORD_FORMATS, note=args.record_note, command=record_command())}")
 
 
 def record_command() -> str:
@@ -568,16 +584,20 @@ def record_command() -> str:
 
 
 NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note", "no_run")
-RECORD_FORMATS = {"test BLEU": ".2f", "wall min": ".1f", "load": ".1f"}
+RECORD_FORMATS = {"test BLEU": ".2f", "test length / reference": ".3f", "wall min": ".1f", "load": ".1f"}
 
 
-def record_table(state: dict, tuners: list[str], seeds: list[int], against: dict) -> tuple[list, list]:
+def record_table(state: dict, tuners: list[str], seeds: list[int], against: dict,
+                 lengths: dict) -> tuple[list, list]:
     """The columns and rows of a doc table of the cells run: the untuned weights, then a row per (tuner, seed).
-    ``against``: {"mert": ..., "dense": ...}, each (tuner/seed -> (difference, share of resamples won))."""
-    columns = ["tuner", "seed", "dev BLEU per iteration (epoch, pass)", "test BLEU",
+    ``against``: {"mert": ..., "dense": ...}, each (tuner/seed -> (difference, share of resamples won));
+    ``lengths``: tuner/seed -> the test output's length over the references' (``Bench.length_ratio``)."""
+    columns = ["tuner", "seed", "dev BLEU per iteration (epoch, pass)", "test BLEU", "test length / reference",
                "against MERT, same seed (paired bootstrap)", "against the tuner without sparse features",
                "sparse features", "wall min", "load"]
-    rows = [["untuned", None, None, round(state["untuned"]["test_bleu"], 2), None, None, None, None, None]]
+    untuned = lengths.get("untuned")
+    rows = [["untuned", None, None, round(state["untuned"]["test_bleu"], 2), untuned and round(untuned, 3), None,
+             None, None, None, None]]
 
     def paired(kind: str, key: str) -> str | None:
         found = against[kind].get(key)
@@ -588,8 +608,10 @@ def record_table(state: dict, tuners: list[str], seeds: list[int], against: dict
             key = f"{tuner}/{seed}"
             cell = state["cells"].get(key)
             if cell:
+                length = lengths.get(key)
                 rows.append([tuner, seed, ", ".join(f"{b:.2f}" for b in cell["dev_bleu"]),
-                             round(cell["test_bleu"], 2), paired("mert", key), paired("dense", key),
+                             round(cell["test_bleu"], 2), length and round(length, 3), paired("mert", key),
+                             paired("dense", key),
                              cell.get("active_features"), round(cell["seconds"] / 60, 1), round(cell["load"], 1)])
     return columns, rows
 
