@@ -151,7 +151,7 @@ def main() -> None:
         columns = ["weights", "sparse weights", "test BLEU", "against all (paired bootstrap)",
                    "output / reference length", "BLEU before the brevity penalty"]
         formats = {"test BLEU": ".2f", "output / reference length": ".3f", "BLEU before the brevity penalty": ".2f"}
-        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note)}")
+        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note, command=bench_tune.record_command())}")
 
 
 if __name__ == "__main__":

@@ -572,7 +572,8 @@ def main() -> None:
 
 
 def record_command() -> str:
-    """This run's command line for its record, without --record-note's text (the record shows it as its note)."""
+    """This run's command line (a bench of benchmarks/) for its record, without --record-note's text (the record
+    shows it as its note)."""
     words, shown = sys.argv[1:], []
     while words:
         word = words.pop(0)
@@ -580,7 +581,7 @@ def record_command() -> str:
             words = words[1:]
         elif not word.startswith("--record-note="):
             shown.append(word)
-    return " ".join(["python", "benchmarks/bench_tune.py", *shown])
+    return " ".join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *shown])
 
 
 NOT_SETTINGS = ("tuners", "json", "seeds", "held_out", "record", "record_note", "no_run")
