@@ -106,3 +106,11 @@ def test_pbmt_kernels_and_feature_modules_are_stamped_with_pbmt_kernel_sources()
     names = {p.relative_to(PACKAGE).as_posix() for p in kernel_sources()}
     assert {"model/_lm_kernels.py", "search/_cube_kernels.py", "base/hashtable.py"} <= names
     assert "commands/cli.py" not in names
+
+
+def test_a_stamped_kernel_names_its_source_file_as_numbas_own_locator_does():
+    """numba's warning about a compile result it cannot cache (seen with NUMBA_OPT=0) names the locator's file."""
+    from pbmt.model import _lm_kernels
+    from pbmt.model._lm_kernels import cached_score_word
+
+    assert cached_score_word._cache._impl.locator._py_file == _lm_kernels.__file__

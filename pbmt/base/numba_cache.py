@@ -130,6 +130,11 @@ class StampedLocator(caching._CacheLocator):
                 return package
         return None
 
+    @property
+    def _py_file(self) -> str:
+        """The kernel's source file: numba names it in its warning about a compile result it cannot cache."""
+        return self._inner._py_file
+
     def ensure_cache_path(self):
         self._inner.ensure_cache_path()
 
