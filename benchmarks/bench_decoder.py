@@ -18,7 +18,12 @@ significant digits Moses prints). Also pbmt's start-up: numba compilation with a
 whole ``pbmt translate`` of one sentence with a warm one (cached).
 
     python benchmarks/bench_decoder.py [--sentences 1031] [--searches cube,stack] [--nbest 1,100]
-        [--threads 1,2] [--decoders pbmt,pbmt-workers,moses2,moses] [--json FILE] [--record decoder-speed]
+        [--threads 1,2] [--decoders pbmt,pbmt-workers,moses2,moses] [--repeat N] [--json FILE]
+        [--record decoder-speed]
+
+``--repeat N`` runs every configuration of a row group N times in turn (A B C A B C ...) and reports medians,
+with each ratio (Moses2 against pbmt, pbmt's threads against its fewest) taken run by run: on a drifting
+machine this is the figure to quote.
 
 ``--record NAME`` writes the pbmt-beside-Moses2 table as the record ``docs/runs/NAME.json``, which
 ``python docs/generated.py`` renders into the doc's block of that name (``docs/decoding.md``: ``decoder-speed``).
@@ -30,6 +35,7 @@ import argparse
 import compileall
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,6 +67,17 @@ def run(command: list[str], stdin: Path | None, stdout: Path, cwd: Path | None =
             raise RuntimeError(f"{' '.join(map(str, command))} failed ({process.returncode}):\n"
                                f"{err.read().decode(errors='replace')[-2000:]}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024}
+
+
+def median_run(measured: list[dict]) -> dict:
+    """The median of each figure over repeated runs of one configuration (BLEU is the same in every run)."""
+    return {key: statistics.median(m[key] for m in measured) for key in ("wall", "cpu", "peak_mb", "bleu")}
+
+
+def paired_ratio(slower: list[dict], faster: list[dict]) -> tuple[float, float, float]:
+    """Median, lowest and highest of ``slower``'s wall time over ``faster``'s, run by run (the two ran in turn)."""
+    ratios = [a["wall"] / b["wall"] for a, b in zip(slower, faster)]
+    return statistics.median(ratios), min(ratios), max(ratios)
 
 
 def best_totals(nbest: Path) -> dict[int, float]:
@@ -134,11 +151,16 @@ def main() -> None:
     parser.add_argument("--nbest", default="1,100", help="n-best sizes to run")
     parser.add_argument("--threads", default="1,2", help="threads to run (pbmt-workers: worker processes of one thread each)")
     parser.add_argument("--decoders", default="pbmt,moses2,moses", help="decoders to run")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="time every configuration N times, in turn: medians, and ratios taken run by run "
+                             "(default 1)")
     parser.add_argument("--no-startup", action="store_true", help="skip the compile and start-up measurement")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--record", metavar="NAME", help="write pbmt's rows beside Moses2's as the doc table "
                         "record docs/runs/NAME.json (docs/generated.py)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: give 1 or more")
 
     data = args.data or args.shared / "data" / "bible-es-en"
     for needed in (data / "model" / "moses.ini", data / "dev.tok.es", data / "dev.tok.en"):
@@ -166,46 +188,64 @@ def main() -> None:
                   f"cached {results['startup']['cached']:.1f} s")
         one = work / "one.es"
         one.write_text(lines[0] + "\n", encoding="utf-8")
-        for decoder in decoders:  # untimed: fills the file system's and pbmt's caches
-            command, cwd = commands(decoder, "cube", 1, 1, work / "warm.out", work / "warm.nbest", ini, moses_bin)
-            run(command, one, work / "warm.out", cwd=cwd)
         print(f"{len(lines)} dev sentences, {words} source words; load average before: {os.getloadavg()[0]:.2f}")
         header = f"{'search':<6} {'n-best':>6} {'thr':>3}  {'decoder':<7} {'wall s':>7} {'words/s':>8} " \
                  f"{'peak MB':>8} {'BLEU':>6}  {'ratio':>6}  score >= Moses2"
         print(header)
+        thread_counts = [int(t) for t in args.threads.split(",")]
         for search in args.searches.split(","):
             for n_best in (int(k) for k in args.nbest.split(",")):
-                for threads in (int(t) for t in args.threads.split(",")):
+                runs = {}  # (threads, decoder) -> one measurement per repetition
+                for threads in thread_counts:  # untimed: fills the file system's and numba's caches
+                    for decoder in decoders:
+                        command, cwd = commands(decoder, search, n_best, threads, work / "warm.out",
+                                                work / "warm.nbest", ini, moses_bin)
+                        run(command, one, work / "warm.out", cwd=cwd)
+                for _ in range(args.repeat):  # in turn, so that a drifting machine slows every configuration alike
+                    for threads in thread_counts:
+                        for decoder in decoders:
+                            out, nbest = work / f"{decoder}.out", work / f"{decoder}.nbest"
+                            command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini, moses_bin)
+                            measured = run(command, source, out, cwd=cwd)
+                            hyps = out.read_text(encoding="utf-8").splitlines()
+                            measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score
+                            if n_best > 1:
+                                measured["best"] = best_totals(nbest)
+                            runs.setdefault((threads, decoder), []).append(measured)
+                for threads in thread_counts:
                     row = {"search": search, "n_best": n_best, "threads": threads, "decoders": {}}
                     for decoder in decoders:
-                        out, nbest = work / f"{decoder}.out", work / f"{decoder}.nbest"
-                        command, cwd = commands(decoder, search, n_best, threads, out, nbest, ini, moses_bin)
-                        measured = run(command, source, out, cwd=cwd)
-                        hyps = out.read_text(encoding="utf-8").splitlines()
-                        measured["bleu"] = sacrebleu.corpus_bleu(hyps, [refs], tokenize="none", force=True).score
-                        measured["words_per_s"] = words / measured["wall"]
-                        if n_best > 1:
-                            measured["best"] = best_totals(nbest)
-                        row["decoders"][decoder] = measured
-                    base = row["decoders"].get("moses2")
+                        row["decoders"][decoder] = median_run(runs[threads, decoder])
+                        row["decoders"][decoder]["words_per_s"] = words / row["decoders"][decoder]["wall"]
+                    if "moses2" in decoders:
+                        row["ratios"] = {d: paired_ratio(runs[threads, "moses2"], runs[threads, d]) for d in decoders}
+                    if "pbmt" in decoders and threads != thread_counts[0]:
+                        row["pbmt_against_fewer_threads"] = paired_ratio(runs[thread_counts[0], "pbmt"],
+                                                                         runs[threads, "pbmt"])
                     for decoder, measured in row["decoders"].items():
-                        ratio = base["wall"] / measured["wall"] if base else float("nan")
+                        ratio = row["ratios"][decoder][0] if "ratios" in row else float("nan")
                         share = ""
-                        if decoder == "pbmt" and base and "best" in measured and "best" in base:
-                            row["pbmt_score_at_least_moses2"] = at_least(measured["best"], base["best"])
+                        if decoder == "pbmt" and "moses2" in decoders and n_best > 1:
+                            row["pbmt_score_at_least_moses2"] = at_least(runs[threads, "pbmt"][0]["best"],
+                                                                         runs[threads, "moses2"][0]["best"])
                             share = f"{100 * row['pbmt_score_at_least_moses2']:.1f}%"
                         print(f"{search:<6} {n_best:>6} {threads:>3}  {decoder:<7} {measured['wall']:>7.1f} "
                               f"{measured['words_per_s']:>8.0f} {measured['peak_mb']:>8.0f} "
                               f"{measured['bleu']:>6.2f}  {ratio:>6.2f}  {share}", flush=True)
-                    for measured in row["decoders"].values():
-                        measured.pop("best", None)
+                    if "pbmt_against_fewer_threads" in row:
+                        middle, low, high = row["pbmt_against_fewer_threads"]
+                        print(f"{'':<22}pbmt on {threads} threads against {thread_counts[0]}: {middle:.2f}x "
+                              f"({low:.2f}-{high:.2f} over {args.repeat} pairs)", flush=True)
                     results["rows"].append(row)
     load.append(os.getloadavg()[0])
     print(f"load average after: {load[-1]:.2f}; ratio = Moses2's wall time / the decoder's")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     if args.record:
-        print(f"wrote {write_table(args.record, *speed_table(results), load=load, formats=SPEED_FORMATS, note=startup_note(results))}")
+        notes = [startup_note(results)] + ([f"Medians of {args.repeat} runs of each configuration in turn; the "
+                                            f"ratio is taken run by run."] if args.repeat > 1 else [])
+        note = " ".join(n for n in notes if n) or None
+        print(f"wrote {write_table(args.record, *speed_table(results), load=load, formats=SPEED_FORMATS, note=note)}")
 
 
 SPEED_FORMATS = {"pbmt wall s": ".1f", "Moses2 wall s": ".1f", "ratio": ".2f"}
