@@ -24,6 +24,13 @@ change no 1-best on test, or change as many for the worse as for the better.
     python benchmarks/bench_sparse_ablation.py --tuned RUNS/pro-all-seed1 --out ablation
         [--families boundary,lexicon] [--test-sentences N] [--workers 1] [--record NAME]
 
+--pool: decode nothing; instead, from the tuned folder's ``checkpoint.npz``
+(the pool of all its decodes), per family: the sparse features the pool
+holds, the median number of dev sentences one occurs in (in any candidate),
+and the same for those with a non-zero tuned weight, the share of those seen
+in at most two sentences and the sum of their weights' sizes: how much of
+what the tuner kept it saw often enough to generalise.
+
 Each decode is kept in --out (``without-FAMILY/test.out``) and not redone when
 a run is repeated with the same --out (--no-decode: only those already there).
 """
@@ -42,7 +49,8 @@ import numpy as np
 from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, brevity_penalty, paired_bootstrap, segment_stats
 from pbmt.model import distortion_bins
-from pbmt.model.sparse import BOUNDARY_PREFIX
+from pbmt.model.sparse import BOUNDARY_PREFIX, weight_name
+from pbmt.tune.pool import Pool
 
 HERE = Path(__file__).resolve().parent
 
@@ -88,15 +96,46 @@ def ablated_folder(tuned: Path, folder: Path, weights: list[tuple[str, str]], wi
     return folder / "moses.ini"
 
 
+def dev_sentence_counts(tuned: Path, weights: list[tuple[str, str]]) -> list[list]:
+    """A row per family (``--pool``): features in the pool, the median dev sentences they occur in, the kept
+    ones (non-zero weight), their median, the share of them in at most two sentences, their sum of |w|."""
+    with np.load(tuned / "checkpoint.npz") as arrays:
+        pool = Pool.from_arrays(arrays)
+    if pool.sparse is None:
+        sys.exit(f"{tuned / 'checkpoint.npz'}: its pool holds no sparse feature")
+    sentence_of_row = np.repeat(np.arange(pool.n_sentences), np.diff(pool.offsets))
+    csr = pool.sparse.tocsr()
+    pairs = np.unique(np.stack([csr.indices.astype(np.int64),
+                                np.repeat(sentence_of_row, np.diff(csr.indptr))]), axis=1)
+    sentences = np.bincount(pairs[0], minlength=len(pool.sparse_names))
+    names = [weight_name(n) for n in pool.sparse_names]
+    column = {n: k for k, n in enumerate(names)}
+    kept = {name: abs(float(line.split()[1])) for name, line in weights}
+    rows = []
+    for family_name in PREFIXES:
+        seen = np.array([sentences[k] for k, n in enumerate(names) if family(n) == family_name], dtype=np.int64)
+        mine = [n for n in kept if family(n) == family_name and n in column]
+        counts = np.array([sentences[column[n]] for n in mine], dtype=np.int64)
+        if not len(seen):
+            continue
+        rows.append([family_name, len(seen), float(np.median(seen)), len(mine),
+                     float(np.median(counts)) if len(mine) else None,
+                     f"{100 * np.mean(counts <= 2):.1f}%" if len(mine) else None,
+                     round(sum(kept[n] for n in mine), 1)])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tuned", type=Path, required=True, help="a folder pbmt tune wrote, with sparse weights")
-    parser.add_argument("--out", type=Path, required=True, help="the decodes' folders")
+    parser.add_argument("--out", type=Path, help="the decodes' folders (needed but with --pool)")
     parser.add_argument("--families", help="comma-separated, of: " + ", ".join(PREFIXES) + " (default: those "
                         "with a non-zero weight in --tuned)")
     parser.add_argument("--data", type=Path, default=bench_tune.DATA)
     parser.add_argument("--test-sentences", type=int, help="the first N test sentences (default: all)")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--pool", action="store_true", help="decode nothing: how often the tuned folder's pool "
+                        "(checkpoint.npz) sees each family's features, and those kept")
     parser.add_argument("--no-decode", action="store_true", help="decode nothing: report (and --record) the "
                         "rows --out already holds")
     parser.add_argument("--record", metavar="NAME", help="write the table as docs/runs/NAME.json")
@@ -113,6 +152,21 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; known: "
                      f"{', '.join(PREFIXES)}")
+    if args.pool:
+        rows = dev_sentence_counts(args.tuned, weights)
+        columns = ["family", "features in the pool", "median dev sentences (all)", "kept",
+                   "median dev sentences (kept)", "kept, seen in at most 2 sentences", "kept weights' L1 norm"]
+        for row in rows:
+            print("  ".join("" if v is None else str(v) for v in row))
+        if args.record:
+            sys.path.insert(0, str(HERE.parent / "docs"))
+            from generated import write_table
+
+            formats = {columns[-1]: ".1f"}
+            print(f"wrote {write_table(args.record, columns, rows, load=None, formats=formats, note=args.record_note, command=bench_tune.record_command())}")
+        return
+    if args.out is None:
+        parser.error("--out is needed (the decodes' folders)")
     if args.no_decode and not (args.out / "all" / "test.out").is_file():
         parser.error(f"--no-decode: {args.out / 'all' / 'test.out'}, the full weights' decode, does not exist")
     # the bench's decode of test, its sentences and references (bench_tune.Bench, without its cells)

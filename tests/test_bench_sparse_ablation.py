@@ -59,3 +59,21 @@ def test_no_decode_needs_the_full_weights_decode(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         ablation.main()
     assert "the full weights' decode, does not exist" in capsys.readouterr().err
+
+
+def test_the_pool_counts_the_dev_sentences_of_each_family_and_of_the_kept_weights(tmp_path):
+    import numpy as np
+    import scipy.sparse
+
+    from pbmt.tune.pool import FeatureLayout, Pool
+
+    # two sentences: candidates 0, 1 of sentence 0 and candidate 2 of sentence 1
+    sparse = scipy.sparse.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 0.0]]))
+    pool = Pool(FeatureLayout(("A",), ("",), (1,)), np.zeros((3, 1)), np.ones((3, 10), np.int64),
+                np.array([0, 2, 3]), np.arange(3, dtype=np.uint64), ("a", "b", "c"), sparse,
+                ("pb_c1_c2", "Block_w:a|b", "db_0"))
+    np.savez(tmp_path / "checkpoint.npz", **pool.arrays())
+    weights = [("pb_c1_c2", "pb_c1_c2 0.5"), ("w:a|b", "w:a|b -0.3")]
+    assert ablation.dev_sentence_counts(tmp_path, weights) == [
+        ["boundary", 1, 2.0, 1, 2.0, "100.0%", 0.5], ["lexicon", 1, 1.0, 1, 1.0, "100.0%", 0.3],
+        ["distortion", 1, 1.0, 0, None, None, 0]]
