@@ -268,7 +268,7 @@ def speed_table(results: dict) -> tuple[list[str], list[list]]:
         share = row.get("pbmt_score_at_least_moses2")
         rows.append([row["search"], row["n_best"], row["threads"], round(pbmt["wall"], 1),
                      round(moses2["wall"], 1) if moses2 else None,
-                     round(moses2["wall"] / pbmt["wall"], 2) if moses2 else None,
+                     round(row["ratios"]["pbmt"][0], 2) if moses2 else None,
                      f"{pbmt['bleu']:.2f} / {moses2['bleu']:.2f}" if moses2 else f"{pbmt['bleu']:.2f}",
                      f"{100 * share:.1f}%" if share is not None else None,
                      f"{pbmt['peak_mb']:.0f} / {moses2['peak_mb']:.0f}" if moses2 else f"{pbmt['peak_mb']:.0f}"])
