@@ -54,6 +54,22 @@ def test_ctrl_c_inside_a_numba_kernel_is_interrupted_not_a_chain_of_system_error
     assert capsys.readouterr().err.strip() == "pbmt eval: interrupted"
 
 
+def test_ctrl_c_after_resumable_records_says_the_same_command_goes_on(monkeypatch, capsys, tmp_path):
+    from pbmt.base.files import Journal
+
+    def translating(args):
+        with Journal([tmp_path / "out.txt"], lambda: "run", unit="sentence") as journal:
+            journal.write(["one\n"])
+            journal.write(["two\n"])
+            raise KeyboardInterrupt
+    monkeypatch.setattr(pbmt.commands.eval, "run", translating)
+    assert main(["eval", "a", "b"]) == 130
+    assert capsys.readouterr().err.strip() == ("pbmt eval: interrupted (2 sentences written and kept: the same "
+                                               "command goes on after them)")
+    with Journal([tmp_path / "out.txt"], lambda: "run") as journal:
+        assert journal.done == 2
+
+
 def test_a_broken_pipe_is_exit_141_and_quiet(monkeypatch, capsys):
     monkeypatch.setattr(pbmt.commands.eval, "run", failing(BrokenPipeError(errno.EPIPE, "Broken pipe")))
     assert main(["eval", "a", "b"]) == 141

@@ -133,11 +133,12 @@ def test_a_second_run_writing_the_same_journaled_outputs_stops_instead_of_mixing
 def test_a_journaled_output_resumes_after_the_last_record_and_only_on_the_same_fingerprint(tmp_path):
     paths = [tmp_path / "out.txt", tmp_path / "nbest.txt"]
     records = [[f"line {i}\n", f"{i} ||| a\n{i} ||| b\n"] for i in range(6)]
-    with pytest.raises(KeyboardInterrupt):
-        with Journal(paths, lambda: "run-1") as journal:
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        with Journal(paths, lambda: "run-1", unit="sentence") as journal:
             for record in records[:4]:
                 journal.write(record)
             raise KeyboardInterrupt
+    assert interrupted.value.__notes__ == ["4 sentences written and kept: the same command goes on after them"]
     assert not any(p.exists() for p in paths)
     with open(tmp_path / ".out.txt.pbmt-partial", "a") as f:
         f.write("line 4 half-writt")  # the kill came in the middle of a record

@@ -492,7 +492,9 @@ class Journal:
 
     As a context manager: commit on success; a ``PbmtError`` (bad input, which
     a rerun with the same input would repeat) discards the partial files; any
-    other exception (Ctrl-C, a kill, a full disk) keeps them for a resume.
+    other exception (Ctrl-C, a kill, a full disk) keeps them for a resume, and
+    gets a note saying so (``BaseException.add_note``, which ``pbmt``'s error
+    line prints), so that a user knows the same command goes on.
 
     The run holds a lock on every output while it writes (``Outputs.claim``;
     released by the kernel when the process ends, however it ends), so a
@@ -502,8 +504,9 @@ class Journal:
     """
 
     def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True,
-                 inputs: Iterable[str | os.PathLike | None] = ()):
+                 inputs: Iterable[str | os.PathLike | None] = (), unit: str = "record"):
         self.outputs = Outputs(inputs)
+        self.unit = unit  # what a record is, in the note an interrupted run gets
         self.done = 0
         self.handles: list[IO] = []
         targets = [output_target(p) if str(p) != "-" else (Path("-"), False) for p in paths]
@@ -592,6 +595,8 @@ class Journal:
                     self.journal.unlink()
         else:
             self.outputs.close(keep_locks=True)
+            value.add_note(f"{self.done:,} {self.unit}{'' if self.done == 1 else 's'} written and kept: the same "
+                           "command goes on after them")
         if self.journal is not None:
             self._log.close()
         self.outputs.release()

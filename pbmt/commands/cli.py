@@ -305,7 +305,7 @@ def _report(prefix: str, err: BaseException) -> int:
     if isinstance(err, SystemExit):
         raise err
     if _interrupted(err):
-        print(f"{prefix}: interrupted", file=sys.stderr)
+        print(f"{prefix}: interrupted" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
         return 130
     if isinstance(err, BrokenPipeError) or _caused_by(err, BrokenPipeError):
         # the reader of our output stopped (`pbmt translate | head`): end quietly, as Unix tools do
@@ -315,7 +315,7 @@ def _report(prefix: str, err: BaseException) -> int:
     if isinstance(err, (PbmtError, OSError, MemoryError)):
         message = (str(err) if isinstance(err, PbmtError) else
                    _describe_os_error(err) if isinstance(err, OSError) else "out of memory")
-        print(f"{prefix}: error: {message}", file=sys.stderr)
+        print(f"{prefix}: error: {message}" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
         return 2 if isinstance(err, UsageError) else 1
     traceback.print_exception(err)
     print(f"{prefix}: internal error: this is a bug in pbmt (version {__version__}), not in your input; "
@@ -330,6 +330,12 @@ def _chain(err: BaseException):
         seen.add(id(err))
         yield err
         err = err.__cause__ or err.__context__
+
+
+def _notes(err: BaseException) -> list[str]:
+    """What the code an exception went through added to it (``add_note``: e.g. that a resumable output's records
+    were kept), from ``err`` and what it was raised from, outermost first."""
+    return [note for e in _chain(err) for note in getattr(e, "__notes__", ())]
 
 
 def _caused_by(err: BaseException, kind: type) -> bool:

@@ -349,7 +349,7 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     inputs = [args.input, args.constraint, args.prefix, args.documents, args.global_weights,
               args.weights and _weights_file(args.weights), *model_files(args.config)]
     with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume,
-                 inputs=inputs) as journal:
+                 inputs=inputs, unit="document" if args.documents else "sentence") as journal:
         if journal.done and not args.quiet:
             print(f"resuming a killed run: {journal.done} of {len(items)} "
                   f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
