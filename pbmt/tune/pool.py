@@ -386,6 +386,11 @@ def read_pool(path: str | Path, references: References, layout: FeatureLayout | 
     pool = None if scanned is None else _scanned_pool(scanned, path, references, layout, dedup)
     if pool is None:
         pool = _read_pool_lines(path, references, layout, dedup)
+    counts = np.diff(pool.offsets)
+    listed = int(np.flatnonzero(counts)[-1]) + 1 if counts.any() else 0
+    if 0 < listed < pool.n_sentences and counts[:listed].all():  # the references run on past the list
+        raise PbmtError(f"{path}: the list's sentences end at id {listed - 1} ({listed:,} sentences), but the "
+                        f"references have {pool.n_sentences:,} lines: are they the list's dev set?")
     try:
         pool.check_complete()
     except PbmtError as err:

@@ -120,6 +120,13 @@ def test_bad_nbest_lists_name_the_line(tmp_path, old, new, message):
         read_pool(path, References(REFS))
 
 
+def test_references_running_on_past_the_list_say_both_counts(tmp_path):
+    (tmp_path / "nbest").write_text(NBEST)
+    with pytest.raises(PbmtError, match=r"nbest: the list's sentences end at id 2 \(3 sentences\), but the "
+                                        r"references have 5 lines: are they the list's dev set\?"):
+        read_pool(tmp_path / "nbest", References(REFS + ["one more", "and another"]))
+
+
 def test_an_empty_list_is_an_error(tmp_path):
     (tmp_path / "nbest").write_text("\n")
     with pytest.raises(PbmtError, match="no entries"):
