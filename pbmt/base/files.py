@@ -490,11 +490,9 @@ class Journal:
     device, a FIFO, a ``.gz`` output) the outputs are written as ``Outputs``
     writes them, nothing is resumed.
 
-    As a context manager: commit on success; a ``PbmtError`` (bad input, which
-    a rerun with the same input would repeat) discards the partial files; any
-    other exception (Ctrl-C, a kill, a full disk) keeps them for a resume, and
-    gets a note saying so (``BaseException.add_note``, which ``pbmt``'s error
-    line prints), so that a user knows the same command goes on.
+    As a context manager: commit on success; a ``PbmtError`` (bad input, which a rerun with the same input
+    would repeat) discards the partial files; any other exception (Ctrl-C, a kill, a full disk) keeps them
+    for a resume and gets a note saying so (``add_note``: ``pbmt``'s error line prints it).
 
     The run holds a lock on every output while it writes (``Outputs.claim``;
     released by the kernel when the process ends, however it ends), so a
