@@ -49,6 +49,10 @@ Tuners (``--tuners``, comma-separated; default: all):
   boundary``) over --word-classes classes induced from the training target
   side; ``samplerank-distortion``: the same with the distortion bins
   (``--features distortion``: a weight per bin of a block's jump);
+  ``samplerank-all``: the same with both (a model folder of the shared
+  model with a ``[sparse]`` table of the two families, zero weights, as
+  the loop's ``all`` below without the block family, whose option-local
+  weights SampleRank does not update);
   ``ALGORITHM-FAMILY`` (ALGORITHM ``pro``, ``apro`` or ``mira``; FAMILY
   ``boundary``, ``phrase-pairs``, ``lexicon``, ``length``, ``distortion`` or
   ``all``):
@@ -69,7 +73,7 @@ Tuners (``--tuners``, comma-separated; default: all):
   the default is 1), against the word pairs' fit to dev;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
   batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
-  SampleRank's defaults; all four
+  SampleRank's defaults; every SampleRank cell
   with --held-out sentences of dev, spread over it, never tuned on and
   decoded after every epoch, the weights of the epoch best on them kept (the
   paper's "maximum held-out"), and the rest of dev decoded after every epoch
@@ -168,12 +172,20 @@ SAMPLERANK = {
                                            "--gain", "batch-bleu-unclipped"],
     "samplerank-boundary": ["--algorithm", "samplerank", "--features", "boundary"],
     "samplerank-distortion": ["--algorithm", "samplerank", "--features", "distortion"],
+    "samplerank-all": ["--algorithm", "samplerank", "--features", "boundary"],
 }
 # the sparse families of the loop's cells: (the families of [sparse], the block family's kinds)
 FAMILIES = {"boundary": (("boundary",), ()), "phrase-pairs": (("block",), ("block",)),
             "lexicon": (("block",), ("word",)), "length": (("block",), ("length",)),
             "distortion": (("distortion",), ()),
             "all": (("boundary", "block", "distortion"), ("block", "word", "length"))}
+# SampleRank's sparse cells: the model folder of each (a key of MODELS), or None for the shared model (the
+# features then come from --features); SampleRank updates the boundary weights and the distortion bins in place,
+# but not the block family's option-local weights, so its "all" is those two families
+SAMPLERANK_FAMILY_MODEL = {"samplerank-boundary": None, "samplerank-distortion": None,
+                           "samplerank-all": "boundary-distortion"}
+# the model folders the sparse cells tune: the loop's families and SampleRank's every family
+MODELS = {**FAMILIES, "boundary-distortion": (("boundary", "distortion"), ())}
 # PRO, APRO and batch MIRA over a family's n-best features in pbmt tune's loop: (algorithm, family, the
 # tuner's options, the dense cell to compare with): at the tuner's defaults; MIRA with each answer taken three
 # tenths of the way (--interpolation 0.3); PRO and APRO with a stronger L1 penalty on the sparse weights
@@ -294,8 +306,9 @@ class Bench:
 
     def samplerank_cell(self, tuner: str, folder: Path, seed: int) -> dict:
         classes = ["--word-classes", self.word_classes()] if tuner in CLASSES else []
+        model = SAMPLERANK_FAMILY_MODEL.get(tuner)
         run(self.tune_command(folder, seed, [*SAMPLERANK[tuner], *classes, "--epochs", self.args.epochs, "--held-out",
-                                             self.args.held_out, "--dev-bleu"]),
+                                             self.args.held_out, "--dev-bleu"], model and self.family_model(model)),
             log=self.out / f"{folder.name}.log")
         held_out = read_log(folder / "log.tsv", "held_out_bleu")
         return {"dev_bleu": read_log(folder / "log.tsv", "dev_bleu"), "held_out_bleu": held_out,
@@ -309,7 +322,7 @@ class Bench:
         from pbmt.model.block_features import BlockWeights
         from pbmt.model.sparse import SparseModel, WordClasses
 
-        families, kinds = FAMILIES[family]
+        families, kinds = MODELS[family]
         model = self.out / f"model-{family}"
         if not (model / "moses.ini").exists():
             model.mkdir(parents=True, exist_ok=True)
@@ -445,7 +458,7 @@ def dense_of(tuner: str) -> str | None:
     if tuner in SPARSE_LOOP:
         return SPARSE_LOOP[tuner][3]
     # SampleRank's defaults are the expected-gain preset with the unclipped batch gain
-    return "samplerank-expected-gain-unclipped" if tuner in ("samplerank-boundary", "samplerank-distortion") else None
+    return "samplerank-expected-gain-unclipped" if tuner in SAMPLERANK_FAMILY_MODEL else None
 
 
 def seed_list(text: str) -> list[int]:

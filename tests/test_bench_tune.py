@@ -52,3 +52,17 @@ def test_every_sparse_cell_is_compared_with_a_dense_cell_of_the_same_tuner():
     # SampleRank's family cells run at its defaults: the expected-gain preset with the unclipped batch gain
     assert bench.dense_of("samplerank-boundary") == "samplerank-expected-gain-unclipped"
     assert bench.dense_of("mert") is None
+
+
+def test_samplerank_family_cells_name_a_model_of_families_samplerank_updates():
+    # SampleRank updates the boundary weights and the distortion bins in place, not the block family's named
+    # weights: its "all" cell tunes a model folder of those two families, and every family cell is compared
+    # with SampleRank's defaults without sparse features
+    for cell, model in bench.SAMPLERANK_FAMILY_MODEL.items():
+        assert cell in bench.SAMPLERANK and cell in bench.TUNERS
+        assert bench.dense_of(cell) == "samplerank-expected-gain-unclipped"
+        assert model is None or not bench.MODELS[model][1]
+    assert bench.MODELS[bench.SAMPLERANK_FAMILY_MODEL["samplerank-all"]] == (("boundary", "distortion"), ())
+    assert bench.SAMPLERANK["samplerank-all"][-2:] == ["--features", "boundary"]
+    # the loop's families are model folders too, as before
+    assert all(bench.MODELS[family] == families for family, families in bench.FAMILIES.items())
