@@ -7,11 +7,15 @@ what it passes. No module of pbmt is longer than ``MAX_MODULE_LINES``
 lines: one module holds one concept, and a longer one holds two. Every
 tuner (a class of ``pbmt.tune.tuner.Tuner``) is in ``pbmt.tune.registry``,
 the one place ``pbmt tune``, ``optimize``, ``rescore`` and the API find them.
+No module imports a private name (``_name``) of another module: what two
+modules share is public in the module that owns it (the numba kernel
+modules, ``_*_kernels.py``, share their private kernels among themselves).
 ``python tests/test_structure.py`` prints what breaks a rule.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -81,11 +85,39 @@ def test_every_tuner_is_in_the_registry():
         "pbmt tune cannot offer: add it there")
 
 
+def private_imports(package: Path = PACKAGE) -> dict[str, list[str]]:
+    """``pbmt/...py`` -> the private names it imports from other modules of ``package``
+    (``module._name``); a private module (``from pbmt.x import _y_kernels``) is not a private name,
+    and a kernel module may import another kernel module's private kernels."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == package.name):
+                continue
+            source = package.parent.joinpath(*node.module.split("."))
+            for name in (alias.name for alias in node.names):
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if (source / f"{name}.py").exists() or (source / name).is_dir():
+                    continue
+                if path.stem.endswith("_kernels") and source.name.endswith("_kernels"):
+                    continue
+                found.setdefault(str(path.relative_to(package.parent)), []).append(f"{node.module}.{name}")
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert private_imports() == {}, "make the name public in the module that owns it"
+
+
 def test_the_checks_find_what_they_look_for(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "short.py").write_text("x = 1\n")
     (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     assert module_lines(tmp_path / "pkg") == {"pkg/long.py": MAX_MODULE_LINES + 1, "pkg/short.py": 1}
+    (tmp_path / "pkg" / "_a_kernels.py").write_text("from pkg._b_kernels import _k\nfrom pkg.short import _x\n")
+    (tmp_path / "pkg" / "user.py").write_text("from pkg import _a_kernels\nfrom pkg.long import (\n    y,\n    _z,\n)\n")
+    assert private_imports(tmp_path / "pkg") == {"pkg/_a_kernels.py": ["pkg.short._x"], "pkg/user.py": ["pkg.long._z"]}
 
 
 if __name__ == "__main__":
@@ -96,3 +128,5 @@ if __name__ == "__main__":
     for path, n in module_lines().items():
         if n > MAX_MODULE_LINES:
             print(f"{n} lines: {path}")
+    for path, names in private_imports().items():
+        print(f"{path} imports private {', '.join(names)}")

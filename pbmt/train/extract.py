@@ -51,6 +51,19 @@ def _set_ranks() -> np.ndarray:
 _SET_RANK = _set_ranks()
 
 
+def moses_alignments(
+    pair_starts: np.ndarray, mask_of_group: np.ndarray, count_of_group: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each phrase pair's alignment as Moses's ``score`` picks it, for lex(e|f) and for lex(f|e).
+
+    ``mask_of_group``/``count_of_group`` (one per distinct (pair, alignment) group, sorted by pair;
+    pair ``p`` has groups ``pair_starts[p] .. pair_starts[p + 1]``) are the alignment masks
+    (``MASK_STRIDE`` bits per target word) and their extraction counts. Returns the chosen masks
+    (direct, inverse), uint64[n_pairs] each: the most frequent, ties broken as ``std::set`` orders them.
+    """
+    return best_alignments(pair_starts, mask_of_group, count_of_group, _SET_RANK)
+
+
 @dataclass(frozen=True)
 class NgramIndex:
     """Exact ids of all n-grams of a corpus up to a length, within sentences.
@@ -196,7 +209,7 @@ def extract_phrase_pairs(src: Corpus, tgt: Corpus, alignment: Alignment, max_len
     groups, group_count = np.unique(pair_of * len(mask_values) + mask_of, return_counts=True)
     del mask_of, pair_of
     pair_starts = np.searchsorted(groups // len(mask_values), np.arange(n_pairs + 1))
-    direct, inverse = best_alignments(pair_starts, mask_values[groups % len(mask_values)], group_count, _SET_RANK)
+    direct, inverse = moses_alignments(pair_starts, mask_values[groups % len(mask_values)], group_count)
     del groups, group_count
 
     sides = []

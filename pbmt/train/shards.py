@@ -48,12 +48,12 @@ from pbmt.base.errors import PbmtError
 from pbmt.base.files import atomic_write
 from pbmt.base.hashtable import build_table
 from pbmt.base.parallel import ParallelMap
-from pbmt.train._extract_kernels import best_alignments, extract_kernel
+from pbmt.train._extract_kernels import extract_kernel
 from pbmt.train._score_kernels import lexical_weights
 from pbmt.train._shard_kernels import phrase_pair_keys
 from pbmt.train.corpus import Alignment, Corpus
 from pbmt.train import MAX_SUPPORTED_LENGTH
-from pbmt.train.extract import _SET_RANK
+from pbmt.train.extract import moses_alignments
 from pbmt.train.filter import prune_rows
 from pbmt.train.runs import group_starts, key_bytes, lower_bound, merge_runs, write_run
 from pbmt.train.score import (
@@ -340,7 +340,7 @@ def _score_block(block: np.ndarray, scorer: _Scorer) -> tuple[list[str], list[st
     pair_starts = group_starts(pair_keys)
     n = len(pair_starts)
     masks = np.ascontiguousarray(raw[:, 8 * slots :]).view(">u8").ravel().astype(np.uint64)
-    direct, inverse = best_alignments(np.append(pair_starts, len(pair_keys)), masks, count_pm, _SET_RANK)
+    direct, inverse = moses_alignments(np.append(pair_starts, len(pair_keys)), masks, count_pm)
     count = np.add.reduceat(count_pm, pair_starts)
     orientation = np.add.reduceat(orient_pm, pair_starts, axis=0)
     raw = raw[pair_starts]
