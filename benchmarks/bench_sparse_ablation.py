@@ -103,11 +103,7 @@ def dev_sentence_counts(tuned: Path, weights: list[tuple[str, str]]) -> list[lis
         pool = Pool.from_arrays(arrays)
     if pool.sparse is None:
         sys.exit(f"{tuned / 'checkpoint.npz'}: its pool holds no sparse feature")
-    sentence_of_row = np.repeat(np.arange(pool.n_sentences), np.diff(pool.offsets))
-    csr = pool.sparse.tocsr()
-    pairs = np.unique(np.stack([csr.indices.astype(np.int64),
-                                np.repeat(sentence_of_row, np.diff(csr.indptr))]), axis=1)
-    sentences = np.bincount(pairs[0], minlength=len(pool.sparse_names))
+    sentences = pool.sparse_sentence_counts()
     names = [weight_name(n) for n in pool.sparse_names]
     column = {n: k for k, n in enumerate(names)}
     kept = {name: abs(float(line.split()[1])) for name, line in weights}

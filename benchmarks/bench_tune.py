@@ -71,6 +71,11 @@ Tuners (``--tuners``, comma-separated; default: all):
   ``pro-FAMILY-l1-N``, ``apro-FAMILY-l1-N`` (FAMILY ``lexicon`` or ``all``, N
   3 or 10): a stronger L1 penalty on the sparse weights (``--sparse-l1 N``;
   the default is 1), against the word pairs' fit to dev;
+  ``CELL-min3``, ``CELL-min5`` (CELL one of the above of the families
+  ``phrase-pairs``, ``lexicon``, ``length`` or ``all``: ``mira-all-psi0.3-min3``,
+  ``pro-all-min3``): the same with a cut-off (``--sparse-min-sentences``
+  3 or 5): only the sparse features present in the candidates of at least
+  that many dev sentences of the pool are tuned, the others stay at 0;
   ``samplerank-expected-gain-unclipped``: the expected-gain variant with the
   batch gain's brevity penalty unclipped (``--gain batch-bleu-unclipped``),
   SampleRank's defaults; every SampleRank cell
@@ -188,7 +193,8 @@ SAMPLERANK_FAMILY_MODEL = {"samplerank-boundary": None, "samplerank-distortion":
 MODELS = {**FAMILIES, "boundary-distortion": (("boundary", "distortion"), ())}
 # PRO, APRO and batch MIRA over a family's n-best features in pbmt tune's loop: (algorithm, family, the
 # tuner's options, the dense cell to compare with): at the tuner's defaults; MIRA with each answer taken three
-# tenths of the way (--interpolation 0.3); PRO and APRO with a stronger L1 penalty on the sparse weights
+# tenths of the way (--interpolation 0.3); PRO and APRO with a stronger L1 penalty on the sparse weights; any
+# of those cells with a cut-off (-minK: only the sparse features present in at least K dev sentences tuned)
 SPARSE_LOOP = {
     **{f"{algorithm}-{family}": (algorithm, family, [], algorithm) for algorithm in ("pro", "apro", "mira")
        for family in FAMILIES},
@@ -197,6 +203,9 @@ SPARSE_LOOP = {
     **{f"{algorithm}-{family}-l1-{l1}": (algorithm, family, ["--sparse-l1", l1], algorithm)
        for algorithm in ("pro", "apro") for family in ("lexicon", "all") for l1 in ("3", "10")},
 }
+SPARSE_LOOP.update({f"{cell}-min{k}": (algorithm, family, [*options, "--sparse-min-sentences", k], dense)
+                    for cell, (algorithm, family, options, dense) in list(SPARSE_LOOP.items())
+                    if family in ("phrase-pairs", "lexicon", "length", "all") for k in ("3", "5")})
 # cells that read the bench's word classes (induced once from the training target side, --word-classes N)
 CLASSES = ("samplerank-boundary", *(cell for cell, (_, family, _, _) in SPARSE_LOOP.items()
                                     if "boundary" in FAMILIES[family][0]))

@@ -49,6 +49,10 @@ def test_every_sparse_cell_is_compared_with_a_dense_cell_of_the_same_tuner():
         assert dense.split("-")[0] == algorithm
     assert bench.dense_of("mira-all-psi0.3") == "mira-psi0.3"
     assert bench.SPARSE_LOOP["pro-all-l1-10"][2] == ["--sparse-l1", "10"]
+    assert bench.SPARSE_LOOP["mira-all-psi0.3-min3"] == ("mira", "all", ["--interpolation", "0.3",
+                                                                         "--sparse-min-sentences", "3"], "mira-psi0.3")
+    assert bench.SPARSE_LOOP["pro-lexicon-l1-3-min5"][2] == ["--sparse-l1", "3", "--sparse-min-sentences", "5"]
+    assert "mira-distortion-min3" not in bench.TUNERS  # the cut-off is for families of many features
     # SampleRank's family cells run at its defaults: the expected-gain preset with the unclipped batch gain
     assert bench.dense_of("samplerank-boundary") == "samplerank-expected-gain-unclipped"
     assert bench.dense_of("mert") is None

@@ -70,7 +70,7 @@ RANGES: dict[str, Range] = {
                      "order", "lm_order", "osm", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
                      "oracle_beam", "epochs", "held_out", "batch_size", "samples_per_sentence", "chains",
                      "max_batches", "eval_every", "min_count", "prune", "shard_size", "max_queue", "max_words",
-                     "max_sentences", "threads", "bootstrap"], COUNT),
+                     "max_sentences", "threads", "bootstrap", "sparse_min_sentences"], COUNT),
     # at least 0: a seed, a count where 0 means none (or no limit), a time
     **dict.fromkeys(["seed", "steps_per_sentence", "burn_in_per_sentence", "pop_limit", "restarts",
                      "random_directions", "perturbation", "decay", "word_class_count", "shutdown_timeout",

@@ -28,10 +28,11 @@ import numpy as np
 
 from pbmt.tune._apro_kernels import squared_hinge_ranking
 from pbmt.tune.gains import gain_of
-from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1
+from pbmt.tune.options import (DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1,
+                               SPARSE_MIN_SENTENCES)
 from pbmt.tune.pool import weight_columns
 from pbmt.tune.regularisation import minimize_l1
-from pbmt.tune.tuner import Option, Tuner, TuningData
+from pbmt.tune.tuner import Option, Tuner, TuningData, check_min_sentences
 
 
 def ranking_objective(weights: np.ndarray, features, gains: np.ndarray, offsets: np.ndarray,
@@ -56,6 +57,8 @@ class Apro(Tuner):
     interpolation: Ψ, weight of the new solution against the previous weights
     (1: the solution alone); gain: the sentence gain that orders the pairs (the
     name of a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights stay as given;
+    min_sentences: the sparse features tuned are those present in at least that many of the pool's sentences
+    (``pbmt.tune.pool.tuned_weights``), the others keep their weights;
     tolerance and max_iterations: L-BFGS's stopping rule (relative change of f
     and projected gradient; iterations).
 
@@ -70,12 +73,13 @@ class Apro(Tuner):
     options = (ITERATIONS, KEEP, DEDUP_OPTION,
                Option(("--apro-c",), "APRO: weight of the summed squared hinge losses against 1/2 ||w||^2", "c",
                       RANKING, type=float, dest="apro_c"),
-               GAIN, INTERPOLATION, SPARSE_L1)
+               GAIN, INTERPOLATION, SPARSE_L1, SPARSE_MIN_SENTENCES)
 
     def __init__(self, c: float = 1.0, interpolation: float = 1.0, gain: str = "bleu+1-unclipped",
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-10,
-                 max_iterations: int = 2000, l1: float = 1.0):
+                 max_iterations: int = 2000, l1: float = 1.0, min_sentences: int = 1):
         gain_of(gain, self.gain_level)
+        check_min_sentences(min_sentences)
         self.c = c
         self.l1 = l1
         self.interpolation = interpolation
@@ -83,6 +87,7 @@ class Apro(Tuner):
         self.fixed = fixed
         self.tolerance = tolerance
         self.max_iterations = max_iterations
+        self.min_sentences = min_sentences
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator | None = None) -> "Apro":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool

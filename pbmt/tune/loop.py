@@ -282,8 +282,9 @@ def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_sentences: int,
                  sparse: bool = False) -> dict:
     """What a resumed run must share with the run it continues (any iteration limit, tolerance and output);
-    ``sparse``: the run tunes sparse weights too."""
-    params = tuner.params()
+    ``sparse``: the run tunes sparse weights too. A sparse cut-off of 1 (none) is left out, so that a run
+    fingerprinted before tuners had one resumes."""
+    params = {k: v for k, v in tuner.params().items() if (k, v) != ("min_sentences", 1)}
     return {**{k: v for k, v in asdict(settings).items() if k not in ("max_iterations", "weight_tolerance", "output")},
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
             "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()},

@@ -52,9 +52,9 @@ import numpy as np
 
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune._mira_kernels import averaged, epoch, scores
-from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP
+from pbmt.tune.options import DEDUP_OPTION, INTERPOLATION, ITERATIONS, KEEP, SPARSE_MIN_SENTENCES
 from pbmt.tune.pool import argmax_by_sentence, weight_columns
-from pbmt.tune.tuner import Group, Option, Tuner, TuningData, toward
+from pbmt.tune.tuner import Group, Option, Tuner, TuningData, check_min_sentences, toward
 
 BACKGROUNDS = ("hope", "model")
 PSI = 0.3  # the default share of MIRA's answer; 1 is kbmira's (module docstring says why)
@@ -85,7 +85,9 @@ class Mira(Tuner):
     pseudo-document, the "hope" (kbmira's default) or the "model"'s 1-best;
     interpolation: Psi in [0, 1], the share of MIRA's answer in the weights
     returned (module docstring; 1: kbmira's answer as it is); fixed: feature
-    names whose weights stay as given.
+    names whose weights stay as given; min_sentences: the sparse features
+    tuned are those present in at least that many of the pool's sentences
+    (``pbmt.tune.pool.tuned_weights``), the others keep their weights.
 
     The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``): the dense
     ones alone, or dense then sparse (no penalty: an update moves only the features where hope and fear
@@ -106,22 +108,26 @@ class Mira(Tuner):
                       GROUP, type=float, dest="mira_decay"),
                Option(("--mira-background",), "MIRA: whose statistics join the BLEU pseudo-document: the hope's or "
                       "the model's 1-best's (kbmira's --model-bg)", "background", GROUP, choices=BACKGROUNDS,
-                      dest="mira_background"))
+                      dest="mira_background"),
+               SPARSE_MIN_SENTENCES)
 
     def __init__(self, c: float = 0.01, epochs: int = 60, decay: float = 0.999, background: str = "hope",
-                 interpolation: float = PSI, fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):
+                 interpolation: float = PSI, fixed: tuple[str, ...] = ("UnknownWordPenalty0",),
+                 min_sentences: int = 1):
         if not c > 0 or epochs < 1 or not 0.0 < decay <= 1.0:
             raise ValueError(f"need c > 0, epochs >= 1 and decay in (0, 1]; got {c}, {epochs} and {decay}")
         if not 0.0 <= interpolation <= 1.0:
             raise ValueError(f"interpolation must be in [0, 1], got {interpolation}")
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {BACKGROUNDS}, got {background!r}")
+        check_min_sentences(min_sentences)
         self.c = c
         self.epochs = epochs
         self.decay = decay
         self.background = background
         self.interpolation = interpolation
         self.fixed = fixed
+        self.min_sentences = min_sentences
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mira":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool

@@ -158,6 +158,17 @@ class Pool:
         """int64[n_cand]: the sentence of each candidate."""
         return np.repeat(np.arange(self.n_sentences, dtype=np.int64), np.diff(self.offsets))
 
+    def sparse_sentence_counts(self) -> np.ndarray:
+        """int64[len(sparse_names)]: for each sparse feature, how many sentences have a candidate in which it is
+        not zero (the evidence the pool holds for its weight: a feature of one sentence can only fit that one)."""
+        if self.sparse is None:
+            return np.zeros(len(self.sparse_names), dtype=np.int64)
+        rows = self.sparse.tocsr()
+        present = rows.data != 0
+        sentence = np.repeat(self.sentence, np.diff(rows.indptr))[present]
+        pairs = np.unique(rows.indices[present].astype(np.int64) * self.n_sentences + sentence)
+        return np.bincount(pairs // self.n_sentences, minlength=len(self.sparse_names)).astype(np.int64)
+
     def merge(self, other: "Pool") -> tuple["Pool", int]:
         """This pool plus the candidates of ``other`` it does not have yet; also their number.
 
@@ -525,10 +536,14 @@ def checked_weights(pool: Pool, initial_weights: np.ndarray, sparse: bool = Fals
     return initial
 
 
-def tuned_weights(pool: Pool, fixed: tuple[str, ...], n_weights: int) -> np.ndarray:
+def tuned_weights(pool: Pool, fixed: tuple[str, ...], n_weights: int, min_sentences: int = 1) -> np.ndarray:
     """bool[n_weights]: the weights an optimiser of sparse features tunes: the dense columns but those of the
-    ``fixed`` features, then every sparse one when ``n_weights`` covers them (``checked_weights``)."""
-    return np.concatenate([tuned_columns(pool.layout, fixed), np.ones(n_weights - pool.layout.size, dtype=bool)])
+    ``fixed`` features, then, when ``n_weights`` covers them (``checked_weights``), the sparse ones not zero in
+    the candidates of at least ``min_sentences`` sentences (``Pool.sparse_sentence_counts``; 1: all of them)."""
+    sparse = np.ones(n_weights - pool.layout.size, dtype=bool)
+    if min_sentences > 1 and len(sparse):
+        sparse = pool.sparse_sentence_counts() >= min_sentences
+    return np.concatenate([tuned_columns(pool.layout, fixed), sparse])
 
 
 def weight_columns(pool: Pool, tuned: np.ndarray):

@@ -34,10 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from pbmt.tune.gains import gain_of
-from pbmt.tune.options import DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1
+from pbmt.tune.options import (DEDUP_OPTION, GAIN, INTERPOLATION, ITERATIONS, KEEP, RANKING, SPARSE_L1,
+                               SPARSE_MIN_SENTENCES)
 from pbmt.tune.pool import weight_columns
 from pbmt.tune.regularisation import minimize_l1
-from pbmt.tune.tuner import Option, Tuner, TuningData
+from pbmt.tune.tuner import Option, Tuner, TuningData, check_min_sentences
 
 # sentences whose pairs are drawn at once (bounds the memory of the draws)
 _BLOCK = 256
@@ -118,7 +119,8 @@ class Pro(Tuner):
     classifier's L2 penalty; l1: its L1 penalty on the sparse features' weights
     (``pbmt.tune.regularisation`` says why; the dense ones have none); gain: the sentence gain that ranks a
     pair (the name of a ``pbmt.tune.gains`` gain of level "sentence"); fixed: feature names whose weights
-    stay as given.
+    stay as given; min_sentences: the sparse features tuned are those present in at least that many of the
+    pool's sentences (``pbmt.tune.pool.tuned_weights``), the others keep their weights.
 
     The weights tuned are those ``initial_weights`` covers (``pbmt.tune.pool.checked_weights``):
     the dense ones alone, or dense then sparse. After ``fit``: ``weights_`` (the same length),
@@ -136,12 +138,13 @@ class Pro(Tuner):
                       RANKING, type=int, dest="pro_keep"),
                Option(("--pro-min-difference",), "PRO: least gain difference (BLEU+1 in [0, 1]) of an accepted pair "
                       "(alpha's step)", "min_difference", RANKING, type=float, dest="pro_min_difference"),
-               GAIN, INTERPOLATION, SPARSE_L1)
+               GAIN, INTERPOLATION, SPARSE_L1, SPARSE_MIN_SENTENCES)
 
     def __init__(self, samples: int = 5000, keep: int = 50, min_difference: float = 0.05,
                  interpolation: float = 0.1, l2: float = 1.0, gain: str = "bleu+1-unclipped",
-                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), l1: float = 1.0):
+                 fixed: tuple[str, ...] = ("UnknownWordPenalty0",), l1: float = 1.0, min_sentences: int = 1):
         gain_of(gain, self.gain_level)
+        check_min_sentences(min_sentences)
         self.samples = samples
         self.keep = keep
         self.min_difference = min_difference
@@ -150,6 +153,7 @@ class Pro(Tuner):
         self.l1 = l1
         self.gain = gain
         self.fixed = fixed
+        self.min_sentences = min_sentences
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool

@@ -66,6 +66,11 @@ def toward(answer: np.ndarray, start: np.ndarray, psi: float) -> np.ndarray:
     ``l1_normalised``): ``psi l1(answer) + (1 - psi) l1(start)``, of L1 norm 1 when their signs agree."""
     return psi * l1_normalised(answer) + (1.0 - psi) * l1_normalised(start)
 
+def check_min_sentences(min_sentences: int) -> None:
+    """ValueError unless ``min_sentences``, a sparse tuner's cut-off (``Tuner.min_sentences``), is a count >= 1."""
+    if isinstance(min_sentences, bool) or not isinstance(min_sentences, (int, np.integer)) or min_sentences < 1:
+        raise ValueError(f"min_sentences must be a whole number >= 1, got {min_sentences!r}")
+
 #: an ``Option``'s default: its parameter's default in the constructor of the first tuner listing it
 CONSTRUCTOR = object()
 #: an ``Option``'s default: not given (argparse: None), so each tuner takes its own constructor's default
@@ -147,7 +152,8 @@ class Tuner:
     such parameter), ``presets`` (named sets of parameters; ``preset_option``: the destination of the option
     choosing one: options given override it, it overrides the defaults), ``sparse`` (a pool tuner that tunes the
     pool's sparse columns beside the dense ones when its initial weights cover them), ``fixed`` (the feature
-    names whose weights stay as given), and implements ``fit``."""
+    names whose weights stay as given), ``min_sentences`` (a ``sparse`` tuner tunes only the sparse features
+    present in that many of the pool's sentences; the others keep their weights), and implements ``fit``."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -160,6 +166,7 @@ class Tuner:
     preset_option: ClassVar[str | None] = None
     sparse: ClassVar[bool] = False
     fixed: tuple[str, ...] = ()
+    min_sentences: int = 1
     weights_: np.ndarray
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Tuner":
@@ -171,12 +178,13 @@ class Tuner:
         dense columns, or, for a ``sparse`` tuner, its dense then sparse ones (else ValueError).
 
         Returns ``(pool, initial, tuned)``: initial a new float64[n] copy of ``initial_weights``, tuned
-        bool[n] the weights the tuner changes, all but the ``fixed`` features' (every sparse one is tuned)."""
+        bool[n] the weights the tuner changes, all but the ``fixed`` features' and the sparse ones present in
+        fewer than ``min_sentences`` of the pool's sentences (``pbmt.tune.pool.tuned_weights``)."""
         data.check(self)
         pool = data.pool
         pool.check_complete()
         initial = checked_weights(pool, initial_weights, sparse=self.sparse)
-        return pool, initial, tuned_weights(pool, self.fixed, len(initial))
+        return pool, initial, tuned_weights(pool, self.fixed, len(initial), self.min_sentences)
 
     @classmethod
     def parameters(cls) -> dict[str, Any]:
