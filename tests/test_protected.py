@@ -57,6 +57,32 @@ def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as
     assert EN.text(["named", "«", "%s", "»", "."]) == "named «%s»."
 
 
+# English messages as GNU, GNOME and KDE catalogues write them, which Moses's detokeniser spaces wrongly
+# (`%s 'does, “%s ”, I ’m)
+QUOTED = [
+    "requested encoding `%s' does not match vector `%s'",
+    "could not load font `foo'",
+    "Couldn't open attachment “%s”: %s",
+    "“%s” is not a valid folder",
+    "Press ‘Next’ to go on",
+    "Automatically unlock whenever I’m logged in, it’s safe",
+    "Use extra mouse button events in Nautilus’ browser window",
+    "Datei „%s“ nicht gefunden",
+    "it's the users' file",
+]
+
+
+@pytest.mark.parametrize("line", QUOTED)
+def test_paired_quotes_and_apostrophes_are_written_against_their_words(line):
+    assert EN.text(EN.tokens(line)) == line
+
+
+def test_an_unpaired_quote_is_left_to_moses():
+    assert EN.text(["a", "“", "b"]) == "a “b"
+    assert EN.text(["`", "%s", "and", "more"]) == "`%s and more"
+    assert EN.text(["‘", "don", "’", "t", "’", "he", "said"]) == "‘don’t’ he said"
+
+
 def test_a_tag_spelt_as_a_special_word_of_the_lm_is_no_special_word_in_the_token_form():
     from pbmt.base.vocab import SPECIAL_WORDS
 

@@ -19,8 +19,9 @@ text again:
 - back: ``detruecase`` (a capital at the start of the line, unless the
   source line starts lowercase, and after a full stop), then the Moses
   detokeniser, which leaves protected tokens byte for byte as they are,
-  glues a paired tag to the text it encloses, an ellipsis to its word and,
-  but in French, guillemets to their quote (``«%s»``).
+  glues a paired tag to the text it encloses, an ellipsis to its word,
+  but in French, guillemets to their quote (``«%s»``), paired quotes to what
+  they enclose (`` `%s' ``, ``“%s”``) and a typographic apostrophe to its word.
 
 Protected tokens keep their casing: ``%S`` is not ``%s``.
 
@@ -58,6 +59,13 @@ BUILT_IN = ProtectedPatterns()
 #: Guillemets written against their quote (but in French, which spaces them).
 _OPENING_QUOTES, _CLOSING_QUOTES = frozenset("«‹"), frozenset("»›")
 _ELLIPSIS = "…"
+#: Quotes written against what they enclose when the line closes them, by opening quote: its closing quotes
+#: (GNU's `%s', “%s”, ‘%s’, German „%s“). Moses's detokeniser spaces them as words (`%s 'is, “%s ”).
+_PAIRED_QUOTES = {"`": frozenset("'"), "“": frozenset("”"), "‘": frozenset("’"), "„": frozenset("“”")}
+#: The typographic apostrophe, which the tokeniser splits from its word (I’m -> I ’ m), and the English endings
+#: after which it is an apostrophe even inside ‘…’ (I’m, can’t, it’s, we’re, they’ve, you’ll, he’d).
+_APOSTROPHE = "’"
+_AFTER_APOSTROPHE = frozenset({"s", "t", "m", "re", "ve", "ll", "d"})
 
 
 def nfc(line: str) -> str:
@@ -93,15 +101,16 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
     """Moses's detokeniser for ``language`` (sacremoses, no unescaping, as the tokeniser escapes nothing):
     tokens to a line of plain text. Protected tokens come back as they were, spaced as words, except that a
     tag with its partner in the line is written against the text it encloses, as are guillemets (but in
-    French); an ellipsis character is written against the word before it (``Guardar como…``)."""
+    French), paired quotes (`` `%s' ``, ``“%s”``, ``‘%s’``, ``„%s“``) and a typographic apostrophe inside a word
+    (``I’m``); an ellipsis character is written against the word before it (``Guardar como…``)."""
     from sacremoses import MosesDetokenizer
 
     moses = MosesDetokenizer(language).detokenize
     quotes = language != "fr"
 
     def detokenize(words: Sequence[str]) -> str:
-        hidden = [i for i, w in enumerate(words) if protected.protects(w) or w == _ELLIPSIS
-                  or quotes and (w in _OPENING_QUOTES or w in _CLOSING_QUOTES)]
+        glue_right, glue_left = _glued(words, quotes)
+        hidden = sorted({i for i, w in enumerate(words) if protected.protects(w)} | glue_right | glue_left)
         if not hidden:
             return moses(list(words), unescape=False)
         stand_in = "Pbmtprotected"
@@ -111,7 +120,6 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
         for i in hidden:
             shown[i] = stand_in
         parts = moses(shown, unescape=False).split(stand_in)
-        glue_right, glue_left = _glued(words, quotes)
         out = parts[0]
         for i, after in zip(hidden, parts[1:]):
             if i in glue_left and out.endswith(" "):
@@ -127,15 +135,33 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
 
 def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     """The positions of the tokens written against the next token (an opening tag with its closing tag later
-    in the line, an opening guillemet) and against the previous one (the closing tag, a closing guillemet, an
-    ellipsis)."""
+    in the line, an opening guillemet, an opening quote the line closes) and against the previous one (the
+    closing tag, a closing guillemet, a closing quote, an ellipsis); a typographic apostrophe between two words
+    is in both, but after an s before another word (a plural's possessive: ``users’ files``)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
+    open_quotes: list[tuple[frozenset[str], int | None]] = []
     for i, word in enumerate(words):
         if quotes and word in _OPENING_QUOTES:
             right.add(i)
         elif quotes and word in _CLOSING_QUOTES or word == _ELLIPSIS:
             left.add(i)
+        elif word == _APOSTROPHE and _between_words(words, i) and (
+                words[i + 1].lower() in _AFTER_APOSTROPHE or not any(word in c for c, _ in open_quotes)):
+            left.add(i)
+            if words[i + 1].lower() in _AFTER_APOSTROPHE or words[i - 1][-1] not in "sS":
+                right.add(i)
+        elif (k := next((k for k in range(len(open_quotes) - 1, -1, -1) if word in open_quotes[k][0]),
+                        None)) is not None:
+            if open_quotes[k][1] is not None:
+                right.add(open_quotes[k][1])
+            left.add(i)
+            del open_quotes[k:]
+        elif word in _PAIRED_QUOTES:
+            open_quotes.append((_PAIRED_QUOTES[word], i))
+        elif word.startswith("`") and word.strip("`"):
+            # Moses's tokeniser leaves a backquote on its word (`foo '): only the closing quote is to glue
+            open_quotes.append((_PAIRED_QUOTES["`"], None))
         elif (name := opening_tag(word)) is not None:
             open_tags.append((name, i))
         elif (name := closing_tag(word)) is not None:
@@ -146,6 +172,11 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
                     del open_tags[k:]
                     break
     return right, left
+
+
+def _between_words(words: Sequence[str], i: int) -> bool:
+    """Whether the tokens either side of position ``i`` end and start with a letter or digit."""
+    return 0 < i < len(words) - 1 and words[i - 1][-1:].isalnum() and words[i + 1][:1].isalnum()
 
 
 def _has_letter(token: str) -> bool:
