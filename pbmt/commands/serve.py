@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "loaded (more than 1: instead of --threads, one thread each)")
     parser.add_argument("--max-queue", type=int, default=200, help="sentences that may wait for a thread or worker; "
                         "beyond, requests get 503 (at least --max-sentences)")
-    parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens); "
-                        "longer ones get 413")
+    parser.add_argument("--max-words", type=int, default=100, help="longest sentence accepted (tokens), and "
+                        "longest /complete prefix (words); longer ones get 413")
     parser.add_argument("--max-sentences", type=int, default=100, help="sentences per /translate request")
     parser.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES if DEFAULT_SAMPLES.exists() else None,
                         help="sentences the page offers to pick from (the first 30 lines, leaving out any longer "

@@ -482,6 +482,9 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
         if "\n" in body.sentence or "\n" in body.prefix:
             raise HTTPException(422, "the sentence and the prefix are one line each")
         refuse_surrogate("the prefix", body.prefix)
+        if (words := len(body.prefix.split())) > settings.max_words:
+            raise HTTPException(413, f"the prefix has {words} words; this server completes at most "
+                                     f"{settings.max_words} (--max-words)")
         await check_lengths([body.sentence], body.tokenized, single=True)
         dispatcher: Dispatcher = state["dispatcher"]
         dispatcher.admit(1)

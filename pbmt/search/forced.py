@@ -295,6 +295,12 @@ def _unproduced(fit: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.cumsum(produced)[:-1] == 0)
 
 
+#: Words a reason quotes at most: a reference of thousands of unknown words makes a line, not a page.
+QUOTED_WORDS = 10
+
+
 def _quoted(words: list[str], positions: np.ndarray) -> str:
-    """The ``words`` at ``positions`` (0-based), quoted, with their 1-based position."""
-    return ", ".join(f"{words[p]!r} (word {p + 1})" for p in positions)
+    """The ``words`` at ``positions`` (0-based), quoted, with their 1-based position: the first
+    ``QUOTED_WORDS``, then how many more."""
+    shown = ", ".join(f"{words[p]!r} (word {p + 1})" for p in positions[:QUOTED_WORDS])
+    return shown + (f" and {len(positions) - QUOTED_WORDS:,} more" if len(positions) > QUOTED_WORDS else "")

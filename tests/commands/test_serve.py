@@ -481,6 +481,11 @@ def test_complete_equals_translate_with_prefix(server, tiny_model_dir, tmp_path)
     assert answer.json()["completions"] == []
     for body in ({"sentence": " ", "prefix": "the"}, {"sentence": "a", "prefix": "x\ny"}, {"prefix": "the"}):
         assert server.post("/complete", body).status_code == 422
+    # a prefix no phrase pair can begin: the reason quotes ten of its words and counts the rest
+    answer = server.post("/complete", {"sentence": "a b", "prefix": "zebra " * 20, "tokenized": True}).json()
+    assert answer["unreachable"].endswith("'zebra' (word 10) and 10 more") and answer["completions"] == []
+    long = server.post("/complete", {"sentence": "a b", "prefix": "zebra " * 21})
+    assert long.status_code == 413 and "the prefix has 21 words" in long.json()["error"]
 
 
 # --- the server's limits (README.md, "Errors, outputs and interrupted runs") ---------------------------------------
