@@ -377,7 +377,10 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, err: HTTPException):
         if err.status_code == 400:  # FastAPI's: a body it could not parse (JSON nested too deep, say)
-            return JSONResponse({"error": f"malformed request: {err.detail}"}, status_code=422)
+            detail = err.detail
+            if isinstance(bad := err.__cause__, UnicodeDecodeError):
+                detail = f"the body is not UTF-8 (byte 0x{bad.object[bad.start]:02x} at byte {bad.start + 1})"
+            return JSONResponse({"error": f"malformed request: {detail}"}, status_code=422)
         return JSONResponse({"error": err.detail}, status_code=err.status_code)
 
     @app.exception_handler(RequestValidationError)

@@ -176,6 +176,7 @@ def test_the_server_waits_until_every_worker_has_answered_and_lists_those():
 
 @pytest.mark.parametrize("body, status, message", [
     (b'{"sentences": ["a b"', 422, "not JSON"),
+    (b'{"sentences": ["a \xff b"]}', 422, "the body is not UTF-8 (byte 0xff at byte 19)"),
     (b'{"sentence": ["a b"]}', 422, "sentences: Field required"),
     (b'{"sentences": "a b"}', 422, "sentences: Input should be a valid list"),
     (b'{"sentences": []}', 422, "at least 1 item"),
