@@ -73,8 +73,8 @@ SPARSE = Group("sparse features")
 SPARSE_MIN_SENTENCES = Option(("--sparse-min-sentences",), "PRO, APRO, MIRA: tune only the sparse features that are "
                               "in the candidates of at least K dev sentences of the pool; the others keep their "
                               "weights (0 for a feature new to the model), since a weight seen in one or two "
-                              "sentences fits them rather than the task (default: {Pro.min_sentences}, every "
-                              "feature; docs/sparse-features.md)", "min_sentences", SPARSE, type=int, metavar="K",
+                              "sentences fits them rather than the task; 1: every feature "
+                              "(docs/sparse-features.md)", "min_sentences", SPARSE, type=int, metavar="K",
                               dest="sparse_min_sentences")
 SPARSE_OPTIONS = (
     Option(("--features",), "dense: the model's dense weights. binary (costmargin): binary block features trained on "
