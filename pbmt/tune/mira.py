@@ -25,9 +25,15 @@ number of updates; the pool's corpus BLEU under the average is measured, and
 the average of the epoch where it was highest (the earliest of equals) is
 MIRA's answer w'. ``weights_`` is w' interpolated with the starting
 weights w0 by direction: ``||w0||_1 (Psi l1(w') + (1 - Psi) l1(w0))``,
-``l1`` dividing by the L1 norm (from all-zero w0, w' whole), Psi
-(``interpolation``) 0.3 by default; Psi = 1 returns w' as it is, kbmira's
-answer. Why: on the pool of one decode, w' fits that pool and can decode far
+``l1`` dividing by the L1 norm of the dense weights (from all-zero w0, w'
+whole), Psi (``interpolation``) 0.3 by default; Psi = 1 returns w' as it
+is, kbmira's answer. The norms leave the sparse weights out because their
+features are counts of about 1 where the dense ones are log-probabilities
+and lengths of tens: a weight of 0.05 on each of 20,000 sparse features
+makes an L1 norm of 1,000 beside the dense weights' 4 (MIRA's answer on the
+first pool of all of dev with every family), and a step by the norm of all
+weights would shrink the dense weights by 1 - Psi and leave the sparse ones
+near zero, a step that moves nothing. Why: on the pool of one decode, w' fits that pool and can decode far
 outside it (kbmira's first answer on the shared dev list of the untuned
 weights puts a negative weight on the LM); a step part of the way there,
 PRO's damping (Hopkins & May), stays where the pool can judge it. In
@@ -149,9 +155,10 @@ class Mira(Tuner):
             self.history_.append((int(updates), float(loss) / pool.n_sentences, bleu))
             if bleu > self.score_:
                 self.score_, kept, self.kept_epoch_ = bleu, mean, number + 1
-        norm = np.abs(initial[free]).sum()
+        dense = np.flatnonzero(free) < pool.layout.size  # the tuned weights that are dense ones
+        norm = np.abs(initial[free][dense]).sum()
         if self.interpolation < 1.0 and norm > 0:  # zero starting weights have no direction to keep
-            kept = norm * toward(kept, initial[free], self.interpolation)
+            kept = norm * toward(kept, initial[free], self.interpolation, dense)
             self.score_ = corpus_bleu(pool.stats[argmax_by_sentence(scores(*rows, kept), pool.offsets)])
         self.weights_ = initial.copy()
         self.weights_[free] = kept

@@ -54,17 +54,19 @@ from pbmt.tune.pool import checked_weights, tuned_weights
 LOOPS = ("decode-optimise", "relevant-set", "block", "sampler")
 
 
-def l1_normalised(weights: np.ndarray) -> np.ndarray:
-    """``weights`` divided by their L1 norm (as they are when all zero): one scale for weights whose scale the
-    search ignores, so that two of them can be interpolated by direction (MERT's and MIRA's Psi)."""
-    norm = np.abs(weights).sum()
+def l1_normalised(weights: np.ndarray, measured: np.ndarray | None = None) -> np.ndarray:
+    """``weights`` divided by the L1 norm of those ``measured`` (bool mask; default all) (as they are when
+    that is zero): one scale for weights whose scale the search ignores, so that two of them can be
+    interpolated by direction (MERT's and MIRA's Psi)."""
+    norm = np.abs(weights if measured is None else weights[measured]).sum()
     return weights / norm if norm > 0 else weights
 
 
-def toward(answer: np.ndarray, start: np.ndarray, psi: float) -> np.ndarray:
+def toward(answer: np.ndarray, start: np.ndarray, psi: float, measured: np.ndarray | None = None) -> np.ndarray:
     """A step the share ``psi`` of the way from ``start`` to a tuner's ``answer``, by direction (both
-    ``l1_normalised``): ``psi l1(answer) + (1 - psi) l1(start)``, of L1 norm 1 when their signs agree."""
-    return psi * l1_normalised(answer) + (1.0 - psi) * l1_normalised(start)
+    ``l1_normalised`` by the norm of the weights ``measured``, default all): ``psi l1(answer) + (1 - psi)
+    l1(start)``, of L1 norm 1 over ``measured`` when their signs agree."""
+    return psi * l1_normalised(answer, measured) + (1.0 - psi) * l1_normalised(start, measured)
 
 def check_min_sentences(min_sentences: int) -> None:
     """ValueError unless ``min_sentences``, a sparse tuner's cut-off (``Tuner.min_sentences``), is a count >= 1."""

@@ -109,7 +109,8 @@ def test_sparse_features_train_as_the_dense_ones():
 
 def test_the_pools_sparse_columns_are_tuned_as_dense_ones_when_the_weights_cover_them():
     """A pool's sparse columns (``Pool.sparse``) tuned beside the dense ones give the weights of the same columns
-    held densely; dense initial weights alone leave the sparse columns out."""
+    held densely (MIRA's answer, Psi = 1: a step part of the way measures the dense weights alone, below);
+    dense initial weights alone leave the sparse columns out."""
     rng = np.random.default_rng(9)
     pool, _ = _pool(rng)
     values = np.where(np.abs(pool.features) < 0.5, 0.0, pool.features)
@@ -118,8 +119,8 @@ def test_the_pools_sparse_columns_are_tuned_as_dense_ones_when_the_weights_cover
                  scipy.sparse.csr_matrix(values[:, 2:]), ("s_1", "s_2", "s_3"))
     whole = Pool(pool.layout, values, pool.stats, pool.offsets, pool.keys, pool.texts)
     start = np.array([0.1, 0.0, 0.0, 0.2, 0.0])
-    both = Mira(epochs=4).fit(TuningData(pool=split), start, np.random.default_rng(1))
-    dense = Mira(epochs=4).fit(TuningData(pool=whole), start, np.random.default_rng(1))
+    both = Mira(epochs=4, interpolation=1.0).fit(TuningData(pool=split), start, np.random.default_rng(1))
+    dense = Mira(epochs=4, interpolation=1.0).fit(TuningData(pool=whole), start, np.random.default_rng(1))
     np.testing.assert_allclose(both.weights_, dense.weights_, rtol=1e-12, atol=1e-15)
     assert np.count_nonzero(both.weights_[2:]) == 3
     alone = Mira(epochs=4).fit(TuningData(pool=split), start[:2], np.random.default_rng(1))
@@ -228,3 +229,34 @@ def test_mira_reaches_kbmiras_pool_bleu_on_the_shared_dev_pool(kbmira_pool, bibl
     theirs, ours = 100 * pool.bleu(kbmira), 100 * mira.score_
     assert theirs > 100 * pool.bleu(start) and ours > 100 * pool.bleu(start)
     assert ours > theirs - 0.2 and abs(ours - theirs) < 0.5, (ours, theirs)
+
+
+def test_a_step_part_of_the_way_is_measured_by_the_dense_weights():
+    """Thousands of sparse indicators take most of the L1 norm of MIRA's answer; Psi's step measures both ends by
+    their dense weights' norm, so the dense weights turn towards the answer's (not only shrink by 1 - Psi) and the
+    sparse ones come at Psi of the answer's scale; without sparse columns it is the step by every weight."""
+    rng = np.random.default_rng(12)
+    pool, _ = _pool(rng)
+    n, n_sparse = pool.n_candidates, 3000
+    rows, columns = rng.integers(0, n, 4 * n_sparse), np.repeat(np.arange(n_sparse), 4)
+    indicators = scipy.sparse.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(n, n_sparse))
+    split = Pool(pool.layout, pool.features, pool.stats, pool.offsets, pool.keys, pool.texts, indicators,
+                 tuple(f"s_{k}" for k in range(n_sparse)))
+    start = np.concatenate([[0.0, -1.0, 0.2, 0.3, 0.5], np.zeros(n_sparse)])
+    answer = Mira(epochs=4, interpolation=1.0, fixed=()).fit(TuningData(pool=split), start,
+                                                             np.random.default_rng(3)).weights_
+    step = Mira(epochs=4, interpolation=0.3, fixed=()).fit(TuningData(pool=split), start,
+                                                           np.random.default_rng(3)).weights_
+    dense_norm, sparse_norm = np.abs(answer[:5]).sum(), np.abs(answer[5:]).sum()
+    assert sparse_norm > 3 * dense_norm
+    norm = np.abs(start[:5]).sum()
+    np.testing.assert_allclose(step, norm * (0.3 * answer / dense_norm + 0.7 * start / norm), rtol=1e-12, atol=1e-15)
+    turned = step[:5] / np.linalg.norm(step[:5]) @ (start[:5] / np.linalg.norm(start[:5]))
+    assert turned < 0.99
+    by_all = norm * (0.3 * answer / (dense_norm + sparse_norm) + 0.7 * start / norm)  # the step it is not
+    assert by_all[:5] / np.linalg.norm(by_all[:5]) @ (start[:5] / np.linalg.norm(start[:5])) > 0.999
+    dense_only = Mira(epochs=4, fixed=()).fit(TuningData(pool=pool), start[:5], np.random.default_rng(3)).weights_
+    whole = Mira(epochs=4, interpolation=1.0, fixed=()).fit(TuningData(pool=pool), start[:5],
+                                                            np.random.default_rng(3)).weights_
+    np.testing.assert_allclose(dense_only, norm * (0.3 * whole / np.abs(whole).sum() + 0.7 * start[:5] / norm),
+                               rtol=1e-12)
