@@ -29,7 +29,7 @@ from typing import Mapping, Sequence, overload
 
 import numpy as np
 
-from pbmt.base.config import MosesConfig, read_weights
+from pbmt.base.config import MosesConfig, config_path, read_weights
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.search.explain import Explanation as SearchExplanation
 from pbmt.search.explain import explain, explanation_data
@@ -70,9 +70,7 @@ def load(config: str | os.PathLike = DEFAULT_MODEL, *, weights: Weights | None =
     ``beam_threshold``, ``distortion_limit``, ``table_limit``, ``reordering``, ``pop_limit``), overriding the
     ini's. Without ``config``, the embedded Spanish-English model of ``data/model``.
     """
-    path = Path(config)
-    if not path.is_file():
-        raise PbmtError(f"{path}: no such model configuration")
+    path = config_path(config)
     unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(SearchSettings)})
     if unknown:
         raise UsageError(f"unknown search setting {', '.join(unknown)}; known: "

@@ -89,6 +89,15 @@ def test_errors_name_the_line(tmp_path, text, line, reason):
     assert err.value.line == line and reason in str(err.value) and str(path) in str(err.value)
 
 
+def test_a_model_folder_given_for_its_moses_ini_names_the_file(tmp_path):
+    (tmp_path / "model").mkdir()
+    with pytest.raises(PbmtError, match=r"model: is a directory; a model is given by its moses.ini$"):
+        MosesConfig.read(tmp_path / "model")
+    (tmp_path / "model" / "moses.ini").write_text("[feature]\n")
+    with pytest.raises(PbmtError, match=r"is a directory; a model is given by its moses.ini: .*model/moses.ini"):
+        MosesConfig.read(tmp_path / "model")
+
+
 def test_weights_of_a_moses_ini_or_of_a_weight_section_alone(tmp_path):
     assert read_weights(_ini(tmp_path, GOOD)) == MosesConfig.read(_ini(tmp_path, GOOD)).weights
     alone = tmp_path / "weights.txt"

@@ -111,7 +111,7 @@ class MosesConfig:
     def read(cls, path: str | Path) -> "MosesConfig":
         """Parse ``path`` (after running the feature modules of the ``pbmt.toml`` beside it); raises FormatError
         naming the line for anything malformed."""
-        path = Path(path)
+        path = config_path(path)
         modules = load_feature_modules(path.parent)
         sections, headers = _sections(path)
         features = _parse_features(path, sections.pop("feature", []))
@@ -208,6 +208,18 @@ class MosesConfig:
 
 MAX_WEIGHT = 1e6
 WEIGHT_RANGE = f"from {-MAX_WEIGHT:,.0f} to {MAX_WEIGHT:,.0f}"
+
+
+def config_path(path: str | os.PathLike) -> Path:
+    """``path`` if it is a file: else PbmtError, naming a folder's moses.ini when given the model's folder."""
+    path = Path(path)
+    if path.is_dir():
+        inside = path / "moses.ini"
+        raise PbmtError(f"{path}: is a directory; a model is given by its moses.ini"
+                        + (f": {inside}" if inside.is_file() else ""))
+    if not path.exists():
+        raise PbmtError(f"{path}: no such model configuration")
+    return path
 
 
 def allowed_weight(weight: float) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt import __version__
+from pbmt.base.config import config_path
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing
@@ -127,9 +128,7 @@ def _preprocessor(tokenize: str, lowercase: bool, config: Path | None = None):
     if (tokenize == "model") != (config is not None):
         raise UsageError("--tokenizer model and -f go together")
     if tokenize == "model":
-        if not config.is_file():
-            raise PbmtError(f"{config}: no such model configuration")
-        form = Preprocessing.read(config.parent).target_form
+        form = Preprocessing.read(config_path(config).parent).target_form
 
         def tokenizer(line: str) -> str:
             return " ".join(form.tokens(line))

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL
+from pbmt.base.config import config_path
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
@@ -59,9 +60,7 @@ def text_form(args: argparse.Namespace) -> TextForm:
                         protected=ProtectedPatterns(extra))
     if args.lowercase:
         raise PbmtError("--lowercase goes with --language; a model's pbmt.toml says its own casing")
-    if not args.config.is_file():
-        raise PbmtError(f"{args.config}: no such model configuration")
-    preprocessing = Preprocessing.read(args.config.parent)
+    preprocessing = Preprocessing.read(config_path(args.config).parent)
     form = preprocessing.source_form if args.side == "source" else preprocessing.target_form
     return replace(form, protected=ProtectedPatterns(extra + form.protected.extra)) if extra else form
 
