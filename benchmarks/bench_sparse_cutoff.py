@@ -111,7 +111,8 @@ def main() -> None:
         columns = ["weights", "sparse features tuned (mean of the halves)", "non-zero sparse weights",
                    "fitted half's BLEU (mean)", "held-out BLEU, even fitted", "held-out BLEU, odd fitted",
                    "held-out BLEU (mean)", "against dense MIRA"]
-        print(f"wrote {write_table(args.record, columns, rows, load=loads, note=args.record_note)}")
+        formats = {column: (".2f" if column.startswith(("fitted", "held-out")) else "+.2f") for column in columns[3:]}
+        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note)}")
 
 
 if __name__ == "__main__":
