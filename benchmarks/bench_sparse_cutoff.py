@@ -112,7 +112,11 @@ def main() -> None:
                    "fitted half's BLEU (mean)", "held-out BLEU, even fitted", "held-out BLEU, odd fitted",
                    "held-out BLEU (mean)", "against dense MIRA"]
         formats = {column: (".2f" if column.startswith(("fitted", "held-out")) else "+.2f") for column in columns[3:]}
-        print(f"wrote {write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note)}")
+        command = " ".join(["python", "benchmarks/bench_sparse_cutoff.py", "--tuned", str(args.tuned), "--cutoffs",
+                            args.cutoffs, "--record", args.record])
+        path = write_table(args.record, columns, rows, load=loads, formats=formats, note=args.record_note,
+                           command=command)
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
