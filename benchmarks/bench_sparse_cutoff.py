@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pbmt.base.nbest import parse_features
 from pbmt.tune.mira import Mira
 from pbmt.tune.pool import Pool
 from pbmt.tune.tuner import TuningData
@@ -38,14 +39,7 @@ def first_weights(log: Path, pool: Pool) -> np.ndarray:
     """The dense weights of the run's first decode (``log.tsv``'s first ``decoded_weights``: ``Name= v ...``), in
     the pool's column order."""
     rows = [line.split("\t") for line in log.read_text(encoding="utf-8").splitlines()]
-    words = rows[1][rows[0].index("decoded_weights")].split()
-    values, name = {}, None
-    for word in words:
-        if word.endswith("="):
-            name = word[:-1]
-            values[name] = []
-        else:
-            values[name].append(float(word))
+    values = parse_features(rows[1][rows[0].index("decoded_weights")], log, 2)
     return np.concatenate([values[n] for n in pool.layout.names])
 
 
