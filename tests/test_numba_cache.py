@@ -73,3 +73,47 @@ def test_racing_processes_leave_every_specialisation_with_its_own_code(tmp_path)
     out = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path)], capture_output=True, text=True, check=True)
     entries, wrong = map(int, out.stdout.split())
     assert (entries, wrong) == (20, 0)
+
+
+HOLDER = """
+import sys, time
+import numba
+import pbmt.base.numba_cache as numba_cache
+sys.path.insert(0, sys.argv[1])
+import identity
+with numba_cache._compiling(identity.f, (numba.int64,)):
+    open(sys.argv[1] + "/held", "w").close()
+    while not __import__("os").path.exists(sys.argv[1] + "/asked"):
+        time.sleep(0.01)
+    time.sleep(0.5)  # the other process calls f meanwhile
+    identity.f(1)
+"""
+
+WAITER = """
+import sys
+import numba
+from numba.core import event
+import pbmt.base.numba_cache as numba_cache
+sys.path.insert(0, sys.argv[1])
+import identity
+compiled = []
+event.register("numba:compile", type(
+    "L", (event.Listener,), {"on_start": lambda self, ev: None,
+                             "on_end": lambda self, ev: compiled.append(ev.data["dispatcher"])})())
+here = numba_cache.compile_unless_elsewhere(identity.f, (numba.int64,))
+open(sys.argv[1] + "/asked", "w").close()
+print(here, identity.f(1), len(compiled))
+"""
+
+
+def test_a_specialisation_another_process_compiles_is_waited_for_and_loaded(tmp_path):
+    (tmp_path / "identity.py").write_text(MODULE)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)])
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "held").exists() and time.monotonic() < deadline:
+        assert holder.poll() is None, "the holding process ended before holding the lock"
+        time.sleep(0.02)
+    out = subprocess.run([sys.executable, "-c", WAITER, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert holder.wait(timeout=120) == 0
+    # skipped while the holder compiles it; then the call waits for its save and loads it: no compile of its own
+    assert out.stdout.split() == ["False", "1", "0"]

@@ -31,6 +31,20 @@ inside it, write the data file and only then the index entry naming it, so
 a reader without the lock finds either no entry or one whose file is whole.
 Loading takes no lock: numba replaces both files whole (a temporary file then
 a rename). Where ``fcntl`` does not exist (Windows) saves stay numba's own.
+
+**Compiles.** ``install`` also has each process compile a specialisation
+the cache lacks under a lock of its own (a byte of
+``.pbmt-numba-compiling.lock`` in its cache folder, at an offset hashed
+from the function's index and the argument types: a POSIX record lock,
+held by the process and dropped when it dies), so that two processes
+needing one specialisation at once compile it once: the second waits for
+the first and loads what it saved (``pbmt.commands.precompile`` splits a
+run's compiling between two processes so). A kernel's compile holds its
+lock while numba compiles the kernels it calls, which take their own: the
+locks follow calls, so no two processes wait for each other. A wait ends
+after ``COMPILE_WAIT`` seconds (a stopped process) with a compile of its
+own. ``compile_unless_elsewhere`` compiles a specialisation only if no
+other process is compiling it.
 """
 
 from __future__ import annotations
@@ -41,9 +55,11 @@ import hashlib
 import itertools
 import os
 import re
+import time
 from pathlib import Path
 
-from numba.core import caching
+from numba.core import caching, dispatcher, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 
 try:
     import fcntl
@@ -187,12 +203,90 @@ def _save(self: caching.IndexDataCacheFile, key, data) -> None:
             self._save_index(overloads)
 
 
+COMPILE_LOCK_NAME = ".pbmt-numba-compiling.lock"
+COMPILE_WAIT = 300.0  # seconds a process waits for another's compile of a specialisation before its own
+_numba_compile = dispatcher.Dispatcher.compile
+_lock_files: dict[str, int] = {}  # cache folder -> this process's descriptor of its compile lock file (never
+# closed: closing any descriptor of a file drops every record lock the process holds on it)
+_held: set[tuple[str, int]] = set()  # the specialisations this process holds the lock of
+
+
+def _specialisation(kernel, args) -> tuple[str, int] | None:
+    """(cache folder, byte of its compile lock file) of the specialisation of ``kernel`` for ``args`` (numba
+    types), or None where no lock is wanted: no disk cache, or compiled in this process already."""
+    cache = getattr(kernel, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if fcntl is None or cache_file is None or tuple(args) in kernel.overloads:
+        return None
+    digest = hashlib.sha256(f"{cache_file._index_name}\0{tuple(args)!r}".encode()).digest()
+    return cache._cache_path, int.from_bytes(digest[:7], "big")
+
+
+def _take(key: tuple[str, int], wait: float) -> bool | None:
+    """Lock ``key``'s byte, waiting up to ``wait`` seconds: True once held, False if another process still
+    holds it, None where no lock can be had (the folder or the file cannot be made, no record locks)."""
+    folder, offset = key
+    fd = _lock_files.get(folder)
+    try:
+        if fd is None:
+            os.makedirs(folder, exist_ok=True)
+            fd = _lock_files[folder] = os.open(os.path.join(folder, COMPILE_LOCK_NAME), os.O_RDWR | os.O_CREAT,
+                                               0o666)
+        deadline, pause = time.monotonic() + wait, 0.005
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+                return True
+            except (BlockingIOError, PermissionError):  # another process holds it
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(pause)
+                pause = min(2 * pause, 0.05)
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def _compiling(kernel, args, wait: float = COMPILE_WAIT):
+    """The lock of ``kernel``'s specialisation for ``args`` for the time of the block, held by this process
+    (waiting up to ``wait`` s for another process to release it); yields False if another still holds it."""
+    with global_compiler_lock:  # one thread of this process at a time: record locks are the process's
+        key = _specialisation(kernel, args)
+        taken = None if key is None or key in _held else _take(key, wait)
+        if taken:
+            _held.add(key)
+        try:
+            yield taken is not False
+        finally:
+            if taken:
+                _held.discard(key)
+                fcntl.lockf(_lock_files[key[0]], fcntl.LOCK_UN, 1, key[1])
+
+
+def _compile(self, sig):
+    """``Dispatcher.compile`` under the lock of the specialisation (module docstring): what another process
+    compiles meanwhile is then loaded from the cache."""
+    with _compiling(self, sigutils.normalize_signature(sig)[0]):
+        return _numba_compile(self, sig)
+
+
+def compile_unless_elsewhere(kernel, args) -> bool:
+    """Compile (or load from the cache) ``kernel``'s specialisation for ``args`` (numba types) unless another
+    process is compiling it; whether this process now has it."""
+    with _compiling(kernel, args, wait=0.0) as here:
+        if here:
+            kernel.compile(tuple(args))
+        return here
+
+
 def install(modules: dict[str, Path] | None = None) -> None:
-    """Lock every save (where ``fcntl`` exists) and stamp the kernels cached from now on of the modules
-    ``modules`` names (top-level name, or a prefix ending in ``_``, -> the package folder whose kernel sources
-    stamp them; default pbmt's own and its feature modules'). ``import pbmt`` calls it with the default."""
+    """Lock every save and every compile of a specialisation (where ``fcntl`` exists) and stamp the kernels
+    cached from now on of the modules ``modules`` names (top-level name, or a prefix ending in ``_``, -> the
+    package folder whose kernel sources stamp them; default pbmt's own and its feature modules'). ``import
+    pbmt`` calls it with the default."""
     if fcntl is not None:
         caching.IndexDataCacheFile.save = _save
+        dispatcher.Dispatcher.compile = _compile
     StampedLocator.packages.update(modules or {"pbmt": PACKAGE, USER_MODULE_PREFIX: PACKAGE})
     if StampedLocator not in _IMPL._locator_classes:
         _IMPL._locator_classes.insert(0, StampedLocator)

@@ -6,9 +6,13 @@ table parser's kernels, the parse, the binary cache) most of the rest; one waite
 forks a child that loads the model's stand-in (``pbmt.model.cache.standing_in``: the same features, settings
 and weights, its arrays of the real types, but no data: nothing is read, parsed or cached) and translates one
 word with it, as the run's translator would: numba compiles the kernels the run's sentences need and saves
-them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its model. Before its first
-sentence it calls ``Precompile.wait``, and then numba loads those kernels from the cache instead of compiling
-them a second time.
+them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its model. Once it has, it calls
+``Precompile.join``: it compiles the search kernel's biggest callees itself (``pbmt.search.decoder.kernel_parts``),
+in the reverse of the order in which the child's compile of the search kernel reaches them, skipping any the
+child is compiling, while the child goes on: each process compiles a specialisation the other has not (numba's
+compiles are locked per specialisation across processes, ``pbmt.base.numba_cache``), waits for one the other is
+compiling and loads what the other saved, so the two meet in the middle. Then it waits for the child, and numba
+loads the kernels from the cache instead of compiling them a second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
 cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
@@ -33,12 +37,12 @@ import sys
 import threading
 from typing import Callable
 
-from pbmt.base.numba_cache import has_cached
+from pbmt.base.numba_cache import compile_unless_elsewhere, has_cached
 from pbmt.base.parallel import available_cores
 from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
-from pbmt.search.decoder import search_kernel
+from pbmt.search.decoder import kernel_parts, search_kernel
 
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
 STAND_IN_LINE = "a"  # what the child translates: an unknown word, so every sentence's search path
@@ -49,19 +53,39 @@ class Precompile:
 
     def __init__(self, pid: int):
         self.pid = pid
+        self.status: int | None = None  # the child's wait status, once reaped
+
+    def join(self, translator: Translator, note: Callable[[], None] | None = None) -> bool:
+        """With the run's model loaded (``translator``), compile the search kernel's parts the child has not
+        started (module docstring), then ``wait`` for the child (``note``: called first if it still runs)."""
+        if self.running():
+            if note is not None:
+                note()
+                note = None
+            words, markup = translator.read(STAND_IN_LINE)
+            for kernel, args in kernel_parts(translator.model, translator.options(words, markup),
+                                             arcs=translator.n_best > 1):
+                compile_unless_elsewhere(kernel, args)
+        return self.wait(note)
 
     def wait(self, note: Callable[[], None] | None = None) -> bool:
         """Wait for the child to end (calling ``note()`` first if it has not ended yet); whether it compiled
         everything (exit status 0)."""
+        if self.running() and note is not None:
+            note()
+        if self.pid >= 0:
+            self.status = os.waitpid(self.pid, 0)[1]
+            self.pid = -1
+        return self.status is not None and os.waitstatus_to_exitcode(self.status) == 0
+
+    def running(self) -> bool:
+        """Whether the child still runs (if it has ended, it is reaped)."""
         if self.pid < 0:
             return False
         pid, status = os.waitpid(self.pid, os.WNOHANG)
-        if pid == 0:
-            if note is not None:
-                note()
-            _, status = os.waitpid(self.pid, 0)
-        self.pid = -1
-        return os.waitstatus_to_exitcode(status) == 0
+        if pid:
+            self.pid, self.status = -1, status
+        return not pid
 
     def stop(self) -> None:
         """End the child, if it still runs (the run failed before its first sentence)."""

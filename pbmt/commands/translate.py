@@ -341,9 +341,9 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     model_loaded = time.perf_counter()
     if compiling is not None:  # its kernels are then loaded, not compiled again
-        compiling.wait(None if args.quiet else partial(print, "first run: compiling the search kernels for this "
-                                                       "model's features (numba's cache keeps them for the next "
-                                                       "runs)", file=sys.stderr))
+        compiling.join(translator, None if args.quiet else partial(
+            print, "first run: compiling the search kernels for this model's features (numba's cache keeps them for "
+            "the next runs)", file=sys.stderr))
     loaded = time.perf_counter()
     unreachable: list[str] = []
     inputs = [args.input, args.constraint, args.prefix, args.documents, args.global_weights,

@@ -7,7 +7,7 @@ estimate.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from pbmt.search._array_kernels import best_first, grow1
 from pbmt.search._decoder_kernels import (_class_room, _future_with, _graph, _grow_pool, _hash, _kept, _new_search,
@@ -336,3 +336,26 @@ def cube_kernel(sentence, tr, limits):
         kept = _kept(s, stacks, classes, pool, limits)
         edges = _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
     return _graph(pool, n_hyp, classes, stacks, n)
+
+
+def cube_parts(sentence, tr, limits):
+    """The biggest kernels ``cube_kernel`` calls, each with the numba types it calls it with when its arguments
+    have the numba types ``sentence``, ``tr`` and ``limits``: (kernel, argument types) pairs, in the reverse of
+    the order in which compiling ``cube_kernel`` reaches them, so that a process compiling them while another
+    compiles ``cube_kernel`` meets it in the middle (``pbmt.commands.precompile``). Compiles (or loads)
+    ``new_cube_search`` and ``_kept`` for the types they return."""
+    i64 = types.int64
+    pool, classes, stacks, spans, order, edges, edge_head, counts, queue = _returned(new_cube_search, (sentence, tr))
+    kept = _returned(_kept, (i64, stacks, classes, pool, limits))
+    key_option = tr.types[tr.fields.index("key_option")]
+    return [(_add_edges, (i64, kept, edge_head, edges, counts, sentence, limits, pool, spans)),
+            (_graph, (pool, i64, classes, stacks, i64)),
+            (_fill_stack, (i64, i64, edges, order, sentence, tr, limits, stacks, pool, i64, classes, key_option,
+                           queue)),
+            (_stack_room, (i64, edge_head, edges, sentence, limits, pool, i64, classes, queue))]
+
+
+def _returned(kernel, args):
+    """The numba type ``kernel`` returns for arguments of the numba types ``args`` (compiling it if need be)."""
+    kernel.compile(args)
+    return kernel.overloads[args].signature.return_type

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search._cube_kernels import cube_kernel
+from pbmt.search._cube_kernels import cube_kernel, cube_parts
 from pbmt.search._decoder_kernels import Limits, Sentence, stack_kernel
 from pbmt.search._nbest_kernels import best_path, k_best_paths
 from pbmt.search.derivation import Derivation, model_score
@@ -71,6 +72,18 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
 def search_kernel(settings: SearchSettings):
     """The kernel (numba dispatcher) that searches by ``settings.search``: cube pruning or stack decoding."""
     return cube_kernel if settings.search == "cube" else stack_kernel
+
+
+def kernel_parts(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None,
+                 arcs: bool = True) -> list[tuple[object, tuple]]:
+    """The search kernel's biggest callees, each with the numba types the search of ``options`` calls it with
+    under ``settings`` (default the model's; ``arcs`` as ``search``'s): (kernel, argument types) pairs to compile
+    apart from the search kernel (``_cube_kernels.cube_parts``; none for stack decoding, compiled whole)."""
+    settings = settings or model.settings
+    if settings.search != "cube":
+        return []
+    sentence, limits = kernel_inputs(options, settings, arcs)
+    return cube_parts(*(numba.typeof(x) for x in (sentence, transitions(model, options), limits)))
 
 
 def kernel_inputs(options: TranslationOptions, settings: SearchSettings, arcs: bool) -> tuple[Sentence, Limits]:

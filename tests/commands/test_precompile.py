@@ -12,7 +12,8 @@ from pbmt.api import DEFAULT_MODEL
 from pbmt.commands import precompile, translate
 from pbmt.commands.cli import build_parser, main
 from pbmt.model import cache
-from pbmt.search.decoder import kernel_inputs
+from pbmt.search._cube_kernels import cube_kernel
+from pbmt.search.decoder import kernel_inputs, kernel_parts
 from pbmt.search.transitions import transitions
 
 LINES = "a b c\nc a e b\nb x a d\n"
@@ -46,6 +47,30 @@ def test_the_stand_in_gives_the_kernels_the_real_models_types(which, more, tiny_
     real = translate._make_translator(args)
     assert real.model.full_table.n_candidates > 0
     assert stand_in_types == _kernel_types(real, "b a d" if which != "embedded" else "En el principio creó Dios .")
+
+
+@pytest.mark.parametrize("which", ["tiny", "sparse"])
+def test_the_search_kernels_parts_have_the_types_the_search_calls_them_with(which, tiny_model_dir, sparse_model_dir,
+                                                                           monkeypatch):
+    translator = translate._make_translator(_args({"tiny": tiny_model_dir, "sparse": sparse_model_dir}[which]
+                                                  / "moses.ini"))
+    options = translator.options(*translator.read("b a d"))
+    sentence, limits = kernel_inputs(options, translator.model.settings, arcs=False)
+    types = tuple(numba.typeof(x) for x in (sentence, transitions(translator.model, options), limits))
+    calls = set()
+    compile_ = numba.core.dispatcher.Dispatcher.compile
+
+    def recording(kernel, args):
+        calls.add((kernel, tuple(args)))
+        return compile_(kernel, args)
+
+    monkeypatch.setattr(numba.core.dispatcher.Dispatcher, "compile", recording)
+    numba.njit(nogil=True)(cube_kernel.py_func).compile(types)  # typed anew: each callee compiled (or loaded) for
+    monkeypatch.undo()  # the types of its call
+    parts = kernel_parts(translator.model, options, arcs=False)
+    assert len(parts) == 4 and all((kernel, args) in calls for kernel, args in parts)
+    assert kernel_parts(translator.model, options, translate.search_settings(_args(
+        tiny_model_dir / "moses.ini", "--search", "stack"))) == []  # stack decoding compiles whole
 
 
 def test_the_stand_in_reads_and_writes_no_cache(tiny_model_dir, tmp_path, monkeypatch):
