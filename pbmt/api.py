@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping, Sequence, overload
+from typing import Iterable, Mapping, Sequence, overload
 
 import numpy as np
 
@@ -228,6 +228,9 @@ def evaluate(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Seq
     """Corpus BLEU of ``hypotheses`` against ``references``: one reference per hypothesis, or several
     streams of them (sacrebleu's order: ``[refs_a, refs_b]``). Plain text is tokenised by sacrebleu's 13a
     tokeniser (equal to ``sacrebleu.corpus_bleu``); ``tokenized=True`` splits on whitespace only."""
+    for name, lines in (("hypotheses", hypotheses), ("references", references)):
+        if isinstance(lines, str):
+            raise UsageError(f"{name} must be a list of lines, got a str")
     streams = [list(references)] if references and isinstance(references[0], str) else [list(r) for r in references]
     for stream in streams:
         if len(stream) != len(hypotheses):
@@ -328,6 +331,8 @@ class Model:
         if isinstance(text, str):
             return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct,
                                   xml_input=xml_input, quote_zones=quote_zones)[0]
+        if isinstance(text, (bytes, bytearray)) or not isinstance(text, Iterable):
+            raise UsageError(f"text must be a str or a list of str, got a {type(text).__name__}")
         translator = Translator(self.model, n_best=max(1, n_best), distinct=distinct, tokenized=tokenized,
                                 nbest_output=True, xml_input=xml_input, quote_zones=quote_zones)
 
@@ -382,9 +387,12 @@ class Model:
         ``translate`` reads them."""
         if xml_input not in XML_MODES:
             raise UsageError(f"xml_input must be one of {', '.join(XML_MODES)}, got {xml_input!r}")
+        for name, value in (("n_best", n_best), ("options_per_span", options_per_span)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"{name} must be an integer of at least 1, got {value!r}")
         try:
             tokens, markup = Translator(self.model, tokenized=tokenized, xml_input=xml_input,
-                                        quote_zones=quote_zones).model_input(sentence)
+                                        quote_zones=quote_zones).model_input(_text(sentence, "sentence"))
         except MarkupError as err:
             raise PbmtError(f"malformed markup: {err}") from None
         if not tokens:

@@ -68,6 +68,9 @@ def test_translate_a_list_equals_each_sentence_alone(model):
     assert model.translate([]) == []
     with pytest.raises(UsageError, match="sentence 1 is a int"):
         model.translate(["Dios es amor.", 3])
+    for wrong in (b"Dios es amor.", None, 3):
+        with pytest.raises(UsageError, match=f"text must be a str or a list of str, got a {type(wrong).__name__}"):
+            model.translate(wrong)
 
 
 def test_n_best_lists_are_detokenised_text_with_scores_and_alignments(model):
@@ -106,6 +109,9 @@ def test_explain_shows_the_search_of_one_sentence(model):
     assert e.html.startswith("<!DOCTYPE html>") and "Word alignment" in e.html
     with pytest.raises(PbmtError, match="empty"):
         model.explain("  ")
+    for wrong in ({"n_best": 0}, {"options_per_span": 0}, {"n_best": 2.5}):
+        with pytest.raises(UsageError, match=f"{next(iter(wrong))} must be an integer of at least 1"):
+            model.explain(SENTENCES[0], **wrong)
 
 
 def test_explanation_json_keys_are_snake_case(model):
@@ -142,6 +148,11 @@ def test_evaluate_equals_sacrebleu():
     assert tokenized.score == pytest.approx(100.0) and tokenized.hyp_len == 4
     with pytest.raises(PbmtError, match="2 hypotheses but a reference stream of 1 lines"):
         pbmt.evaluate(hyps, ["one"])
+    # a str is one line, not a list of its characters
+    with pytest.raises(UsageError, match="hypotheses must be a list of lines, got a str"):
+        pbmt.evaluate("a b c d", ["a b c d"])
+    with pytest.raises(UsageError, match="references must be a list of lines, got a str"):
+        pbmt.evaluate(["a b c d"], "a b c d")
 
 
 def test_model_evaluate_translates_then_scores(model):
