@@ -10,7 +10,8 @@ from pbmt.commands.cli import build_parser, main
 from pbmt.commands.translate import _fingerprint
 from pbmt.model.model import TranslationModel
 from pbmt.base.parallel import ParallelMap, available_cores
-from pbmt.base.run_state import CHECKPOINT
+from pbmt.base.config import MosesConfig
+from pbmt.base.run_state import CHECKPOINT, model_files
 from pbmt.features.translation import Translator
 
 SOURCES = ["a b c", "c a e b", "b x a d", "", "e d c b a", "d e", "a c e", "b b c d", "e a", "a"]
@@ -72,8 +73,9 @@ def test_threads_is_a_setting_of_the_machine_not_of_the_output(tiny_model_dir, t
     common = ["translate", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o",
               str(tmp_path / "out")]
     lines = SOURCES
-    prints = {threads: _fingerprint(build_parser().parse_args([*common, "--threads", threads]), lines, ["out"])
-              for threads in ("1", "2")}
+    model = model_files(MosesConfig.read(tiny_model_dir / "moses.ini"))
+    prints = {threads: _fingerprint(build_parser().parse_args([*common, "--threads", threads]), lines, ["out"],
+                                    model) for threads in ("1", "2")}
     assert prints["1"] == prints["2"]
     with pytest.raises(SystemExit) as exit_:
         main([*common, "--threads", "0"])

@@ -28,10 +28,11 @@ from pbmt.base.files import atomic_write, file_digest, lock_folder
 TOML = "pbmt.toml"
 
 
-def model_files(ini: str | os.PathLike) -> list[Path]:
-    """The files a model reads: its ``moses.ini``, every file a feature line or ``[weight-file]`` names,
-    ``pbmt.toml`` beside it and the files in that folder it names (sparse features' classes and weights)."""
-    config = MosesConfig.read(ini)
+def model_files(config: MosesConfig) -> list[Path]:
+    """The files a model (its ``moses.ini`` read) reads: the ini, every file a feature line or
+    ``[weight-file]`` names, ``pbmt.toml`` beside it and the files in that folder it names (sparse features'
+    classes and weights)."""
+    ini = config.path
     files = [Path(ini)] + [config.resolve(f.args["path"]) for f in config.features if "path" in f.args]
     if config.weight_file is not None:
         files.append(config.weight_file)
@@ -73,7 +74,7 @@ def tuning_inputs(ini: str | os.PathLike, src: str | os.PathLike, refs: str | os
                   **others: str | os.PathLike | None) -> dict[str, str]:
     """Digests of a tuning run's inputs: the model's files, the dev source and references, and ``others``
     (e.g. a keys file; None ones are left out)."""
-    files = {"model files": model_files(ini), "dev source": src, "references": refs}
+    files = {"model files": model_files(MosesConfig.read(ini)), "dev source": src, "references": refs}
     files.update({name.replace("_", " "): path for name, path in others.items() if path is not None})
     return digest_files(files)
 

@@ -186,13 +186,21 @@ def search_overrides(args: argparse.Namespace) -> dict:
     return {k: v for k, v in overrides.items() if v is not None}
 
 
-def load_model(args: argparse.Namespace) -> TranslationModel:
-    """The model of ``--config`` with the command line's settings and weights."""
+def model_config(args: argparse.Namespace) -> MosesConfig:
+    """``--config``'s moses.ini, read (a run reads it once: its search settings, model and model files)."""
     if not args.config.exists():
         raise PbmtError(f"{args.config}: no such model configuration"
                         + (" (the embedded model is built by 'pbmt train', see data/README.md)"
                            if args.config == DEFAULT_MODEL else ""))
-    model = TranslationModel.load(args.config, search_settings(args))
+    return MosesConfig.read(args.config)
+
+
+def load_model(args: argparse.Namespace, config: MosesConfig | None = None,
+               settings: SearchSettings | None = None) -> TranslationModel:
+    """The model of ``--config`` with the command line's settings and weights (``config``: its ini already
+    read, ``model_config``; ``settings``: ``search_settings`` of it)."""
+    config = model_config(args) if config is None else config
+    model = TranslationModel.from_config(config, search_settings(args, config) if settings is None else settings)
     if args.weights:
         try:
             weighted = model.config.with_weights(_parse_weights(args.weights))
@@ -204,9 +212,11 @@ def load_model(args: argparse.Namespace) -> TranslationModel:
     return model
 
 
-def search_settings(args: argparse.Namespace) -> SearchSettings:
-    """The search settings of ``--config``'s ini under the command line's (``search_overrides``)."""
-    return dataclasses.replace(SearchSettings.from_config(MosesConfig.read(args.config)), **search_overrides(args))
+def search_settings(args: argparse.Namespace, config: MosesConfig | None = None) -> SearchSettings:
+    """The search settings of ``--config``'s ini (``config`` if already read) under the command line's
+    (``search_overrides``)."""
+    config = MosesConfig.read(args.config) if config is None else config
+    return dataclasses.replace(SearchSettings.from_config(config), **search_overrides(args))
 
 
 def _weights_file(text: str) -> Path | None:
@@ -254,9 +264,10 @@ def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]
     return lines
 
 
-def _make_translator(args: argparse.Namespace) -> Translator:
+def _make_translator(args: argparse.Namespace, config: MosesConfig | None = None,
+                     settings: SearchSettings | None = None) -> Translator:
     n_best = args.n_best_size if args.n_best else 0
-    return Translator(load_model(args), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized,
+    return Translator(load_model(args, config, settings), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized,
                       xml_input=args.xml_input, quote_zones=args.quote_zones)
 
 
@@ -301,18 +312,20 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     _check_lengths(args.input, lines, args.max_words)
     check_markup(args.input, lines, args.xml_input)
-    compiling = (precompile.start(args, search_settings(args), _make_translator)
-                 if lines and args.config.is_file() else None)
+    config = model_config(args)
+    settings = search_settings(args, config)
+    make_translator = partial(_make_translator, config=config, settings=settings)
+    compiling = precompile.start(args, settings, make_translator) if lines else None
     try:
-        return _run(args, lines, started, compiling)
+        return _run(args, lines, started, compiling, make_translator)
     finally:
         if compiling is not None:
             compiling.stop()
 
 
-def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: precompile.Precompile | None
-         ) -> int:
-    translator = _make_translator(args)  # loads (and caches) the model once, and checks it
+def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: precompile.Precompile | None,
+         make_translator: Callable[[argparse.Namespace], Translator]) -> int:
+    translator = make_translator(args)  # loads (and caches) the model once, and checks it
     if not args.tokenized:  # a line of few words can be many tokens: '<b>' 100,000 times is one word
         _check_lengths(args.input, lines, args.max_words, lambda line: translator.read(line)[0], "tokens")
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
@@ -346,9 +359,10 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
             "the next runs)", file=sys.stderr))
     loaded = time.perf_counter()
     unreachable: list[str] = []
+    files = model_files(translator.model.config)
     inputs = [args.input, args.constraint, args.prefix, args.documents, args.global_weights,
-              args.weights and _weights_file(args.weights), *model_files(args.config)]
-    with Journal(outputs, partial(_fingerprint, args, lines, outputs), resume=not args.no_resume,
+              args.weights and _weights_file(args.weights), *files]
+    with Journal(outputs, partial(_fingerprint, args, lines, outputs, files), resume=not args.no_resume,
                  inputs=inputs, unit="document" if args.documents else "sentence") as journal:
         if journal.done and not args.quiet:
             print(f"resuming a killed run: {journal.done} of {len(items)} "
@@ -424,13 +438,13 @@ def _chunks(translations, n_best: bool, alignment: bool) -> list[str]:
     return chunks
 
 
-def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list) -> str:
-    """What a killed run's partial output must match to be resumed: the input, the model files' content, the
-    settings that change a translation, and the outputs asked for."""
+def _fingerprint(args: argparse.Namespace, lines: list[str], outputs: list, model: list[Path]) -> str:
+    """What a killed run's partial output must match to be resumed: the input, the content of the model's
+    files (``model_files``), the settings that change a translation, and the outputs asked for."""
     settings = {key: str(value) for key, value in sorted(vars(args).items())
                 if key not in ("input", "output", "quiet", "threads", "workers", "scheduler", "no_resume", "run",
                                "verb", "config")}
-    files = {"model": model_files(args.config)}
+    files = {"model": model}
     if args.weights and _weights_file(args.weights) is not None:
         files["weights"] = args.weights
     for key in ("documents", "global_weights", "constraint", "prefix"):

@@ -272,7 +272,12 @@ class TranslationModel:
     @classmethod
     def load(cls, ini: str | Path, settings: SearchSettings | None = None) -> "TranslationModel":
         """Load the model a ``moses.ini`` describes; ``settings`` override the ini's."""
-        config = MosesConfig.read(ini)
+        return cls.from_config(MosesConfig.read(ini), settings)
+
+    @classmethod
+    def from_config(cls, config: MosesConfig, settings: SearchSettings | None = None) -> "TranslationModel":
+        """Load the model of a ``moses.ini`` already read (``MosesConfig.read``); ``settings`` override its."""
+        ini = config.path
         layout = FeatureLayout.from_config(config)
         for feature in config.features:  # a file the ini names that is not there is the ini's error
             if "path" in feature.args and not config.resolve(feature.args["path"]).is_file():

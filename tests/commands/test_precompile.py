@@ -137,10 +137,10 @@ def test_a_child_that_fails_costs_time_only(tiny_model_dir, tmp_path, monkeypatc
 
     make_translator = translate._make_translator
 
-    def failing(args):
+    def failing(args, **read):
         if cache.stand_in():
             raise RuntimeError("the child fails")
-        return make_translator(args)
+        return make_translator(args, **read)
 
     settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
     assert precompile.start(_args(tiny_model_dir / "moses.ini"), settings, failing).wait() is False

@@ -125,3 +125,23 @@ def test_an_output_naming_the_input_or_a_model_file_is_a_usage_error_and_the_inp
         assert err.startswith(f"pbmt {verb}: error: {target}: is an input of this run too") and err.count("\n") == 1
         assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "link"]
+
+
+def test_a_run_reads_the_models_ini_once(tiny_model_dir, tmp_path, monkeypatch):
+    """The search settings, the model, the compiling child and the journal's model files share one reading."""
+    from pbmt.base.config import MosesConfig
+
+    read = MosesConfig.read.__func__
+    paths = []
+
+    def counted(cls, path):
+        paths.append(Path(path))
+        return read(cls, path)
+
+    monkeypatch.setattr(MosesConfig, "read", classmethod(counted))
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES)
+    ini = tiny_model_dir / "moses.ini"
+    assert main(["translate", "-q", "-f", str(ini), "-i", str(src), "-o", str(tmp_path / "out"),
+                 "--n-best", str(tmp_path / "nbest")]) == 0
+    assert paths == [ini] and len((tmp_path / "out").read_text().splitlines()) == 5
