@@ -57,7 +57,10 @@ from pbmt.tune.pro import Pro
 from pbmt.tune.registry import POOL_TUNERS
 from pbmt.tune.runs import reference_lines, token_lines
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
+from pbmt.tune.rescoring_features import NBestLists
 from pbmt.features import KINDS, FeatureSpec, name_features
+from pbmt.features.translation import check_token_form
+from pbmt.model.model import Preprocessing
 
 
 # MERT's own options (its group), as in pbmt tune
@@ -77,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "with -f, made into the model's source token form")
     parser.add_argument("-f", "--config", type=Path, help="the model (moses.ini) of the n-best lists, whose "
                         "pbmt.toml makes plain --refs and --src into its token form; without it, or with "
-                        "--tokenized, they are taken as they are")
+                        "--tokenized, they are taken as they are (--refs checked to be in the lists' token form)")
     parser.add_argument("--tokenized", action="store_true", help="--refs and --src are in the model's token form "
                         "already")
     parser.add_argument("--lm", type=Path, action="append", default=[], help="an ARPA LM (plain or gzip) whose "
@@ -128,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.train:
         specs = name_features(_requests(args), lists.layout.names)
         lists = with_features(lists, specs)
-        references = References(*reference_lines(args.refs, args.config, args.tokenized))
+        references = _references(args, lists)
         model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
                       **_params(args))
         model.write(args.out)
@@ -144,10 +147,10 @@ def run(args: argparse.Namespace) -> int:
     lists = with_features(lists, _stored_features(model, args))
     best = model.best(lists)
     lines = [lists.texts[i] if i >= 0 else "" for i in best]
+    references = _references(args, lists) if args.refs is not None and not args.quiet else None
     with atomic_write(args.output, inputs=[args.n_best, args.src, args.weights, *(args.refs or [])]) as handle:
         handle.write("".join(line + "\n" for line in lines))
-    if args.refs is not None and not args.quiet:
-        references = References(*reference_lines(args.refs, args.config, args.tokenized))
+    if references is not None:
         filled = best >= 0
         first = lists.offsets[:-1][filled]
         stats = references.stats([lists.texts[i] for i in first], np.flatnonzero(filled))
@@ -155,6 +158,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"BLEU of the 1-best {100 * corpus_bleu(stats):.2f} -> {100 * corpus_bleu(stats_after):.2f}",
               file=sys.stderr)
     return 0
+
+
+def _references(args: argparse.Namespace, lists: NBestLists) -> References:
+    """--refs in the lists' token form: plain text made so by -f's model, or text taken as it is (without -f,
+    with --tokenized, or for a model that neither tokenises nor cases) checked to be in the form of the lists'
+    words (``check_token_form``): references in another form would give a BLEU that means nothing."""
+    streams = reference_lines(args.refs, args.config, args.tokenized)
+    preprocessing = Preprocessing.read(args.config.parent) if args.config is not None else Preprocessing()
+    if args.config is None or args.tokenized or preprocessing.keeps_tokens:
+        known = {word for text in lists.texts for word in text.split()}
+        remedy = ("give the lists' model with -f to make plain references its token form, or make it with pbmt "
+                  "tokenize" if args.config is None else "give plain text without --tokenized, or make the token "
+                  "form with pbmt tokenize" if args.tokenized else "make the token form with pbmt tokenize")
+        for path, stream in zip(args.refs, streams):
+            check_token_form(path, [line.split() for line in stream], known, preprocessing.target_language,
+                             whose="the n-best list", remedy=remedy)
+    return References(*streams)
 
 
 def _requests(args: argparse.Namespace) -> list[tuple[str, str | None]]:

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
+from typing import Container, Sequence
 
 import numpy as np
 
@@ -265,34 +265,35 @@ def _first_as(text: str, letter: str) -> str:
     return letter + text[1:] if text[:1] != letter and text[:1].lower() == letter.lower() else text
 
 
-def check_token_form(path, lines: Sequence[Sequence[str]], model: TranslationModel, language: str,
-                     share: float = 0.5) -> None:
+def check_token_form(path, lines: Sequence[Sequence[str]], known: Container[str], language: str,
+                     share: float = 0.5, whose: str = "the model",
+                     remedy: str = "give plain text without --tokenized, or make the token form with pbmt tokenize"
+                     ) -> None:
     """Raise FormatError naming ``path`` and its first such line when at least ``share`` of ``lines`` (the
     tokens of each line of ``path``, as they would reach the model) hold a token that is clearly not in the
-    model's form: unknown to the model while its lowercased or capitalised form is known (text cased unlike
-    the model's), or split further by Moses's tokeniser for ``language`` (untokenised punctuation)."""
-    vocab = model.vocab
+    token form of ``known`` (the words of ``whose``: a model's vocabulary, or an n-best list's words): unknown
+    while its lowercased or capitalised form is known (text cased unlike the model's), or split further by
+    Moses's tokeniser for ``language`` (untokenised punctuation). ``remedy`` ends the message: what to do."""
     split = tokenizer(language)
     flagged: list[tuple[int, str]] = []
     for number, words in enumerate(lines, 1):
         for word in words:
-            if word in vocab:
+            if word in known:
                 continue
             for variant in (word.lower(), word[:1].upper() + word[1:]):
-                if variant != word and variant in vocab:
-                    flagged.append((number, f"{word!r} is known to the model only as {variant!r}"))
+                if variant != word and variant in known:
+                    flagged.append((number, f"{word!r} is known to {whose} only as {variant!r}"))
                     break
             else:
                 pieces = split(word)
                 if len(pieces) > 1:
-                    flagged.append((number, f"{word!r} is {' '.join(pieces)!r} in the model's tokens"))
+                    flagged.append((number, f"{word!r} is {' '.join(pieces)!r} in {whose}'s tokens"))
             if flagged and flagged[-1][0] == number:
                 break
     if lines and len(flagged) >= share * len(lines):
         number, what = flagged[0]
-        raise FormatError(path, number, f"{what}; {len(flagged)} of {len(lines)} lines are not in the model's "
-                          "token form (give plain text without --tokenized, or make the token form with "
-                          "pbmt tokenize)")
+        raise FormatError(path, number, f"{what}; {len(flagged)} of {len(lines)} lines are not in {whose}'s "
+                          f"token form ({remedy})")
 
 
 def check_not_swapped(src_path, sources: Sequence[Sequence[str]], refs_path, references: Sequence[Sequence[str]],

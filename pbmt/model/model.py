@@ -187,6 +187,12 @@ class Preprocessing:
         """``truecase``, ``lowercase`` or ``none`` (``pbmt.base.text.CASINGS``)."""
         return "truecase" if self.truecase else "lowercase" if self.lowercase else "none"
 
+    @property
+    def keeps_tokens(self) -> bool:
+        """Whether plain text keeps its own tokens and casing here (neither tokenised nor cased): text meant
+        for such a model is checked to be in its token form, as nothing makes it so."""
+        return not self.tokenize and self.casing == "none"
+
     @cached_property
     def protected_patterns(self) -> ProtectedPatterns:
         """The model's protected patterns: its own file's, then the built-in ones."""

@@ -327,11 +327,11 @@ def dev_set(job: TuningJob, model: TranslationModel) -> tuple[list[str], list[li
     streams, prep = [], model.preprocessing
     for path in job.refs:
         sources, references = read_dev(job.src, path, job.sentences, _preprocessing(job))
-        if job.tokenized or (not prep.tokenize and prep.casing == "none"):
-            check_token_form(path, [line.split() for line in references], model, prep.target_language)
+        if job.tokenized or prep.keeps_tokens:
+            check_token_form(path, [line.split() for line in references], model.vocab, prep.target_language)
         check_not_swapped(job.src, [line.split() for line in sources], path, [line.split() for line in references],
                           model)
         streams.append(references)
-    if job.tokenized or (not prep.tokenize and prep.casing == "none"):
-        check_token_form(job.src, [line.split() for line in sources], model, prep.source_language)
+    if job.tokenized or prep.keeps_tokens:
+        check_token_form(job.src, [line.split() for line in sources], model.vocab, prep.source_language)
     return sources, streams

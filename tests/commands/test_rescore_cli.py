@@ -83,3 +83,33 @@ def test_usage_errors(files, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["rescore", "--n-best", str(files["train"])])
     assert exit_.value.code == 2
+
+
+def test_references_not_in_the_lists_token_form_are_an_error_naming_the_line(files, bible, tmp_path, capsys):
+    """Plain (detokenised, cased) references against tokenised, lowercased lists: BLEU would mean nothing."""
+    plain = tmp_path / "train.plain.en"
+    plain.write_text("".join((bible / "dev.en").read_text(encoding="utf-8").splitlines(keepends=True)[:HALF]),
+                     encoding="utf-8")
+    first = plain.read_text(encoding="utf-8").split()[0]
+    assert main(["rescore", "--n-best", str(files["train"]), "--refs", str(plain), "--train",
+                 "--out", str(tmp_path / "w"), "--algorithm", "pro"]) == 1
+    err = capsys.readouterr().err
+    assert f"{plain}:1: {first!r} is known to the n-best list only as {first.lower()!r}" in err
+    assert f"{HALF} of {HALF} lines are not in the n-best list's token form (give the lists' model with -f" in err
+    assert not (tmp_path / "w").exists()
+
+    weights = tmp_path / "weights"
+    assert main(["rescore", "--n-best", str(files["train"]), "--refs", str(files["train", "en"]), "--train",
+                 "--out", str(weights), "--algorithm", "pro"]) == 0
+    out = tmp_path / "out"
+    assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights), "--refs", str(plain),
+                 "-o", str(out)]) == 1
+    assert "not in the n-best list's token form" in capsys.readouterr().err and not out.exists()
+    # the model of the lists (the shared one neither tokenises nor cases) does not make them its form either
+    assert main(["rescore", "-f", str(bible / "model" / "moses.ini"), "--n-best", str(files["test"]), "--weights",
+                 str(weights), "--refs", str(plain), "-o", str(out)]) == 1
+    assert "lines are not in the n-best list's token form (make the token form with pbmt tokenize)" in \
+        capsys.readouterr().err
+    assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights), "--refs",
+                 str(files["test", "en"]), "-o", str(out), "-q"]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == HALF
