@@ -189,6 +189,22 @@ class RunFolder:
             handle.writelines("\t".join(map(str, row)) + "\n" for row in rows)
 
 
+def kept_note(out: str | os.PathLike, resuming: bool) -> str:
+    """What a tuning run that stopped (Ctrl-C, a full disk) leaves in its folder ``out``, said as a note of its
+    error: the steps its checkpoint keeps (as its log's first column names them) and that the same command
+    (``resuming``: with ``--resume``) goes on after them, or that no step finished."""
+    out = Path(out)
+    command = "the same command" if resuming else "the same command with --resume"
+    try:
+        with np.load(out / CHECKPOINT) as saved:
+            steps = len(json.loads(bytes(saved["run"]).decode("utf-8"))["log"])
+        unit = (out / LOG).read_text(encoding="utf-8").split("\t", 1)[0]
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return f"no step finished, nothing kept in {out}: the same command starts the run again"
+    units = unit if steps == 1 else unit + ("es" if unit.endswith("s") else "s")
+    return f"{steps} {units} kept in {out / CHECKPOINT}: {command} goes on after {'it' if steps == 1 else 'them'}"
+
+
 def _shown(value) -> str:
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= 80 else text[:77] + "..."

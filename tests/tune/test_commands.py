@@ -261,3 +261,35 @@ def test_optimize_starts_the_sparse_weights_from_the_models(sparse_model_dir, ti
     model = TranslationModel.load(sparse_model_dir / "moses.ini").sparse
     by_name = dict(zip(model.names(), model.weights))
     assert kept.names and all(by_name[n] == pytest.approx(v) for n, v in zip(kept.names, kept.values))
+
+
+def test_an_interrupted_run_says_what_it_kept_and_how_to_go_on(tiny_model_dir, tiny_dev, tmp_path, capsys,
+                                                               monkeypatch):
+    """Ctrl-C during the second iteration: one iteration kept, and --resume ends where an uninterrupted run does."""
+    from pbmt.base.run_state import RunFolder
+
+    save, saves = RunFolder.save, []
+
+    def interrupted_at_the_second(self, *args):
+        saves.append(1)
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+        return save(self, *args)
+
+    monkeypatch.setattr(RunFolder, "save", interrupted_at_the_second)
+    out = tmp_path / "stopped"
+    assert main(tune_args(tiny_model_dir, tiny_dev, out, "--iterations", "3")) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"pbmt tune: interrupted (1 iteration kept in {out / CHECKPOINT}: the same command with --resume goes on "
+        "after it)")
+    monkeypatch.setattr(RunFolder, "save", save)
+    assert main(tune_args(tiny_model_dir, tiny_dev, out, "--iterations", "3", "--resume")) == 0
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "whole", "--iterations", "3")) == 0
+    assert_resumed_as_uninterrupted(out, tmp_path / "whole")
+
+    saves.clear()
+    monkeypatch.setattr(RunFolder, "save", lambda self, *args: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path / "first", "--iterations", "3")) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"pbmt tune: interrupted (no step finished, nothing kept in {tmp_path / 'first'}: the same command starts "
+        "the run again)")
