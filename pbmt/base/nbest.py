@@ -199,6 +199,29 @@ class NBestText:
         return derivation_keys(self.text, self.text_spans,
                                np.ascontiguousarray(self.lines[:, SEGMENTATION_START:SEGMENTATION_END + 1]))
 
+    def alignments(self, order: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """The word alignments of the entries ``order`` (int64[k]), each int32[a, 2] of (source, target)
+        positions as ``parse_line`` reads them; None when one of these entries has none (no or an empty field)."""
+        ends = self.lines[order, SEGMENTATION_END]  # the alignment field, if any, is the next
+        text, data = self.text, self.text.data
+        if not len(order) or np.any(ends + 3 > len(text)):
+            return None
+        if not np.all((text[ends] == 124) & (text[ends + 1] == 124) & (text[ends + 2] == 124)):  # '|||'
+            return None
+        line_ends = np.append(np.flatnonzero(text == 10), len(text))
+        line_ends = line_ends[np.searchsorted(line_ends, ends)]
+        fields = [bytes(data[start:end]).split(b"|||", 1)[0] for start, end in zip((ends + 3).tolist(),
+                                                                                   line_ends.tolist())]
+        counts = np.array([field.count(b"-") for field in fields], dtype=np.int64)  # a point is 'i-j' (checked)
+        if not counts.all():
+            return None
+        joined = b" ".join(fields).replace(b"-", b" ")
+        if joined.translate(None, b"0123456789 \t\r"):  # other whitespace (the kernels take str.isspace's)
+            points = np.array(joined.decode("utf-8").split(), dtype=np.int32)
+        else:
+            points = np.fromstring(joined, dtype=np.int32, sep=" ")
+        return tuple(np.split(points.reshape(-1, 2), np.cumsum(counts)[:-1]))
+
     def line(self, entry: int) -> tuple[int, str]:
         """(number from 1, text) of the line of ``entry``."""
         return _line_at(self.text, int(self.lines[entry, LINE_START]))

@@ -438,11 +438,12 @@ def _checked_entry(line: str, path: str | Path, number: int, layout: FeatureLayo
         raise FormatError(path, number, str(err)) from None
 
 
-def _scanned_pool(scanned: NBestText, path: str | Path, references: References, layout: FeatureLayout | None,
-                  dedup: str) -> Pool | None:
-    """The pool of the entries the kernels read; None when a line they refused reads in Python (``read_pool``
-    reads the list line by line then). FormatError naming the first line that does not fit, as
-    ``_checked_entry`` names it."""
+def scanned_layout(scanned: NBestText, layout: FeatureLayout | None
+                   ) -> tuple[FeatureLayout | None, np.ndarray, np.ndarray]:
+    """How the entries the kernels read fit a feature layout: (``layout``, or when None the first entry's dense
+    features' names and sizes with empty types (None without entries); bool[n_groups], the feature groups that
+    are sparse features (``pbmt.base.nbest.is_sparse``); bool[n_entries], the entries whose dense features are
+    not the layout's names and sizes in order, or that name a feature twice)."""
     n = scanned.n_entries
     names, group_names, sizes = scanned.names, scanned.group_names, scanned.group_sizes
     entry_of_group = np.repeat(np.arange(n), np.diff(scanned.group_offsets))
@@ -452,7 +453,7 @@ def _scanned_pool(scanned: NBestText, path: str | Path, references: References, 
         first = dense_entry == 0
         layout = FeatureLayout(tuple(names[i] for i in dense_names[first]), ("",) * int(first.sum()),
                                tuple(int(s) for s in dense_sizes[first]))
-    bad = n
+    wrong = np.zeros(n, dtype=bool)
     if n:
         index = {name: i for i, name in enumerate(names)}
         ids = np.array([index.get(name, -1) for name in layout.names], dtype=np.int64)
@@ -465,8 +466,18 @@ def _scanned_pool(scanned: NBestText, path: str | Path, references: References, 
         wrong = (counts != len(ids)) | (np.bincount(dense_entry[~fits], minlength=n) > 0)
         keys = np.sort(entry_of_group * len(names) + group_names)
         wrong[keys[1:][keys[1:] == keys[:-1]] // len(names)] = True  # a name twice in an entry
-        wrong |= scanned.sentences >= references.n_sentences
-        bad = int(np.argmax(wrong)) if wrong.any() else n
+    return layout, sparse, wrong
+
+
+def _scanned_pool(scanned: NBestText, path: str | Path, references: References, layout: FeatureLayout | None,
+                  dedup: str) -> Pool | None:
+    """The pool of the entries the kernels read; None when a line they refused reads in Python (``read_pool``
+    reads the list line by line then). FormatError naming the first line that does not fit, as
+    ``_checked_entry`` names it."""
+    n = scanned.n_entries
+    layout, sparse, wrong = scanned_layout(scanned, layout)
+    wrong |= scanned.sentences >= references.n_sentences
+    bad = int(np.argmax(wrong)) if wrong.any() else n
     if bad < n or scanned.refused is not None:
         number, line = scanned.line(bad) if bad < n else scanned.refused
         _checked_entry(line, path, number, layout, references.n_sentences)
@@ -474,6 +485,8 @@ def _scanned_pool(scanned: NBestText, path: str | Path, references: References, 
     if not n:
         raise PbmtError(f"{path}: the n-best list has no entries")
 
+    names, group_names, sizes = scanned.names, scanned.group_names, scanned.group_sizes
+    entry_of_group = np.repeat(np.arange(n), np.diff(scanned.group_offsets))
     features = scanned.values[np.repeat(~sparse, sizes)].reshape(n, layout.size)
     sentences = scanned.sentences
     order = np.argsort(sentences, kind="stable")

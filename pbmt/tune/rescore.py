@@ -48,8 +48,9 @@ from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.registry import POOL_TUNERS
 from pbmt.tune.tuner import TuningData
-from pbmt.base.nbest import parse_line
-from pbmt.tune.pool import Pool, References, argmax_by_sentence
+from pbmt.base import csr
+from pbmt.base.nbest import NBestText, parse_line, scan_nbest
+from pbmt.tune.pool import Pool, References, argmax_by_sentence, scanned_layout
 from pbmt.features import FeatureSpec
 from pbmt.tune.rescoring_features import NBestLists, compute_features
 
@@ -62,8 +63,39 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
     ``sources``, else the largest id + 1). Raises FormatError naming the line
     for an entry whose features differ in names or sizes from the first
     entry's or are not finite, or whose sentence id is beyond ``sources``.
+
+    The text is read by numba kernels (``pbmt.base.nbest.scan_nbest``); a list
+    they do not read whole (text that is not UTF-8, standard input, a line only
+    Python reads) or with an entry that does not fit is read line by line, to
+    the same lists or the same error.
     """
     limit = n_sentences if n_sentences is not None else (len(sources) if sources is not None else None)
+    scanned = scan_nbest(path)
+    lists = None if scanned is None else _scanned_lists(scanned, sources, n_sentences, limit)
+    return lists if lists is not None else _read_lists_lines(path, sources, n_sentences, limit)
+
+
+def _scanned_lists(scanned: NBestText, sources: Sequence[str] | None, n_sentences: int | None, limit: int | None
+                   ) -> NBestLists | None:
+    """``read_lists`` of the entries the kernels read; None when the list is to be read line by line (a line
+    they refused, an entry that does not fit the first's features or ``limit``, no entry)."""
+    n, sentences = scanned.n_entries, scanned.sentences
+    layout, sparse, wrong = scanned_layout(scanned, None)
+    kept = np.flatnonzero(sentences < n_sentences) if n_sentences is not None else np.arange(n)
+    if scanned.refused is not None or not len(kept) or wrong.any() or (sentences < 0).any() \
+            or (limit is not None and (sentences[kept] >= limit).any()):
+        return None
+    features = scanned.values[np.repeat(~sparse, scanned.group_sizes)].reshape(n, layout.size)
+    order = kept[np.argsort(sentences[kept], kind="stable")]
+    count = limit if limit is not None else int(sentences.max()) + 1
+    return NBestLists(layout, features[order], csr.offsets(np.bincount(sentences[kept], minlength=count)),
+                      tuple(scanned.hypotheses(order)), scanned.totals[order],
+                      None if sources is None else tuple(sources[:count]), alignments=scanned.alignments(order))
+
+
+def _read_lists_lines(path: str | Path, sources: Sequence[str] | None, n_sentences: int | None, limit: int | None
+                      ) -> NBestLists:
+    """``read_lists`` through ``parse_line``, line by line."""
     layout, rows, sentences, texts, totals, alignments = None, [], [], [], [], []
     for number, line in read_lines(path):
         if not line.strip():

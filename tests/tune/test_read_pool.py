@@ -1,5 +1,6 @@
 """``read_pool`` reads an n-best list through numba kernels (``pbmt.base.nbest.scan_nbest``) to the pool, or the
-error, that reading it line by line through ``parse_line`` gives (``_read_pool_lines``, the reference here)."""
+error, that reading it line by line through ``parse_line`` gives (``_read_pool_lines``, the reference here); so
+does ``read_lists``, rescoring's reader (``_read_lists_lines`` the reference)."""
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 from pbmt.base.errors import PbmtError
 from pbmt.base.nbest import scan_nbest
 from pbmt.tune.pool import References, _read_pool_lines, _scanned_pool, read_pool
+from pbmt.tune.rescore import _read_lists_lines, _scanned_lists, read_lists
 
 REFS = ["the lord said unto moses", "go and house of israel", "and the lord"]
 
@@ -101,3 +103,50 @@ def test_the_shared_dev_list_reads_as_parse_line_reads_it(bible):
     got = read_pool(path, References(refs))
     assert got.n_candidates == 103100
     assert_same_pool(got, _read_pool_lines(path, References(refs), None, "derivation"))
+
+
+def assert_same_lists(got, expected):
+    assert got.layout == expected.layout and got.texts == expected.texts and got.sources == expected.sources
+    for name in ("features", "offsets", "totals"):
+        a, b = getattr(got, name), getattr(expected, name)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
+    assert (got.alignments is None) == (expected.alignments is None)
+    if got.alignments is not None:
+        assert len(got.alignments) == len(expected.alignments)
+        for a, b in zip(got.alignments, expected.alignments):
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+def lists_outcome(read, *args):
+    """The lists ``read`` reads, or the (type, message) of its error."""
+    try:
+        return read(*args)
+    except PbmtError as err:
+        return type(err), str(err)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(nbest_lists(), st.sampled_from([None, 2, 3]))
+def test_the_kernels_read_the_rescoring_lists_that_parse_line_reads(tmp_path, text, n_sentences):
+    path = tmp_path / "nbest"
+    path.write_bytes(text.encode("utf-8"))
+    expected = lists_outcome(_read_lists_lines, path, None, n_sentences, n_sentences)
+    got = lists_outcome(read_lists, path, None, n_sentences)
+    if isinstance(expected, tuple):
+        assert got == expected, text
+        return
+    assert_same_lists(got, expected)
+    scanned = scan_nbest(path)
+    by_kernels = None if scanned is None else _scanned_lists(scanned, None, n_sentences, n_sentences)
+    if by_kernels is not None:  # None: read_lists read it line by line
+        assert_same_lists(by_kernels, expected)
+
+
+def test_the_shared_dev_list_reads_as_rescoring_lists_as_parse_line_reads_them(bible):
+    """With the alignments Moses printed, the sources and the first 500 sentences alone."""
+    sources = (bible / "dev.tok.es").read_text(encoding="utf-8").splitlines()
+    path = bible / "model" / "dev.moses.nbest100.gz"
+    for n in (None, 500):
+        scanned = _scanned_lists(scan_nbest(path), sources[:n], n, len(sources[:n]))
+        assert scanned is not None and scanned.alignments is not None
+        assert_same_lists(scanned, _read_lists_lines(path, sources[:n], n, len(sources[:n])))
