@@ -40,6 +40,7 @@ EXAMPLES = [
     ("Mostrar «_%s»…", ["Mostrar", "«", "_%s", "»", "…"]),
     ("© 2003 Andrew Sobala <aes@gnome.org>", ["©", "2003", "Andrew", "Sobala", "<aes@gnome.org>"]),
     ("una entrada «Type=Link»", ["una", "entrada", "«", "Type=Link", "»"]),
+    ("Use --owner=paquete o -o=raíz, no -- a=b", ["Use", "--owner=paquete", "o", "-o=raíz", ",", "no", "--", "a=b"]),
 ]
 
 
