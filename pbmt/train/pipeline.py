@@ -171,6 +171,9 @@ def prepare_corpus(
                 kept += 1
             else:
                 dropped.append(number)
+        if not kept:
+            raise PbmtError(f"{src}, {tgt}: no line pair has words on both sides ({len(dropped):,} lines): "
+                            "nothing to train on")
     return PreparedCorpus(kept, tuple(dropped))
 
 
@@ -459,7 +462,7 @@ def training_steps(settings: TrainSettings, log: Callable[[str], None] = lambda 
         raise PbmtError("directed alignments come in pairs: give both the forward and the reverse one")
     for given in (s.src, s.tgt, s.alignment, s.alignment_fwd, s.alignment_rev, *s.lms, s.protected):
         if given is not None and not Path(given).is_file():
-            raise PbmtError(f"{given}: no such file")
+            raise PbmtError(f"{given}: " + ("is a directory, expected a file" if Path(given).is_dir() else "no such file"))
     work, out = s.work_dir, s.out
     corpus_src, corpus_tgt = work / "corpus.src", work / "corpus.tgt"
     gdfa, fwd, rev = work / "alignment.gdfa", work / "alignment.fwd", work / "alignment.rev"

@@ -212,6 +212,19 @@ def test_missing_input_is_an_error_before_anything_is_written(corpus_slice, tmp_
     assert not (tmp_path / "m").exists()
 
 
+def test_a_directory_or_a_corpus_of_empty_pairs_is_an_error_of_one_line(corpus_slice, tmp_path, capsys):
+    args = ["train", "--tgt", str(corpus_slice / "train.en"), "--out", str(tmp_path / "m")]
+    assert main(args + ["--src", str(tmp_path)]) == 1
+    assert f"{tmp_path}: is a directory, expected a file" in capsys.readouterr().err
+    (tmp_path / "blank.es").write_text("\n \n")
+    (tmp_path / "two.en").write_text("a\nb\n")
+    args = ["train", "--src", str(tmp_path / "blank.es"), "--tgt", str(tmp_path / "two.en"), "--out", str(tmp_path / "m")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "blank.es" in err and "no line pair has words on both sides (2 lines): nothing to train on" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("option, value, message", [
     ("--shard-size", "0", "--shard-size must be at least 1, not 0"),
     ("--workers", "0", "--workers must be at least 1, not 0"),
