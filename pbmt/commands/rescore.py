@@ -169,8 +169,9 @@ def _references(args: argparse.Namespace, lists: NBestLists) -> References:
     if args.config is None or args.tokenized or preprocessing.keeps_tokens:
         known = {word for text in lists.texts for word in text.split()}
         remedy = ("give the lists' model with -f to make plain references its token form, or make it with pbmt "
-                  "tokenize" if args.config is None else "give plain text without --tokenized, or make the token "
-                  "form with pbmt tokenize" if args.tokenized else "make the token form with pbmt tokenize")
+                  "tokenize" if args.config is None else
+                  "give plain text without --tokenized, or make the token form with pbmt tokenize" if args.tokenized
+                  else "the model neither tokenises nor cases plain text: make its token form with pbmt tokenize")
         for path, stream in zip(args.refs, streams):
             check_token_form(path, [line.split() for line in stream], known, preprocessing.target_language,
                              whose="the n-best list", remedy=remedy)

@@ -267,8 +267,8 @@ def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]
 def _make_translator(args: argparse.Namespace, config: MosesConfig | None = None,
                      settings: SearchSettings | None = None) -> Translator:
     n_best = args.n_best_size if args.n_best else 0
-    return Translator(load_model(args, config, settings), n_best=n_best, distinct=args.distinct, tokenized=args.tokenized,
-                      xml_input=args.xml_input, quote_zones=args.quote_zones)
+    return Translator(load_model(args, config, settings), n_best=n_best, distinct=args.distinct,
+                      tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
 
 
 class _DocumentTranslator:

@@ -331,13 +331,16 @@ def dev_set(job: TuningJob, model: TranslationModel) -> tuple[list[str], list[li
     the model's own preprocessing (``tokenized``, or a model without one) is checked to be in the model's
     token form (``pbmt.features.translation.check_token_form``)."""
     streams, prep = [], model.preprocessing
+    checked = {} if job.tokenized else {"remedy": "the model neither tokenises nor cases plain text: make its token "
+                                                  "form with pbmt tokenize"}
     for path in job.refs:
         sources, references = read_dev(job.src, path, job.sentences, _preprocessing(job))
         if job.tokenized or prep.keeps_tokens:
-            check_token_form(path, [line.split() for line in references], model.vocab, prep.target_language)
+            check_token_form(path, [line.split() for line in references], model.vocab, prep.target_language,
+                             **checked)
         check_not_swapped(job.src, [line.split() for line in sources], path, [line.split() for line in references],
                           model)
         streams.append(references)
     if job.tokenized or prep.keeps_tokens:
-        check_token_form(job.src, [line.split() for line in sources], model.vocab, prep.source_language)
+        check_token_form(job.src, [line.split() for line in sources], model.vocab, prep.source_language, **checked)
     return sources, streams

@@ -108,8 +108,8 @@ def test_references_not_in_the_lists_token_form_are_an_error_naming_the_line(fil
     # the model of the lists (the shared one neither tokenises nor cases) does not make them its form either
     assert main(["rescore", "-f", str(bible / "model" / "moses.ini"), "--n-best", str(files["test"]), "--weights",
                  str(weights), "--refs", str(plain), "-o", str(out)]) == 1
-    assert "lines are not in the n-best list's token form (make the token form with pbmt tokenize)" in \
-        capsys.readouterr().err
+    assert "lines are not in the n-best list's token form (the model neither tokenises nor cases plain text: make " \
+        "its token form with pbmt tokenize)" in capsys.readouterr().err
     assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights), "--refs",
                  str(files["test", "en"]), "-o", str(out), "-q"]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == HALF
