@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
 #: the kernels a decode calls that release Python's lock (tests/test_threads.py checks they do)
 KERNELS = {"cube_kernel", "stack_kernel", "best_path", "k_best_paths", "lookup_spans", "future_table", "score_dense",
-           "score_dense_paths", "score_batch"}
+           "score_dense_paths", "score_batch", "path_layout", "write_lines"}
 THREADS = (2, 4, 8, 16)
 DEV_SENTENCES = 1031  # the whole dev set, whose run the start-up is compared with
 

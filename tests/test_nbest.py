@@ -3,6 +3,7 @@ import hashlib
 import io
 import itertools
 import subprocess
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 import numpy as np
@@ -211,3 +212,113 @@ def test_the_kernels_blake2b_is_hashlibs(data, around):
     buf = np.frombuffer(around + data + around, np.uint8)
     spans = np.array([[len(around), len(around) + len(data)]], dtype=np.int64)
     assert int(text_keys(buf, spans)[0]) == int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def _g6(values):
+    """``write_g6`` of each value: (its text, or None where it leaves the value to Python)."""
+    from pbmt.base.byte_text import G6_MAX_BYTES, write_g6
+
+    out = []
+    for x in values:
+        buf = np.full(G6_MAX_BYTES + 4, 120, np.uint8)
+        end, written = write_g6(buf, 2, x)
+        assert (buf[:2] == 120).all() and (buf[end:] == 120).all() if written else end == 2
+        out.append(buf[2:end].tobytes().decode("ascii") if written else None)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1e4, 1e4), max_size=50))
+@example([0.0, -0.0, 1e-05, 1e-4, 9.999995e-5, 123456.0, 999999.4, 999999.6, 1e16, -1e300, 1.7976931348623157e308,
+          5e-324, float("nan"), float("-inf"), -12.0, -74.633, 2.5e-6, 0.1 + 0.2, 1234565.0, 0.0001234565])
+def test_n_best_numbers_are_written_as_percent_6g_writes_them(values):
+    """N-best lines are written by a kernel: every value it writes is Python's ``%.6g`` to the byte, and it
+    leaves to Python only a value beyond 1e+-290 or whose seventh significant digit is a half or close to one
+    (rounding to even on the exact binary value)."""
+    for x, text in zip(values, _g6(values)):
+        if text is not None:
+            assert text == "%.6g" % x
+        else:
+            assert not 1e-290 <= abs(x) <= 1e290 or abs(_seventh_digit_and_on(x) - Decimal("0.5")) < Decimal("2e-6")
+
+
+def _seventh_digit_and_on(x: float) -> Decimal:
+    """The exact binary value of ``x`` past its sixth significant digit, as a fraction of that digit's unit."""
+    with localcontext() as context:
+        context.prec = 1200
+        exact = abs(Decimal(x))
+        return exact.scaleb(5 - exact.adjusted()) % 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1e-290, 1e290) | st.floats(-1e290, -1e-290), min_size=1, max_size=20))
+def test_a_value_of_six_significant_digits_is_always_written_by_the_kernel(values):
+    """Feature scores come rounded from Moses's tables and LMs: no value of six digits is left to Python."""
+    rounded = [float("%.6g" % x) for x in values]
+    assert _g6(rounded) == ["%.6g" % x for x in rounded]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-2 ** 63 + 1, 2 ** 63 - 1), max_size=20))
+def test_n_best_integers_are_written_as_percent_d_writes_them(values):
+    from pbmt.base.byte_text import write_int
+
+    for value in values:
+        buf = np.zeros(24, np.uint8)
+        assert buf[:write_int(buf, 0, value)].tobytes().decode("ascii") == "%d" % value
+
+
+_NUMBERS = st.floats(allow_nan=False, allow_infinity=False) | st.floats(-1e3, 1e3) | st.sampled_from(
+    [-0.0, 1e-05, 1234565.0, 0.0001234565, -100.0, 2.5])
+
+
+@st.composite
+def _sentence_entries(draw):
+    """A sentence's n-best entries as ``Entries`` arrays, with their words, names and group sizes."""
+    from pbmt.base.nbest import Entries
+
+    words = draw(st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=8))
+    sizes = draw(st.lists(st.integers(0, 3), max_size=4))
+    names = draw(st.lists(st.text(min_size=1, max_size=8), min_size=len(sizes) + 3, max_size=len(sizes) + 3,
+                          unique=True))
+    n = draw(st.integers(0, 4))
+
+    def rows(low, high, columns=1):
+        """CSR offsets of n rows of 0 to 5 items, and the items: integers in [low, high], ``columns`` a row."""
+        counts = draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+        items = draw(st.lists(st.integers(low, high), min_size=sum(counts) * columns, max_size=sum(counts) * columns))
+        return np.array([0, *np.cumsum(counts)], np.int64), np.array(items, np.int64).reshape(-1, columns)
+
+    def numbers(size):
+        return np.array(draw(st.lists(_NUMBERS, min_size=size, max_size=size)), np.float64)
+
+    word_offsets, entry_words = rows(0, len(words) - 1)
+    sparse_offsets, sparse_names = rows(len(sizes), len(names) - 1)
+    entries = Entries(word_offsets, entry_words[:, 0], numbers(n * sum(sizes)).reshape(n, sum(sizes)),
+                      sparse_offsets, sparse_names[:, 0], numbers(int(sparse_offsets[-1])), numbers(n),
+                      *rows(0, 10 ** 6, 4), *rows(0, 10 ** 12, 2))
+    return draw(st.integers(0, 10 ** 9)), entries, words, names, sizes
+
+
+@settings(max_examples=300, deadline=None)
+@given(_sentence_entries())
+def test_the_kernel_writes_each_entrys_line_as_to_line_does(drawn):
+    """``entries_text`` (a kernel, and ``moses_line`` for a line with a number it leaves to Python) against
+    ``NBestEntry.to_line``, on random entries: any words and names in UTF-8, groups of no value, sparse features
+    with and without dense ones, empty hypotheses and segmentations, ties for ``%.6g``'s rounding."""
+    from pbmt.base.nbest import entries_text
+
+    sentence, e, words, names, sizes = drawn
+    bounds = np.cumsum([0, *sizes])
+    expected = []
+    for i in range(len(e.totals)):
+        row = e.values[i].tolist()
+        s0, s1 = e.sparse_offsets[i], e.sparse_offsets[i + 1]
+        expected.append(NBestEntry(
+            sentence, " ".join(words[w] for w in e.words[e.word_offsets[i]:e.word_offsets[i + 1]]),
+            {names[g]: tuple(row[bounds[g]:bounds[g + 1]]) for g in range(len(sizes))}, float(e.totals[i]),
+            tuple(map(tuple, e.blocks[e.block_offsets[i]:e.block_offsets[i + 1]].tolist())),
+            tuple(map(tuple, e.links[e.link_offsets[i]:e.link_offsets[i + 1]].tolist())),
+            tuple((names[k], v) for k, v in zip(e.sparse_names[s0:s1].tolist(), e.sparse_values[s0:s1].tolist())))
+            .to_line() + "\n")
+    assert entries_text(sentence, e, words, names, sizes) == "".join(expected)

@@ -1,9 +1,12 @@
-"""Numba kernels that read UTF-8 text from its bytes as Python's string methods read it.
+"""Numba kernels that read UTF-8 text from its bytes as Python's string methods read it, and write numbers as
+Python's ``%`` formatting writes them.
 
 Text files pbmt reads in bulk (phrase tables, n-best lists) are scanned as one ``uint8`` array rather than line by
 line in Python. Whitespace is what ``str.split()`` splits at (ASCII and the Unicode spaces, in UTF-8), a field
 ends at the next ``|||`` as ``str.split("|||")`` finds it, and a number is read exactly as ``float`` reads it or
-left to ``float`` (NaN), so a file reads the same through these kernels as through Python strings.
+left to ``float`` (NaN), so a file reads the same through these kernels as through Python strings. Text pbmt
+writes in bulk (n-best lists) is written the same way: a number as ``%d`` or ``%.6g`` writes it, or left to
+Python where the kernel cannot be sure of the last digit (``write_g6``).
 """
 
 import numpy as np
@@ -12,6 +15,10 @@ from numba import njit
 _TENS = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
                   1e17, 1e18, 1e19, 1e20, 1e21, 1e22])  # exact in float64: the fast path's scale factors
 _EXACT_MANTISSA = 2 ** 53  # an integer mantissa below it is exact in float64
+G6_MAX_BYTES = 13  # the longest ``%.6g`` of a float64: ``-1.23457e-100``
+# ``write_g6`` rounds |x| * 10**k in float64, a few units in the last place (below 1e-9) from the exact product:
+# a fractional part this close to one half is left to Python's exactly rounded formatting
+_TIE_MARGIN = 1e-6
 
 
 @njit(cache=True)
@@ -247,3 +254,105 @@ def intern_words(buf, tokens):
             words[at] = buf[i]
             at += 1
     return ids, n_words, words
+
+
+@njit(cache=True)
+def write_int(out, at, value):
+    """Write the integer ``value`` (int64 above -2**63) as ``%d`` does (ASCII) to ``out[at:]`` (uint8, room for 20
+    bytes); returns where it ends."""
+    value = np.int64(value)
+    if value < 0:
+        out[at] = 45
+        at += 1
+    digits = 1
+    rest = abs(value) // 10
+    while rest > 0:
+        digits += 1
+        rest //= 10
+    rest = abs(value)
+    for i in range(digits - 1, -1, -1):
+        out[at + i] = 48 + rest % 10
+        rest //= 10
+    return at + digits
+
+
+@njit(cache=True)
+def write_g6(out, at, x):
+    """Write the float ``x`` as ``"%.6g" % x`` does to ``out[at:]`` (uint8, room for ``G6_MAX_BYTES``).
+
+    Returns (where it ends, whether it is written): the six significant digits come from |x| scaled by a power of
+    ten in float64, so a value whose seventh digit is within ``_TIE_MARGIN`` of one half (an exact tie for ``%``'s
+    rounding to even, or too close to tell), or beyond 1e+-290, is not written (where it ends is then ``at``,
+    and ``out`` past it holds nothing of meaning): the caller formats it in Python."""
+    if x != x:
+        out[at], out[at + 1], out[at + 2] = 110, 97, 110  # nan, whatever its sign, as Python writes it
+        return at + 3, True
+    start = at
+    if x < 0 or (x == 0 and np.signbit(x)):
+        out[at] = 45
+        at += 1
+    ax = abs(x)
+    if ax == np.inf:
+        out[at], out[at + 1], out[at + 2] = 105, 110, 102
+        return at + 3, True
+    if ax == 0:
+        out[at] = 48
+        return at + 1, True
+    if ax < 1e-290 or ax > 1e290:
+        return start, False
+    exponent = np.int64(np.floor(np.log10(ax)))
+    for _ in range(2):  # log10 may be one off at a power of ten: scale again
+        k = 5 - exponent
+        if k >= 0:
+            scaled = ax * _TENS[k] if k <= 22 else ax * 10.0 ** k
+        else:
+            scaled = ax / _TENS[-k] if k >= -22 else ax / 10.0 ** -k
+        if scaled < 1e5:
+            exponent -= 1
+        elif scaled >= 1e6:
+            exponent += 1
+        else:
+            break
+    whole = np.floor(scaled)
+    fraction = scaled - whole
+    if abs(fraction - 0.5) < _TIE_MARGIN or not 1e5 <= scaled < 1e6:
+        return start, False
+    digits = np.int64(whole) + (1 if fraction > 0.5 else 0)
+    if digits == 1000000:
+        digits, exponent = 100000, exponent + 1
+    significant = 6
+    while digits % 10 == 0:
+        digits //= 10
+        significant -= 1
+    if -4 <= exponent < 6:
+        if exponent < 0:
+            out[at], out[at + 1] = 48, 46  # 0.
+            at += 2
+            for _ in range(-exponent - 1):
+                out[at] = 48
+                at += 1
+            return write_int(out, at, digits), True
+        whole_digits = exponent + 1
+        if significant <= whole_digits:
+            at = write_int(out, at, digits)
+            for _ in range(whole_digits - significant):
+                out[at] = 48
+                at += 1
+            return at, True
+        end = write_int(out, at + 1, digits)  # the digits one byte on, then the integer part moved back
+        for i in range(whole_digits):
+            out[at + i] = out[at + 1 + i]
+        out[at + whole_digits] = 46
+        return end, True
+    end = write_int(out, at + 1, digits)
+    out[at] = out[at + 1]
+    if significant > 1:
+        out[at + 1] = 46
+    else:
+        end = at + 1
+    out[end] = 101
+    out[end + 1] = 45 if exponent < 0 else 43
+    if abs(exponent) < 10:
+        out[end + 2] = 48
+        end += 1
+    return write_int(out, end + 2, abs(exponent)), True

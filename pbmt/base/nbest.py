@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from pbmt.base._nbest_kernels import (BLOCKS, GROUPS, LINE_START, N_COLUMNS, SEGMENTATION_END, SEGMENTATION_START,
                                       SENTENCE, TEXT_END, TEXT_START, TOTAL_END, TOTAL_START, WORDS, derivation_keys,
                                       joined_spans, scan_entries, text_keys)
+from pbmt.base._nbest_writer_kernels import Entries, Strings, write_lines
 from pbmt.base import csr
 from pbmt.base.byte_text import intern_words
 from pbmt.base.errors import FormatError
@@ -102,6 +103,42 @@ def format_link(link: tuple[int, int]) -> str:
 
 def _span(start: int, end: int) -> str:
     return str(start) if end - start == 1 else f"{start}-{end - 1}"
+
+
+def entries_text(sentence: int, entries: Entries, words: Sequence[str], names: Sequence[str], sizes: Sequence[int]
+                 ) -> str:
+    """The n-best lines of one sentence's entries given as arrays (``Entries``; their words are rows of
+    ``words``, their dense features are groups of ``sizes`` values named by the first names of ``names``, their
+    sparse features' names rows of ``names``), newlines included: what ``moses_line`` writes for each, written
+    by a kernel without Python's lock (``write_lines``), and by ``moses_line`` a line holding a number the
+    kernel cannot be sure to round as ``%.6g`` does."""
+    lines, offsets, written = write_lines(np.int64(sentence), entries, _strings(words), _strings(names),
+                                          np.asarray(sizes, np.int64))
+    if written.all():
+        return lines.tobytes().decode("utf-8")
+    return "".join(lines[offsets[i]:offsets[i + 1]].tobytes().decode("utf-8") if ok
+                   else _entry_line(sentence, entries, i, words, names, sizes) + "\n"
+                   for i, ok in enumerate(written.tolist()))
+
+
+def _entry_line(sentence: int, entries: Entries, i: int, words: Sequence[str], names: Sequence[str],
+                sizes: Sequence[int]) -> str:
+    """``entries_text``'s line of entry ``i``, by ``moses_line``."""
+    e = entries
+    lo, hi = e.sparse_offsets[i], e.sparse_offsets[i + 1]
+    blocks = map(tuple, e.blocks[e.block_offsets[i]:e.block_offsets[i + 1]].tolist())
+    links = map(tuple, e.links[e.link_offsets[i]:e.link_offsets[i + 1]].tolist())
+    return moses_line(sentence, " ".join([words[w] for w in e.words[e.word_offsets[i]:e.word_offsets[i + 1]].tolist()]),
+                      features_format(*names[:len(sizes)], *sizes) % tuple(e.values[i].tolist()),
+                      [(names[n], v) for n, v in zip(e.sparse_names[lo:hi].tolist(), e.sparse_values[lo:hi].tolist())],
+                      float(e.totals[i]), " ".join(map(format_block, blocks)), " ".join(map(format_link, links)))
+
+
+def _strings(strings: Sequence[str]) -> Strings:
+    """Strings as one CSR of their UTF-8 bytes."""
+    encoded = [text.encode() for text in strings]
+    return Strings(csr.offsets(np.fromiter(map(len, encoded), np.int64, len(encoded))),
+                   np.frombuffer(b"".join(encoded), np.uint8))
 
 
 def read_nbest(path: str | Path) -> Iterator[NBestEntry]:

@@ -5,14 +5,15 @@ they call, for the model's feature set) is most of a first ``pbmt translate``, a
 table parser's kernels, the parse, the binary cache) most of the rest; one waited for the other. ``start``
 forks a child that loads the model's stand-in (``pbmt.model.cache.standing_in``: the same features, settings
 and weights, its arrays of the real types, but no data: nothing is read, parsed or cached) and translates one
-word with it, as the run's translator would: numba compiles the kernels the run's sentences need and saves
-them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its model. Once it has, it calls
-``Precompile.join``: it compiles the search kernel's biggest callees itself (``pbmt.search.decoder.kernel_parts``),
-in the reverse of the order in which the child's compile of the search kernel reaches them, skipping any the
-child is compiling, while the child goes on: each process compiles a specialisation the other has not (numba's
-compiles are locked per specialisation across processes, ``pbmt.base.numba_cache``), waits for one the other is
-compiling and loads what the other saved, so the two meet in the middle. Then it waits for the child, and numba
-loads the kernels from the cache instead of compiling them a second time.
+word with it, n-best lines included, as the run's translator would: numba compiles the kernels the run's
+sentences need and saves them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its
+model. Once it has, it calls ``Precompile.join``: it compiles the search kernel's biggest callees itself
+(``pbmt.search.decoder.kernel_parts``), in the reverse of the order in which the child's compile of the search
+kernel reaches them, skipping any the child is compiling, while the child goes on: each process compiles a
+specialisation the other has not (numba's compiles are locked per specialisation across processes,
+``pbmt.base.numba_cache``), waits for one the other is compiling and loads what the other saved, so the two meet
+in the middle. Then it waits for the child, and numba loads the kernels from the cache instead of compiling them a
+second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
 cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
@@ -43,6 +44,7 @@ from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
 from pbmt.search.decoder import kernel_parts, search_kernel
+from pbmt.search.output import nbest_text
 
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
 STAND_IN_LINE = "a"  # what the child translates: an unknown word, so every sentence's search path
@@ -142,7 +144,7 @@ def _child(args: argparse.Namespace, make_translator: Callable[[argparse.Namespa
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         with cache.standing_in():
-            make_translator(args).translate(0, STAND_IN_LINE)
+            nbest_text(make_translator(args).translate(0, STAND_IN_LINE).nbest)
         code = 0
     finally:
         os._exit(code)

@@ -242,7 +242,9 @@ def _parse_weights(text: str) -> dict[str, tuple[float, ...]]:
 
 
 def _translate(translator: Translator, item: tuple[int, str]):
-    return translator.translate(*item)
+    translation = translator.translate(*item)
+    nbest_text(translation.nbest)  # its lines written here, on the thread (or worker) that decoded it, and kept
+    return translation
 
 
 def _force(translator: Translator, item: tuple[int, str, str]):

@@ -26,7 +26,7 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature
 from pbmt.base.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
 from pbmt.model.model import TranslationModel
-from pbmt.search.decoder import ScoredDerivation, best_paths, decode, search
+from pbmt.search.decoder import Paths, best_path_arrays, decode_paths, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
 from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
@@ -121,8 +121,8 @@ class Translator:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
         words, markup = self.read(line)
         options = self.options(words, markup)
-        return self._result(sentence_id, decode(self.model, options, n_best=max(1, self.n_best),
-                                                distinct=self.distinct), options, words)
+        return self._result(sentence_id, decode_paths(self.model, options, n_best=max(1, self.n_best),
+                                                      distinct=self.distinct), options, words)
 
     def force(self, sentence_id: int, line: str, reference: str) -> Translation:
         """Forced decoding (``pbmt.search.forced``): the best derivations of one line whose output is exactly
@@ -175,7 +175,7 @@ class Translator:
                      words: list[str]) -> Translation:
         if not result.reachable:
             return Translation("", (), (), unreachable=result.why)
-        return self._result(sentence_id, result.found, options, words)
+        return self._result(sentence_id, Paths.of(result.found), options, words)
 
     def target_tokens(self, line: str) -> list[str]:
         """The model's target tokens of a line of target text (a reference, a prefix)."""
@@ -194,20 +194,19 @@ class Translator:
         options = self.options(words, markup)
         graph = search(self.model, options, arcs=True)
         if graph.final_class < 0:
-            return self._result(sentence_id, [], options, words), None
-        found = best_paths(options, graph, max(1, self.n_best), self.distinct)
+            return self._result(sentence_id, Paths.of([]), options, words), None
+        found = best_path_arrays(options, graph, max(1, self.n_best), self.distinct)
         return self._result(sentence_id, found, options, words), graph_lattice(graph, options, self.model)
 
-    def _result(self, sentence_id: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
-                words: list[str]) -> Translation:
-        if not found:
+    def _result(self, sentence_id: int, found: Paths, options: TranslationOptions, words: list[str]) -> Translation:
+        if not len(found):
             return Translation("", (), ())
         nbest = NBestList(sentence_id, found, options, self.model) if self.n_best else ()
-        translation = self._translation(found[0].derivation, options, words, nbest)
+        translation = self._translation(found.derivation(0, options), options, words, nbest)
         if not (self.n_best and self.nbest_output):
             return translation
         return dataclasses.replace(translation, nbest_output=tuple(self.output(s.derivation, options, words)
-                                                                   for s in found))
+                                                                   for s in found.scored(options)))
 
     def translate_document(self, lines: Sequence[str], rng: np.random.Generator,
                            global_features: Sequence[GlobalFeature] = (), global_weights: np.ndarray | None = None,

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numba
 import numpy as np
 
+from pbmt.base import csr
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._cube_kernels import cube_kernel, cube_parts
 from pbmt.search._decoder_kernels import Limits, Sentence, stack_kernel
@@ -106,22 +108,63 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
     ``distinct``: skip derivations whose target words equal a better one's.
     ``settings`` default to the model's (stack size, beam threshold, distortion limit).
     """
+    return decode_paths(model, options, n_best, distinct, settings).scored(options)
+
+
+def decode_paths(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
+                 settings: SearchSettings | None = None) -> "Paths":
+    """``decode``'s derivations as arrays (``Paths``): an n-best list is written from them without a
+    ``Derivation`` object each."""
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
-        return [ScoredDerivation(empty, model_score(empty, options, model))]
+        return Paths(np.zeros(2, np.int64), np.zeros(0, np.int32), np.array([model_score(empty, options, model)]))
     graph = search(model, options, settings, arcs=n_best > 1)
     if graph.final_class < 0:
-        return []
-    return best_paths(options, graph, n_best, distinct)
+        return Paths(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0))
+    return best_path_arrays(options, graph, n_best, distinct)
 
 
 def best_paths(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False
                ) -> list[ScoredDerivation]:
     """The ``n_best`` best complete derivations of a search graph, best first (``_nbest_kernels``)."""
+    return best_path_arrays(options, graph, n_best, distinct).scored(options)
+
+
+def best_path_arrays(options: TranslationOptions, graph: SearchGraph, n_best: int, distinct: bool = False
+                     ) -> "Paths":
+    """``best_paths`` as arrays (``Paths``)."""
     if n_best == 1:
-        offsets, chosen, totals = best_path(graph.parent, graph.option, graph.score, graph.klass, graph.final_class)
-    else:
-        offsets, chosen, totals = k_best_paths(graph.parent, graph.option, graph.score, graph.klass,
-                                               int(graph.klass.max()) + 1, graph.final_class, n_best, distinct,
-                                               options.tgt_offsets, options.tgt_words)
-    return [ScoredDerivation(d, t) for d, t in zip(Derivation.paths(options, offsets, chosen), totals.tolist())]
+        return Paths(*best_path(graph.parent, graph.option, graph.score, graph.klass, graph.final_class))
+    return Paths(*k_best_paths(graph.parent, graph.option, graph.score, graph.klass, int(graph.klass.max()) + 1,
+                               graph.final_class, n_best, distinct, options.tgt_offsets, options.tgt_words))
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Derivations of one sentence as arrays, best first: derivation ``i`` uses the options
+    ``chosen[offsets[i]:offsets[i + 1]]`` (int32; ``offsets`` int64[n + 1]) in target order, and scores
+    ``totals[i]`` (float64[n], natural log, weighted)."""
+
+    offsets: np.ndarray
+    chosen: np.ndarray
+    totals: np.ndarray
+
+    @classmethod
+    def of(cls, found: Sequence[ScoredDerivation]) -> "Paths":
+        """The arrays of scored derivations."""
+        lengths = np.array([len(s.derivation) for s in found], dtype=np.int64)
+        chosen = [s.derivation.option for s in found]
+        return cls(csr.offsets(lengths), np.concatenate(chosen).astype(np.int32) if chosen else np.zeros(0, np.int32),
+                   np.array([s.score for s in found], dtype=np.float64))
+
+    def __len__(self) -> int:
+        return len(self.totals)
+
+    def derivation(self, i: int, options: TranslationOptions) -> Derivation:
+        """Derivation ``i``."""
+        return Derivation.from_options(options, self.chosen[self.offsets[i]:self.offsets[i + 1]])
+
+    def scored(self, options: TranslationOptions) -> list[ScoredDerivation]:
+        """Every derivation with its score."""
+        return [ScoredDerivation(d, t) for d, t in zip(Derivation.paths(options, self.offsets, self.chosen),
+                                                       self.totals.tolist())]

@@ -9,7 +9,8 @@ import numpy as np
 from pbmt.base import csr
 from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
-from pbmt.search.decoder import ScoredDerivation
+from pbmt.search._output_kernels import path_layout
+from pbmt.search.decoder import Paths, ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
 from pbmt.model.block_features import sequence_names
 from pbmt.model.distortion_bins import NAMES as JUMP_NAMES
@@ -17,7 +18,7 @@ from pbmt.model.sparse import nbest_name
 from pbmt.search.derivation import Derivation, derivation_blocks, jump_features, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
-from pbmt.base.nbest import NBestEntry, features_format, format_block, format_link, moses_line
+from pbmt.base.nbest import Entries, NBestEntry, entries_text
 
 
 def target_text(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> str:
@@ -45,47 +46,51 @@ class NBestList(Sequence[NBestEntry]):
     when it is first read, and ``text()`` writes the whole list in Moses's format without making any (a
     100-best list of a 1,000-sentence dev set is 100,000 entries).
 
-    Features come from ``score_derivation``'s kernel, run once over all the derivations; each option's word
-    links are placed once; the sparse features are those of the model's families (``_sparse_pairs``).
+    Made from the derivations' arrays (``Paths``, or scored derivations) by kernels that run without the lock,
+    so threads decoding other sentences go on meanwhile: the dense features by ``score_derivation``'s kernel
+    (``score_dense_paths``), the target words, segmentation and word alignment by ``path_layout``, and the
+    lines by ``write_lines``; the sparse features are those of the model's families (``_sparse_pairs``, in
+    Python, for a model that has them).
     """
 
-    def __init__(self, sentence: int, found: Sequence[ScoredDerivation], options: TranslationOptions,
+    def __init__(self, sentence: int, found: Paths | Sequence[ScoredDerivation], options: TranslationOptions,
                  model: TranslationModel):
-        lengths = np.array([len(s.derivation) for s in found], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        chosen = (np.concatenate([s.derivation.option for s in found]) if offsets[-1] else np.zeros(0)).astype(np.int32)
-        features = np.zeros((len(found), model.layout.size))
-        score_dense_paths(transitions(model, options, sparse=False), offsets, chosen, options.start, options.end,
-                          options.local, features)
+        paths = found if isinstance(found, Paths) else Paths.of(found)
+        chosen = paths.chosen.astype(np.int32)
+        self._features = np.zeros((len(paths), model.layout.size))
+        score_dense_paths(transitions(model, options, sparse=False), paths.offsets, chosen, options.start,
+                          options.end, options.local, self._features)
+        used, self._words, self._word_offsets, self._blocks, self._links, self._link_offsets = path_layout(
+            paths.offsets, chosen, options.start, options.end, options.tgt_offsets, options.tgt_words,
+            options.align_offsets, options.align)
+        self._vocabulary = options.vocab.words(used)
         self.sentence = sentence
-        self._totals = [s.score for s in found]
-        self._features = features.tolist()
+        self._totals = paths.totals
+        self._block_offsets = paths.offsets
+        self._layout = model.layout
         self._columns = model.layout.slices
-        self._format = features_format(*model.layout.names, *model.layout.sizes)
-        self._sparse = ([_sparse_pairs(s.derivation, options, model) for s in found] if model.sparse is not None
-                        else [()] * len(found))
-        texts = {o: " ".join(options.vocab.words(options.target(o))) for o in np.unique(chosen).tolist()}
-        paths = chosen.tolist()
-        self._block_offsets = offsets.tolist()
-        self._texts = [" ".join([texts[o] for o in paths[lo:hi] if texts[o]])
-                       for lo, hi in zip(self._block_offsets[:-1], self._block_offsets[1:])]
-        blocks = _block_positions(chosen, offsets, options)
-        self._blocks = list(zip(*(column.tolist() for column in blocks)))
-        self._link_offsets, self._links = _alignment_points(chosen, offsets, blocks, options)
-        self._entries: list[NBestEntry | None] = [None] * len(found)
+        self._sparse = (None if model.sparse is None
+                        else [_sparse_pairs(s.derivation, options, model) for s in paths.scored(options)])
+        self._entries: list[NBestEntry | None] = [None] * len(paths)
+        self._text: str | None = None
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return len(self._entries)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return tuple(self[k] for k in range(len(self))[i])
         entry = self._entries[i]
         if entry is None:
-            row, (lo, hi), (a, b) = self._features[i], self._bounds(self._block_offsets, i), \
-                self._bounds(self._link_offsets, i)
-            entry = NBestEntry(self.sentence, self._texts[i], {name: tuple(row[c]) for name, c in self._columns},
-                               self._totals[i], tuple(self._blocks[lo:hi]), tuple(self._links[a:b]), self._sparse[i])
+            i = range(len(self))[i]
+            row = self._features[i].tolist()
+            words = self._words[self._word_offsets[i]:self._word_offsets[i + 1]].tolist()
+            blocks = self._blocks[self._block_offsets[i]:self._block_offsets[i + 1]].tolist()
+            links = self._links[self._link_offsets[i]:self._link_offsets[i + 1]].tolist()
+            entry = NBestEntry(self.sentence, " ".join([self._vocabulary[w] for w in words]),
+                               {name: tuple(row[c]) for name, c in self._columns}, float(self._totals[i]),
+                               tuple(map(tuple, blocks)), tuple(map(tuple, links)),
+                               self._sparse[i] if self._sparse is not None else ())
             self._entries[i] = entry
         return entry
 
@@ -97,21 +102,28 @@ class NBestList(Sequence[NBestEntry]):
     def __repr__(self) -> str:
         return f"NBestList({list(self)!r})"
 
-    @staticmethod
-    def _bounds(offsets: list[int], i: int) -> tuple[int, int]:
-        return offsets[i], offsets[i + 1]
-
     def text(self) -> str:
         """Every entry's line in Moses's format, newlines included: ``"".join(e.to_line() + "\n" for e in
-        self)``, made from the arrays."""
-        blocks = list(map(format_block, self._blocks))
-        links = list(map(format_link, self._links))
-        block_offsets, link_offsets = self._block_offsets, self._link_offsets
-        return "".join([moses_line(self.sentence, text, self._format % tuple(row), sparse, total,
-                                   " ".join(blocks[block_offsets[i]:block_offsets[i + 1]]),
-                                   " ".join(links[link_offsets[i]:link_offsets[i + 1]])) + "\n"
-                        for i, (text, row, sparse, total) in enumerate(zip(self._texts, self._features,
-                                                                           self._sparse, self._totals))])
+        self)``, written from the arrays by a kernel (once: kept for the next call)."""
+        if self._text is None:
+            self._text = self._write()
+        return self._text
+
+    def _write(self) -> str:
+        names = list(self._layout.names)
+        sparse_offsets, sparse_names, sparse_values = np.zeros(len(self) + 1, np.int64), np.zeros(0, np.int64), \
+            np.zeros(0)
+        if self._sparse is not None:
+            pairs = [pair for entry in self._sparse for pair in entry]
+            ids: dict[str, int] = {}
+            sparse_names = np.array([ids.setdefault(name, len(names) + len(ids)) for name, _ in pairs], np.int64)
+            names += list(ids)
+            sparse_values = np.array([value for _, value in pairs], np.float64)
+            sparse_offsets = csr.offsets(np.array([len(entry) for entry in self._sparse], np.int64))
+        return entries_text(self.sentence, Entries(self._word_offsets, self._words, self._features, sparse_offsets,
+                                                   sparse_names, sparse_values, self._totals, self._block_offsets,
+                                                   self._blocks, self._link_offsets, self._links),
+                            self._vocabulary, names, self._layout.sizes)
 
 
 def nbest_text(entries: Sequence[NBestEntry]) -> str:
@@ -140,36 +152,6 @@ def _sparse_pairs(derivation: Derivation, options: TranslationOptions, model: Tr
         names = sequence_names(derivation_blocks(derivation, options, options.vocab))
         pairs += sorted((nbest_name(name), float(count)) for name, count in names.items() if name.startswith(prefixes))
     return tuple(pairs)
-
-
-def _block_positions(chosen: np.ndarray, offsets: np.ndarray, options: TranslationOptions
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(src_start, src_end, tgt_start, tgt_end) of every block of paths ``chosen`` split at ``offsets``
-    (``int64[k + 1]``); target positions count within each path. Four ``int64[len(chosen)]``."""
-    length = np.diff(options.tgt_offsets)[chosen]
-    before = np.cumsum(length) - length  # target words before each block, over all paths
-    path_start = np.append(before, before[-1] + length[-1] if len(chosen) else 0)[offsets[:-1]]
-    tgt_start = before - np.repeat(path_start, np.diff(offsets))
-    return (options.start[chosen].astype(np.int64), options.end[chosen].astype(np.int64), tgt_start,
-            tgt_start + length)
-
-
-def _alignment_points(chosen: np.ndarray, offsets: np.ndarray, blocks, options: TranslationOptions
-                      ) -> tuple[list[int], list[tuple[int, int]]]:
-    """Every path's (source, target) word links, sorted, as one list with per-path offsets (``option_links``
-    for all blocks at once)."""
-    src_start, _, tgt_start, _ = blocks
-    n_paths = len(offsets) - 1
-    link_offsets, links = csr.take(options.align_offsets, options.align, chosen)
-    count = np.diff(link_offsets)
-    src = links[:, 0] + np.repeat(src_start, count)
-    tgt = links[:, 1] + np.repeat(tgt_start, count)
-    # one int64 key per link orders by (path, source, target): a single sort, not a three-key lexsort
-    n_src, n_tgt = options.n_words + 1, int(tgt.max(initial=0)) + 1
-    key = np.repeat(np.repeat(np.arange(n_paths), np.diff(offsets)), count) * (n_src * n_tgt) + src * n_tgt + tgt
-    key.sort()
-    per_path = np.searchsorted(key, np.arange(n_paths + 1) * (n_src * n_tgt))
-    return per_path.tolist(), list(zip((key // n_tgt % n_src).tolist(), (key % n_tgt).tolist()))
 
 
 def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model: TranslationModel) -> Derivation:

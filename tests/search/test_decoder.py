@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pbmt.model.model import SearchSettings, TranslationModel
-from pbmt.search.decoder import best_paths, decode, search
+from pbmt.search.decoder import best_paths, decode, decode_paths, search
 from pbmt.search.derivation import Derivation, score_derivation
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import NBestList, derivation_from_entry, word_alignment
@@ -120,3 +120,4 @@ def test_nbest_entries_carry_the_features_of_score_derivation(tiny):
         assert tuple(entry.alignment) == tuple(word_alignment(d, options, model))
         assert derivation_from_entry(entry, options, model) == d
     assert entries.text() == "".join(entry.to_line() + "\n" for entry in entries)
+    assert NBestList(7, decode_paths(model, options, n_best=15), options, model) == entries  # from the arrays
