@@ -96,7 +96,15 @@ class StepRunner:
                 self.log(f"{prefix} ...")
                 self.stamp_path(step).unlink(missing_ok=True)
                 start = time.perf_counter()
-                summary = step.action()
+                try:
+                    summary = step.action()
+                except (PbmtError, SystemExit):
+                    raise
+                except BaseException as stopped:  # Ctrl-C, a full disk: say what is kept and how to go on
+                    done = f"steps 1 to {k - 1}" if k > 2 else "step 1"
+                    stopped.add_note(f"{done} done and kept: the same command goes on from step {k}, {step.name}"
+                                     if k > 1 else "no step finished: the same command starts again")
+                    raise
                 report = StepReport(step.name, True, time.perf_counter() - start, summary)
                 self._write_stamp(step, report)
                 self.log(f"{prefix}: {summary} ({report.seconds:.1f} s)")

@@ -70,6 +70,23 @@ def test_a_step_that_does_not_write_its_outputs_fails_and_leaves_no_stamp(tmp_pa
     assert not runner.stamp_path(step).exists()
 
 
+def test_an_interrupted_step_says_which_steps_are_kept_and_where_the_same_command_goes_on(tmp_path):
+    upper = Upper(tmp_path)
+    upper.src.write_text("a\n")
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    stopped = Step("align", (), (tmp_path / "never",), {}, interrupted)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        StepRunner(tmp_path / "steps").run([upper.step(), stopped])
+    assert caught.value.__notes__ == ["step 1 done and kept: the same command goes on from step 2, align"]
+    with pytest.raises(KeyboardInterrupt) as caught:
+        StepRunner(tmp_path / "steps").run([stopped])
+    assert caught.value.__notes__ == ["no step finished: the same command starts again"]
+    assert [r.ran for r in StepRunner(tmp_path / "steps").run([upper.step()])] == [False]
+
+
 def test_eflomal_alignments_are_kept_and_symmetrised(bible, tmp_path, monkeypatch):
     for name in ("train.tok.es", "train.tok.en"):
         write(tmp_path / name, lines(bible / name)[:N])
