@@ -71,7 +71,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import output_target, process_running, read_lines
+from pbmt.base.files import Outputs, output_target, process_running, read_lines
 from pbmt.train.arpa import ArpaModel, write_arpa
 from pbmt.train.runs import group_starts, key_bytes, merge_runs, run_length, write_run
 from pbmt.base.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
@@ -175,7 +175,11 @@ def write_lm(
     (``write_arpa``), holding at most about ``memory`` bytes of counts at a
     time (plus the vocabulary). The counts go to a temporary folder in
     ``work`` (default: beside ``path``, or the system's temporary folder when
-    ``path`` is no regular file), removed at the end."""
+    ``path`` is no regular file), removed at the end. ``path`` naming the text it reads is a UsageError, before
+    anything is estimated."""
+    if isinstance(sentences, (str, os.PathLike)):
+        with Outputs([sentences]) as outputs:
+            outputs.claim([path])
     if work is not None:
         os.makedirs(work, exist_ok=True)
     else:

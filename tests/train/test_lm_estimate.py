@@ -242,6 +242,14 @@ def test_command_line(tmp_path, capsys):
         cli.main(["lm", str(text), str(arpa), "--memory", "5X"])
     assert exit_.value.code == 2 and "memory size '5X'" in capsys.readouterr().err
 
+    # the output may not be the text, by any name: that would replace the text with its LM
+    (tmp_path / "link.txt").symlink_to(text)
+    before = text.read_bytes()
+    for output in (text, tmp_path / "link.txt"):
+        assert cli.main(["lm", str(text), str(output), "--discount-fallback"]) == 2
+        assert "is an input of this run too" in capsys.readouterr().err
+    assert text.read_bytes() == before
+
 
 def test_a_tiny_memory_budget_gives_the_same_arpa_bytes(tmp_path, monkeypatch):
     (tmp_path / "text.en").write_text("\n".join(data_lines("dev.tok.en")[:600]) + "\n", encoding="utf-8")
