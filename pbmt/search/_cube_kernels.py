@@ -12,7 +12,7 @@ from numba import njit, types
 from pbmt.search._array_kernels import best_first, grow1
 from pbmt.search._decoder_kernels import (_class_room, _future_with, _graph, _grow_pool, _hash, _kept, _new_search,
                                           _place, _write, reachable_spans)
-from pbmt.search._scoring_kernels import extension_score
+from pbmt.search._scoring_kernels import end_parts, extension_score
 
 Queue = namedtuple("Queue", [
     "edge", "row", "col",  # int64[cap]: each cell's edge, hypothesis row and option column
@@ -340,15 +340,16 @@ def cube_kernel(sentence, tr, limits):
 
 def cube_parts(sentence, tr, limits):
     """The biggest kernels ``cube_kernel`` calls, each with the numba types it calls it with when its arguments
-    have the numba types ``sentence``, ``tr`` and ``limits``: (kernel, argument types) pairs, in the reverse of
-    the order in which compiling ``cube_kernel`` reaches them, so that a process compiling them while another
-    compiles ``cube_kernel`` meets it in the middle (``pbmt.commands.precompile``). Compiles (or loads)
+    have the numba types ``sentence``, ``tr`` and ``limits``: (kernel, argument types) pairs, so that a process
+    compiling them while another compiles ``cube_kernel`` meets it in the middle (``pbmt.commands.precompile``):
+    the feature kernels of the sentence end (reached halfway through ``_fill_stack``), then the rest in the
+    reverse of the order in which compiling ``cube_kernel`` reaches them. Compiles (or loads)
     ``new_cube_search`` and ``_kept`` for the types they return."""
     i64 = types.int64
     pool, classes, stacks, spans, order, edges, edge_head, counts, queue = _returned(new_cube_search, (sentence, tr))
     kept = _returned(_kept, (i64, stacks, classes, pool, limits))
     key_option = tr.types[tr.fields.index("key_option")]
-    return [(_add_edges, (i64, kept, edge_head, edges, counts, sentence, limits, pool, spans)),
+    return end_parts(tr, queue.types[queue.fields.index("state")]) + [(_add_edges, (i64, kept, edge_head, edges, counts, sentence, limits, pool, spans)),
             (_graph, (pool, i64, classes, stacks, i64)),
             (_fill_stack, (i64, i64, edges, order, sentence, tr, limits, stacks, pool, i64, classes, key_option,
                            queue)),

@@ -16,10 +16,12 @@ row, takes the dot product with its weights and zeroes the row again.
 the reference the others are tested against.
 """
 
+import operator
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core.registry import cpu_target
 from numba.extending import overload
 
 from pbmt.model.features import feature_end, feature_transition
@@ -214,6 +216,21 @@ def extension_score(tr, states, h, new_states, g, prev_start, prev_end, prev_opt
     """``transition``'s weighted form: the searches' score of extending hypothesis ``h`` by option ``o``."""
     return transition(tr, states, h, new_states, g, prev_start, prev_end, prev_option, o, start, end, complete, True,
                       tr.weights)
+
+
+def end_parts(tr, new_states):
+    """The feature kernels ``extension_score`` calls at the sentence end, each with the numba types it calls it
+    with when ``tr`` and the state rows written (``new_states``, a 2-d array) have these numba types: (kernel,
+    argument types) pairs, to compile apart from the search kernel (``_cube_kernels.cube_parts``)."""
+    field = dict(zip(tr.fields, tr.types))
+    context = cpu_target.typing_context
+    context.refresh()
+    row = context.resolve_function_type(operator.getitem, (new_states, types.Tuple((types.int64, types.slice2_type))),
+                                        {}).return_type
+    head = (field["weights"], field["scratch"])
+    tail = (types.int64, types.boolean, field["weights"])
+    return ([(_end, (*head, slot, row, *tail)) for slot in field["stateful"]]
+            + [(_end, (*head, slot, field["no_state"], *tail)) for slot in field["stateless"]])
 
 
 @njit(cache=True, nogil=True)

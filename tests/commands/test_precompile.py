@@ -12,7 +12,8 @@ from pbmt.api import DEFAULT_MODEL
 from pbmt.commands import precompile, translate
 from pbmt.commands.cli import build_parser, main
 from pbmt.model import cache
-from pbmt.search._cube_kernels import cube_kernel
+from pbmt.search._cube_kernels import _add_edges, _fill_stack, _graph, _stack_room, cube_kernel
+from pbmt.search._scoring_kernels import _end
 from pbmt.search.decoder import kernel_inputs, kernel_parts
 from pbmt.search.transitions import transitions
 
@@ -66,9 +67,12 @@ def test_the_search_kernels_parts_have_the_types_the_search_calls_them_with(whic
 
     monkeypatch.setattr(numba.core.dispatcher.Dispatcher, "compile", recording)
     numba.njit(nogil=True)(cube_kernel.py_func).compile(types)  # typed anew: each callee compiled (or loaded) for
-    monkeypatch.undo()  # the types of its call
+    fill_stack = next(args for kernel, args in calls if kernel is _fill_stack)  # the types of its call
+    numba.njit(_fill_stack.py_func, _nrt=False).compile(fill_stack)  # and the feature kernels it calls
+    monkeypatch.undo()
     parts = kernel_parts(translator.model, options, arcs=False)
-    assert len(parts) == 4 and all((kernel, args) in calls for kernel, args in parts)
+    assert {kernel for kernel, _ in parts} == {_add_edges, _graph, _fill_stack, _stack_room, _end}
+    assert all((kernel, args) in calls for kernel, args in parts)
     assert kernel_parts(translator.model, options, translate.search_settings(_args(
         tiny_model_dir / "moses.ini", "--search", "stack"))) == []  # stack decoding compiles whole
 
