@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from pbmt.base.byte_text import alignment_point, ascii_digits, decimal_number, field_end, line_span, next_token, \
-    token_spans
+    token_spans, write_int
 
 # the columns of scan_entries' ``lines``
 LINE_START, SENTENCE, TEXT_START, TEXT_END, GROUPS, WORDS, BLOCKS, TOTAL_START, TOTAL_END, SEGMENTATION_START, \
@@ -273,23 +273,6 @@ def text_keys(buf, spans):
 
 
 @njit(cache=True)
-def _write_int(out, at, value):
-    """Write ``value``'s decimal digits (as Python's ``repr``) at ``out[at:]``; returns where they end."""
-    if value < 0:
-        out[at] = 45
-        at += 1
-        value = -value
-    digits, rest = 1, value
-    while rest >= 10:
-        rest //= 10
-        digits += 1
-    for k in range(digits - 1, -1, -1):
-        out[at + k] = 48 + value % 10
-        value //= 10
-    return at + digits
-
-
-@njit(cache=True)
 def derivation_keys(buf, text_spans, segmentation_spans):
     """uint64[n]: ``blake2b_64`` of each entry's hypothesis ``buf[text_spans[k, 0]:text_spans[k, 1]]``, 0x1F and
     its segmentation (the blocks of ``buf[segmentation_spans[k, 0]:segmentation_spans[k, 1]]``, as read by
@@ -323,13 +306,13 @@ def derivation_keys(buf, text_spans, segmentation_spans):
                 at += 2
             _, a, b, c, d = _block(buf, s, t)
             out[at] = 40
-            at = _write_int(out, at + 1, a)
+            at = write_int(out, at + 1, a)
             out[at], out[at + 1] = 44, 32
-            at = _write_int(out, at + 2, b)
+            at = write_int(out, at + 2, b)
             out[at], out[at + 1] = 44, 32
-            at = _write_int(out, at + 2, c)
+            at = write_int(out, at + 2, c)
             out[at], out[at + 1] = 44, 32
-            at = _write_int(out, at + 2, d)
+            at = write_int(out, at + 2, d)
             out[at] = 41  # )
             at += 1
             blocks += 1
