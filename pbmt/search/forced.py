@@ -48,6 +48,7 @@ class Unreachable(Enum):
     MON_SWAP = "the MON/SWAP reordering space"
     SEGMENTATION = "no segmentation of the source into the model's phrases yields it"
     SEARCH_LIMIT = "the forced search reached its hypothesis limit"
+    EMPTY = "one of the sentence and its reference is empty, the other not"
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,9 @@ class ForcedDecoder:
         words = list(reference)
         reference = reference_ids(options, words)
         if options.n_words == 0 or len(reference) == 0:
-            found = decode(self.model, options) if options.n_words == len(reference) == 0 else []
+            if (options.n_words == 0) != (len(reference) == 0):
+                return ForcedResult((), Unreachable.EMPTY)
+            found = decode(self.model, options)
             return ForcedResult(tuple(found), None if found else Unreachable.SEGMENTATION)
         graph = constrained_graph(self.model, options, reference, True, self.settings,
                                   max_hypotheses=self.max_hypotheses)
@@ -257,7 +260,7 @@ def prefix_decode(model: TranslationModel, options: TranslationOptions, prefix: 
         last_ok = np.zeros(int(ids.max(initial=0)) + 1, np.bool_)
         last_ok[ids] = [word.startswith(partial) for word in options.vocab.words(ids)]
     if options.n_words == 0:
-        return ForcedResult((), Unreachable.SEGMENTATION)
+        return ForcedResult((), Unreachable.EMPTY)
     if settings.search == "cube":
         graph = _prefix_cube_graph(model, options, constraint, settings, last_ok, n_best > 1, max_hypotheses)
     else:

@@ -92,6 +92,8 @@ def test_reasons_name_the_words(tiny):
     reachable = [r for r in by_output(model, options, all_derivations(options, 2))]
     assert all("x" in r for r in reachable)
     assert forced.decode(options, list(reachable[0])).reachable
+    # an empty reference of a sentence with words (a blank line in the references) is named as such
+    assert forced.decode(TranslationOptions.of_words(model, "a b c".split()), []).reason is Unreachable.EMPTY
 
 
 def test_search_limit_is_a_reason(tiny):
