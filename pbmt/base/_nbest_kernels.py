@@ -11,6 +11,7 @@ from numba import njit
 
 from pbmt.base.byte_text import alignment_point, ascii_digits, decimal_number, field_end, line_span, next_token, \
     token_spans, write_int
+from pbmt.base.files import MAX_INDEX
 
 # the columns of scan_entries' ``lines``
 LINE_START, SENTENCE, TEXT_START, TEXT_END, GROUPS, WORDS, BLOCKS, TOTAL_START, TOTAL_END, SEGMENTATION_START, \
@@ -85,7 +86,7 @@ def _entry(buf, first, line_end, row, groups, n_groups, values, n_values, deferr
     f3 = field_end(buf, f2 + 3, line_end)
     s, e = _one_token(buf, first, f0)
     ok, sentence = _integer(buf, s, e)
-    if s == e or not ok or sentence < 0:
+    if s == e or not ok or sentence < 0 or sentence > MAX_INDEX:
         return False, 0, 0, 0, 0
     row[SENTENCE] = sentence
     n_text = token_spans(buf, f0 + 3, f1, words, n_words)

@@ -12,6 +12,8 @@ Python where the kernel cannot be sure of the last digit (``write_g6``).
 import numpy as np
 from numba import njit
 
+from pbmt.base.files import MAX_INDEX
+
 _TENS = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
                   1e17, 1e18, 1e19, 1e20, 1e21, 1e22])  # exact in float64: the fast path's scale factors
 _EXACT_MANTISSA = 2 ** 53  # an integer mantissa below it is exact in float64
@@ -111,11 +113,11 @@ def ascii_digits(buf, i, end):
 
 @njit(cache=True)
 def alignment_point(buf, start, end):
-    """(whether ``buf[start:end]`` is an alignment point ``i-j`` in ASCII digits, as ``pbmt.base.files
-    .alignment_point`` reads one; i; j), i and j capped at 2**62."""
+    """(whether ``buf[start:end]`` is an alignment point ``i-j`` in ASCII digits, i and j at most ``MAX_INDEX``,
+    as ``pbmt.base.files.alignment_point`` reads one; i; j), i and j capped at 2**62."""
     i, dash = ascii_digits(buf, start, end)
     j, after = ascii_digits(buf, dash + 1, end)
-    ok = start < dash < end and buf[dash] == 45 and dash + 1 < after == end
+    ok = start < dash < end and buf[dash] == 45 and dash + 1 < after == end and max(i, j) <= MAX_INDEX
     return ok, i, j
 
 

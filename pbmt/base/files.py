@@ -44,6 +44,7 @@ _BOM = "\ufeff"
 _TMP_PREFIX = "pbmt-"  # temporary files: .NAME.pbmt-PID-RANDOM.tmp
 _TMP_RESERVE = 32  # bytes of a temporary name after the prefix: a process id, mkstemp's letters, .tmp
 _NAME_MAX = 255  # bytes of a file name on Linux, macOS and Windows file systems
+MAX_INDEX = 2 ** 31 - 1  # the largest word position or sentence id a file may give (pbmt keeps them as int32)
 
 
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
@@ -103,11 +104,8 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_int(text: str) -> int:
-    """``int(text)`` for ASCII digits (with an optional sign) only; ValueError otherwise.
-
-    Python's ``int`` also takes other scripts' digits and underscores, which
-    no model file means.
-    """
+    """``int(text)`` for ASCII digits (with an optional sign) only; ValueError otherwise (Python's ``int`` also
+    takes other scripts' digits and underscores, which no model file means)."""
     if text.isascii() and text.isdigit():  # the common case, without a pattern match
         return int(text)
     if not _INTEGER.fullmatch(text.strip()):
@@ -116,12 +114,13 @@ def parse_int(text: str) -> int:
 
 
 def alignment_point(token: str, path: str | os.PathLike, number: int | None) -> tuple[int, int]:
-    """The (source, target) word positions of the alignment point ``token``, ``i-j`` in ASCII digits (as word
-    alignment files, phrase tables and n-best lists write them); FormatError naming line ``number`` of ``path``
-    otherwise."""
+    """The (source, target) word positions, at most ``MAX_INDEX``, of the alignment point ``token``: ``i-j`` in
+    ASCII digits, as alignment files, phrase tables and n-best lists write it; FormatError naming the line else."""
     i, dash, j = token.partition("-")
     if not (dash and i.isascii() and i.isdigit() and j.isascii() and j.isdigit()):
         raise FormatError(path, number, f"alignment point {token!r} is not of the form i-j")
+    if max(int(i), int(j)) > MAX_INDEX:
+        raise FormatError(path, number, f"alignment point {token!r} names a word position above {MAX_INDEX:,}")
     return int(i), int(j)
 
 

@@ -34,7 +34,7 @@ from pbmt.base._nbest_writer_kernels import Entries, Strings, write_lines
 from pbmt.base import csr
 from pbmt.base.byte_text import intern_words
 from pbmt.base.errors import FormatError
-from pbmt.base.files import alignment_point, open_binary, parse_finite, parse_int, read_lines
+from pbmt.base.files import MAX_INDEX, alignment_point, open_binary, parse_finite, parse_int, read_lines
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,9 @@ def parse_line(line: str, path: str | Path = "<n-best>", number: int | None = No
             raise ValueError(sentence)
     except ValueError:
         raise FormatError(path, number, f"sentence id {fields[0]!r} is not a non-negative integer") from None
+    if sentence > MAX_INDEX:
+        raise FormatError(path, number, f"sentence id {fields[0]} is above {MAX_INDEX:,} (an id is an input line's "
+                                        "number from 0)")
     features = parse_features(fields[2], path, number)
     sparse = tuple((name, values[0]) for name, values in features.items() if is_sparse(name, values))
     if sparse:

@@ -15,6 +15,8 @@ from numba import njit
 from pbmt.base.byte_text import alignment_point, decimal_number, field_end, line_span, next_token, token_spans
 from pbmt.base.hashtable import build_table, insert
 
+MAX_PHRASE_POSITION = 2 ** 15 - 1  # the largest word position of a phrase pair's links (int16)
+
 
 @njit(cache=True)
 def scan_lines(buf, start, end, n_scores, lines, src, tgt, scores, align):
@@ -68,7 +70,7 @@ def scan_lines(buf, start, end, n_scores, lines, src, tgt, scores, align):
                 if s == e:
                     break
                 ok, a, b = alignment_point(buf, s, e)
-                if not ok or a >= n_src_line or b >= n_tgt_line:
+                if not ok or a >= n_src_line or b >= n_tgt_line or max(a, b) > MAX_PHRASE_POSITION:
                     points = -1
                     break
                 align[n_points + points, 0] = a

@@ -27,7 +27,7 @@ from pbmt.model import cache
 from pbmt.base.hashtable import build_table
 from pbmt.model._phrase_kernels import lookup_spans
 from pbmt.base.byte_text import intern_words
-from pbmt.model._table_text_kernels import scan_lines, source_trie
+from pbmt.model._table_text_kernels import MAX_PHRASE_POSITION, scan_lines, source_trie
 from pbmt.base.vocab import Vocab
 
 LOG_FLOOR = -100.0  # Moses's floor for log scores
@@ -378,6 +378,9 @@ def _check_line(path: Path, number: int, fields: list[str], n_scores: int) -> No
             i, j = alignment_point(token, path, number)
             if i >= len(src_tokens) or j >= len(tgt_tokens):
                 raise FormatError(path, number, f"alignment point {token!r} lies outside the phrase pair")
+            if max(i, j) > MAX_PHRASE_POSITION:
+                raise FormatError(path, number, f"alignment point {token!r} names a word position above "
+                                                f"{MAX_PHRASE_POSITION:,} (a phrase pair's links are 16-bit)")
 
 
 def _progress(path: Path, total: int, verb: str) -> tqdm:

@@ -158,6 +158,8 @@ def test_source_and_target_phrases_are_keyed_on_tokens(tmp_path):
         ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0-\u0663", "not of the form i-j"),
         ("casa ||| house ||| 0.5 \u0663 0.5 0.5", "not all numbers"),
         ("casa ||| house ||| 0.5 nan 0.5 0.5", "positive finite"),
+        ("casa ||| house ||| 0.5 0.5 0.5 0.5 ||| 0-4294967296", "word position above 2,147,483,647"),
+        ("casa ||| " + "w " * 40000 + "||| 0.5 0.5 0.5 0.5 ||| 0-32768", "word position above 32,767"),
     ],
 )
 def test_malformed_lines_name_file_and_line(tmp_path, bad_line, reason):

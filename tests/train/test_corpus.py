@@ -42,3 +42,11 @@ def test_bad_alignment_files(tmp_path, text, line, message):
     with pytest.raises(FormatError, match=message) as err:
         read_alignment(tmp_path / "a", read_corpus(tmp_path / "s"), read_corpus(tmp_path / "t"))
     assert err.value.line == line
+
+
+def test_a_word_position_beyond_int32_names_the_line(tmp_path):
+    """Without the corpora to bound it, a position too large for int32 is refused as any malformed point."""
+    (tmp_path / "a").write_text("0-0\n1-4294967296\n", encoding="ascii")
+    with pytest.raises(FormatError, match="alignment point '1-4294967296' names a word position above") as err:
+        read_alignment(tmp_path / "a")
+    assert err.value.line == 2

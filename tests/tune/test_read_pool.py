@@ -3,10 +3,11 @@ error, that reading it line by line through ``parse_line`` gives (``_read_pool_l
 does ``read_lists``, rescoring's reader (``_read_lists_lines`` the reference)."""
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pbmt.base.errors import PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.nbest import scan_nbest
 from pbmt.tune.pool import References, _read_pool_lines, _scanned_pool, read_pool
 from pbmt.tune.rescore import _read_lists_lines, _scanned_lists, read_lists
@@ -42,9 +43,10 @@ _WORDS = ["the", "lord", "go", "é", "a|b", "||", "|||", "x=", "=", "0", "-", "\
           "\u2009", "\u200b", "\ufeff", "\t", "  ", "\r"]
 _NUMBERS = ["-1", "0.5", "-74.633", "1e-30", "2.5E+3", "-0", ".25", "5.", "+0.5", "1234567890.123456789", "7E2",
             "0.1234567890123456789", "1e400", "1e-400", "nan", "inf", "1_0", "q", "\u0663", "0x1", "1.5.2", ""]
-_SENTENCES = ["0", "1", "2", "+1", "-0", "00", "3", "-1", "x", "", "0 1", "99999999999999999999"]
+_SENTENCES = ["0", "1", "2", "+1", "-0", "00", "3", "-1", "x", "", "0 1", "99999999999999999999", "2147483648"]
 _BLOCKS = ["0=0", "0-1=0-1", "1-2=2-4", "3=5", "3-=4", "+1-+2=0", "1--5=0", "0-1", "a=b", "0=1=2", "=0", "0="]
-_POINTS = ["0-0", "1-3", "12-4", "0:0", "0-", "-0", "1-x", "\u0663-0"]
+_POINTS = ["0-0", "1-3", "12-4", "0:0", "0-", "-0", "1-x", "\u0663-0", "1-2147483647", "2147483648-0",
+           "0-4294967297"]
 
 
 @st.composite
@@ -150,3 +152,20 @@ def test_the_shared_dev_list_reads_as_rescoring_lists_as_parse_line_reads_them(b
         scanned = _scanned_lists(scan_nbest(path), sources[:n], n, len(sources[:n]))
         assert scanned is not None and scanned.alignments is not None
         assert_same_lists(scanned, _read_lists_lines(path, sources[:n], n, len(sources[:n])))
+
+
+@pytest.mark.parametrize("line, message", [
+    ("0 ||| the lord ||| LM0= -1 TM0= 0.5 -1 ||| -1 ||| 0-1=0-1 ||| 0-0 1-4294967297",
+     "alignment point '1-4294967297' names a word position above 2,147,483,647"),
+    ("2147483648 ||| the lord ||| LM0= -1 TM0= 0.5 -1 ||| -1", "sentence id 2147483648 is above 2,147,483,647"),
+])
+def test_a_position_or_sentence_id_beyond_int32_names_the_line_either_way(tmp_path, line, message):
+    """Not wrapped to int32 by the kernels' reader, nor an OverflowError's traceback line by line."""
+    path = tmp_path / "nbest"
+    path.write_text(f"1 ||| go ||| LM0= -2 TM0= 0.5 -1 ||| -2\n{line}\n", encoding="utf-8")
+    for read in (lambda: read_lists(path), lambda: _read_lists_lines(path, None, None, None),
+                 lambda: read_pool(path, References(REFS)),
+                 lambda: _read_pool_lines(path, References(REFS), None, "derivation")):
+        with pytest.raises(FormatError, match=message) as err:
+            read()
+        assert err.value.line == 2 and str(path) in str(err.value)
