@@ -41,6 +41,7 @@ EXAMPLES = [
     ("© 2003 Andrew Sobala <aes@gnome.org>", ["©", "2003", "Andrew", "Sobala", "<aes@gnome.org>"]),
     ("una entrada «Type=Link»", ["una", "entrada", "«", "Type=Link", "»"]),
     ("Use --owner=paquete o -o=raíz, no -- a=b", ["Use", "--owner=paquete", "o", "-o=raíz", ",", "no", "--", "a=b"]),
+    ("Ponga ---x=1 ahora", ["Ponga", "---x=1", "ahora"]),  # every leading dash, not '-' and a '--x=1'
 ]
 
 
@@ -277,5 +278,6 @@ def test_a_long_word_a_dotted_word_or_a_long_run_of_placeholders_tokenises_in_on
     assert ES.tokens("x" * 40000) == ["x" * 40000]
     assert ES.tokens("clave" + ".a" * 20000 + " b") == ["clave" + ".a" * 20000, "b"]
     assert ES.tokens("k" * 100 + "=1 y") == ["k" * 100 + "=1", "y"]  # a key of up to 100 characters
+    assert ES.tokens("-" * 40000 + "k=1") == ["-" * 40000 + "k=1"]
     assert ES.tokens("a" * 40000 + "@ejemplo.es") == ["a" * 40000 + "@ejemplo.es"]
     assert ES.tokens("%s" * 20000) == ["%s" * 20000]

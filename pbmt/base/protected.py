@@ -43,10 +43,10 @@ from pbmt.base.vocab import SPECIAL_WORDS
 
 #: Each built-in pattern with its class (the placeholder class a model with placeholders puts in its place):
 #: ``url`` (URLs, e-mail addresses, file paths), ``tag`` (markup tags and entities), ``ph`` (printf, positional
-#: and brace placeholders, ``key=value`` settings and command-line options ``--key=value``, ``-k=value``: a key of at
-#: most 100 characters, since each letter after a dot of a long dotted word is a key's possible start, from which an
-#: unbounded key read the rest of the word), ``acc`` (a
-#: word with an accelerator mark, ``_File``, ``&Open``, ``Arc_hivo``; an identifier such as ``snake_case`` or
+#: and brace placeholders, ``key=value`` settings and command-line options ``--key=value``, ``-k=value`` with all
+#: their leading dashes: a key of at most 100 characters, since each letter after a dot of a long dotted word is a
+#: key's possible start, from which an unbounded key read the rest of the word), ``acc`` (a word with an accelerator
+#: mark, ``_File``, ``&Open``, ``Arc_hivo``; an identifier such as ``snake_case`` or
 #: ``AT&T`` looks the same). The longest match at a position wins.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 BUILT_IN = (
@@ -65,7 +65,7 @@ BUILT_IN = (
     ("ph", r"\{\{\s*[\w.]+\s*\}\}|\$\{[^{}\s]+\}|\{[A-Za-z_][\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
     ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
-    ("ph", r"(?<![\w=])(?:--?)?[A-Za-z][\w.-]{0,99}=[\w.:/-]*\w"),
+    ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=[\w.:/-]*\w"),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its
