@@ -171,8 +171,9 @@ def record(measured: list[tuple[str, dict]], top: int) -> None:
     for label, results in measured:
         cells = [f"{results[name]['wall']:.1f} / {results[name]['cpu']:.1f}" for name, _ in RUNS]
         seconds = sum(c["seconds"] for c in results["kernels"])
+        loads_seen = sorted((results["load_before"], results["load_after"]))
         rows.append([f"{label} ({results['commit']})" if len(measured) > 1 else results["commit"],
-                     "–".join(f"{x:.0f}" for x in sorted((results["load_before"], results["load_after"]))), *cells,
+                     "–".join(dict.fromkeys(f"{x:.1f}" for x in loads_seen)), *cells,
                      f"{len(results['kernels'])}, {seconds:.1f}"])
     columns = ["measured (commit)", "load average", "cold: wall / CPU s", "numba cache only: wall / CPU s",
                "both caches: wall / CPU s", "compiled: specialisations, CPU s"]
