@@ -85,6 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.config is not None and args.output == "-":
         raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
+    OPTIONS.check_given(POOL_TUNERS[args.algorithm], args)
     tuner = OPTIONS.build(POOL_TUNERS[args.algorithm], args)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()

@@ -161,6 +161,7 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cls = tuner_class(args.algorithm, args.features)
+    OPTIONS.check_given(cls, args)
     common = {f.name for f in fields(TuningJob)} - {"search", "settings"}
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
                     settings={k: v for k, v in vars(args).items() if k not in common})

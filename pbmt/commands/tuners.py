@@ -75,6 +75,21 @@ class TunerOptions:
         return next(t.parameters()[option.parameter] for t in self.tuners
                     if option in t.options and option.parameter in t.parameters())
 
+    def check_given(self, cls: type[Tuner], args: argparse.Namespace) -> None:
+        """UsageError for an option of another tuner's constructor given a value other than its default: ``cls``
+        would ignore it without a word (``--sparse-l1 3`` with MERT); the error names the tuners that take it.
+        The loops' own settings (``--keep``, ``--iterations``) are left to the loops, which read them."""
+        own = {o.destination for o in cls.options}
+        for option in self.options.values():
+            value = getattr(args, option.destination, None)
+            if (option.parameter is None or option.destination in own or value is None
+                    or value == self._default(option)):
+                continue
+            takers = list(dict.fromkeys(t.name for t in self.tuners
+                                        if any(o.destination == option.destination for o in t.options)))
+            named = ", ".join(takers[:-1]) + " and " + takers[-1] if len(takers) > 1 else takers[0]
+            raise UsageError(f"{option.flags[-1]} is an option of {named}, not of {cls.name}: it would be ignored")
+
     def build(self, cls: type[Tuner], args: argparse.Namespace, reordering: str = "distortion",
               n_sentences: int | None = None, **context) -> Tuner:
         """The tuner ``cls`` as ``args`` describe it, for decoding in the ``reordering`` space a dev set of

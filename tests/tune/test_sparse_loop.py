@@ -26,7 +26,8 @@ def test_pbmt_tune_tunes_the_sparse_weights_and_the_folder_decodes_with_them(alg
     out = tmp_path / "run"
     assert main(["tune", "-f", str(sparse_model_dir / "moses.ini"), "--tokenized", "--src", str(tiny_dev / "dev.src"),
                  "--refs", str(tiny_dev / "dev.ref"), "--out", str(out), "--algorithm", algorithm, "--iterations",
-                 "2", "--n-best-size", "20", "--keep", "last", "--mira-epochs", "5", "--sparse-l1", "0.01"]) == 0
+                 "2", "--n-best-size", "20", "--keep", "last",
+                 *(["--mira-epochs", "5"] if algorithm == "mira" else ["--sparse-l1", "0.01"])]) == 0
     assert "sparse features with a non-zero weight" in capsys.readouterr().err
     start = _nonzero(SparseModel.read(sparse_model_dir).named_weights())
     proposed = _nonzero(SparseWeights.read(out / "run1.sparse-weights.txt"))

@@ -83,3 +83,20 @@ def test_gains_are_one_interface_checked_against_sacrebleu():
     assert {g.level for g in GAINS.values()} == set(LEVELS)
     with pytest.raises(ValueError, match="gain must be one of"):
         gain_of("batch-bleu", "sentence")
+
+
+def test_an_option_the_chosen_tuner_does_not_take_is_refused_not_ignored():
+    options = TunerOptions(TUNERS)
+    parser = argparse.ArgumentParser()
+    options.add_to(parser)
+    given = parser.parse_args(["--sparse-l1", "3", "--mira-c", "0.5"])
+    options.check_given(POOL_TUNERS["pro"], parser.parse_args(["--sparse-l1", "3"]))
+    with pytest.raises(UsageError, match="--mira-c is an option of mira, not of pro: it would be ignored"):
+        options.check_given(POOL_TUNERS["pro"], given)
+    with pytest.raises(UsageError, match="--sparse-l1 is an option of pro and apro, not of mert"):
+        options.check_given(POOL_TUNERS["mert"], given)
+    defaults = parser.parse_args([])
+    for tuner in TUNERS:  # nothing given: every tuner builds
+        options.check_given(tuner, defaults)
+    same_as_default = parser.parse_args(["--sparse-l1", str(POOL_TUNERS["pro"].default("l1"))])
+    options.check_given(POOL_TUNERS["mert"], same_as_default)  # nothing changes: not refused
