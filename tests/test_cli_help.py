@@ -3,6 +3,7 @@ help, progress bars only on a terminal, a swapped dev set named as such, SampleR
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 
@@ -116,3 +117,24 @@ def test_a_run_imports_its_own_verb_only():
                          "pbmt.commands.analyze", "pbmt.commands.plot"}
     listed = run(["--help"]).out
     assert all(verb in listed for verb in ("translate", "train", "tune", "serve", "plot", "rescore"))
+
+
+
+def test_every_verbs_help_reads_as_written():
+    """An off-switch's default, True, is not shown (``--no-causes ... (default: True)`` read as the switch being
+    on), an on/off pair's is, and an example continued on the next line keeps its backslash (a backslash ending a
+    line of the docstring joined the two with a run of spaces)."""
+    for verb, parser in build_parser().verb_parsers.items():
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            shown = formatter._get_help_string(action) or ""
+            if action.nargs == 0 and not isinstance(action, argparse.BooleanOptionalAction):
+                assert "%(default)" not in shown, (verb, action.option_strings)
+            elif isinstance(action, argparse.BooleanOptionalAction):
+                assert "default" in shown, (verb, action.option_strings)
+        for line in parser.format_help().splitlines():
+            if line.lstrip().startswith("pbmt "):
+                assert "    --" not in line.strip(), (verb, line)
+    help_of = {verb: parser.format_help() for verb, parser in build_parser().verb_parsers.items()}
+    assert "--no-causes" in help_of["analyze"] and "(default: True)" not in help_of["analyze"]
+    assert "test.keys \\\n      --global-features" in help_of["translate"]

@@ -88,7 +88,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     A one-line description (an argument group's) is wrapped; a longer one
     (a verb's docstring) is kept as written. A default of None (the option is unset, or its help says in words where
-    the value comes from) or False (a flag) is not shown.
+    the value comes from), False or a flag's own value (``--no-causes``, True: read as "on") is not shown.
     """
 
     def _fill_text(self, text, width, indent):
@@ -99,6 +99,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     def _get_help_string(self, action):
         if action.default is None or action.default is False or action.default == []:
             return action.help  # an unset option, an off flag or a repeatable option given no times
+        if action.nargs == 0 and not isinstance(action, argparse.BooleanOptionalAction):
+            return action.help  # a flag such as --no-causes: its default, True, reads as the flag being on
         return super()._get_help_string(action)
 
 

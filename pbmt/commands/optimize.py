@@ -28,7 +28,7 @@ files are several references of each sentence.
 
 Example:
   pbmt optimize --n-best dev.nbest.gz --refs dev.en -f model/moses.ini -o tuned.ini
-  pbmt optimize --n-best dev.nbest.gz --refs dev.en dev.en2 --algorithm pro -f model/moses.ini -o tuned.ini \
+  pbmt optimize --n-best dev.nbest.gz --refs dev.en dev.en2 --algorithm pro -f model/moses.ini -o tuned.ini \\
       --sparse-weights tuned.sparse-weights.txt
 """
 

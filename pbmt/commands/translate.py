@@ -18,7 +18,7 @@ Examples:
   echo "En el principio creó Dios los cielos y la tierra ." | pbmt translate --tokenized
   pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest --n-best-size 100 --threads 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
-  pbmt translate -f model/moses.ini -i test.es --documents test.keys \
+  pbmt translate -f model/moses.ini -i test.es --documents test.keys \\
       --global-features lexical-consistency,repetition --global-weights global-weights.txt
 
 With --xml-input MODE a line may carry Moses's XML markup: a tag with a
