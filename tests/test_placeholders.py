@@ -90,6 +90,7 @@ def test_class_tokens_and_accelerator_marks():
     assert restore(["@ph@", "after", "@ph@", "Open", "@num@", "@num@"], [(0, 2), (3, 0), (4, 3)], source, P) == \
         ["%2", "after", "%1", "_Open", "3"]
     assert restore(["@ph@", "@ph@", "@url@"], [], source, P) == ["%1", "%2"]
+    assert classes(["a", "las", "10:30", "del", "31/12/2024"], P) == ["a", "las", "@num@", "del", "@num@"]
     # a mark with no aligned target word goes on the first word that has none
     assert restore(["Open", "it", "@num@"], [(5, 2)], source, P) == ["_Open", "it", "3"]
 

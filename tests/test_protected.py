@@ -42,6 +42,16 @@ EXAMPLES = [
     ("una entrada «Type=Link»", ["una", "entrada", "«", "Type=Link", "»"]),
     ("Use --owner=paquete o -o=raíz, no -- a=b", ["Use", "--owner=paquete", "o", "-o=raíz", ",", "no", "--", "a=b"]),
     ("Ponga ---x=1 ahora", ["Ponga", "---x=1", "ahora"]),  # every leading dash, not '-' and a '--x=1'
+    # numbers joined by ':' or '/' (Moses: '10 : 30', which a model translates as '10 , 30')
+    ("A las 10:30 del 31/12/2024, 0:05:30.", ["A", "las", "10:30", "del", "31/12/2024", ",", "0:05:30", "."]),
+    ("Juan 3:16: versos 1:1-5 y 3:16-18,19 (2/3)", ["Juan", "3:16", ":", "versos", "1:1-5", "y", "3:16-18,19",
+                                                    "(", "2/3", ")"]),
+    ("16:9, 1/2-pulgada, -18:9:48.22 y 192.168.0.1:8080", ["16:9", ",", "1/2-pulgada", ",", "-18:9:48.22", "y",
+                                                          "192.168.0.1:8080"]),
+    ("2024-03-15T10:30:00Z y 3C:97:0E:42:1A:19", ["2024-03-15T10:30:00Z", "y", "3C:97:0E:42:1A:19"]),
+    ("Son las 10:30h, 1/2 o 3/4.", ["Son", "las", "10:30h", ",", "1/2", "o", "3/4", "."]),
+    # any URL scheme, not only the common ones
+    ("telnet://0.0.0.0:4212 y svn+ssh://h/r.", ["telnet://0.0.0.0:4212", "y", "svn+ssh://h/r", "."]),
 ]
 
 
@@ -138,6 +148,9 @@ PROTECTED = st.one_of(
     _WORD.map(lambda w: f"/usr/share/{w}/{w}.conf"),
     _WORD.map(lambda w: f"_{w}"),
     _WORD.map(lambda w: f"&{w.capitalize()}"),
+    st.tuples(st.integers(0, 23), st.integers(0, 59), st.sampled_from([":", "/"])).map(
+        lambda t: f"{t[0]}{t[2]}{t[1]:02d}"),
+    st.sampled_from(["31/12/2024", "0:05:30", "3:16-18", "192.168.0.1:8080", "2024-03-15T10:30:00Z"]),
 )
 
 

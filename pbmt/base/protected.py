@@ -47,10 +47,14 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: their leading dashes: a key of at most 100 characters, since each letter after a dot of a long dotted word is a
 #: key's possible start, from which an unbounded key read the rest of the word), ``acc`` (a word with an accelerator
 #: mark, ``_File``, ``&Open``, ``Arc_hivo``; an identifier such as ``snake_case`` or
-#: ``AT&T`` looks the same). The longest match at a position wins.
+#: ``AT&T`` looks the same), ``num`` (numbers joined by ``:`` or ``/``: times, dates, ratios, verses, an address
+#: with its port, ``10:30:00``, ``31/12/2024``, ``16:9``, ``3:16-18``, ``192.168.0.1:8080``,
+#: ``2024-03-15T10:30:00Z``, and MAC addresses: Moses's tokeniser splits them at the colon or slash, which a model
+#: then translates, ``10:30`` coming out ``10, 30``). The longest match at a position wins.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
+_NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
 BUILT_IN = (
-    ("url", r"(?:(?:https?|s?ftp|file|smb|ssh|git)://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
+    ("url", r"(?:[A-Za-z][A-Za-z0-9+-]{1,15}://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
     ("url", r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     ("url", r"<(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+>|<(?:https?|s?ftp)://[^\s<>]+>"),
     ("tag", r"&lt;/?[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/?&gt;"),
@@ -66,6 +70,8 @@ BUILT_IN = (
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
     ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
     ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=[\w.:/-]*\w"),
+    ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
+    ("num", r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])"),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its
@@ -197,7 +203,7 @@ class ProtectedPatterns:
         return protects
 
     def kind(self, token: str) -> str | None:
-        """The class of the first protected span of a token (``url``, ``tag``, ``ph``, ``acc``), or None."""
+        """The class of the first protected span of a token (``url``, ``tag``, ``ph``, ``acc``, ``num``), or None."""
         spans = self.spans(decode(token))
         return spans[0].kind if spans else None
 
