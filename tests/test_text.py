@@ -4,6 +4,9 @@ texts, and the ``pbmt tokenize`` / ``pbmt detokenize`` verbs."""
 import gzip
 
 import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sacremoses import MosesDetokenizer, MosesDetruecaser, MosesTokenizer, MosesTruecaser
 
 from pbmt.commands.cli import main
@@ -118,3 +121,39 @@ def test_tokenize_verb_errors(tmp_path, capsys):
     assert f"{tmp_path / 'moses.ini'}: no such model configuration" in capsys.readouterr().err
     assert main(["tokenize", "--lowercase", "-i", "-"]) == 1
     assert "--lowercase goes with --language" in capsys.readouterr().err
+
+
+# (line, its Spanish tokens): no character as a reader sees it is cut, nor a Korean word; Moses's tokeniser gives
+# '👍 🏽', '🇪 🇸', 'ẹ ̀ ran' and, in sacremoses outside Korean, one token a Hangul syllable
+WHOLE_CHARACTERS = [
+    ("Me encanta 👍🏽 y 🇪🇸, ¡qué bien!", ["Me", "encanta", "👍🏽", "y", "🇪🇸", ",", "¡", "qué", "bien", "!"]),
+    ("Familia 👨\u200d👩\u200d👧: 1️⃣ ❤️ (🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f)",
+     ["Familia", "👨\u200d👩\u200d👧", ":", "1️⃣", "❤️", "(", "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+      ")"]),
+    ("x̅ y ẹ̀ran q̣̇.", ["x̅", "y", "ẹ̀ran", "q̣̇", "."]),
+    ("Visite 서울 o 한국어 텍스트.", ["Visite", "서울", "o", "한국어", "텍스트", "."]),
+]
+
+
+@pytest.mark.parametrize("line,expected", WHOLE_CHARACTERS)
+def test_no_character_and_no_korean_word_is_cut_and_each_comes_back_as_written(line, expected):
+    assert TextForm("es", tokenize=True).tokens(line) == expected
+    assert TextForm("en", tokenize=True).text(expected) == line
+
+
+_CLUSTERS = ["👍🏽", "🇪🇸", "👨\u200d👩\u200d👧", "1️⃣", "❤️", "x̅", "ẹ̀", "q̣̇", "한국", "😀", "é", "(", ":", "%"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_CLUSTERS + ["casa", "de", "12"]), st.sampled_from(["", " "])),
+                min_size=1, max_size=10))
+def test_every_character_of_a_line_is_inside_one_token_and_comes_back(pieces):
+    """Against the grapheme clusters of ``regex``'s ``\\X``: each of the line's characters of several code points is
+    inside one token, and the detokenised line has each of them in order."""
+    line = "".join(text + gap for text, gap in pieces).strip()
+    words = TextForm("es", tokenize=True).tokens(line)
+    clusters = [c for c in regex.findall(r"\X", line) if len(c) > 1]
+    assert sorted(c for c in clusters) == sorted(c for w in words for c in regex.findall(r"\X", w) if len(c) > 1)
+    out, position = TextForm("en", tokenize=True).text(words), 0
+    for cluster in clusters:
+        position = out.index(cluster, position) + len(cluster)

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterable, Sequence
 
+import regex
+
 from pbmt.base.errors import FormatError
 from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.placeholders import classes, unmarked
@@ -66,6 +68,18 @@ _PAIRED_QUOTES = {"`": frozenset("'"), "“": frozenset("”"), "‘": frozenset
 #: after which it is an apostrophe even inside ‘…’ (I’m, can’t, it’s, we’re, they’ve, you’ll, he’d).
 _APOSTROPHE = "’"
 _AFTER_APOSTROPHE = frozenset({"s", "t", "m", "re", "ve", "ll", "d"})
+#: A character as a reader sees it (an extended grapheme cluster); a code point that can make one of several code
+#: points (a combining mark, a joiner, a modifier, a regional indicator, a Hangul jamo); a Hangul syllable or jamo.
+_CHARACTER = regex.compile(r"\X")
+_JOINING = regex.compile(r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}"
+                         r"\p{Grapheme_Cluster_Break=SpacingMark}\p{Grapheme_Cluster_Break=Prepend}"
+                         r"\p{Grapheme_Cluster_Break=Regional_Indicator}\p{Grapheme_Cluster_Break=L}"
+                         r"\p{Grapheme_Cluster_Break=V}\p{Grapheme_Cluster_Break=T}\p{Script=Hangul}]")
+_HANGUL = regex.compile(r"\p{Script=Hangul}")
+#: A token ending in a letter or digit with combining marks (Moses split the word after the marks: ẹ̀ | ran), and
+#: a token starting with a letter or digit.
+_MARKED_END = regex.compile(r"[\p{L}\p{N}]\p{M}+$")
+_LETTER = regex.compile(r"[\p{L}\p{N}]")
 
 
 def nfc(line: str) -> str:
@@ -80,21 +94,65 @@ def tokens(line: str) -> list[str]:
 
 def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[str], list[str]]:
     """Moses's tokeniser for ``language`` (sacremoses, ``escape=False``) with each ``protected`` span one token
-    (``pbmt.base.protected.encode``): an NFC-normalised line to its tokens."""
+    (``pbmt.base.protected.encode``) and no character split (``_whole_characters``): an NFC-normalised line to
+    its tokens."""
     from sacremoses import MosesTokenizer
 
     moses = MosesTokenizer(language).tokenize
+
+    def words(text: str) -> list[str]:
+        return _whole_characters(text, moses(text, escape=False))
 
     def tokenize(line: str) -> list[str]:
         line = nfc(line)
         found, position = [], 0
         for span in protected.spans(line):
-            found += moses(line[position:span.start], escape=False)
-            found.append(encode(line[span.start:span.end]))
-            position = span.end
-        return found + moses(line[position:], escape=False)
+            found += words(line[position:span.start])
+            position = _character_end(line, span.end)
+            found.append(encode(line[span.start:position]))
+        return found + words(line[position:])
 
     return tokenize
+
+
+def _character_end(line: str, position: int) -> int:
+    """The end of the character (extended grapheme cluster) of ``line`` that ``position`` is inside, or
+    ``position`` at a character's start (a protected span ``%1`` before the keycap's marks of ``%1️⃣``)."""
+    if position == len(line) or line.isascii() or not _JOINING.match(line, position):
+        return position
+    for m in _CHARACTER.finditer(line, max(0, position - 40)):
+        if m.end() >= position:
+            return m.end() if m.start() < position else position
+    return position
+
+
+def _whole_characters(text: str, pieces: list[str]) -> list[str]:
+    """``pieces``, Moses's tokens of ``text``, with each piece Moses cut from the one before it inside a character
+    as a reader sees it (Unicode's extended grapheme cluster), inside a Korean word, or just after a letter's
+    combining marks, joined back to it.
+
+    Moses's tokeniser makes a token of each code point that is not a letter or digit, so an emoji with a skin
+    tone (👍🏽), a flag (🇪🇸: two regional indicators), a family joined by zero-width joiners, a keycap (1️⃣) or a
+    letter with a combining mark that has no precomposed form (x̅, Yoruba's ẹ̀ran) came out in pieces (``👍 🏽``,
+    ``ẹ ̀ ran``) that the detokeniser spaces apart; and sacremoses, unlike Moses, counts Hangul as letters only in
+    Korean, so a Korean word in a Spanish line came out one token a syllable. Where a piece is not in ``text`` as
+    it is (Moses drops control characters), the pieces stay as Moses made them."""
+    if text.isascii() or not _JOINING.search(text):
+        return pieces
+    inside = {i for m in _CHARACTER.finditer(text) for i in range(m.start() + 1, m.end())}
+    out: list[str] = []
+    position = end = 0
+    for piece in pieces:
+        at = text.find(piece, position)
+        if at < 0:
+            return pieces
+        if out and at == end and (at in inside or _MARKED_END.search(out[-1]) and _LETTER.match(piece)
+                                  or _HANGUL.match(out[-1][-1]) and _HANGUL.match(piece)):
+            out[-1] += piece
+        else:
+            out.append(piece)
+        position = end = at + len(piece)
+    return out
 
 
 def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[Sequence[str]], str]:
@@ -102,7 +160,9 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
     tokens to a line of plain text. Protected tokens come back as they were, spaced as words, except that a
     tag with its partner in the line is written against the text it encloses, as are guillemets (but in
     French), paired quotes (`` `%s' ``, ``“%s”``, ``‘%s’``, ``„%s“``) and a typographic apostrophe inside a word
-    (``I’m``); an ellipsis character is written against the word before it (``Guardar como…``)."""
+    (``I’m``); an ellipsis character is written against the word before it (``Guardar como…``). Korean words
+    are spaced as words: Moses's detokeniser writes Chinese and Japanese characters against each other, and
+    Hangul too but in Korean, so ``한국어 텍스트`` in an English line came out ``한국어텍스트``."""
     from sacremoses import MosesDetokenizer
 
     moses = MosesDetokenizer(language).detokenize
@@ -110,7 +170,8 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
 
     def detokenize(words: Sequence[str]) -> str:
         glue_right, glue_left = _glued(words, quotes)
-        hidden = sorted({i for i, w in enumerate(words) if protected.protects(w)} | glue_right | glue_left)
+        hidden = sorted({i for i, w in enumerate(words) if protected.protects(w) or not w.isascii() and
+                         _HANGUL.search(w)} | glue_right | glue_left)
         if not hidden:
             return moses(list(words), unescape=False)
         stand_in = "Pbmtprotected"
