@@ -1,3 +1,4 @@
+import errno
 import gzip
 import os
 import re
@@ -156,6 +157,42 @@ def test_a_journaled_output_resumes_after_the_last_record_and_only_on_the_same_f
         assert journal.done == 0
         journal.write(records[5])
     assert paths[0].read_text() == records[5][0]
+
+
+def test_a_full_disk_names_the_output_and_counts_only_the_records_a_resume_keeps(tmp_path):
+    """A write failing with ENOSPC (here the n-best list's flush on the fourth record) names that output, and the
+    note counts the three records journaled, which the resumed run then finds (it said four: the failed one too)."""
+    paths = [tmp_path / "out.txt", tmp_path / "nbest.txt"]
+    records = [[f"line {i}\n", f"{i} ||| a\n"] for i in range(6)]
+
+    class FullAfter:
+        def __init__(self, handle, flushes):
+            self.handle, self.flushes = handle, flushes
+
+        def write(self, text):
+            return self.handle.write(text)
+
+        def flush(self):
+            self.flushes -= 1
+            if self.flushes < 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            self.handle.flush()
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    with pytest.raises(OSError) as full:
+        with Journal(paths, lambda: "run-1", unit="sentence") as journal:
+            journal.handles[1] = FullAfter(journal.handles[1], 3)
+            for record in records:
+                journal.write(record)
+    assert full.value.filename == str(paths[1])
+    assert full.value.__notes__ == ["3 sentences written and kept: the same command goes on after them"]
+    with Journal(paths, lambda: "run-1") as journal:
+        assert journal.done == 3
+        for record in records[3:]:
+            journal.write(record)
+    assert [p.read_text() for p in paths] == ["".join(r[k] for r in records) for k in range(2)]
 
 
 def test_a_bom_is_not_part_of_the_first_word(tmp_path):

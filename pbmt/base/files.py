@@ -452,6 +452,17 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", compress: bool = True
         yield outputs.open(path, mode, compress=compress)
 
 
+@contextlib.contextmanager
+def _naming(path: str | os.PathLike) -> Iterator[None]:
+    """An OSError raised inside without a file name (a write's full disk) gets ``path`` as its file name."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = "standard output" if str(path) == "-" else os.fspath(path)
+        raise
+
+
 def _locked(path: Path, target: Path) -> int:
     """A descriptor of ``path`` (created if absent) under this process's exclusive lock; PbmtError naming
     ``target`` when another live process holds it. The lock belongs to the open file, so the path is checked to
@@ -503,6 +514,7 @@ class Journal:
     def __init__(self, paths: list[str | os.PathLike], fingerprint: Callable[[], str], resume: bool = True,
                  inputs: Iterable[str | os.PathLike | None] = (), unit: str = "record"):
         self.outputs = Outputs(inputs)
+        self.paths = [str(p) for p in paths]
         self.unit = unit  # what a record is, in the note an interrupted run gets
         self.done = 0
         self.handles: list[IO] = []
@@ -559,15 +571,19 @@ class Journal:
         return best if best is not None else (0, [0] * len(partials))
 
     def write(self, chunks: list[str]) -> None:
-        """Write one record: ``chunks[k]`` (text, newlines included) to output k."""
-        for handle, chunk in zip(self.handles, chunks):
-            handle.write(chunk)
-        self.done += 1
+        """Write one record: ``chunks[k]`` (text, newlines included) to output k. An OSError (a full disk) names
+        the output it came from, and the record is not counted as written (a resume repeats it)."""
+        for path, handle, chunk in zip(self.paths, self.handles, chunks):
+            with _naming(path):
+                handle.write(chunk)
         if self.journal is not None:
-            for handle in self.handles:
-                handle.flush()
-            self._log.write(f"{self.done} " + " ".join(str(h.buffer.tell()) for h in self.handles) + "\n")
-            self._log.flush()
+            for path, handle in zip(self.paths, self.handles):
+                with _naming(path):
+                    handle.flush()
+            with _naming(self.journal):
+                self._log.write(f"{self.done + 1} " + " ".join(str(h.buffer.tell()) for h in self.handles) + "\n")
+                self._log.flush()
+        self.done += 1
 
     def commit(self) -> None:
         """Make the outputs visible (renamed together) and forget the journal."""
