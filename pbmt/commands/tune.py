@@ -53,6 +53,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from pbmt.base.errors import UsageError
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS
 from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import add_search_arguments, search_overrides
@@ -65,6 +66,10 @@ from pbmt.tune.runs import TuningJob, run as run_tuner
 
 OPTIONS = TunerOptions(TUNERS)
 DECODING = "decoding the dev set"  # the group every tuner's help shows
+# the DECODING group's options, by destination: the dev set's decoding, which the sampler loop does not do (its
+# chains and held-out decodes take the model's own search settings)
+DECODING_OPTIONS = {"n_best_size": "--n-best-size", "reordering": "--reordering", "search": "--search",
+                    "pop_limit": "--pop-limit"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -162,9 +167,15 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     cls = tuner_class(args.algorithm, args.features)
     OPTIONS.check_given(cls, args)
+    given = [flag for dest, flag in DECODING_OPTIONS.items() if getattr(args, dest) is not None]
+    if cls.loop == "sampler" and given:
+        raise UsageError(f"{given[0]} sets how the other tuners decode the dev set; samplerank samples it, and its "
+                         "held-out and chain-start decodes search as the model's moses.ini and pbmt.toml say: it "
+                         "would be ignored")
     common = {f.name for f in fields(TuningJob)} - {"search", "settings"}
+    others = {o.destination for o in OPTIONS.options.values()} - {o.destination for o in cls.options}
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
-                    settings={k: v for k, v in vars(args).items() if k not in common})
+                    settings={k: v for k, v in vars(args).items() if k not in common and k not in others})
     context = {"workers": args.workers, "scheduler": args.scheduler, "threads": args.threads, "out": args.out,
                "progress": not args.quiet}
     lines = run_tuner(lambda reordering, n_sentences=None: OPTIONS.build(cls, args, reordering, n_sentences,

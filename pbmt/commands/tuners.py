@@ -33,6 +33,12 @@ class _Defaults:
 _CLASSES = {cls.__name__: _Defaults(cls) for cls in TUNERS}
 
 
+def _label(cls: type[Tuner]) -> str:
+    """``cls`` as the command line chooses it: its ``--algorithm`` name, with ``--features`` when that is not
+    the name's dense tuner (``costmargin --features binary``)."""
+    return cls.name if "dense" in cls.features else f"{cls.name} --features {' or '.join(cls.features)}"
+
+
 class TunerOptions:
     """The options of ``tuners`` (tuner classes, in the order their options are added), those ``include``
     accepts (default: all); ``scope`` maps each option's destination, or its group's title, to the names of the
@@ -76,19 +82,22 @@ class TunerOptions:
                     if option in t.options and option.parameter in t.parameters())
 
     def check_given(self, cls: type[Tuner], args: argparse.Namespace) -> None:
-        """UsageError for an option of another tuner's constructor given a value other than its default: ``cls``
-        would ignore it without a word (``--sparse-l1 3`` with MERT); the error names the tuners that take it.
-        The loops' own settings (``--keep``, ``--iterations``) are left to the loops, which read them."""
+        """UsageError for an option ``cls`` does not list (``Tuner.options``: its constructor's parameters and
+        the settings its loop reads) given a value other than its default: ``cls`` would ignore it without a
+        word (``--sparse-l1 3`` with MERT, ``--iterations 5`` with Costmargin); the error names the tuners that
+        take it."""
         own = {o.destination for o in cls.options}
         for option in self.options.values():
             value = getattr(args, option.destination, None)
-            if (option.parameter is None or option.destination in own or value is None
-                    or value == self._default(option)):
+            if option.destination in own or value is None or value == self._default(option):
                 continue
-            takers = list(dict.fromkeys(t.name for t in self.tuners
+            labels = list(dict.fromkeys(_label(t) for t in self.tuners
                                         if any(o.destination == option.destination for o in t.options)))
+            # "costmargin" covers "costmargin --features binary" when both take it
+            takers = [t for t in labels if t.partition(" --features ")[0] == t or t.partition(" ")[0] not in labels]
             named = ", ".join(takers[:-1]) + " and " + takers[-1] if len(takers) > 1 else takers[0]
-            raise UsageError(f"{option.flags[-1]} is an option of {named}, not of {cls.name}: it would be ignored")
+            raise UsageError(f"{option.flags[-1]} is an option of {named}, not of {_label(cls)}: it would be "
+                             "ignored")
 
     def build(self, cls: type[Tuner], args: argparse.Namespace, reordering: str = "distortion",
               n_sentences: int | None = None, **context) -> Tuner:

@@ -61,8 +61,9 @@ from pbmt.base.run_state import LOG, Checkpoint, RunFolder, generator_state, res
 from pbmt.tune._relevant_set_kernels import sparse_costmargin_epoch
 from pbmt.tune.gains import GAINS
 from pbmt.tune.loop import tuned_config
+from pbmt.tune.options import FEATURES, ORACLE_BEAM
 from pbmt.tune.pool import References
-from pbmt.tune.relevant_set import Costmargin
+from pbmt.tune.relevant_set import LEARNING_RATE, PASSES, SGD_PASSES
 from pbmt.tune.tuner import Tuner, TuningData
 
 # log.tsv, one line per decoding pass of the training subset: the weights file decoded, the averaged sentence
@@ -192,7 +193,7 @@ class BlockTraining(Tuner):
 
     name, title, loop, reads, features = "costmargin", "Costmargin on binary features", "block", ("blocks",), \
         ("binary",)
-    options = Costmargin.options
+    options = (PASSES, SGD_PASSES, LEARNING_RATE, FEATURES, ORACLE_BEAM)
 
     def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4, oracle_n_best: int = 5,
                  oracle_beam: int = 100):

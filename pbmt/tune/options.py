@@ -32,7 +32,7 @@ ITERATIONS = Option(("--iterations",), "at most this many decode-optimise iterat
                     default=LoopSettings.max_iterations, type=int)
 KEEP = Option(("--keep",), "which weights moses.ini gets: those whose decode had the highest dev BLEU (default), the "
               "last (the optimiser's, mert-moses.pl's), or, costmargin and perceptron only, the pass's whose decode "
-              "had the highest averaged sentence BLEU+1 (the other reading of Tillmann & Zhang)", group=LOOP,
+              "had the highest averaged sentence BLEU+1 (the other reading of Tillmann & Zhang)",
               default=None, choices=("best-dev", "best-sentence-bleu", "last"))
 GAIN = Option(("--gain",), "what the tuner maximises: PRO and APRO rank a sentence's candidates by BLEU+1 with the "
               "unclipped brevity penalty, which does not favour short translations, or by BLEU+1, the papers' "
@@ -76,16 +76,14 @@ SPARSE_MIN_SENTENCES = Option(("--sparse-min-sentences",), "PRO, APRO, MIRA: tun
                               "sentences fits them rather than the task; 1: every feature "
                               "(docs/sparse-features.md)", "min_sentences", SPARSE, type=int, metavar="K",
                               dest="sparse_min_sentences")
-SPARSE_OPTIONS = (
-    Option(("--features",), "dense: the model's dense weights. binary (costmargin): binary block features trained on "
-           "a training subset given as --src/--refs, the dense weights fixed; --out is then a model folder. boundary "
-           "(samplerank): the dense weights and target word-class bigrams across phrase boundaries (or the model's "
-           "own sparse features). distortion (samplerank): the dense weights and a weight per bin of jumps. See "
-           "docs/sparse-features.md", group=SPARSE, default="dense",
-           choices=("dense", "binary", "boundary", "distortion")),
-    Option(("--oracle-beam",), "binary: hypotheses per stack of the BLEU oracle search", "oracle_beam", SPARSE,
-           type=int),
-    Option(("--word-classes",), "boundary: the class file, 'word<TAB>class' per line (default: the model's own "
-           "sparse features, else word-classes.txt beside moses.ini, which pbmt train writes)", group=SPARSE,
-           default=None, type=Path, metavar="FILE"),
-)
+FEATURES = Option(("--features",), "dense: the model's dense weights. binary (costmargin): binary block features "
+                  "trained on a training subset given as --src/--refs, the dense weights fixed; --out is then a model "
+                  "folder. boundary (samplerank): the dense weights and target word-class bigrams across phrase "
+                  "boundaries (or the model's own sparse features). distortion (samplerank): the dense weights and a "
+                  "weight per bin of jumps. See docs/sparse-features.md", group=SPARSE, default="dense",
+                  choices=("dense", "binary", "boundary", "distortion"))
+ORACLE_BEAM = Option(("--oracle-beam",), "binary: hypotheses per stack of the BLEU oracle search", "oracle_beam",
+                     SPARSE, type=int)
+WORD_CLASSES = Option(("--word-classes",), "boundary: the class file, 'word<TAB>class' per line (default: the "
+                      "model's own sparse features, else word-classes.txt beside moses.ini, which pbmt train "
+                      "writes)", group=SPARSE, default=None, type=Path, metavar="FILE")

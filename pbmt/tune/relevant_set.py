@@ -78,7 +78,7 @@ from pbmt.base.run_state import LOG, RunFolder, generator_state, restored_genera
 from pbmt.tune._relevant_set_kernels import costmargin_epoch, perceptron_epoch
 from pbmt.tune.loop import Decoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.gains import GAINS
-from pbmt.tune.options import DEDUP_OPTION, SPARSE_OPTIONS
+from pbmt.tune.options import DEDUP_OPTION, FEATURES, KEEP
 from pbmt.tune.pool import DEDUP, Pool, References, tuned_columns
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
 
@@ -130,15 +130,16 @@ class RelevantSetSettings:
             raise PbmtError(f"keep must be one of {', '.join(KEEPS)}")
 
 
+PASSES = Option(("--passes",), "decodings of the dev set, the two seed decodings included (the paper's L)",
+                group=GROUP, default=RelevantSetSettings.passes, type=int)
+SGD_PASSES = Option(("--sgd-passes",), "passes over the relevant sets in each training step, from zero weights (R)",
+                    "sgd_passes", GROUP, type=int)
+LEARNING_RATE = Option(("--learning-rate",), "eta (default: costmargin {Costmargin.learning_rate:g}, perceptron "
+                       "{Perceptron.learning_rate:g}, as in the paper)", "learning_rate", GROUP,
+                       default=TUNER_DEFAULT, type=float)
+# the options of the relevant-set loop (its settings: RelevantSetSettings) and of its tuners' training step
 OPTIONS = (
-    DEDUP_OPTION,
-    Option(("--passes",), "decodings of the dev set, the two seed decodings included (the paper's L)", group=GROUP,
-           default=RelevantSetSettings.passes, type=int),
-    Option(("--sgd-passes",), "passes over the relevant sets in each training step, from zero weights (R)",
-           "sgd_passes", GROUP, type=int),
-    Option(("--learning-rate",), "eta (default: costmargin {Costmargin.learning_rate:g}, perceptron "
-           "{Perceptron.learning_rate:g}, as in the paper)", "learning_rate", GROUP, default=TUNER_DEFAULT,
-           type=float),
+    DEDUP_OPTION, KEEP, PASSES, SGD_PASSES, LEARNING_RATE,
     Option(("--flat-weight",), "every weight of the first seed decoding (w1) but UnknownWordPenalty0's, which "
            "keeps the model's", group=GROUP,
            default=RelevantSetSettings.flat, type=float),
@@ -188,7 +189,7 @@ class Costmargin(RelevantSetTuner):
     """Costmargin (Table II, Eq. 4, 6, 7): the truth is each relevant set's highest-BLEU candidate (the seed
     approach of Section VI-B; ``pbmt.tune.block_training`` uses the oracle's V5)."""
 
-    name, title, options = "costmargin", "Costmargin", OPTIONS + SPARSE_OPTIONS
+    name, title, options = "costmargin", "Costmargin", (*OPTIONS, FEATURES)  # --features binary: BlockTraining
 
     def __init__(self, sgd_passes: int = 40, learning_rate: float = 1e-4,
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",)):

@@ -6,7 +6,7 @@ space the model decodes in (``pbmt.tune.tuner``; MERT damps its steps in
 MON/SWAP) in the loop its class declares; a ``TuningJob`` holds what every loop shares (model, dev set, output
 folder, workers) and ``settings``, the values of the loop options by their
 argparse destination (``pbmt.tune.options``; e.g. ``iterations``, ``passes``,
-``documents``).
+``documents``): those the tuner's ``options`` list, which are all its loop reads.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing, SearchSettings, TranslationModel
 from pbmt.model.sparse import CLASSES_FILE, WEIGHTS_FILE, SparseModel, WordClasses
 from pbmt.base.plots import read_tuning_log, save_png, tuning_figure
-from pbmt.base.run_state import kept_note, tuning_inputs
+from pbmt.base.run_state import CHECKPOINT, LOG, kept_note, tuning_inputs
 from pbmt.features.translation import check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
@@ -101,7 +101,7 @@ def run(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
 
 
 def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
-    if job.settings.get("keep") not in (None, *OUTPUTS):
+    if job.settings["keep"] not in (None, *OUTPUTS):
         raise UsageError(f"--keep {job.settings['keep']} is for costmargin and perceptron; {job.algorithm} keeps "
                          f"{' or '.join(OUTPUTS)}")
     started = time.perf_counter()
@@ -113,7 +113,9 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     tuner = build(model.settings.reordering, len(sources))
     n_best = job.settings.get("n_best_size") or LoopSettings.n_best
     settings = LoopSettings(n_best=n_best, max_iterations=job.settings["iterations"], dedup=job.settings["dedup"],
-                            seed=job.seed, output=job.settings.get("keep") or LoopSettings.output)
+                            seed=job.seed, output=job.settings["keep"] or LoopSettings.output)
+    _say_start(job, tuner, len(sources),
+               f"at most {_count(settings.max_iterations, 'iteration')} of {n_best}-best decoding")
     sparse = model.sparse.named_weights() if model.sparse is not None and tuner.sparse else None
     _note_sparse_left_out(model, tuner, job)
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
@@ -137,6 +139,20 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     return lines + [f"wrote {job.out / 'moses.ini'}"]
 
 
+def _say_start(job: TuningJob, tuner: Tuner, n_sentences: int, length: str) -> None:
+    """Say (unless quiet) what the run does, on how many sentences and where it writes, before its first
+    decode: a log file of standard error otherwise shows nothing until the first iteration ends."""
+    if not job.quiet:
+        print(f"{'resuming' if job.resume else 'tuning'} with {tuner.name} on {n_sentences} sentences of {job.src}: "
+              f"{length}; moses.ini, {LOG} and the checkpoint ({job.out / CHECKPOINT}) go to {job.out}",
+              file=sys.stderr, flush=True)
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is 1 ("3 passes", "1 epoch")."""
+    return f"{n} {noun}{'' if n == 1 else 'es' if noun.endswith('s') else 's'}"
+
+
 def _note_sparse_left_out(model: TranslationModel, tuner: Tuner, job: TuningJob) -> None:
     """Say (unless quiet) that ``tuner``, which tunes dense weights alone, ranks its pool without ``model``'s sparse
     features, though every decode scores them with the model's weights (as ``pbmt optimize`` says of a list's)."""
@@ -151,11 +167,12 @@ def _note_sparse_left_out(model: TranslationModel, tuner: Tuner, job: TuningJob)
 def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
     s = job.settings
     settings = RelevantSetSettings(s["passes"], s.get("n_best_size") or RelevantSetSettings.n_best, s["flat_weight"],
-                                   s["perturbation"], job.seed, s["dedup"], s.get("keep") or RelevantSetSettings.keep,
-                                   s.get("second_seed", "model") == "model")
+                                   s["perturbation"], job.seed, s["dedup"], s["keep"] or RelevantSetSettings.keep,
+                                   s["second_seed"] == "model")
     started = time.perf_counter()
     model = TranslationModel.load(job.config, job.search_settings())
     sources, references = dev_set(job, model)
+    _say_start(job, tuner, len(sources), f"{_count(settings.passes, 'pass')} of {settings.n_best}-best decoding")
     _note_sparse_left_out(model, tuner, job)
     with DevDecoder(model, sources, settings.n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     threads=job.threads) as decoder:
@@ -174,6 +191,7 @@ def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
     settings = BlockTrainingSettings(job.settings["passes"], job.settings.get("n_best_size") or 1, job.seed)
     sources, references = read_dev(job.src, job.one_reference("--features binary"), job.sentences,
                                    _preprocessing(job))
+    _say_start(job, tuner, len(sources), f"{_count(settings.passes, 'pass')} of {settings.n_best}-best decoding")
     started = time.perf_counter()
     weights, passes = block_training(job.config, sources, references, tuner, settings, job.out,
                                      job.search_settings(), job.workers, job.scheduler, job.resume, job.quiet,
@@ -202,6 +220,8 @@ def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
         if tuner.held_out and len(documents) < 2:
             raise UsageError(f"--held-out with --documents holds out whole documents, and {s['documents']} has "
                              f"one {s['document_level']} only")
+    _say_start(job, tuner, len(sources), f"{_count(tuner.epochs, 'epoch')} of sampling"
+               + (f", {tuner.held_out} sentences held out" if tuner.held_out else ""))
     started = time.perf_counter()
     task = SamplerTask(model, sources, refs, documents, job.inputs(documents=s["documents"],
                                                                    word_classes=s["word_classes"]),

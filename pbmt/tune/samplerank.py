@@ -32,7 +32,7 @@ from pbmt.features import KINDS, FeatureSpec, build, name_features, parse_reques
 from pbmt.model.model import TranslationModel
 from pbmt.tune.held_out import held_out_sentences
 from pbmt.tune.loop import weight_line
-from pbmt.tune.options import GAIN, SPARSE_OPTIONS
+from pbmt.tune.options import FEATURES, GAIN, WORD_CLASSES
 from pbmt.tune.sampler_chains import (PRESETS, STARTS, UPDATES, Chains, DevSet, Settings, chain_work, encode_dev, mix,
                                       n_weights, outputs_bleu, shards, sparse_weights)
 from pbmt.tune.tuner import TUNER_DEFAULT, Group, Option, Tuner, TuningData
@@ -138,7 +138,8 @@ def _shown(value) -> str:
 
 OPTIONS = (
     GAIN,
-    *SPARSE_OPTIONS,
+    FEATURES,
+    WORD_CLASSES,
     Option(("--samplerank-preset",), "set the options below as NAME says, unless they are given: " + "; ".join(
         f"{name} ({_DESCRIBED[name]}): " + " ".join(f"{_FLAGS[p]} {_shown(v)}" for p, v in values.items())
         for name, values in sorted(PRESETS.items(), key=lambda item: item[0] != "paper")), group=GROUP,

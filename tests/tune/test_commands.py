@@ -1,5 +1,6 @@
 """pbmt tune and pbmt optimize from the command line."""
 
+import argparse
 import gzip
 import itertools
 import shutil
@@ -8,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pbmt.commands.cli import main
+from pbmt.commands.cli import build_parser, main
+from pbmt.commands.tune import DECODING, DECODING_OPTIONS
 from pbmt.base.config import MosesConfig
 from pbmt.model.model import TranslationModel
 from pbmt.model.sparse import SparseModel, SparseWeights, WordClasses
@@ -294,3 +296,40 @@ def test_an_interrupted_run_says_what_it_kept_and_how_to_go_on(tiny_model_dir, t
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"pbmt tune: interrupted (no step finished, nothing kept in {tmp_path / 'first'}: the same command starts "
         "the run again)")
+
+
+def test_samplerank_refuses_the_options_of_decoding_the_dev_set(tiny_model_dir, tiny_dev, tmp_path, capsys):
+    """The sampler loop decodes with the model's own search settings: an option of the dev set's decoding (the
+    other loops') would be ignored."""
+    parser = build_parser()
+    tune = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["tune"]
+    group = next(g for g in tune._action_groups if g.title == DECODING)
+    assert DECODING_OPTIONS == {a.dest: a.option_strings[-1] for a in group._group_actions}
+    for flag, value in (("--n-best-size", "5"), ("--reordering", "mon-swap"), ("--search", "stack"),
+                        ("--pop-limit", "10")):
+        assert main(["tune", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"), "--refs",
+                     str(tiny_dev / "dev.ref"), "--out", str(tmp_path / "run"), "--algorithm", "samplerank", flag,
+                     value]) == 2
+        assert (f"{flag} sets how the other tuners decode the dev set; samplerank samples it"
+                in capsys.readouterr().err)
+        assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("extra, length", [
+    (["--iterations", "1"], "at most 1 iteration of 10-best decoding"),
+    (["--algorithm", "costmargin", "--passes", "2", "--sgd-passes", "2"], "2 passes of 1-best decoding"),
+    (["--algorithm", "samplerank", "--epochs", "1", "--samples-per-sentence", "5", "--burn-in-per-sentence", "1",
+      "--no-dev-bleu"], "1 epoch of sampling"),
+])
+def test_a_run_says_what_it_does_and_where_before_its_first_decode(tiny_model_dir, tiny_dev, tmp_path, capsys, extra,
+                                                                    length):
+    """Standard error in a log file (not a terminal: no progress bars) starts with the run's start line."""
+    out = tmp_path / "run"
+    n_best = ["--n-best-size", "10"] if "--iterations" in extra else []
+    assert main(["tune", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"), "--refs",
+                 str(tiny_dev / "dev.ref"), "--out", str(out), *n_best, *extra]) == 0
+    size = len((tiny_dev / "dev.src").read_text().splitlines())
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first == (f"tuning with {extra[1] if extra[0] == '--algorithm' else 'mert'} on {size} sentences of "
+                     f"{tiny_dev / 'dev.src'}: {length}; moses.ini, log.tsv and the checkpoint "
+                     f"({out / CHECKPOINT}) go to {out}")

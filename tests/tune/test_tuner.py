@@ -26,10 +26,9 @@ def test_a_tuner_declares_its_loop_its_data_and_options_of_its_own_parameters(tu
     assert tuner.loop in LOOPS, f"{tuner.__name__}.loop {tuner.loop!r} is no loop of pbmt.tune.tuner.LOOPS"
     assert set(tuner.reads) <= FIELDS, f"{tuner.__name__} reads {set(tuner.reads) - FIELDS}, not TuningData's"
     parameters = tuner.parameters()
-    known = {p for t in TUNERS for p in t.parameters()}  # a group's option may set another tuner's (--oracle-beam)
-    for option in tuner.options:
-        assert option.parameter is None or option.parameter in known, (
-            f"{option.flags[-1]} sets {option.parameter!r}, which no tuner's constructor takes")
+    for option in tuner.options:  # an option it lists and ignored would pass check_given and do nothing
+        assert option.parameter is None or option.parameter in parameters, (
+            f"{option.flags[-1]} sets {option.parameter!r}, which {tuner.__name__}'s constructor does not take")
     assert tuner.gain_level is None or ("gain" in parameters and tuner.gain_level in LEVELS)
     built = tuner()
     assert type(built)(**built.params()).params() == built.params(), "params() must rebuild the tuner"
@@ -100,3 +99,37 @@ def test_an_option_the_chosen_tuner_does_not_take_is_refused_not_ignored():
         options.check_given(tuner, defaults)
     same_as_default = parser.parse_args(["--sparse-l1", str(POOL_TUNERS["pro"].default("l1"))])
     options.check_given(POOL_TUNERS["mert"], same_as_default)  # nothing changes: not refused
+
+
+@pytest.mark.parametrize("algorithm, features, argv, message", [
+    ("costmargin", "dense", ["--iterations", "5"], "--iterations is an option of mert, lattice-mert, pro, apro, "
+     "listnet and mira, not of costmargin: it would be ignored"),
+    ("samplerank", "dense", ["--passes", "3"], "--passes is an option of costmargin and perceptron, not of samplerank"),
+    ("mert", "dense", ["--passes", "3"], "--passes is an option of costmargin and perceptron, not of mert"),
+    ("mert", "dense", ["--epochs", "3"], "--epochs is an option of samplerank, not of mert"),
+    ("costmargin", "dense", ["--oracle-beam", "5"], "--oracle-beam is an option of costmargin --features binary, "
+     "not of costmargin"),
+    ("samplerank", "boundary", ["--oracle-beam", "5"], "--oracle-beam is an option of costmargin --features binary, "
+     "not of samplerank"),
+    ("costmargin", "binary", ["--flat-weight", "0.2"], "--flat-weight is an option of costmargin and perceptron, "
+     "not of costmargin --features binary"),
+    ("perceptron", "dense", ["--word-classes", "classes.txt"], "--word-classes is an option of samplerank, not of "
+     "perceptron"),
+])
+def test_a_loop_setting_the_chosen_tuner_s_loop_does_not_read_is_refused(algorithm, features, argv, message):
+    options = TunerOptions(TUNERS)
+    parser = argparse.ArgumentParser()
+    options.add_to(parser)
+    with pytest.raises(UsageError, match=message):
+        options.check_given(tuner_class(algorithm, features), parser.parse_args(argv))
+
+
+@pytest.mark.parametrize("tuner", TUNERS, ids=lambda t: f"{t.name}-{t.loop}")
+def test_every_option_a_tuner_lists_is_taken_given_any_value(tuner):
+    options = TunerOptions(TUNERS)
+    parser = argparse.ArgumentParser()
+    options.add_to(parser)
+    given = parser.parse_args([])
+    for option in tuner.options:
+        setattr(given, option.destination, object())  # a value no default equals
+    options.check_given(tuner, given)
