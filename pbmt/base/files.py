@@ -422,6 +422,30 @@ def release_folders(only: str | os.PathLike | None = None) -> None:
         del _held_folders[folder]
 
 
+@contextlib.contextmanager
+def left_clean_on_failure(*folders: str | os.PathLike) -> Iterator[None]:
+    """Run the block that makes ``folders`` (and their missing parents); if it fails, remove every folder it made
+    and left empty (a run folder this process holds with nothing but its lock counts as empty, and is released),
+    so a refused run leaves nothing behind. Files are never removed."""
+    made = []
+    for folder in map(Path, folders):
+        missing = [p for p in (folder, *folder.parents) if not p.exists()]
+        if missing:
+            made.append(missing[-1])
+    try:
+        yield
+    except BaseException:
+        for top in made:
+            if top.is_dir():
+                inner = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
+                for folder in (*inner, top):
+                    if folder.resolve() in _held_folders and [p.name for p in folder.iterdir()] == [".pbmt-lock"]:
+                        release_folders(folder)
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+        raise
+
+
 def _identity(target: Path) -> tuple:
     """What makes two output paths one file: its device and inode when it exists (a hard link), else its
     resolved path."""

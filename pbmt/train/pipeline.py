@@ -52,7 +52,7 @@ from tqdm import tqdm
 
 from pbmt.base.config import Feature, MosesConfig
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import Outputs, atomic_write, lock_folder, open_binary, read_lines
+from pbmt.base.files import Outputs, atomic_write, left_clean_on_failure, lock_folder, open_binary, read_lines
 from pbmt.model.lm import NgramLM
 from pbmt.model.model import Preprocessing
 from pbmt.base.pbmt_toml import write_tables
@@ -143,10 +143,10 @@ def prepare_corpus(
     texts differ in length (naming both files and the first unmatched line),
     FormatError for a bad alignment line.
     """
-    cased = [_casing(casing, path, tokenize, out, progress, protected, placeholders)
-             for path, tokenize, out in zip((src, tgt), (src_tokenizer, tgt_tokenizer), truecasers or (None, None))]
     given = list((alignments or {}).items())
     _check_lengths(src, tgt, given)
+    cased, models = zip(*(_casing(casing, path, tokenize, progress, protected, placeholders)
+                          for path, tokenize in zip((src, tgt), (src_tokenizer, tgt_tokenizer))))
     readers = [read_lines(src), read_lines(tgt)] + [read_lines(path) for path, _ in given]
     dropped: list[int] = []
     kept = 0
@@ -174,6 +174,8 @@ def prepare_corpus(
         if not kept:
             raise PbmtError(f"{src}, {tgt}: no line pair has words on both sides ({len(dropped):,} lines): "
                             "nothing to train on")
+    for model, path in zip(models, truecasers or ()):  # written once the corpus is: a refused text leaves none
+        model.write(path)
     return PreparedCorpus(kept, tuple(dropped))
 
 
@@ -195,21 +197,21 @@ def _check_lengths(src: Path, tgt: Path, given: list) -> None:
             raise FormatError(path, None, f"{n_lines} lines, but the texts have {n_src}")
 
 
-def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], truecaser: Path | None,
-            progress: bool, protected: ProtectedPatterns, placeholders: bool) -> Callable[[str], list[str]]:
-    """A line's tokens in the casing asked for, with class tokens if ``placeholders``; ``truecase`` first
-    learns the truecaser on ``text`` (one pass) and writes it to ``truecaser``."""
+def _casing(casing: str, text: Path, tokenize: Callable[[str], list[str]], progress: bool,
+            protected: ProtectedPatterns, placeholders: bool) -> tuple[Callable[[str], list[str]], Truecaser | None]:
+    """A line's tokens in the casing asked for, with class tokens if ``placeholders``, and the truecaser that
+    ``truecase`` first learns on ``text`` (one pass; None for the other casings)."""
     split = (lambda line: unmarked(tokenize(line), protected)) if placeholders else tokenize
+    model = None
     if casing == "lowercase":
         cased = lambda line: lowercased(split(line), protected)  # noqa: E731
     elif casing == "truecase":
         lines = tqdm(read_lines(text), desc=f"truecaser of {text.name}", unit="line", disable=not progress or None)
         model = Truecaser.train((split(line) for _, line in lines), protected)
-        model.write(truecaser)
         cased = lambda line: model.truecase(split(line))  # noqa: E731
     else:
         cased = split
-    return (lambda line: classes(cased(line), protected)) if placeholders else cased
+    return ((lambda line: classes(cased(line), protected)) if placeholders else cased), model
 
 
 def align_corpus(src: Path, tgt: Path, fwd: Path, rev: Path, out: Path, run_eflomal: bool, quiet: bool = True) -> int:
@@ -573,11 +575,13 @@ def train(settings: TrainSettings, log: Callable[[str], None] = lambda m: None,
     """Train (or bring up to date) the model folder ``settings.out``; returns a
     report per step. ``log`` receives a line per step and sub-stage;
     ``progress`` shows progress bars on standard error. A missing input file is
-    an error before anything is written."""
+    an error before anything is written; a run that fails leaves no folder it
+    made and left empty."""
     for path in (settings.src, settings.tgt, settings.alignment, settings.alignment_fwd, settings.alignment_rev,
                  *settings.lms):
         if path is not None and not Path(path).exists():
             raise PbmtError(f"{path}: no such file")
-    lock_folder(settings.out)
-    steps = training_steps(settings, log, progress)
-    return StepRunner(settings.work_dir / "steps", log).run(steps)
+    with left_clean_on_failure(settings.out, settings.work_dir):
+        lock_folder(settings.out)
+        steps = training_steps(settings, log, progress)
+        return StepRunner(settings.work_dir / "steps", log).run(steps)

@@ -203,6 +203,19 @@ def test_mismatched_line_counts_name_both_files_and_the_line(corpus_slice, tmp_p
     assert f"{corpus_slice / 'train.es'} has {N} lines but {short} has {N - 1}" in err and f"line {N} of" in err
 
 
+def test_a_refused_run_leaves_no_folder_it_made_and_keeps_the_folders_it_found(corpus_slice, tmp_path, capsys):
+    short = tmp_path / "short.en"
+    short.write_text("a\n", encoding="utf-8")
+    refused = ["train", "--src", str(corpus_slice / "train.es"), "--tgt", str(short)]
+    assert main([*refused, "--out", str(tmp_path / "new" / "model"), "--work-dir", str(tmp_path / "w" / "work")]) == 1
+    assert not (tmp_path / "new").exists() and not (tmp_path / "w").exists(), list((tmp_path / "new").rglob("*"))
+    (tmp_path / "found").mkdir()
+    (tmp_path / "found" / "notes.txt").write_text("mine")
+    assert main([*refused, "--out", str(tmp_path / "found")]) == 1
+    assert [p.name for p in (tmp_path / "found").iterdir()] == ["notes.txt"]
+    assert "has no counterpart" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("missing", ["--src", "--alignment"])
 def test_missing_input_is_an_error_before_anything_is_written(corpus_slice, tmp_path, capsys, missing):
     args = {"--src": corpus_slice / "train.es", "--tgt": corpus_slice / "train.en", "--out": tmp_path / "m",
