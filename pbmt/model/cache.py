@@ -82,10 +82,23 @@ def _stamp(source: Path, version: str) -> dict:
 
 def derived_kind(kind: str, key: object, inputs: Sequence[Path]) -> str:
     """The cache kind of arrays of ``source`` that also depend on the files ``inputs`` and on ``key`` (any
-    JSON value: what else they are computed from): ``kind`` and a digest of both, so that a change to any of
-    the files or to ``key`` names another cache (``load_arrays`` checks ``source`` itself)."""
-    text = json.dumps([key, [[str(Path(p).resolve()), _stamp(p, "")] for p in inputs]], sort_keys=True)
-    return f"{kind}-{hashlib.sha1(text.encode()).hexdigest()[:16]}"
+    JSON value: what else they are computed from): ``kind``, a digest of ``key`` and one of the files' paths
+    and stamps, so that a change to any of the files or to ``key`` names another cache (``load_arrays`` checks
+    ``source`` itself). A cache of the same ``kind`` and ``key`` whose files' digest differs is stale for good
+    (a file's stamp never comes back): ``save_arrays`` removes it (``replaced_kinds``)."""
+    key_digest, files_digest = (hashlib.sha1(json.dumps(value, sort_keys=True).encode()).hexdigest()[:8]
+                                for value in ([key, [str(Path(p).resolve()) for p in inputs]],
+                                              [_stamp(p, "") for p in inputs]))
+    return f"{kind}-{key_digest}-{files_digest}"
+
+
+def replaced_kinds(kind: str) -> str | None:
+    """The prefix of the kinds a ``derived_kind`` replaces (its kind and key with other files' stamps), or
+    None for a kind of its own."""
+    parts = kind.rsplit("-", 2)
+    if len(parts) == 3 and all(len(p) == 8 and set(p) <= set("0123456789abcdef") for p in parts[1:]):
+        return f"{parts[0]}-{parts[1]}-"
+    return None
 
 
 def _checksum(path: Path) -> int:
@@ -158,6 +171,12 @@ def save_arrays(source: Path, kind: str, version: str, arrays: dict[str, np.ndar
         os.replace(tmp, folder)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
+        return
+    prefix = replaced_kinds(kind)
+    if prefix is not None:
+        for old in folder.parent.glob(f"{prefix}*"):
+            if old.name != kind and old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def encode_words(words: list[str]) -> np.ndarray:

@@ -1,5 +1,5 @@
 """The full-table LM estimate kept beside the phrase table's binary cache: a second load maps it instead of
-computing it, and a changed LM file is never answered from the old one."""
+computing it, and a changed LM file is never answered from the old one, which is removed."""
 
 import gzip
 import shutil
@@ -59,4 +59,30 @@ def test_the_second_load_maps_the_estimate_and_a_changed_lm_is_estimated_again(m
     changed = third._table_estimate(third.weights)
     np.testing.assert_array_equal(changed, _computed(third))
     assert not np.allclose(changed, estimate)
-    assert len(list((model_dir / "phrase-table.gz.pbmt-cache").glob("estimate-*"))) == 2
+    # the old LM's estimate can never be read again: the new one replaces it instead of piling up beside it
+    now = list((model_dir / "phrase-table.gz.pbmt-cache").glob("estimate-*"))
+    assert len(now) == 1 and now[0].name != kept[0].name
+    assert now[0].name.rsplit("-", 1)[0] == kept[0].name.rsplit("-", 1)[0]  # the same feature's
+
+
+def test_a_derived_cache_replaces_only_its_own_key_s_older_files(tmp_path):
+    from pbmt.model import cache
+
+    source, lm1, lm2 = (tmp_path / name for name in ("table.gz", "lm1", "lm2"))
+    for path in (source, lm1, lm2):
+        path.write_text("x")
+    ones = {"values": np.ones(3)}
+
+    def save(key, inputs):
+        kind = cache.derived_kind("estimate", key, inputs)
+        cache.save_arrays(source, kind, "1", ones)
+        return kind
+
+    first, other = save("lm", [lm1]), save("lm", [lm2])  # another file: another key, both kept
+    assert cache.replaced_kinds("phrase-table") is None and cache.replaced_kinds(first) is not None
+    assert cache.replaced_kinds(first) != cache.replaced_kinds(other)
+    lm1.write_text("changed")
+    newer = save("lm", [lm1])
+    names = sorted(p.name for p in (tmp_path / "table.gz.pbmt-cache").iterdir())
+    assert newer != first and names == sorted([newer, other])
+    assert cache.load_arrays(source, other, "1", ["values"]) is not None
