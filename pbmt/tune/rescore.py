@@ -55,6 +55,11 @@ from pbmt.features import FeatureSpec
 from pbmt.tune.rescoring_features import NBestLists, compute_features
 
 
+# without its sources, a list's sentences are 0 to its largest id: at most this many more than its entries (a
+# sentence without entries is one output line), so that a wrong id is an error, not a vast offsets array
+UNSOURCED_EMPTY = 100_000
+
+
 def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentences: int | None = None) -> NBestLists:
     """The n-best lists of a Moses-format file (plain or gzip), grouped by sentence id.
 
@@ -62,7 +67,9 @@ def read_lists(path: str | Path, sources: Sequence[str] | None = None, n_sentenc
     n_sentences: keep only sentences 0..n_sentences-1 (default: as many as
     ``sources``, else the largest id + 1). Raises FormatError naming the line
     for an entry whose features differ in names or sizes from the first
-    entry's or are not finite, or whose sentence id is beyond ``sources``.
+    entry's or are not finite, or whose sentence id is beyond ``sources`` (or,
+    without them, makes more than ``UNSOURCED_EMPTY`` sentences beyond the
+    entries).
 
     The text is read by numba kernels (``pbmt.base.nbest.scan_nbest``); a list
     they do not read whole (text that is not UTF-8, standard input, a line only
@@ -83,7 +90,8 @@ def _scanned_lists(scanned: NBestText, sources: Sequence[str] | None, n_sentence
     layout, sparse, wrong = scanned_layout(scanned, None)
     kept = np.flatnonzero(sentences < n_sentences) if n_sentences is not None else np.arange(n)
     if scanned.refused is not None or not len(kept) or wrong.any() or (sentences < 0).any() \
-            or (limit is not None and (sentences[kept] >= limit).any()):
+            or (limit is not None and (sentences[kept] >= limit).any()) \
+            or (limit is None and sentences.max() >= len(kept) + UNSOURCED_EMPTY):
         return None
     features = scanned.values[np.repeat(~sparse, scanned.group_sizes)].reshape(n, layout.size)
     order = kept[np.argsort(sentences[kept], kind="stable")]
@@ -97,6 +105,7 @@ def _read_lists_lines(path: str | Path, sources: Sequence[str] | None, n_sentenc
                       ) -> NBestLists:
     """``read_lists`` through ``parse_line``, line by line."""
     layout, rows, sentences, texts, totals, alignments = None, [], [], [], [], []
+    largest = (-1, 0)  # (sentence id, line)
     for number, line in read_lines(path):
         if not line.strip():
             continue
@@ -117,12 +126,18 @@ def _read_lists_lines(path: str | Path, sources: Sequence[str] | None, n_sentenc
         if entry.sentence < 0 or (limit is not None and entry.sentence >= limit):
             raise FormatError(path, number, f"sentence id {entry.sentence} is outside the {limit} source sentences")
         rows.append(values)
+        if entry.sentence > largest[0]:
+            largest = (entry.sentence, number)
         sentences.append(entry.sentence)
         texts.append(entry.text)
         totals.append(entry.total)
         alignments.append(np.array(entry.alignment, dtype=np.int32).reshape(-1, 2) if entry.alignment else None)
     if layout is None:
         raise PbmtError(f"{path}: the n-best list has no entries")
+    if limit is None and largest[0] >= len(rows) + UNSOURCED_EMPTY:
+        raise FormatError(path, largest[1], f"sentence id {largest[0]} makes {largest[0] + 1:,} sentences of "
+                                            f"{len(rows):,} entries: give the source sentences (--src) if there "
+                                            "are that many")
     sentences = np.array(sentences, dtype=np.int64)
     order = np.argsort(sentences, kind="stable")
     count = limit if limit is not None else int(sentences.max()) + 1

@@ -182,3 +182,21 @@ def test_bad_inputs_name_the_file_and_line(tmp_path, split):
     weights.write_text("[weight]\nLM0= x\n")
     with pytest.raises(FormatError, match="weights:2: weights of LM0"):
         RescoringModel.read(weights)
+
+
+def test_a_sentence_id_far_beyond_the_entries_of_a_list_without_sources_is_an_error_not_a_vast_array(tmp_path):
+    from pbmt.tune.rescore import UNSOURCED_EMPTY
+
+    path = tmp_path / "gap.nbest"
+    entry = "{} ||| a b ||| LM0= -1.5 WordPenalty0= -2 ||| -3.5"
+    path.write_text("\n".join(entry.format(k) for k in (0, 0, 5)) + "\n")
+    lists = read_lists(path)  # sentences 1 to 4 have no entries
+    assert lists.n_sentences == 6 and np.diff(lists.offsets).tolist() == [2, 0, 0, 0, 0, 1]
+    path.write_text("\n".join(entry.format(k) for k in (0, 3 + UNSOURCED_EMPTY - 1, 0)) + "\n")
+    assert read_lists(path).n_sentences == 3 + UNSOURCED_EMPTY  # as many empty sentences as allowed
+    for huge in (4 + UNSOURCED_EMPTY, 2_000_000_000):  # 4 entries: at most 4 + UNSOURCED_EMPTY sentences
+        path.write_text("\n".join(entry.format(k) for k in (0, huge, huge, 1)) + "\n")
+        with pytest.raises(FormatError, match=f"gap.nbest:2: sentence id {huge} makes {huge + 1:,} sentences of 4 "
+                                              "entries: give the source sentences"):
+            read_lists(path)
+        assert read_lists(path, ["s"] * (huge + 1) if huge < 10 ** 6 else None, n_sentences=2).n_sentences == 2
