@@ -328,21 +328,22 @@ class Model:
             raise UsageError(f"n_best must be an integer of at least 0, got {n_best!r}")
         if xml_input not in XML_MODES:
             raise UsageError(f"xml_input must be one of {', '.join(XML_MODES)}, got {xml_input!r}")
-        if isinstance(text, str):
-            return self.translate([text], tokenized=tokenized, n_best=n_best, distinct=distinct,
-                                  xml_input=xml_input, quote_zones=quote_zones)[0]
-        if isinstance(text, (bytes, bytearray)) or not isinstance(text, Iterable):
+        single = isinstance(text, str)
+        if not single and (isinstance(text, (bytes, bytearray)) or not isinstance(text, Iterable)):
             raise UsageError(f"text must be a str or a list of str, got a {type(text).__name__}")
         translator = Translator(self.model, n_best=max(1, n_best), distinct=distinct, tokenized=tokenized,
                                 nbest_output=True, xml_input=xml_input, quote_zones=quote_zones)
 
         def found(number: int, line):
+            where = "text" if single else f"text[{number}]"  # errors name the item by its index, from 0
             try:
-                return translator.translate(number, _text(line, f"sentence {number}"))
+                return translator.translate(number, _text(line, where))
             except MarkupError as err:
-                raise PbmtError(f"sentence {number}: malformed markup: {err}") from None
+                raise PbmtError(f"{where}: malformed markup: {err}") from None
 
-        return [self._translation(translator, line, found(number, line), n_best) for number, line in enumerate(text)]
+        translations = [self._translation(translator, line, found(number, line), n_best)
+                        for number, line in enumerate([text] if single else text)]
+        return translations[0] if single else translations
 
     def complete(self, sentence: str, prefix: str, *, tokenized: bool = False, n_best: int = 5) -> Translation:
         """Interactive translation: the best translations of ``sentence`` that begin with ``prefix`` (target text,
@@ -430,13 +431,13 @@ class Model:
         for name, count in (("workers", workers), ("threads", threads)):
             if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
                 raise UsageError(f"{name} must be an integer of at least 1, got {count!r}")
-        sources = [_text(s, f"source {k}") for k, s in enumerate(sources)]
-        references = [_text(r, f"reference {k}") for k, r in enumerate(references)]
+        sources = [_text(s, f"sources[{k}]") for k, s in enumerate(sources)]
+        references = [_text(r, f"references[{k}]") for k, r in enumerate(references)]
         if len(sources) != len(references) or not sources:
             raise PbmtError(f"{len(sources)} dev sources but {len(references)} references")
         empty = next((k for k, s in enumerate(sources) if not s.strip()), None)
         if empty is not None:
-            raise PbmtError(f"dev source {empty} is empty (its translation is empty whatever the weights)")
+            raise PbmtError(f"sources[{empty}] is empty (its translation is empty whatever the weights)")
         if not tokenized:
             forms = self.model.preprocessing
             sources = [" ".join(forms.source_form.tokens(s)) for s in sources]

@@ -66,7 +66,7 @@ def test_translate_a_list_equals_each_sentence_alone(model):
     together = model.translate(SENTENCES)
     assert [t.text for t in together] == [model.translate(s).text for s in SENTENCES]
     assert model.translate([]) == []
-    with pytest.raises(UsageError, match="sentence 1 is a int"):
+    with pytest.raises(UsageError, match=r"text\[1\] is a int"):  # the item by its index
         model.translate(["Dios es amor.", 3])
     for wrong in (b"Dios es amor.", None, 3):
         with pytest.raises(UsageError, match=f"text must be a str or a list of str, got a {type(wrong).__name__}"):

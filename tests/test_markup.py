@@ -183,8 +183,10 @@ def test_the_python_api_reads_markup(tiny_model_dir):
     model = pbmt.load(tiny_model_dir / "moses.ini")
     found = model.translate('a <n translation="lord said">b c</n>', tokenized=True, xml_input="exclusive", n_best=2)
     assert "lord said" in found.text and found.source_tokens == ("a", "b", "c")
-    with pytest.raises(PbmtError, match="sentence 0: malformed markup"):
+    with pytest.raises(PbmtError, match="text: malformed markup"):
         model.translate("a <n>b", tokenized=True, xml_input="exclusive")
+    with pytest.raises(PbmtError, match=r"text\[1\]: malformed markup"):
+        model.translate(["a", "a <n>b"], tokenized=True, xml_input="exclusive")
     assert "(given by the markup)" in model.explain('a <n translation="x">b</n>', tokenized=True,
                                                     xml_input="inclusive").text
 
