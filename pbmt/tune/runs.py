@@ -205,6 +205,9 @@ def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
 
 def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
     s = job.settings
+    if s["word_classes"] is not None and s["features"] != "boundary":
+        raise UsageError(f"--word-classes is for --features boundary: with --features {s['features']} it would be "
+                         "ignored")
     model = with_sparse_features(TranslationModel.load(job.config), s["features"], s["word_classes"])
     job.one_reference("samplerank")
     sources, (refs,) = dev_set(job, model)

@@ -313,6 +313,13 @@ def test_samplerank_refuses_the_options_of_decoding_the_dev_set(tiny_model_dir, 
         assert (f"{flag} sets how the other tuners decode the dev set; samplerank samples it"
                 in capsys.readouterr().err)
         assert not (tmp_path / "run").exists()
+    (tmp_path / "classes.txt").write_text("a\t0\n")
+    for features in ("dense", "distortion"):
+        assert main(["tune", "-f", str(tiny_model_dir / "moses.ini"), "--src", str(tiny_dev / "dev.src"), "--refs",
+                     str(tiny_dev / "dev.ref"), "--out", str(tmp_path / "run"), "--algorithm", "samplerank",
+                     "--features", features, "--word-classes", str(tmp_path / "classes.txt")]) == 2
+        assert (f"--word-classes is for --features boundary: with --features {features} it would be ignored"
+                in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("extra, length", [
