@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.commands.options import default_of, preset_values
-from pbmt.commands.tuners import TunerOptions
+from pbmt.commands.tuners import TunerOptions, listed
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
 from pbmt.metrics.bleu import corpus_bleu
@@ -125,6 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.train and (args.refs is None or args.out is None):
         raise UsageError("--train needs --refs and --out")
+    _check_given(args)
     sources = token_lines(args.src, args.config, "source", args.tokenized) if args.src is not None else None
     started = time.perf_counter()
     lists = read_lists(args.n_best, sources)
@@ -187,6 +188,28 @@ def _requests(args: argparse.Namespace) -> list[tuple[str, str | None]]:
         kind, _, argument = text.partition(":")
         requests.append((kind, argument or None))
     return requests
+
+
+def _check_given(args: argparse.Namespace) -> None:
+    """UsageError for an option given a value other than its default that the run would ignore: an option of
+    training with --weights, one of another optimiser than --algorithm's (--restarts with ListNet, --max-batches
+    with MERT, --gain with MIRA); the error names whose option it is."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    gains = [name for name, tuner in POOL_TUNERS.items() if "gain" in tuner.parameters()]
+    readers = {"gain": gains, "algorithm": list(POOL_TUNERS), "seed": list(POOL_TUNERS), "out": list(POOL_TUNERS)}
+    for group, name in (("ListNet", "listnet"), ("MERT", "mert")):
+        action_group = next(g for g in parser._action_groups if g.title == group)
+        readers.update({action.dest: [name] for action in action_group._group_actions})
+    for action in parser._actions:
+        if action.dest not in readers or getattr(args, action.dest) == action.default:
+            continue
+        flag = action.option_strings[0]
+        if not args.train:
+            raise UsageError(f"{flag} is an option of --train: with --weights it would be ignored")
+        if args.algorithm not in readers[action.dest]:
+            raise UsageError(f"{flag} is an option of {listed(readers[action.dest])}, not of {args.algorithm}: it "
+                             "would be ignored")
 
 
 def _preset_flag(parameter: str, value) -> str:

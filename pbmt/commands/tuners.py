@@ -33,6 +33,11 @@ class _Defaults:
 _CLASSES = {cls.__name__: _Defaults(cls) for cls in TUNERS}
 
 
+def listed(names: Sequence[str]) -> str:
+    """``names`` as a sentence lists them: "a", "a and b", "a, b and c"."""
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
 def _label(cls: type[Tuner]) -> str:
     """``cls`` as the command line chooses it: its ``--algorithm`` name, with ``--features`` when that is not
     the name's dense tuner (``costmargin --features binary``)."""
@@ -95,9 +100,8 @@ class TunerOptions:
                                         if any(o.destination == option.destination for o in t.options)))
             # "costmargin" covers "costmargin --features binary" when both take it
             takers = [t for t in labels if t.partition(" --features ")[0] == t or t.partition(" ")[0] not in labels]
-            named = ", ".join(takers[:-1]) + " and " + takers[-1] if len(takers) > 1 else takers[0]
-            raise UsageError(f"{option.flags[-1]} is an option of {named}, not of {_label(cls)}: it would be "
-                             "ignored")
+            raise UsageError(f"{option.flags[-1]} is an option of {listed(takers)}, not of {_label(cls)}: it would "
+                             "be ignored")
 
     def build(self, cls: type[Tuner], args: argparse.Namespace, reordering: str = "distortion",
               n_sentences: int | None = None, **context) -> Tuner:
