@@ -27,8 +27,10 @@ def test_tune_help_is_short_and_lists_every_tuner():
 @pytest.mark.parametrize("algorithm, shown, hidden", [
     ("pro", ["--pro-samples", "--interpolation", "--n-best-size"], ["--epochs", "--restarts", "--passes"]),
     ("mert", ["--restarts", "--keep-signs", "--iterations"], ["--pro-samples", "--epochs", "--gain"]),
-    ("samplerank", ["--epochs", "--samplerank-preset", "--gain"], ["--pro-samples", "--restarts", "--iterations"]),
-    ("costmargin", ["--passes", "--features"], ["--epochs", "--restarts"]),
+    ("samplerank", ["--epochs", "--samplerank-preset", "--gain"], ["--pro-samples", "--restarts", "--iterations",
+                                                                  "--n-best-size", "--passes"]),
+    ("costmargin", ["--passes", "--features", "--keep", "--n-best-size"], ["--epochs", "--restarts",
+                                                                           "--iterations"]),
 ])
 def test_tune_algorithm_help_shows_that_tuners_options(algorithm, shown, hidden):
     result = run(["tune", "--algorithm", algorithm, "--help"])

@@ -152,8 +152,12 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
         formatter.add_text(f"The options of --algorithm {algorithm}, besides the common ones (pbmt tune --help).")
         own = [a for a in parser._optionals._group_actions if algorithm in OPTIONS.scope.get(a.dest, ())]
         sections = [(f"{algorithm}: options outside the groups", None, own)] if own else []
+        decodes = any(t.loop != "sampler" for t in TUNERS if t.name == algorithm)  # samplerank refuses DECODING
         sections += [(group.title, group.description, group._group_actions) for group in parser._action_groups
-                     if group.title == DECODING or algorithm in OPTIONS.scope.get(group.title, ())]
+                     if group.title == DECODING and decodes]
+        sections += [(group.title, group.description,
+                      [a for a in group._group_actions if algorithm in OPTIONS.scope.get(a.dest, ())])
+                     for group in parser._action_groups if algorithm in OPTIONS.scope.get(group.title, ())]
         footer = "pbmt tune --help-all: every option of every tuner."
     for title, description, actions in sections:
         formatter.start_section(title)

@@ -46,7 +46,7 @@ def _label(cls: type[Tuner]) -> str:
 
 class TunerOptions:
     """The options of ``tuners`` (tuner classes, in the order their options are added), those ``include``
-    accepts (default: all); ``scope`` maps each option's destination, or its group's title, to the names of the
+    accepts (default: all); ``scope`` maps each option's destination, and its group's title, to the names of the
     tuners listing it."""
 
     def __init__(self, tuners: Sequence[type[Tuner]], include: Callable[[Option], bool] = lambda option: True):
@@ -56,9 +56,10 @@ class TunerOptions:
         for tuner in self.tuners:
             for option in filter(include, tuner.options):
                 self.options.setdefault(option.flags, option)
-                names = self.scope.setdefault(option.group.title if option.group else option.destination, [])
-                if tuner.name not in names:
-                    names.append(tuner.name)
+                for key in {option.destination, option.group.title if option.group else option.destination}:
+                    names = self.scope.setdefault(key, [])
+                    if tuner.name not in names:
+                        names.append(tuner.name)
 
     def add_to(self, parser: argparse.ArgumentParser, descriptions: dict[str, str] | None = None) -> None:
         """Add the options to ``parser``, each group's under its title (joining a group ``parser`` has), with
