@@ -83,6 +83,18 @@ def test_paired_quotes_and_brackets_are_zones_with_their_marks_at_the_ends():
     assert quote_zones(") a ( b".split()) == ((), ())
 
 
+@pytest.mark.parametrize("line, zones", [
+    ("no se pudo abrir ` %s ' : %s", {(4, 7)}),  # GNU's `%s'
+    ("Use ' %s --help ' para más", {(1, 5)}),  # straight quotes
+    ("„ %s “ und ‚ %d ‘ und ‹ x ›", {(0, 3), (4, 7), (8, 11)}),  # German, French single guillemets
+    ("“ a ” b ‘ c ’", {(0, 3), (4, 7)}),  # English, not taken for German closing marks
+    ("` a ' b ' c", {(0, 3)}),  # the first straight mark closes the backquote; a lone one makes nothing
+    ("l ' agua", set()),
+])
+def test_quote_marks_of_software_messages_and_other_languages_make_zones(line, zones):
+    assert set(quote_zones(line.split())[0]) == zones
+
+
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")

@@ -41,8 +41,11 @@ XML_MODES = ("exclusive", "inclusive", "constraint", "ignore", "pass-through")
 USES = ("exclusive", "inclusive", "constraint")
 LOG_FLOOR = -100.0  # Moses floors log probabilities at -100
 
-#: quote and bracket marks, each opening one with the mark that closes it
-PAIRS = {'"': '"', "«": "»", "“": "”", "‘": "’", "(": ")", "[": "]"}
+#: quote and bracket marks, each opening one with the mark that closes it: GNU's `%s', straight '%s' (a
+#: lone apostrophe pairs with the next straight quote mark too: the zone it makes only keeps words together),
+#: German „%s“ and ‚%s‘
+PAIRS = {'"': '"', "'": "'", "`": "'", "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“", "‚": "‘", "(": ")",
+         "[": "]"}
 _OPENING = frozenset(PAIRS)
 
 _NAME = re.compile(r"[A-Za-z][\w.:-]*")

@@ -86,6 +86,25 @@ def test_quotes_make_a_zone_with_walls_inside_their_marks(tiny):
     assert len(_options(tiny, 'a " b c d', (), ()).zones) == 0  # an unpaired mark makes nothing
 
 
+@pytest.mark.parametrize("sentence", ["c ` d ' b a", "c ' d ' b a"])
+def test_the_best_derivation_keeps_a_quote_zone_whole_where_unconstrained_it_moves_the_closing_mark(tiny, sentence):
+    """GNU's `...' and straight '...' quotes: the best derivation of the whole space translates the closing mark
+    after the words that follow it (``c ` d b a '``, as `%s': %s` came out `%s %s':`); with the quote zone the
+    decoder's best is the best derivation that keeps the zone whole, enumerated by brute force."""
+    model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, distortion_limit=-1))
+    options = _options(model, sentence, (), ())
+    assert options.zones.tolist() == [[1, 4]]
+    zones, walls = options.zones.tolist(), options.walls.tolist()
+    space = all_derivations(options, -1)
+    totals = [score_derivation(d, options, model) @ model.weights for d in space]
+    assert not respects(space[int(np.argmax(totals))], zones, walls)
+    allowed = [k for k, d in enumerate(space) if respects(d, zones, walls)]
+    best = max(allowed, key=lambda k: totals[k])
+    found = decode(model, options, n_best=1)[0]
+    assert found.derivation == space[best]
+    assert found.score == pytest.approx(totals[best], abs=1e-9)
+
+
 def test_without_constraints_nothing_is_cut(tiny):
     model = dataclasses.replace(tiny, settings=SearchSettings(**NO_PRUNING, distortion_limit=-1))
     options = TranslationOptions.of_words(model, "a b c d".split(), Markup())
