@@ -81,6 +81,10 @@ QUOTED = [
     "Use extra mouse button events in Nautilus’ browser window",
     "Datei „%s“ nicht gefunden",
     "it's the users' file",
+    "Options '%s' and '%s' both want standard input",
+    "Failed to install '%1', exited with status '%2'",
+    "Try '%s --help' or 'Type=Link' for more.",
+    "the users' files and the groups' names",
 ]
 
 

@@ -62,8 +62,10 @@ BUILT_IN = ProtectedPatterns()
 _OPENING_QUOTES, _CLOSING_QUOTES = frozenset("«‹"), frozenset("»›")
 _ELLIPSIS = "…"
 #: Quotes written against what they enclose when the line closes them, by opening quote: its closing quotes
-#: (GNU's `%s', “%s”, ‘%s’, German „%s“). Moses's detokeniser spaces them as words (`%s 'is, “%s ”).
-_PAIRED_QUOTES = {"`": frozenset("'"), "“": frozenset("”"), "‘": frozenset("’"), "„": frozenset("“”")}
+#: (GNU's `%s', '%s', “%s”, ‘%s’, German „%s“). Moses's detokeniser spaces them as words (`%s 'is, “%s ”) and
+#: takes a straight quote after an s for a plural's possessive (status' %s ').
+_PAIRED_QUOTES = {"`": frozenset("'"), "'": frozenset("'"), "“": frozenset("”"), "‘": frozenset("’"),
+                  "„": frozenset("“”")}
 #: The typographic apostrophe, which the tokeniser splits from its word (I’m -> I ’ m), and the English endings
 #: after which it is an apostrophe even inside ‘…’ (I’m, can’t, it’s, we’re, they’ve, you’ll, he’d).
 _APOSTROPHE = "’"
@@ -198,7 +200,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     """The positions of the tokens written against the next token (an opening tag with its closing tag later
     in the line, an opening guillemet, an opening quote the line closes) and against the previous one (the
     closing tag, a closing guillemet, a closing quote, an ellipsis); a typographic apostrophe between two words
-    is in both, but after an s before another word (a plural's possessive: ``users’ files``)."""
+    is in both, but after an s before another word (a plural's possessive: ``users’ files``), and a straight
+    one after an s before a lowercase word is that possessive, never an opening quote (``users' files``)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -218,6 +221,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
                 right.add(open_quotes[k][1])
             left.add(i)
             del open_quotes[k:]
+        elif word == "'" and _between_words(words, i) and words[i - 1][-1] in "sS" and words[i + 1][0].islower():
+            continue  # a plural's possessive (users' files), which Moses's detokeniser writes so
         elif word in _PAIRED_QUOTES:
             open_quotes.append((_PAIRED_QUOTES[word], i))
         elif word.startswith("`") and word.strip("`"):
