@@ -70,6 +70,12 @@ CLASSES: list[tuple[str, re.Pattern]] = [
     ("accelerator", re.compile(r"(?<![_&])[_&](?=[^\W\d_])")),
 ]
 CLASS_NAMES = [name for name, _ in CLASSES]
+#: quote marks, each opening one with the marks that may close it: GNU's `%s', '%s', "%s", «%s», “%s”, ‘%s’, „%s“
+QUOTE_PAIRS = {"`": "'", "'": "'", '"': '"', "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“”"}
+_PLACEHOLDER = "|".join(f"(?:{pattern.pattern})" for name, pattern in CLASSES
+                        if name in ("printf", "positional", "brace"))
+_CLOSING = "".join(sorted(set("".join(QUOTE_PAIRS.values()))))
+QUOTED = re.compile(f"([{''.join(QUOTE_PAIRS)}])((?:{_PLACEHOLDER})+)([{_CLOSING}])")
 
 
 def protected_tokens(text: str) -> dict[str, Counter]:
@@ -81,6 +87,20 @@ def protected_tokens(text: str) -> dict[str, Counter]:
             found[name] = Counter(tokens)
             text = pattern.sub(lambda m: " " * len(m.group()), text)
     return found
+
+
+def quoted_placeholders(text: str) -> Counter:
+    """The placeholders written between a pair of quote marks with nothing else (`%s', «%s», "%1"), as a
+    multiset: a quote mark moved or spaced away (`%s %s', “%s ”) takes its placeholder out."""
+    return Counter(m.group(2) for m in QUOTED.finditer(text) if m.group(3) in QUOTE_PAIRS[m.group(1)])
+
+
+def quoted_rate(sources: list[str], references: list[str], outputs: list[str]) -> dict:
+    """Segments whose source and reference quote the same placeholders (any marks), and how many outputs
+    quote exactly those."""
+    wanted = [(k, quoted_placeholders(s)) for k, s in enumerate(sources)]
+    counted = [(k, want) for k, want in wanted if want and quoted_placeholders(references[k]) == want]
+    return {"segments": len(counted), "kept": sum(quoted_placeholders(outputs[k]) == want for k, want in counted)}
 
 
 def starts_lowercase(text: str) -> bool:
@@ -113,7 +133,8 @@ def scores(sources: list[str], references: list[str], outputs: list[str]) -> dic
     return {"bleu_13a": sacrebleu.corpus_bleu(outputs, [references]).score,
             "bleu_whitespace": sacrebleu.corpus_bleu(outputs, [references], tokenize="none").score,
             "protected": keep_rates(sources, references, outputs),
-            "lowercase": lowercase_rate(sources, references, outputs)}
+            "lowercase": lowercase_rate(sources, references, outputs),
+            "quoted": quoted_rate(sources, references, outputs)}
 
 
 def load() -> str:
@@ -235,6 +256,7 @@ def main() -> None:
         restored = path.read_text(encoding="utf-8").splitlines()
         figures["round_trips"][label] = {"protected": keep_rates(sources, references, restored),
                                          "lowercase": lowercase_rate(sources, references, restored),
+                                         "quoted": quoted_rate(sources, references, restored),
                                          "identical": sum(a == b for a, b in zip(sources, restored))}
     target = args.json or work / "figures.json"
     target.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
@@ -250,10 +272,12 @@ def print_table(figures: dict) -> None:
     """The figures as Markdown tables, as docs/real-text.md shows them."""
     rows = {**figures["systems"], **figures["round_trips"]}
     print(f"pbmt {figures['commit']}, {figures['test_segments']} test segments\n")
-    print("| | " + " | ".join(CLASS_NAMES + ["all", "lowercase kept"]) + " | BLEU 13a | BLEU whitespace |")
-    print("|---" * (len(CLASS_NAMES) + 5) + "|")
+    columns = CLASS_NAMES + ["all", "lowercase kept", "quoted kept"]
+    print("| | " + " | ".join(columns) + " | BLEU 13a | BLEU whitespace |")
+    print("|---" * (len(CLASS_NAMES) + 6) + "|")
     for label, row in rows.items():
-        cells = [share(row["protected"][name]) for name in [*CLASS_NAMES, "all"]] + [share(row["lowercase"])]
+        cells = [share(row["protected"][name]) for name in [*CLASS_NAMES, "all"]] + [share(row["lowercase"])] + \
+            [share(row["quoted"]) if "quoted" in row else "–"]
         bleu = [f"{row['bleu_13a']:.2f}", f"{row['bleu_whitespace']:.2f}"] if "bleu_13a" in row else ["", ""]
         print(f"| {label} | " + " | ".join(cells + bleu) + " |")
 

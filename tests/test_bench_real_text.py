@@ -52,6 +52,23 @@ def test_keep_rates_count_only_tokens_the_reference_keeps_and_damage_anywhere_fa
         {"segments": 1, "kept": 0}
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("no se pudo abrir `%s': %s", {"%s": 1}),
+    ("archivo «%s» y “%1”, '%d', \"{name}\", „%s“", {"%s": 2, "%1": 1, "%d": 1, "{name}": 1}),
+    ("archivo `%s %s': y “%s ” y «%s' y '%s --help'", {}),  # moved, spaced, mismatched, not alone
+])
+def test_quoted_placeholders_are_those_alone_between_a_pair_of_marks(text, expected):
+    assert bench.quoted_placeholders(text) == Counter(expected)
+
+
+def test_quoted_rate_counts_segments_whose_reference_quotes_the_same_placeholders():
+    sources = ["abrir «%s»: %s", "abrir «%s»", "abrir %s", "«%1» y «%2»"]
+    references = ["open `%s': %s", "open %s", "open %s", "\"%1\" and \"%2\""]
+    outputs = ["open `%s %s':", "open '%s'", "open '%s'", "'%1' and '%2 ”"]
+    assert bench.quoted_rate(sources, references, outputs) == {"segments": 2, "kept": 0}
+    assert bench.quoted_rate(sources, references, references) == {"segments": 2, "kept": 2}
+
+
 def test_multi_line_messages_pair_line_by_line_only_when_the_lines_match_up():
     assert corpus.segment_pairs("Usage:\n  tar  [OPTION]\n", "Uso:\n\ttar [OPCIÓN]\n") == \
         [("Uso:", "Usage:"), ("tar [OPCIÓN]", "tar [OPTION]")]
