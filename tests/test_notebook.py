@@ -1,5 +1,6 @@
 """docs/notebooks/tour.ipynb runs from top to bottom (nbclient, this interpreter's kernel) and shows what it
-says: the search's stacks, the effect of a weight, a MERT run with its plot, the views of Jupyter."""
+says: the search's stacks, the effect of a weight, an n-best list of distinct strings, a MERT run with its
+plot, the views of Jupyter."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def test_the_teaching_notebook_runs_as_written(monkeypatch):
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "stack 0:" in text and "translation: " in text and "WordPenalty0 = +3.0" in text
+    assert "distinct strings: 5" in text
     assert "dev BLEU per iteration:" in text and "'moses.ini'" in text and "tuned:   BLEU = " in text
     html = [o for o in outputs if o.output_type == "execute_result" and "text/html" in o.data]
     assert sum(o.data["text/html"].startswith("<iframe srcdoc=") for o in html) == 2
