@@ -150,7 +150,9 @@ def run(command: list[str], stdin: Path | None = None, stdout: Path | None = Non
 
 
 def pbmt_command(code: Path) -> tuple[list[str], dict]:
-    return [sys.executable, "-m", "pbmt"], {**os.environ, "PYTHONPATH": str(code)}
+    """``python -m pbmt`` running the source tree ``code``: ``-P`` keeps the working folder off ``sys.path``,
+    where a checkout's own ``pbmt`` would come before ``PYTHONPATH``'s."""
+    return [sys.executable, "-P", "-m", "pbmt"], {**os.environ, "PYTHONPATH": str(code)}
 
 
 def tokeniser_options(pbmt: list[str], env: dict) -> list[str]:

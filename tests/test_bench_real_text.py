@@ -69,6 +69,18 @@ def test_quoted_rate_counts_segments_whose_reference_quotes_the_same_placeholder
     assert bench.quoted_rate(sources, references, references) == {"segments": 2, "kept": 2}
 
 
+def test_the_pbmt_command_runs_the_tree_given_even_from_another_checkout(tmp_path, monkeypatch):
+    import subprocess
+
+    fake = tmp_path / "other" / "pbmt"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text("print('the other tree')")
+    monkeypatch.chdir(BENCHMARKS.parent)  # this checkout's pbmt is in the working folder
+    command, env = bench.pbmt_command(tmp_path / "other")
+    assert subprocess.run(command, env=env, capture_output=True, text=True).stdout == "the other tree\n"
+
+
 def test_multi_line_messages_pair_line_by_line_only_when_the_lines_match_up():
     assert corpus.segment_pairs("Usage:\n  tar  [OPTION]\n", "Uso:\n\ttar [OPCIÓN]\n") == \
         [("Uso:", "Usage:"), ("tar [OPCIÓN]", "tar [OPTION]")]
