@@ -322,7 +322,7 @@ class Model:
         ``n_best``: also list that many best translations of each sentence (``Translation.nbest``);
         ``distinct``: n-best entries with distinct target strings; ``xml_input``: how Moses's XML markup in
         the text is read (``pbmt.base.markup``: exclusive, inclusive, constraint, ignore, pass-through);
-        ``quote_zones``: paired quotes and brackets are zones.
+        ``quote_zones``: paired quotes, brackets and tags are zones.
         """
         if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 0:
             raise UsageError(f"n_best must be an integer of at least 0, got {n_best!r}")

@@ -95,6 +95,14 @@ def test_quote_marks_of_software_messages_and_other_languages_make_zones(line, z
     assert set(quote_zones(line.split())[0]) == zones
 
 
+def test_paired_tags_are_zones_with_their_tags_at_the_ends():
+    tokens = ["<p>", "Haga", "clic", "en", '<a\ue020href="x">', "este", "enlace", "</a>", "para", "continuar", ".",
+              "</p>", "<br/>", "&lt;b&gt;", "x", "&lt;/b&gt;", "<i>", "</b>"]
+    zones, walls = quote_zones(tokens)
+    assert set(zones) == {(4, 8), (0, 12), (13, 16)}  # <br/> is no pair; <i> and </b> are not partners
+    assert set(walls) == {5, 7, 1, 11, 14, 15}
+
+
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
     return TranslationModel.load(tiny_model_dir / "moses.ini")

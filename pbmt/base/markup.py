@@ -22,8 +22,8 @@ What becomes of the given translations is the markup's ``use``, the ``--xml-inpu
 
 Tags without a translation (``<b>``) are dropped from the text, as Moses drops them. Positions count the
 tokens of the text between tags (each piece is tokenised on its own, so a tag always falls between two
-tokens). Paired quotes and brackets make zones of their own (``quote_zones``): a quoted span is translated
-as a unit, its opening mark first and its closing mark last.
+tokens). Paired quotes, brackets and tags left in the text make zones of their own (``quote_zones``): a
+quoted span is translated as a unit, its opening mark first and its closing mark last.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
+
+from pbmt.base.protected import closing_tag, opening_tag
 
 XML_MODES = ("exclusive", "inclusive", "constraint", "ignore", "pass-through")
 #: the modes whose given translations become translation options
@@ -90,7 +92,8 @@ class Markup:
             raise ValueError(f"unknown use {self.use!r} of markup translations; known: {', '.join(USES)}")
 
     def with_quote_zones(self, tokens: list[str]) -> "Markup":
-        """This markup and a zone for every pair of quote or bracket marks in ``tokens`` (``quote_zones``)."""
+        """This markup and a zone for every pair of quote or bracket marks or tags in ``tokens``
+        (``quote_zones``)."""
         zones, walls = quote_zones(tokens)
         if not zones:
             return self
@@ -113,23 +116,29 @@ class Markup:
 
 
 def quote_zones(tokens: list[str]) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
-    """Zones and walls of the paired quote and bracket marks (``PAIRS``) among ``tokens``: the zone runs from
-    the opening mark to the closing one, with a wall after the opening mark and one before the closing mark
-    (both inside the zone), so the quoted words are translated together, between their marks. A mark
+    """Zones and walls of the paired quote and bracket marks (``PAIRS``) and of the paired tags (``<b>``
+    and ``</b>``, ``<a href="x">`` and ``</a>``: protected tokens) among ``tokens``: the zone runs from the
+    opening mark to the closing one, with a wall after the opening mark and one before the closing mark
+    (both inside the zone), so the enclosed words are translated together, between their marks. A mark
     without its partner makes nothing."""
-    if _OPENING.isdisjoint(tokens):
+    joined = "\n".join(tokens)
+    if _OPENING.isdisjoint(tokens) and "<" not in joined and "&lt;" not in joined:
         return (), ()
-    zones, walls, open_marks = [], [], []
+    zones, walls = [], []
+    open_marks: list[tuple[object, int]] = []  # what closes each mark still open, and its position
     for i, token in enumerate(tokens):
-        closing = [k for k in range(len(open_marks) - 1, -1, -1) if PAIRS[open_marks[k][0]] == token]
-        if closing:
-            k = closing[0]
+        name = closing_tag(token) if token[:1] in "<&" else None
+        closer = ("tag", name) if name is not None else token
+        k = next((k for k in range(len(open_marks) - 1, -1, -1) if open_marks[k][0] == closer), None)
+        if k is not None:
             start = open_marks[k][1]
             del open_marks[k:]
             zones.append((start, i + 1))
             walls += [start + 1, i]
         elif token in PAIRS:
-            open_marks.append((token, i))
+            open_marks.append((PAIRS[token], i))
+        elif token[:1] in "<&" and (name := opening_tag(token)) is not None:
+            open_marks.append((("tag", name), i))
     return tuple(zones), tuple(walls)
 
 

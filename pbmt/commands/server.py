@@ -295,7 +295,7 @@ class Reading(BaseModel):
                                     "a tag's translations are the only ones of its words (exclusive), compete with "
                                     "the phrase table's (inclusive) or with its phrases that contain them "
                                     "(constraint); ignore: walls and zones only; pass-through: text")
-    quote_zones: bool = Field(True, description="paired quotes and brackets are zones (a quoted span is "
+    quote_zones: bool = Field(True, description="paired quotes, brackets and tags are zones (a quoted span is "
                                                 "translated as a unit, inside its quotes)")
 
     def reading(self) -> tuple[str, bool]:

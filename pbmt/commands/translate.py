@@ -25,8 +25,8 @@ With --xml-input MODE a line may carry Moses's XML markup: a tag with a
 translation attribute gives the words it encloses their translation(s),
 <wall/> and <zone>...</zone> constrain the word order (docs/markup.md):
   echo 'mi siervo moisés es <n translation="dead">muerto</n> .' | pbmt translate --xml-input exclusive
-Paired quotes and brackets are zones unless --no-quote-zones: a quoted span is
-translated as a unit, inside its quotes.
+Paired quotes, brackets and tags are zones unless --no-quote-zones: a quoted
+span is translated as a unit, inside its quotes.
 
 With --documents KEYS (one 'BOOK CHAPTER:VERSE' key per input line) each
 chapter is one document: its sentences are first decoded by the stack decoder,
@@ -136,7 +136,7 @@ def add_markup_arguments(parser: argparse.ArgumentParser) -> None:
                         "phrases that contain them (constraint); 'ignore' keeps walls and zones only and takes a "
                         "line with malformed markup as text; 'pass-through': the input is text")
     parser.add_argument("--no-quote-zones", dest="quote_zones", action="store_false",
-                        help="paired quotes and brackets are not zones (by default a quoted span is translated as "
+                        help="paired quotes, brackets and tags are not zones (by default a quoted span is translated as "
                         "a unit, inside its quotes)")
 
 

@@ -66,8 +66,8 @@ class Translator:
     detokenising). N-best entries are in the model's token form; ``nbest_output``: also make each one's output
     text (detokenised unless ``tokenized``), which costs a detokenisation per entry.
     ``xml_input``: how markup in a line is read (``pbmt.base.markup.XML_MODES``;
-    ``pass-through``: not at all); ``quote_zones``: paired quotes and brackets
-    are zones (``pbmt.base.markup.quote_zones``).
+    ``pass-through``: not at all); ``quote_zones``: paired quotes, brackets and
+    tags are zones (``pbmt.base.markup.quote_zones``).
     """
 
     def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False,

@@ -29,6 +29,7 @@ CASES = {  # sentence, zones, walls
     "zone and wall": ("c a e b d", ((0, 2),), (3,)),
     "nested zones, local wall": ("a b c d e", ((1, 5), (2, 4)), (3,)),
     "quotes": ('a " b c " d', (), ()),
+    "tags": ("a <b> b c </b> d", (), ()),
 }
 
 
