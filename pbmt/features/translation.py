@@ -145,12 +145,26 @@ class Translator:
         typed = self.target_tokens(prefix)
         partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
         result = prefix_decode(self.model, options, typed, partial, n_best=max(1, self.n_best))
+        unfinished = self._unfinished_token(prefix, typed, partial) if not result.reachable and partial else None
+        if unfinished is not None:
+            result = prefix_decode(self.model, options, *unfinished, n_best=max(1, self.n_best))
         translation = self._constrained(sentence_id, result, options, words)
         first = prefix.lstrip()[:1]
         if self.tokenized or not first.isalpha():
             return translation
         return dataclasses.replace(translation, text=_first_as(translation.text, first),
                                    nbest_output=tuple(_first_as(text, first) for text in translation.nbest_output))
+
+    def _unfinished_token(self, prefix: str, typed: list[str], partial: str) -> tuple[list[str], str] | None:
+        """The prefix's words and unfinished word when its last word, typed so far, is cut into several tokens
+        that one token of the translation begins with (``10:`` of ``10:30``, ``<b`` of ``<b>``, ``http:`` of a
+        URL: the tokeniser cuts what it keeps whole once finished): that word as one unfinished token; None
+        when the last word is one token."""
+        pieces = self.target_tokens(prefix.split()[-1])
+        cut = len(typed) - (len(pieces) - 1)
+        if len(pieces) < 2 or cut < 0 or typed[cut:] + [partial] != pieces:
+            return None
+        return typed[:cut], "".join(pieces)
 
     def _recent_options(self, line: str) -> tuple[list[str], TranslationOptions]:
         """A line's tokens (``read``) and translation options, kept for the last ``RECENT_SENTENCES`` lines read

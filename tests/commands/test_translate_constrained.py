@@ -108,3 +108,19 @@ def test_a_completion_begins_with_the_prefix_as_typed_whatever_the_source_s_firs
     assert first.startswith("And God said") and second.startswith("and God said")
     assert main(["translate", "-q", "-i", str(tmp_path / "in.es")]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["and", "And"]
+
+
+def test_a_prefix_may_end_inside_a_token_the_tokeniser_cuts_while_it_is_unfinished(tmp_path, capsys):
+    """``10:`` of ``10:30``, ``http:`` of a URL, ``<b`` of ``<b>``, ``{nom`` of ``{nombre}``: the tokeniser cuts
+    them (``10`` ``:``), so the prefix read as the whole word ``10`` then an unfinished ``:`` and nothing
+    began with it; the embedded model, plain text."""
+    sources = ["La reunión es a las 10:30.", "Visite http://ejemplo.org/a hoy.", "Dios es <b>amor</b>.",
+               "Dios es {nombre}.", "Dios es amor."]
+    prefixes = ["The congregation is a the 10:", "Visit http:", "God is <b", "God is {nom", "God i"]
+    (tmp_path / "in.es").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "prefixes.en").write_text("\n".join(prefixes) + "\n", encoding="utf-8")
+    assert main(["translate", "-q", "-i", str(tmp_path / "in.es"), "--prefix", str(tmp_path / "prefixes.en")]) == 0
+    completions = capsys.readouterr().out.splitlines()
+    assert [c[:len(p)] for c, p in zip(completions, prefixes)] == prefixes
+    for completion, whole in zip(completions, ["10:30", "http://ejemplo.org/a", "<b>love</b>", "{nombre}", "is"]):
+        assert whole in completion.split() or whole in completion, completion
