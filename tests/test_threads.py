@@ -9,6 +9,7 @@ import pytest
 from pbmt.commands.cli import build_parser, main
 from pbmt.commands.translate import _fingerprint
 from pbmt.model.model import TranslationModel
+from pbmt.base import parallel
 from pbmt.base.parallel import ParallelMap, available_cores
 from pbmt.base.config import MosesConfig
 from pbmt.base.run_state import CHECKPOINT, model_files
@@ -30,12 +31,33 @@ def test_threaded_map_keeps_the_order_and_counts_every_item():
     assert sum(finished) == 100
 
 
-def test_an_error_on_a_thread_reaches_the_caller_after_the_results_before_it():
+@pytest.mark.parametrize("size", [None, 100])
+def test_an_error_on_a_thread_reaches_the_caller_after_the_results_before_it(size):
     results = []
     with pytest.raises(ValueError, match="item 37"):
-        for result in ParallelMap(_square, 37, threads=3).map(range(100)):
+        for result in ParallelMap(_square, 37, threads=3, size=size).map(range(100)):
             results.append(result)
     assert results == [i * i for i in range(37)]
+
+
+def test_threads_take_runs_of_items_that_shrink_to_one_as_the_input_ends(monkeypatch):
+    """A known size sends consecutive items to a thread together (fewer futures and wake-ups for the thread
+    giving the results), at most chunksize, one at a time at the end so that no thread idles long."""
+    runs = []
+
+    def counted(work, state, items):
+        runs.append(len(items))
+        return run_items(work, state, items)
+
+    run_items = parallel._run_items
+    monkeypatch.setattr(parallel, "_run_items", counted)
+    finished = []
+    with ParallelMap(_square, -1, threads=2, size=100) as pool:
+        assert list(pool.map(range(100), chunksize=8, progress=finished.append)) == [i * i for i in range(100)]
+    assert sum(runs) == sum(finished) == 100 and max(runs) == 8 and runs[-8:] == [1] * 8
+    runs.clear()
+    assert list(ParallelMap(_square, -1, threads=2).map(range(10))) == [i * i for i in range(10)]
+    assert runs == [1] * 10  # no size: one item a run
 
 
 def test_one_item_or_one_thread_runs_here():

@@ -92,6 +92,18 @@ def _run_shard(key: str, work: Callable[[Any, Any], Any], state: bytes, shard: l
         return [work(found, item) for item in shard]
 
 
+def _run_items(work: Callable[[Any, Any], Any], state: Any, items: list) -> tuple[list, BaseException | None]:
+    """``work(state, item)`` of each item in turn, on a thread of the pool: the results up to the first item
+    that raises, and its error (None if none did), so that the caller gives the results before it first."""
+    results = []
+    try:
+        for item in items:
+            results.append(work(state, item))
+    except BaseException as error:  # raised again by the caller, after the results before it
+        return results, error
+    return results, None
+
+
 def _forget(key: str) -> None:
     with _states_lock:
         _states.pop(key, None)
@@ -145,7 +157,7 @@ class ParallelMap:
                  size: int | None = None):
         if workers < 1 or threads < 1:
             raise ValueError(f"workers and threads must be at least 1, got {workers} and {threads}")
-        self.work, self.state, self.retries, self.threads = work, state, retries, threads
+        self.work, self.state, self.retries, self.threads, self.size = work, state, retries, threads, size
         self._client = self._cluster = self._state = None
         self.cluster_size = workers * cluster_min_items() if scheduler is None and workers > 1 else None
         # (size, workers) of an input too short for the workers it asked for
@@ -196,8 +208,8 @@ class ParallelMap:
             progress: Callable[[int], Any] | None = None) -> Iterator[Any]:
         """Results of ``work`` on each item, in the items' order.
 
-        chunksize: items per shard sent to a worker; progress: called with the
-        number of items just finished, as shards finish in any order.
+        chunksize: items per shard sent to a worker, and the most a thread takes at once (``_threaded``);
+        progress: called with the number of items just finished, as shards finish in any order.
         """
         if self._client is not None:
             return self._distributed(items, chunksize, progress)
@@ -205,7 +217,7 @@ class ParallelMap:
         head = list(itertools.islice(items, 2))
         if self.threads == 1 or len(head) < 2:
             return self._serial(itertools.chain(head, items), progress)
-        return self._threaded(itertools.chain(head, items), progress)
+        return self._threaded(itertools.chain(head, items), chunksize, progress)
 
     def _serial(self, items, progress):
         for item in items:
@@ -214,30 +226,41 @@ class ParallelMap:
                 progress(1)
             yield result
 
-    def _threaded(self, items, progress):
-        """Items one at a time on a pool of threads (sentences differ in length, so no shards), at most a
-        few per thread ahead of the one to give next, so that results stream out in order as they do
-        serially and a long input is never all queued at once."""
+    def _threaded(self, items, chunksize, progress):
+        """Items on a pool of threads, in runs of consecutive items (a task each), at most a few runs per thread
+        ahead of the one to give next, so that results stream out in order as they do serially and a long input
+        is never all queued at once. A run saves this thread a future and a wake-up per item, time it holds
+        Python's lock while the decoding threads wait for it; runs are at most ``chunksize`` items and at most
+        the items left (``size``) over the runs in flight, so they shrink to one item as the input ends and no
+        thread idles while another finishes a long run (sentences differ in length); without a ``size``, one
+        item a run."""
         ahead = 4 * self.threads
+        left = self.size
         pending: deque = deque()
         with ThreadPoolExecutor(self.threads, thread_name_prefix="pbmt") as pool:
             try:
-                for item in items:
-                    pending.append(pool.submit(self.work, self.state, item))
+                while run := list(itertools.islice(items, 1 if left is None else max(1, min(chunksize,
+                                                                                          left // ahead)))):
+                    if left is not None:
+                        left -= len(run)
+                    pending.append(pool.submit(_run_items, self.work, self.state, run))
                     if len(pending) >= ahead:
-                        yield self._next(pending, progress)
+                        yield from self._next(pending, progress)
                 while pending:
-                    yield self._next(pending, progress)
+                    yield from self._next(pending, progress)
             finally:  # the caller stopped early, or work raised: drop what has not started
                 for future in pending:
                     future.cancel()
 
     @staticmethod
-    def _next(pending: deque, progress):
-        result = pending.popleft().result()
-        if progress is not None:
-            progress(1)
-        return result
+    def _next(pending: deque, progress) -> Iterator[Any]:
+        """The results of the oldest run; then the error of the item that raised in it, if one did."""
+        results, error = pending.popleft().result()
+        if progress is not None and results:
+            progress(len(results))
+        yield from results
+        if error is not None:
+            raise error
 
     def _distributed(self, items, chunksize, progress):
         from distributed import as_completed
