@@ -4,11 +4,13 @@ for two threads to reach 1.8x one thread; and what it allows at 4, 8 and 16 thre
 Setting: the shared model (``../shared/data/bible-es-en/model``, its own settings: cube pruning) and the first
 ``--sentences`` tokenised dev sentences, translated in this process on one thread, as ``pbmt translate``
 does each sentence (the Translator, then the output lines), for each n-best size of ``--nbest`` (1: the
-1-best; N: also N-best lines): once to warm up, once timed (CPU seconds), and once under ``cProfile`` with a
-CPU clock, from which the CPU spent inside the kernels that release the lock (``KERNELS``) is read. The
-serial share is 1 minus that over the timed CPU (the profiler slows Python calls, not a kernel's own time,
-so the kernels' time is taken as it is). CPU seconds of one thread hardly change with the machine's load,
-so this can be measured on a busy machine; the speed-ups themselves need a quiet one (``bench_decoder.py
+1-best; N: also N-best lines): once to warm up, then timed (CPU seconds) with every call from Python of a
+kernel that releases the lock (a numba dispatcher compiled with ``nogil=True``, found in pbmt's modules, so
+a new kernel counts without a list to keep) timed too, in the calling thread's CPU seconds. The serial share
+is 1 minus the kernels' CPU over the whole run's: both come from the same run, so the machine's drift
+between runs does not enter it (the split taken from a second, profiled run moved by 0.1 and more between
+runs of the same code at load 8). CPU seconds of one thread hardly change with the machine's load, so this
+can be measured on a busy machine; the speed-ups themselves need a quiet one (``bench_decoder.py
 --threads 1,2``).
 
 The per-sentence share leaves out what one run does once before its first sentence, on one thread whatever
@@ -32,10 +34,9 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import cProfile
+import contextlib
 import json
 import os
-import pstats
 import subprocess
 import sys
 import time
@@ -43,15 +44,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "bible-es-en"
-#: the kernels a decode calls that release Python's lock (tests/test_threads.py checks they do)
-KERNELS = {"cube_kernel", "stack_kernel", "best_path", "k_best_paths", "lookup_spans", "future_table", "score_dense",
-           "score_dense_paths", "score_batch", "path_layout", "write_lines"}
 THREADS = (2, 4, 8, 16)
 DEV_SENTENCES = 1031  # the whole dev set, whose run the start-up is compared with
 
 
 def measure(config: Path, sentences: int, n_best: int) -> dict:
-    """CPU seconds of translating the sentences on one thread, and those inside ``KERNELS``."""
+    """CPU seconds of translating the sentences on one thread, and those inside kernels that release the lock
+    (in all and by kernel)."""
     from pbmt.commands.translate import _chunks
     from pbmt.features.translation import Translator
     from pbmt.model.model import TranslationModel
@@ -63,17 +62,49 @@ def measure(config: Path, sentences: int, n_best: int) -> dict:
         for i, line in enumerate(lines):
             _chunks([translator.translate(i, line)], n_best > 1, True)
 
-    run()
-    started = time.process_time()
-    run()
-    total = time.process_time() - started
-    profile = cProfile.Profile(time.process_time)
-    profile.enable()
-    run()
-    profile.disable()
-    kernels = sum(row[2] for key, row in pstats.Stats(profile).stats.items() if key[2] in KERNELS)
+    run()  # every specialisation the sentences need is compiled or loaded before the kernels are wrapped
+    with lock_free_kernels_timed() as spent:
+        started = time.process_time()
+        run()
+        total = time.process_time() - started
+    kernels = sum(spent.values())
     return {"n_best": n_best, "cpu": total, "kernels": kernels, "serial": 1 - kernels / total,
-            "sentences": len(lines), "load": os.getloadavg()[0]}
+            "sentences": len(lines), "load": os.getloadavg()[0],
+            "by_kernel": dict(sorted(spent.items(), key=lambda item: -item[1]))}
+
+
+@contextlib.contextmanager
+def lock_free_kernels_timed():
+    """For the block, every module-level name of pbmt's loaded modules bound to a kernel compiled with
+    ``nogil=True`` calls it through a wrapper adding the calling thread's CPU seconds to the dict yielded
+    (kernel name -> seconds). Kernels calling such a kernel keep the code they were compiled with."""
+    from numba.core.dispatcher import Dispatcher
+
+    spent: dict[str, float] = {}
+    wrappers: dict[int, object] = {}
+
+    def timed(kernel):
+        name = kernel.py_func.__name__
+
+        def call(*args):
+            started = time.thread_time()
+            try:
+                return kernel(*args)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.thread_time() - started
+        return call
+
+    replaced = []
+    for module in [m for name, m in list(sys.modules.items()) if name == "pbmt" or name.startswith("pbmt.")]:
+        for name, value in list(vars(module).items()):
+            if isinstance(value, Dispatcher) and value.targetoptions.get("nogil"):
+                setattr(module, name, wrappers.setdefault(id(value), timed(value)))
+                replaced.append((module, name, value))
+    try:
+        yield spent
+    finally:
+        for module, name, value in replaced:
+            setattr(module, name, value)
 
 
 def startups(config: Path, checkouts: dict[str, Path], runs: int) -> dict[str, float]:
@@ -144,6 +175,7 @@ def main() -> int:
                   ", ".join(f"{t}: {whole_run(amdahl, r, t):.2f}x" for t in THREADS) + " and the lock's " +
                   ", ".join(f"{t}: {whole_run(lock_bound, r, t):.2f}x" for t in THREADS)
                   + f" (load {r['load']:.1f})")
+            print(f"{'':<6} in kernels: " + ", ".join(f"{k} {v:.2f}" for k, v in r["by_kernel"].items()))
     if args.record:
         sys.path.insert(0, str(ROOT / "docs"))
         from generated import write_table
