@@ -102,6 +102,22 @@ def test_outputs_of_one_run_are_renamed_together_or_not_at_all(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
 
 
+def test_a_failed_run_leaves_no_folder_it_made_for_its_outputs_and_keeps_the_others(tmp_path):
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError):
+        with Outputs() as outputs:
+            outputs.open(tmp_path / "new" / "deeper" / "a.txt").write("a")
+            outputs.claim([tmp_path / "other" / "b.txt"])
+            outputs.open(tmp_path / "kept" / "c.txt").write("c")
+            (tmp_path / "other" / "notes.txt").write_text("written meanwhile by someone else")
+            raise RuntimeError("failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "other"]
+    assert [p.name for p in (tmp_path / "other").iterdir()] == ["notes.txt"] and not any((tmp_path / "kept").iterdir())
+    with Outputs() as outputs:
+        outputs.open(tmp_path / "new" / "a.txt").write("a")
+    assert (tmp_path / "new" / "a.txt").read_text() == "a"
+
+
 def test_temporary_files_of_dead_runs_are_removed_and_live_ones_kept(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()

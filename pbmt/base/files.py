@@ -255,6 +255,17 @@ class Outputs:
         self._pending: list[tuple[str, Path, int | None]] = []  # (temporary, target, mode to keep)
         self._claimed: dict[tuple, tuple[Path, bool]] = {}  # identity of a target -> (its path, opened yet)
         self._locks: list[tuple[int, Path]] = []
+        self._made: list[Path] = []  # the outermost folders made for the targets, removed by discard if empty
+
+    def _make_folder(self, path: str | os.PathLike, folder: Path) -> None:
+        """Make ``folder`` (and its parents) for the target ``path``, remembering what it made."""
+        top = _first_missing(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise PbmtError(f"{path}: cannot create its folder: {err.strerror or err}") from None
+        if top is not None:
+            self._made.append(top)
 
     def claim(self, paths: list[str | os.PathLike]) -> None:
         """Check that ``paths`` name distinct files, not named by this run before, and lock the regular ones;
@@ -273,10 +284,7 @@ class Outputs:
                 raise UsageError(f"{path}: is an input of this run too{also}: writing it would replace what the "
                                  "run reads; give the output its own file")
             self._claimed[key] = (Path(path), False)
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise PbmtError(f"{path}: cannot create its folder: {err.strerror or err}") from None
+            self._make_folder(path, target.parent)
             lock = target.parent / hidden_name(target.name, "pbmt-lock")
             try:
                 self._locks.append((_locked(lock, target), lock))
@@ -312,10 +320,7 @@ class Outputs:
             # append: /dev/stdout may be a file the shell opened for appending
             raw = self._stack.enter_context(_open_or_fail(target, "ab"))
         elif regular:
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise PbmtError(f"{path}: cannot create its folder: {err.strerror or err}") from None
+            self._make_folder(path, target.parent)
             remove_stale(target.parent, target.name)
             if temporary is None:
                 try:
@@ -360,7 +365,8 @@ class Outputs:
             self.release()
 
     def discard(self, keep_locks: bool = False) -> None:
-        """Close every handle and remove the temporary files; the targets stay as they were."""
+        """Close every handle and remove the temporary files; the targets stay as they were, and the folders
+        made for them go if nothing else went into them."""
         with contextlib.suppress(Exception):
             self._stack.close()
         for tmp, _, _ in self._pending:
@@ -369,6 +375,8 @@ class Outputs:
         self._pending = []
         if not keep_locks:
             self.release()
+            for top in self._made:
+                _remove_empty(top)
 
     def __enter__(self) -> "Outputs":
         return self
@@ -427,23 +435,32 @@ def left_clean_on_failure(*folders: str | os.PathLike) -> Iterator[None]:
     """Run the block that makes ``folders`` (and their missing parents); if it fails, remove every folder it made
     and left empty (a run folder this process holds with nothing but its lock counts as empty, and is released),
     so a refused run leaves nothing behind. Files are never removed."""
-    made = []
-    for folder in map(Path, folders):
-        missing = [p for p in (folder, *folder.parents) if not p.exists()]
-        if missing:
-            made.append(missing[-1])
+    made = [top for top in map(_first_missing, map(Path, folders)) if top is not None]
     try:
         yield
     except BaseException:
         for top in made:
-            if top.is_dir():
-                inner = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
-                for folder in (*inner, top):
-                    if folder.resolve() in _held_folders and [p.name for p in folder.iterdir()] == [".pbmt-lock"]:
-                        release_folders(folder)
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
+            _remove_empty(top)
         raise
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist (what making ``folder`` would make)."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    return missing[-1] if missing else None
+
+
+def _remove_empty(top: Path) -> None:
+    """Remove ``top`` and the folders below it that are empty (a run folder this process holds with nothing but
+    its lock counts as empty, and is released); files are never removed."""
+    if not top.is_dir():
+        return
+    inner = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
+    for folder in (*inner, top):
+        if folder.resolve() in _held_folders and [p.name for p in folder.iterdir()] == [".pbmt-lock"]:
+            release_folders(folder)
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _identity(target: Path) -> tuple:

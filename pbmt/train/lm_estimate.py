@@ -71,7 +71,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import Outputs, output_target, process_running, read_lines
+from pbmt.base.files import Outputs, left_clean_on_failure, output_target, process_running, read_lines
 from pbmt.train.arpa import ArpaModel, write_arpa
 from pbmt.train.runs import group_starts, key_bytes, merge_runs, run_length, write_run
 from pbmt.base.vocab import BOS, EOS, SPECIAL_WORDS, Vocab
@@ -176,21 +176,22 @@ def write_lm(
     time (plus the vocabulary). The counts go to a temporary folder in
     ``work`` (default: beside ``path``, or the system's temporary folder when
     ``path`` is no regular file), removed at the end. ``path`` naming the text it reads is a UsageError, before
-    anything is estimated."""
-    if isinstance(sentences, (str, os.PathLike)):
-        with Outputs([sentences]) as outputs:
-            outputs.claim([path])
-    if work is not None:
-        os.makedirs(work, exist_ok=True)
-    else:
-        target, regular = output_target(path)
-        work = target.parent if regular else None  # standard output, a pipe: the system's temporary folder
-        if work is not None and not work.is_dir():
-            raise PbmtError(f"{path}: cannot write: no folder {work}")
-    with _scratch(work) as folder:
-        model = _estimate(sentences, order, discount_fallback, memory, folder, progress)
-        write_arpa(model, path)
-        return LmCounts(len(model.words), tuple(len(g) for g in model.ngrams), model.discounts)
+    anything is estimated. A failed run leaves no folder it made."""
+    target, regular = output_target(path)
+    with left_clean_on_failure(*([target.parent] if regular else []), *([work] if work is not None else [])):
+        if isinstance(sentences, (str, os.PathLike)):
+            with Outputs([sentences]) as outputs:
+                outputs.claim([path])
+        if work is not None:
+            os.makedirs(work, exist_ok=True)
+        else:
+            work = target.parent if regular else None  # standard output, a pipe: the system's temporary folder
+            if work is not None and not work.is_dir():
+                raise PbmtError(f"{path}: cannot write: no folder {work}")
+        with _scratch(work) as folder:
+            model = _estimate(sentences, order, discount_fallback, memory, folder, progress)
+            write_arpa(model, path)
+            return LmCounts(len(model.words), tuple(len(g) for g in model.ngrams), model.discounts)
 
 
 def _check_fallback(discounts: Sequence[float]) -> tuple[float, float, float]:

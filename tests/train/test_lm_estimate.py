@@ -171,9 +171,14 @@ def test_bible_subset_equals_brute_force(order):
     assert_same_model(model_entries(estimate_kn(sentences, order)), brute_force_kn(sentences, order), 1e-9)
 
 
-def test_tiny_corpus_refused_without_fallback():
+def test_tiny_corpus_refused_without_fallback(tmp_path):
     with pytest.raises(PbmtError, match="discount.*--discount-fallback"):
         estimate_kn([s.split() for s in TINY], 3)
+    (tmp_path / "tiny.txt").write_text("\n".join(TINY) + "\n")
+    for work in (None, tmp_path / "scratch" / "w"):  # the refused run leaves no folder it made
+        with pytest.raises(PbmtError, match="discount.*--discount-fallback"):
+            write_lm(tmp_path / "tiny.txt", 3, tmp_path / "out" / "lm.arpa", work=work)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.txt"]
 
 
 @pytest.mark.parametrize("fallback", [DEFAULT_FALLBACK, (0.7, 1.2, 2.5)])
