@@ -53,10 +53,13 @@ def test_threads_take_runs_of_items_that_shrink_to_one_as_the_input_ends(monkeyp
     monkeypatch.setattr(parallel, "_run_items", counted)
     finished = []
     with ParallelMap(_square, -1, threads=2, size=100) as pool:
-        assert list(pool.map(range(100), chunksize=8, progress=finished.append)) == [i * i for i in range(100)]
-    assert sum(runs) == sum(finished) == 100 and max(runs) == 8 and runs[-8:] == [1] * 8
+        assert list(pool.map(iter(range(100)), chunksize=8, progress=finished.append)) == [i * i for i in range(100)]
+        assert sum(runs) == sum(finished) == 100 and max(runs) == 8 and runs[-8:] == [1] * 8
+        runs.clear()
+        assert list(pool.map(range(20))) == [i * i for i in range(20)]  # a list's own length counts
+        assert runs == [2, 2, 2] + [1] * 14
     runs.clear()
-    assert list(ParallelMap(_square, -1, threads=2).map(range(10))) == [i * i for i in range(10)]
+    assert list(ParallelMap(_square, -1, threads=2).map(iter(range(10)))) == [i * i for i in range(10)]
     assert runs == [1] * 10  # no size: one item a run
 
 

@@ -47,6 +47,7 @@ import signal
 import threading
 import warnings
 from collections import deque
+from collections.abc import Sized
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator
 
@@ -213,11 +214,12 @@ class ParallelMap:
         """
         if self._client is not None:
             return self._distributed(items, chunksize, progress)
+        size = len(items) if isinstance(items, Sized) else self.size
         items = iter(items)
         head = list(itertools.islice(items, 2))
         if self.threads == 1 or len(head) < 2:
             return self._serial(itertools.chain(head, items), progress)
-        return self._threaded(itertools.chain(head, items), chunksize, progress)
+        return self._threaded(itertools.chain(head, items), size, chunksize, progress)
 
     def _serial(self, items, progress):
         for item in items:
@@ -226,16 +228,16 @@ class ParallelMap:
                 progress(1)
             yield result
 
-    def _threaded(self, items, chunksize, progress):
+    def _threaded(self, items, size: int | None, chunksize: int, progress):
         """Items on a pool of threads, in runs of consecutive items (a task each), at most a few runs per thread
         ahead of the one to give next, so that results stream out in order as they do serially and a long input
         is never all queued at once. A run saves this thread a future and a wake-up per item, time it holds
         Python's lock while the decoding threads wait for it; runs are at most ``chunksize`` items and at most
-        the items left (``size``) over the runs in flight, so they shrink to one item as the input ends and no
-        thread idles while another finishes a long run (sentences differ in length); without a ``size``, one
-        item a run."""
+        the items left (of ``size``: the items' length, else the size the map was made for) over the runs in
+        flight, so they shrink to one item as the input ends and no thread idles while another finishes a long
+        run (sentences differ in length); without a size, one item a run."""
         ahead = 4 * self.threads
-        left = self.size
+        left = size
         pending: deque = deque()
         with ThreadPoolExecutor(self.threads, thread_name_prefix="pbmt") as pool:
             try:
