@@ -29,7 +29,9 @@ import argparse
 import sys
 import time
 import warnings
+from typing import Callable
 
+from pbmt.base.files import parse_finite, parse_float
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, memory_size, write_lm
 
 
@@ -42,9 +44,35 @@ class _FallbackAction(argparse.Action):
         setattr(namespace, self.dest, tuple(values) or DEFAULT_FALLBACK)
 
 
-def add_discount_fallback(parser) -> None:
-    """``--discount-fallback [D1 D2 D3]`` (shared with ``pbmt train``)."""
-    parser.add_argument("--discount-fallback", nargs="*", type=float, action=_FallbackAction, metavar="D",
+def _discount(hint: str) -> Callable[[str], float]:
+    """The type of a discount of ``--discount-fallback``; a word that is no number is refused with ``hint``: the
+    option takes the words after it, so ``pbmt lm --discount-fallback text.txt lm.arpa`` read the files as
+    discounts."""
+
+    def discount(text: str) -> float:
+        try:
+            return parse_finite(text)
+        except ValueError as err:
+            if _is_number(text):
+                raise argparse.ArgumentTypeError(str(err)) from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a discount{hint}") from None
+
+    return discount
+
+
+def _is_number(text: str) -> bool:
+    try:
+        parse_float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def add_discount_fallback(parser, files_after: bool = False) -> None:
+    """``--discount-fallback [D1 D2 D3]`` (shared with ``pbmt train``); ``files_after``: the verb takes file names
+    as positional arguments, which the option reads as discounts when it stands before them."""
+    hint = ": the option reads the words after it, so give it after the files" if files_after else ""
+    parser.add_argument("--discount-fallback", nargs="*", type=_discount(hint), action=_FallbackAction, metavar="D",
                         default=None, help="when an order's closed-form discounts fail (tiny corpora), use these "
                         f"(D1 D2 D3+; no value: {' '.join(map(str, DEFAULT_FALLBACK))}, lmplz's) instead of "
                         "stopping with an error")
@@ -55,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="tokenised text, one sentence a line (plain or .gz)")
     parser.add_argument("output", help="ARPA file to write (.gz: gzip-compressed)")
     parser.add_argument("-n", "--order", type=int, default=3, help="highest n-gram order")
-    add_discount_fallback(parser)
+    add_discount_fallback(parser, files_after=True)
     parser.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
                         help="memory for the counts, as lmplz's -S: a number with a suffix b, K, M, G, T or %% "
                         "(of the physical memory); no suffix: K")

@@ -243,6 +243,13 @@ def test_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["lm", str(text), str(arpa), "--discount-fallback", "0.5", "1"])
     assert exit_.value.code == 2
+    # standing before the files, the option read them as discounts: the error says so, and nan is no discount
+    for argv, expected in ((["--discount-fallback", str(text), str(arpa)], "is not a discount: the option reads "
+                            "the words after it, so give it after the files"),
+                           ([str(text), str(arpa), "--discount-fallback", "nan", "1", "2"], "not a finite number")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["lm", *argv])
+        assert exit_.value.code == 2 and expected in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         cli.main(["lm", str(text), str(arpa), "--memory", "5X"])
     assert exit_.value.code == 2 and "memory size '5X'" in capsys.readouterr().err
