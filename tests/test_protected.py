@@ -85,6 +85,8 @@ QUOTED = [
     "Failed to install '%1', exited with status '%2'",
     "Try '%s --help' or 'Type=Link' for more.",
     "the users' files and the groups' names",
+    "Report bugs to <%s>.",
+    "%s home page: <%s>, length %ld < %ld, if a < b and c > d",
 ]
 
 

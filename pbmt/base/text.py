@@ -201,7 +201,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     in the line, an opening guillemet, an opening quote the line closes) and against the previous one (the
     closing tag, a closing guillemet, a closing quote, an ellipsis); a typographic apostrophe between two words
     is in both, but after an s before another word (a plural's possessive: ``users’ files``), and a straight
-    one after an s before a lowercase word is that possessive, never an opening quote (``users' files``)."""
+    one after an s before a lowercase word is that possessive, never an opening quote (``users' files``);
+    angle brackets around one token are written against it (``<%s>``)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -221,6 +222,9 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
                 right.add(open_quotes[k][1])
             left.add(i)
             del open_quotes[k:]
+        elif word == "<" and i + 2 < len(words) and words[i + 2] == ">":
+            right.add(i)  # one token in angle brackets (<%s>, as GNU writes where its address goes)
+            left.add(i + 2)
         elif word == "'" and _between_words(words, i) and words[i - 1][-1] in "sS" and words[i + 1][0].islower():
             continue  # a plural's possessive (users' files), which Moses's detokeniser writes so
         elif word in _PAIRED_QUOTES:
