@@ -179,8 +179,8 @@ def _relevant_set(tuner: RelevantSetTuner, job: TuningJob) -> list[str]:
         result = relevant_set_tune(decoder, References(*references), model.config, model.layout, tuner, settings,
                                    job.out, resume=job.resume, quiet=job.quiet, inputs=job.inputs())
     model.write_settings(job.out)
-    return [f"{len(result.passes)} passes in {time.perf_counter() - started:.0f} s; kept pass {result.best.number} "
-            f"({settings.keep}): dev BLEU {100 * result.best.corpus_bleu:.2f}, averaged sentence BLEU+1 "
+    return [f"{_count(len(result.passes), 'pass')} in {time.perf_counter() - started:.0f} s; kept pass "
+            f"{result.best.number} ({settings.keep}): dev BLEU {100 * result.best.corpus_bleu:.2f}, averaged sentence BLEU+1 "
             f"{100 * result.best.sentence_bleu:.2f}",
             f"tuned weights (those decoded in pass {result.best.number}): "
             f"{weight_line(model.layout, result.weights)}",
@@ -197,7 +197,7 @@ def _block(tuner: BlockTraining, job: TuningJob) -> list[str]:
                                      job.search_settings(), job.workers, job.scheduler, job.resume, job.quiet,
                                      job.inputs(), job.threads)
     best = max(passes, key=lambda p: p.sentence_bleu)
-    return [f"{len(passes)} passes in {time.perf_counter() - started:.0f} s; best averaged sentence BLEU+1 "
+    return [f"{_count(len(passes), 'pass')} in {time.perf_counter() - started:.0f} s; best averaged sentence BLEU+1 "
             f"{100 * best.sentence_bleu:.2f} at pass {best.number}; {best.features} features, {len(weights)} "
             f"non-zero weights",
             f"wrote {job.out / 'sparse-weights.txt'}"]
@@ -240,7 +240,7 @@ def _sampler(tuner: SampleRank, job: TuningJob) -> list[str]:
         write_weights(job.out / "global-weights.txt", build(specs, model.vocab), tuner.weights_[tuned:])
     if tuner.dev_bleu or tuner.held_out:
         save_png(tuning_figure([read_tuning_log(job.out / "log.tsv", LOG_FORMATS)]), job.out / "dev-bleu.png")
-    lines = [f"{len(tuner.log_)} epochs in {time.perf_counter() - started:.0f} s; {_kept(tuner)}",
+    lines = [f"{_count(len(tuner.log_), 'epoch')} in {time.perf_counter() - started:.0f} s; {_kept(tuner)}",
              f"tuned weights: {weight_line(model.layout, tuner.weights_[:dense])}"]
     if model.sparse is not None:
         lines.append(f"sparse features with a non-zero weight: {np.count_nonzero(tuner.weights_[dense:tuned])} of "
