@@ -55,7 +55,7 @@ def test_ctrl_c_inside_a_numba_kernel_is_interrupted_not_a_chain_of_system_error
 
 
 def test_ctrl_c_after_resumable_records_says_the_same_command_goes_on(monkeypatch, capsys, tmp_path):
-    from pbmt.base.files import Journal
+    from pbmt.base.journal import Journal
 
     def translating(args):
         with Journal([tmp_path / "out.txt"], lambda: "run", unit="sentence") as journal:

@@ -10,7 +10,8 @@ import threading
 import pytest
 
 from pbmt.base.errors import FormatError, PbmtError, UsageError
-from pbmt.base.files import Journal, Outputs, atomic_write, parse_int, read_lines
+from pbmt.base.files import Outputs, atomic_write, parse_int, read_lines
+from pbmt.base.journal import Journal
 
 
 def test_invalid_utf8_is_reported_on_its_own_line_far_into_the_file(tmp_path):

@@ -59,7 +59,8 @@ from pbmt.base.config import MosesConfig, read_weights
 from pbmt.base.documents import Documents
 from pbmt.features import registry
 from pbmt.base.errors import FormatError, PbmtError, UsageError
-from pbmt.base.files import Journal, read_lines
+from pbmt.base.files import read_lines
+from pbmt.base.journal import Journal
 from pbmt.base import markup
 from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
