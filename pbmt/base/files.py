@@ -1,4 +1,4 @@
-"""Reading text files (plain or gzip) line by line; atomic and grouped writes (record by record and resumable: ``pbmt.base.journal``).
+"""Reading text files (plain or gzip) line by line; atomic and grouped writes (resumable ones: ``journal``).
 
 Writing rules, shared by every verb:
 
