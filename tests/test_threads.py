@@ -45,9 +45,9 @@ def test_threads_take_runs_of_items_that_shrink_to_one_as_the_input_ends(monkeyp
     giving the results), at most chunksize, one at a time at the end so that no thread idles long."""
     runs = []
 
-    def counted(work, state, items):
+    def counted(work, state, items, stop):
         runs.append(len(items))
-        return run_items(work, state, items)
+        return run_items(work, state, items, stop)
 
     run_items = parallel._run_items
     monkeypatch.setattr(parallel, "_run_items", counted)
@@ -61,6 +61,23 @@ def test_threads_take_runs_of_items_that_shrink_to_one_as_the_input_ends(monkeyp
     runs.clear()
     assert list(ParallelMap(_square, -1, threads=2).map(iter(range(10)))) == [i * i for i in range(10)]
     assert runs == [1] * 10  # no size: one item a run
+
+
+def test_a_caller_that_stops_waits_for_the_items_running_not_for_their_runs():
+    started, release = [], threading.Event()
+
+    def held(state, item):
+        started.append(item)
+        if item >= 8:  # all but the first run wait until the caller has stopped
+            release.wait(10)
+        return item
+
+    with ParallelMap(held, None, threads=2, size=400) as pool:
+        results = pool.map(range(400))
+        assert next(results) == 0
+        threading.Timer(1.0, release.set).start()
+        results.close()  # as Ctrl-C in the caller's loop does: it returns once the threads are idle
+    assert sorted(started) == [*range(9), 16]  # the first run, and the item each thread was in when told
 
 
 def test_one_item_or_one_thread_runs_here():

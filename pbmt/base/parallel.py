@@ -93,12 +93,16 @@ def _run_shard(key: str, work: Callable[[Any, Any], Any], state: bytes, shard: l
         return [work(found, item) for item in shard]
 
 
-def _run_items(work: Callable[[Any, Any], Any], state: Any, items: list) -> tuple[list, BaseException | None]:
-    """``work(state, item)`` of each item in turn, on a thread of the pool: the results up to the first item
-    that raises, and its error (None if none did), so that the caller gives the results before it first."""
+def _run_items(work: Callable[[Any, Any], Any], state: Any, items: list,
+               stop: threading.Event) -> tuple[list, BaseException | None]:
+    """``work(state, item)`` of each item in turn, on a thread of the pool, until ``stop`` is set (the caller
+    stopped: Ctrl-C waits for one item, not a run): the results up to the first item that raises, and its
+    error (None if none did), so that the caller gives the results before it first."""
     results = []
     try:
         for item in items:
+            if stop.is_set():
+                break
             results.append(work(state, item))
     except BaseException as error:  # raised again by the caller, after the results before it
         return results, error
@@ -239,18 +243,20 @@ class ParallelMap:
         ahead = 4 * self.threads
         left = size
         pending: deque = deque()
+        stop = threading.Event()
         with ThreadPoolExecutor(self.threads, thread_name_prefix="pbmt") as pool:
             try:
                 while run := list(itertools.islice(items, 1 if left is None else max(1, min(chunksize,
                                                                                           left // ahead)))):
                     if left is not None:
                         left -= len(run)
-                    pending.append(pool.submit(_run_items, self.work, self.state, run))
+                    pending.append(pool.submit(_run_items, self.work, self.state, run, stop))
                     if len(pending) >= ahead:
                         yield from self._next(pending, progress)
                 while pending:
                     yield from self._next(pending, progress)
-            finally:  # the caller stopped early, or work raised: drop what has not started
+            finally:  # the caller stopped early, or work raised: drop what has not started, end runs started
+                stop.set()
                 for future in pending:
                     future.cancel()
 
