@@ -114,6 +114,20 @@ def test_tokenize_and_detokenize_verbs_with_a_language(tmp_path, capsys, monkeyp
     assert capsys.readouterr().out.splitlines() == lines(text)
 
 
+def test_a_language_moses_has_no_rules_for_is_a_warning_naming_it(tmp_path, capsys):
+    """Moses's scripts use English's rules for a code they do not know (a typo, ``--language sp``; Galician's
+    ``train.gl``) without a word; pbmt says so, once, and goes on as Moses does."""
+    text = tmp_path / "in.txt"
+    text.write_text("Sr. García\n", encoding="utf-8")
+    for code, warned in (("es", False), ("ko", False), ("sp", True)):
+        assert main(["tokenize", "--language", code, "-i", str(text)]) == 0
+        err = capsys.readouterr().err
+        assert ("warning" in err) == warned and (f"language '{code}'" in err) == warned, err
+    assert main(["detokenize", "--language", "sp", "-i", str(text)]) == 0
+    assert capsys.readouterr().err.count("pbmt detokenize: warning: Moses's scripts have no rules for language "
+                                         "'sp': English's are used") == 1
+
+
 def test_tokenize_verb_errors(tmp_path, capsys):
     assert main(["tokenize", "--language", "es", "-i", str(tmp_path / "missing.es")]) == 1
     assert "missing.es" in capsys.readouterr().err

@@ -94,6 +94,20 @@ def tokens(line: str) -> list[str]:
     return [t for t in nfc(line).replace("\t", " ").split(" ") if t]
 
 
+def moses_knows(language: str) -> bool:
+    """Whether Moses's tokeniser has rules of its own for ``language``: its non-breaking prefixes (``Sr.``,
+    ``etc.``), or its Chinese, Japanese and Korean characters; for any other code it quietly uses English's."""
+    from sacremoses.corpus import NonbreakingPrefixes
+
+    return language in NonbreakingPrefixes().available_langs or language in ("ja", "ko", "zh")
+
+
+def unknown_language(language: str) -> str:
+    """What a user is told of a ``language`` Moses's scripts have no rules for (``moses_knows``)."""
+    return (f"Moses's scripts have no rules for language {language!r}: English's are used (the tokeniser's "
+            "non-breaking prefixes, such as Mr.)")
+
+
 def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callable[[str], list[str]]:
     """Moses's tokeniser for ``language`` (sacremoses, ``escape=False``) with each ``protected`` span one token
     (``pbmt.base.protected.encode``) and no character split (``_whole_characters``): an NFC-normalised line to

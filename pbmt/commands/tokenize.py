@@ -18,6 +18,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.base.protected import ProtectedPatterns
-from pbmt.base.text import TextForm
+from pbmt.base.text import TextForm, moses_knows, unknown_language
 
 SIDES = ("source", "target")
 
@@ -56,6 +57,8 @@ def text_form(args: argparse.Namespace) -> TextForm:
     """The form ``add_form_arguments``'s options choose."""
     extra = ProtectedPatterns.read(args.protected).extra if args.protected else ()
     if args.language is not None:
+        if not moses_knows(args.language):
+            print(f"pbmt {args.verb}: warning: {unknown_language(args.language)}", file=sys.stderr)
         return TextForm(args.language, True, "lowercase" if args.lowercase else "none",
                         protected=ProtectedPatterns(extra))
     if args.lowercase:

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from pbmt.commands.lm import add_discount_fallback
-from pbmt.base.text import CASINGS
+from pbmt.base.text import CASINGS, moses_knows, unknown_language
 from pbmt.train.lm_estimate import memory_size
 from pbmt.train.pipeline import Scale, TrainSettings, train
 from pbmt.train.shards import DEFAULT_SHARD_SENTENCES
@@ -129,10 +129,14 @@ def language(path: Path, given: str | None, default: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, printing a line per step; returns 0."""
+    languages = (language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
+                 language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]))
+    for code in sorted(set(languages)) if not args.tokenized else ():
+        if not moses_knows(code):
+            print(f"pbmt train: warning: {unknown_language(code)}", file=sys.stderr)
     settings = TrainSettings(
         src=args.src, tgt=args.tgt, out=args.out, work=args.work_dir,
-        src_lang=language(args.src, args.src_lang, LANGUAGE_DEFAULTS[0]),
-        tgt_lang=language(args.tgt, args.tgt_lang, LANGUAGE_DEFAULTS[1]),
+        src_lang=languages[0], tgt_lang=languages[1],
         tokenize=not args.tokenized, casing=args.casing,
         alignment=args.alignment, alignment_fwd=args.alignment_fwd, alignment_rev=args.alignment_rev,
         max_phrase_length=args.max_phrase_length, min_count=args.min_count, prune=args.prune,
