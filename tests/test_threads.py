@@ -251,7 +251,7 @@ def test_the_kernels_a_decode_calls_release_the_gil():
     kernels = (_cube_kernels.cube_kernel, _decoder_kernels.stack_kernel, _nbest_kernels.best_path,
                _nbest_kernels.k_best_paths, _phrase_kernels.lookup_spans, _future_kernels.future_table,
                _scoring_kernels.score_dense, _scoring_kernels.score_dense_paths, _lm_kernels.score_batch,
-               _output_kernels.path_layout, _nbest_writer_kernels.write_lines)
+               _output_kernels.path_layout, _output_kernels.path_sparse, _nbest_writer_kernels.write_lines)
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []
 
 

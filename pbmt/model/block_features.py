@@ -38,6 +38,7 @@ counts float64), never a dense vector.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -54,6 +55,7 @@ ORIENT_LETTERS = "RLN"  # msd order of the decoder's transition scores: monotone
 BOS_WORD, EOS_WORD = "<s>", "</s>"
 PREFIXES = {"blk:": 2, "w:": 2, "len:": 2, "ori:": 2, "bi:": 2}  # name prefix -> fields separated by "|"
 _ESCAPED = set("%_|:#")
+_ESCAPING = re.compile(r"[%_|:#\s]")  # \s is str.isspace's whitespace
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class Block:
 
 def escape_word(word: str) -> str:
     """``word`` with ``%``, ``_``, ``|``, ``:``, ``#`` and whitespace as ``%XX`` (UTF-8 bytes); ``unquote`` inverts it."""
+    if _ESCAPING.search(word) is None:  # most words: as they are, without a look at each character in Python
+        return word
     return "".join("".join(f"%{b:02X}" for b in c.encode("utf-8")) if c in _ESCAPED or c.isspace() else c
                    for c in word)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -9,15 +10,15 @@ import numpy as np
 from pbmt.base import csr
 from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
-from pbmt.search._output_kernels import path_layout
+from pbmt.search._output_kernels import path_layout, path_sparse
 from pbmt.search.decoder import Paths, ScoredDerivation
 from pbmt.search._scoring_kernels import score_dense_paths
-from pbmt.model.block_features import sequence_names
-from pbmt.model.distortion_bins import NAMES as JUMP_NAMES
+from pbmt.model.block_features import BOS_WORD, EOS_WORD, ORIENT_LETTERS, bigram_name, local_names, orient_name
+from pbmt.model.distortion_bins import JUMP_BINS, NAMES as JUMP_NAMES, SIZE as JUMP_SIZE
 from pbmt.model.sparse import nbest_name
-from pbmt.search.derivation import Derivation, derivation_blocks, jump_features, sparse_features
+from pbmt.search.derivation import Derivation
 from pbmt.search.options import TranslationOptions
-from pbmt.search.transitions import transitions
+from pbmt.search.transitions import boundary_arrays, transitions
 from pbmt.base.nbest import Entries, NBestEntry, entries_text
 
 
@@ -69,8 +70,7 @@ class NBestList(Sequence[NBestEntry]):
         self._block_offsets = paths.offsets
         self._layout = model.layout
         self._columns = model.layout.slices
-        self._sparse = (None if model.sparse is None
-                        else [_sparse_pairs(s.derivation, options, model) for s in paths.scored(options)])
+        self._sparse = None if model.sparse is None else sparse_counts(paths, options, model)
         self._entries: list[NBestEntry | None] = [None] * len(paths)
         self._text: str | None = None
 
@@ -90,7 +90,7 @@ class NBestList(Sequence[NBestEntry]):
             entry = NBestEntry(self.sentence, " ".join([self._vocabulary[w] for w in words]),
                                {name: tuple(row[c]) for name, c in self._columns}, float(self._totals[i]),
                                tuple(map(tuple, blocks)), tuple(map(tuple, links)),
-                               self._sparse[i] if self._sparse is not None else ())
+                               self._sparse.pairs(i) if self._sparse is not None else ())
             self._entries[i] = entry
         return entry
 
@@ -114,12 +114,9 @@ class NBestList(Sequence[NBestEntry]):
         sparse_offsets, sparse_names, sparse_values = np.zeros(len(self) + 1, np.int64), np.zeros(0, np.int64), \
             np.zeros(0)
         if self._sparse is not None:
-            pairs = [pair for entry in self._sparse for pair in entry]
-            ids: dict[str, int] = {}
-            sparse_names = np.array([ids.setdefault(name, len(names) + len(ids)) for name, _ in pairs], np.int64)
-            names += list(ids)
-            sparse_values = np.array([value for _, value in pairs], np.float64)
-            sparse_offsets = csr.offsets(np.array([len(entry) for entry in self._sparse], np.int64))
+            sparse_offsets, sparse_names, sparse_values = self._sparse.offsets, self._sparse.ids + len(names), \
+                self._sparse.values
+            names += self._sparse.names
         return entries_text(self.sentence, Entries(self._word_offsets, self._words, self._features, sparse_offsets,
                                                    sparse_names, sparse_values, self._totals, self._block_offsets,
                                                    self._blocks, self._link_offsets, self._links),
@@ -133,25 +130,98 @@ def nbest_text(entries: Sequence[NBestEntry]) -> str:
     return "".join(e.to_line() + "\n" for e in entries)
 
 
-def _sparse_pairs(derivation: Derivation, options: TranslationOptions, model: TranslationModel
-                  ) -> tuple[tuple[str, float], ...]:
-    """The sparse features ``derivation`` fires, (n-best name, count): the boundary family's in id order
-    (``sparse_features``), the distortion family's in id order (``jump_features``), then the block family's
-    kinds the model lists (``block_kinds``), by name."""
-    if model.sparse is None:
-        return ()
-    pairs = []
-    if model.sparse.boundary is not None:
-        counts = sparse_features(derivation, options, model)
-        pairs += [(model.sparse.boundary.name(i), float(counts[i])) for i in np.flatnonzero(counts).tolist()]
-    if model.sparse.jumps is not None:
-        counts = jump_features(derivation)
-        pairs += [(JUMP_NAMES[i], float(counts[i])) for i in np.flatnonzero(counts).tolist()]
-    if model.sparse.blocks is not None:
-        prefixes = model.sparse.block_prefixes
-        names = sequence_names(derivation_blocks(derivation, options, options.vocab))
-        pairs += sorted((nbest_name(name), float(count)) for name, count in names.items() if name.startswith(prefixes))
-    return tuple(pairs)
+@dataclass(frozen=True)
+class SparseCounts:
+    """The sparse features of a sentence's derivations (``Paths``): derivation ``i`` fires features
+    ``names[ids[offsets[i]:offsets[i + 1]]]`` (int64; ``offsets`` int64[n + 1]) ``values`` times
+    (float64), in the order an n-best entry lists them: the boundary family's in id order, the distortion
+    family's in bin order, then the block family's kinds the model lists (``block_kinds``) by their n-best
+    names. ``names``: the n-best names of the features any of them fires."""
+
+    offsets: np.ndarray
+    ids: np.ndarray
+    values: np.ndarray
+    names: tuple[str, ...]
+
+    def pairs(self, i: int) -> tuple[tuple[str, float], ...]:
+        """Derivation ``i``'s features as (n-best name, value) pairs."""
+        lo, hi = self.offsets[i], self.offsets[i + 1]
+        return tuple(zip([self.names[k] for k in self.ids[lo:hi].tolist()], self.values[lo:hi].tolist()))
+
+
+def sparse_counts(paths: Paths, options: TranslationOptions, model: TranslationModel) -> SparseCounts:
+    """The sparse features of the model's families that ``paths`` fire, counted by a kernel without the lock
+    (``path_sparse``); the block family's names are made once for each option the paths use and each
+    boundary bigram they hold, not once a derivation. Each derivation's counts equal ``sparse_features``,
+    ``jump_features`` and ``sequence_names`` of ``derivation_blocks`` from scratch."""
+    sparse = model.sparse
+    none = np.zeros(0, np.int64)
+    left, right, _, bos, eos, has_boundary = boundary_arrays(model, options)
+    n_keys = sparse.boundary.n_keys if has_boundary else 0
+    jump_base = n_keys * n_keys
+    block_base = jump_base + (JUMP_SIZE if sparse.jumps is not None else 0)
+    chosen = paths.chosen.astype(np.int32)
+    local_offsets, local_keys, orient_keys, pair_keys, end_keys = np.zeros(len(options) + 1, np.int64), none, \
+        np.zeros((0, 3), np.int64), none, none
+    block_names: list[str] = []
+    if sparse.blocks is not None:
+        block_names, local_offsets, local_keys, orient_keys, pair_keys, end_keys = _block_keys(
+            paths, chosen, options, sparse.block_prefixes, block_base)
+    offsets, keys, values = path_sparse(paths.offsets, chosen, options.start, options.end, left, right, bos, eos,
+                                        n_keys, JUMP_BINS if sparse.jumps is not None else none, jump_base,
+                                        local_offsets, local_keys, orient_keys, pair_keys, end_keys)
+    fired, ids = np.unique(keys, return_inverse=True)
+    names = tuple(sparse.boundary.name(k) if k < jump_base else JUMP_NAMES[k - jump_base] if k < block_base
+                  else block_names[k - block_base] for k in fired.tolist())
+    return SparseCounts(offsets, ids.astype(np.int64), values, names)
+
+
+def _block_keys(paths: Paths, chosen: np.ndarray, options: TranslationOptions, prefixes: tuple[str, ...],
+                base: int) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``path_sparse``'s arrays of the block family's kinds named by ``prefixes``: (every n-best name the paths
+    can fire, sorted; ``local_offsets``, ``local_keys``, ``orient_keys``, ``pair_keys``, ``end_keys``), a
+    name's key ``base`` plus its place in that order."""
+    vocab, n = options.vocab, len(paths)
+    index: dict[str, int] = {}
+
+    def key(name: str) -> int:
+        return index.setdefault(name, len(index)) if name.startswith(prefixes) else -1
+
+    source = vocab.words(options.sentence)
+    used = np.unique(chosen).tolist()
+    local, orient = {}, np.full((len(options), 3), -1, np.int64)
+    for o in used:
+        src = source[options.start[o]:options.end[o]]
+        tgt = vocab.words(options.target(o))
+        local[o] = [k for k in map(key, local_names(src, tgt)) if k >= 0]
+        orient[o] = [key(orient_name(letter, src, tgt)) for letter in ORIENT_LETTERS]
+    lengths = np.zeros(len(options), np.int64)
+    lengths[used] = [len(local[o]) for o in used]
+    local_keys = np.array([k for o in used for k in local[o]], np.int64)
+    # each block's boundary bigram (the previous block's last target word, or the start, and its first), then
+    # each derivation's at the end (its last word, or the start, and the end): -1 the start, -2 the end
+    first = options.tgt_words[options.tgt_offsets[chosen]].astype(np.int64)
+    last = options.tgt_words[options.tgt_offsets[chosen + 1] - 1].astype(np.int64)
+    sizes = np.diff(paths.offsets)
+    opens = np.zeros(len(chosen), bool)
+    opens[paths.offsets[:-1][sizes > 0]] = True
+    before = np.where(opens, -1, np.roll(last, 1))
+    final = np.full(n, -1, np.int64)
+    final[sizes > 0] = last[paths.offsets[1:][sizes > 0] - 1]
+    span = int(max(options.tgt_words.max(initial=0), 0)) + 3
+    pairs, pair_of = np.unique(np.concatenate([(before + 2) * span + first + 2, (final + 2) * span]),
+                               return_inverse=True)
+    ends = np.unique(np.concatenate([first, last])).tolist()
+    words = {-1: BOS_WORD, -2: EOS_WORD, **dict(zip(ends, vocab.words(ends)))}
+    pair_key = np.array([key(bigram_name(words[p // span - 2], words[p % span - 2])) for p in pairs.tolist()],
+                        np.int64)[pair_of]
+    names = [nbest_name(name) for name in index]
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names) + 1, np.int64)
+    rank[order] = np.arange(len(names)) + base
+    rank[-1] = -1  # a name of a kind left out
+    return ([names[k] for k in order], csr.offsets(lengths), rank[local_keys], rank[orient],
+            rank[pair_key[:len(chosen)]], rank[pair_key[len(chosen):]])
 
 
 def derivation_from_entry(entry: NBestEntry, options: TranslationOptions, model: TranslationModel) -> Derivation:
