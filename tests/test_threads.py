@@ -245,11 +245,12 @@ def test_the_kernels_a_decode_calls_release_the_gil():
     """Threads decode side by side only while they are inside these kernels (docs/decoding.md lists them)."""
     from pbmt.base import _nbest_writer_kernels
     from pbmt.model import _lm_kernels, _phrase_kernels
-    from pbmt.search import _cube_kernels, _decoder_kernels, _future_kernels, _nbest_kernels, _output_kernels, \
-        _scoring_kernels
+    from pbmt.search import _cube_kernels, _decoder_kernels, _future_kernels, _nbest_kernels, _options_kernels, \
+        _output_kernels, _scoring_kernels
 
     kernels = (_cube_kernels.cube_kernel, _decoder_kernels.stack_kernel, _nbest_kernels.best_path,
-               _nbest_kernels.k_best_paths, _phrase_kernels.lookup_spans, _future_kernels.future_table,
+               _nbest_kernels.k_best_paths, _phrase_kernels.lookup_spans, _options_kernels.table_options,
+               _options_kernels.span_offsets, _future_kernels.future_table,
                _scoring_kernels.score_dense, _scoring_kernels.score_dense_paths, _lm_kernels.score_batch,
                _output_kernels.path_layout, _output_kernels.path_sparse, _nbest_writer_kernels.write_lines)
     assert [k.py_func.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

@@ -21,6 +21,7 @@ from pbmt.base.markup import Markup
 from pbmt.model.model import TranslationModel
 from pbmt.model.phrase_table import PhrasePairs
 from pbmt.search._future_kernels import future_table
+from pbmt.search._options_kernels import span_offsets, table_options
 from pbmt.base.vocab import Overlay, Vocab
 
 
@@ -112,102 +113,40 @@ class TranslationOptions:
         ``of_words``); with the model's block features (``pbmt.model.block_features``), ``local_score`` includes their
         option-local part. ``markup``: what the input's markup says of the sentence (``pbmt.base.markup``): its
         translations join the options as its ``use`` says (their words must be in ``vocab``), and its walls and
-        zones constrain the searches."""
+        zones constrain the searches.
+
+        The table's options and the unknown words' are laid out by a kernel that releases Python's lock
+        (``_options_kernels.table_options``), so threads decoding other sentences go on meanwhile; a sentence
+        whose markup gives translations has them merged in Python."""
         vocab = model.vocab if vocab is None else vocab
         markup = Markup() if markup is None else markup
         sentence = np.asarray(sentence, dtype=np.int32)
         n = len(sentence)
+        given = [(s.start, s.end, words, log_p) for s in markup.spans
+                 for words, log_p in zip(s.translations, s.log_probs())]
         longest = max((s.end - s.start for s in markup.spans), default=1)
         width = max(1, min(max(model.settings.max_phrase_length, longest), n))
         phrases = model.phrases
-        spans = phrases.lookup(sentence, width) if n else np.zeros((0, width), np.int32)
-
-        starts, lengths = np.nonzero(spans >= 0)
-        phrase = spans[starts, lengths]
-        first = phrases.cand_offsets[phrase]
-        counts = phrases.cand_offsets[phrase + 1] - first
-        known_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=known_offsets[1:])
-        candidate = (np.repeat(first - known_offsets[:-1], counts) + np.arange(known_offsets[-1])).astype(np.int64)
-        opt_start = np.repeat(starts, counts)
-        opt_len = np.repeat(lengths, counts)
-        unknown = np.flatnonzero(spans[:, 0] < 0) if n else np.zeros(0, np.int64)
-        given = [(s.start, s.end, words, log_p) for s in markup.spans
-                 for words, log_p in zip(s.translations, s.log_probs())]
+        spans = phrases.lookup(sentence, width)
+        unknown_local, letterless, unknown_estimate = _unknown_words(model, sentence, np.flatnonzero(spans[:, 0] < 0),
+                                                                     vocab)
+        arrays = table_options(spans, phrases.cand_offsets, phrases.tgt_offsets, phrases.tgt_words,
+                               phrases.align_offsets, phrases.align, model.cand_local, model.cand_lm_estimate,
+                               model.reordering, sentence, unknown_local, letterless, unknown_estimate)
         if given:
-            keep, keep_unknown = _agreeing(opt_start, opt_start + opt_len + 1, candidate, unknown, markup, phrases,
-                                           vocab)
-            opt_start, opt_len, candidate = opt_start[keep], opt_len[keep], candidate[keep]
-            unknown = unknown[keep_unknown]
-
-        opt_start = np.concatenate([opt_start, unknown, [g[0] for g in given]]).astype(np.int32)
-        opt_len = np.concatenate([opt_len, np.zeros(len(unknown), np.int64),
-                                  [g[1] - g[0] - 1 for g in given]]).astype(np.int32)
-        candidate = np.concatenate([candidate, np.full(len(unknown), UNKNOWN), MARKUP - np.arange(len(given))])
-        order = np.lexsort((opt_len, opt_start))  # stable: candidates keep the table's best-first order
-        opt_start, opt_len, candidate = opt_start[order], opt_len[order], candidate[order]
-        opt_end = (opt_start + opt_len + 1).astype(np.int32)
-        is_unknown = candidate == UNKNOWN
-        is_given = candidate <= MARKUP
-        is_table = candidate >= 0
-        known = candidate[is_table]
-
-        # the table's rows for its options; unknown words and given translations take rows of their own (the
-        # unknown words' first, in option order, then the given ones), merged in option order
-        unknown_words = sentence[opt_start[is_unknown]]
-        given_offsets, given_words = csr.from_rows([vocab.ids(g[2]) for g in given])
-        other = ~is_table
-        other_rows = np.where(is_unknown, np.cumsum(is_unknown) - 1, len(unknown_words) + MARKUP - candidate)[other]
-        other_offsets = np.concatenate([np.arange(len(unknown_words) + 1), len(unknown_words) + given_offsets[1:]])
-        other_words = np.concatenate([unknown_words, given_words]).astype(np.int32)
-        tgt_offsets, tgt_words = csr.merged(is_table, csr.take(phrases.tgt_offsets, phrases.tgt_words, known),
-                                            csr.take(other_offsets, other_words, other_rows))
-        every_pair = [np.array([(s, t) for s in range(n_src) for t in range(n_tgt)], np.int16).reshape(-1, 2)
-                      for n_src, n_tgt in [(1, 1)] * len(unknown_words) + [(g[1] - g[0], len(g[2])) for g in given]]
-        link_offsets, links = csr.from_rows(every_pair, np.int16) if every_pair else (np.zeros(1, np.int64),
-                                                                                      np.zeros(0, np.int16))
-        align_offsets, align = csr.merged(is_table, csr.take(phrases.align_offsets, phrases.align, known),
-                                          csr.take(link_offsets, links.reshape(-1, 2), other_rows))
-
-        local = np.empty((len(candidate), model.layout.size))
-        local[is_table] = model.cand_local[known]
-        if len(unknown_words):
-            letterless = np.array([not any(c.isalpha() for c in w) for w in vocab.words(unknown_words)], bool)
-            local[is_unknown] = np.where(letterless[:, None], model.unknown_word_local(letterless=True),
-                                         model.unknown_word_local())
-        for o in np.flatnonzero(is_given):
-            _, _, words, log_p = given[MARKUP - candidate[o]]
-            local[o] = model.markup_local(len(words), log_p)
-        reordering = np.zeros((len(candidate), model.reordering.shape[1]))
-        reordering[is_table] = model.reordering[known]
-        if model.reordering_tables and is_given.any():
-            given_rows = np.flatnonzero(is_given)
-            pairs = (*csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in given_rows]),
-                     *csr.take(tgt_offsets, tgt_words, given_rows))
-            reordering[given_rows] = np.hstack([table.pair_scores(*pairs) for table in model.reordering_tables])
-        lm_estimate = np.empty(len(candidate))
-        lm_estimate[is_table] = model.cand_lm_estimate[known]
-        outside = np.flatnonzero(other)  # unknown words and given translations
-        if len(outside):
-            lm_estimate[outside] = model.estimate(PhrasePairs(
-                *csr.from_rows([sentence[opt_start[o]:opt_end[o]] for o in outside]),
-                *csr.take(tgt_offsets, tgt_words, outside), *csr.take(align_offsets, align, outside),
-                is_unknown[outside], vocab))
+            arrays = _with_given(arrays, given, markup, model, sentence, width, vocab)
+        start, end, candidate, tgt_offsets, tgt_words, align_offsets, align, local, reordering, lm_estimate, \
+            by_span = arrays
         local_score = local @ model.weights
-
-        span_counts = np.bincount(opt_start.astype(np.int64) * width + opt_len, minlength=n * width)
-        span_offsets = np.zeros(n * width + 1, dtype=np.int64)
-        np.cumsum(span_counts, out=span_offsets[1:])
-        options = cls(sentence, width, opt_start, opt_end, candidate, tgt_offsets, tgt_words, local, local_score,
-                      reordering, lm_estimate, span_offsets, np.zeros((n + 1, n + 1)), align_offsets, align, vocab,
+        options = cls(sentence, width, start, end, candidate, tgt_offsets, tgt_words, local, local_score,
+                      reordering, lm_estimate, by_span, np.zeros((n + 1, n + 1)), align_offsets, align, vocab,
                       *markup.constraints(n))
         if model.block_scores is not None:
             local_score = local_score + options.block_scores(model)[0]
         if isinstance(vocab, Overlay) and len(model.vocab) != vocab.size:
             raise RuntimeError("the model's vocabulary grew after the sentence's overlay was made (make it with "
                                "TranslationModel.overlay), so their ids collide")
-        return replace(options, local_score=local_score,
-                       future=future_table(n, opt_start, opt_end, local_score + lm_estimate))
+        return replace(options, local_score=local_score, future=future_table(n, start, end, local_score + lm_estimate))
 
 
     @classmethod
@@ -225,28 +164,84 @@ UNKNOWN = -1  # ``TranslationOptions.candidate`` of an unknown word passed throu
 MARKUP = -2  # ... and, minus k, of translation k the input's markup gives
 
 
-def _agreeing(start, end, candidate, unknown, markup: Markup, phrases, vocab) -> tuple[np.ndarray, np.ndarray]:
-    """Which table options (spans ``[start, end)``, ``candidate``) and which unknown words (positions
-    ``unknown``) take part beside the translations ``markup`` gives, as its ``use`` says (``pbmt.base.markup``):
-    (bool mask of the options, bool mask of the unknown words). A word inside a given span is never passed
-    through unknown but in ``inclusive`` use."""
+def _unknown_words(model: TranslationModel, sentence: np.ndarray, unknown: np.ndarray, vocab: Vocab | Overlay
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What ``table_options`` reads of the words at positions ``unknown`` of ``sentence``, which the table does
+    not know: (the option-local features of an unknown word with letters and of one without, ``float64[2,
+    n_features]``; which words have no letter, ``bool[n]``; the estimate of each passed through, ``float64[n]``:
+    ``TranslationModel.estimate``). Zeros where every word is known."""
+    n = len(sentence)
+    letterless = np.zeros(n, bool)
+    estimate = np.zeros(n)
+    if not len(unknown):
+        return np.zeros((2, model.layout.size)), letterless, estimate
+    words = sentence[unknown]
+    letterless[unknown] = [not any(c.isalpha() for c in w) for w in vocab.words(words)]
+    ones = np.arange(len(unknown) + 1, dtype=np.int64)
+    links = np.zeros((len(unknown), 2), np.int16)  # each word to itself
+    estimate[unknown] = model.estimate(PhrasePairs(ones, words, ones, words, ones, links, np.ones(len(unknown), bool),
+                                                   vocab))
+    return np.stack([model.unknown_word_local(), model.unknown_word_local(letterless=True)]), letterless, estimate
+
+
+def _with_given(arrays: tuple, given: list, markup: Markup, model: TranslationModel, sentence: np.ndarray,
+                width: int, vocab: Vocab | Overlay) -> tuple:
+    """``table_options``'s arrays with the translations the markup gives (``given``: (start, end, target words,
+    log probability) each) in their places, after the options that take part beside them as its ``use`` says
+    (``_agreeing``); the same arrays of the options sorted by (start, length), the table's and unknown words'
+    before the given ones of a span."""
+    start, end, candidate, tgt_offsets, tgt_words, align_offsets, align, local, reordering, lm_estimate, _ = arrays
+    kept = np.flatnonzero(_agreeing(start, end, candidate, markup, model.phrases, vocab))
+    every_start = np.concatenate([start[kept], [s for s, _, _, _ in given]]).astype(np.int32)
+    every_end = np.concatenate([end[kept], [e for _, e, _, _ in given]]).astype(np.int32)
+    order = np.lexsort((every_end - every_start, every_start))  # stable: the kept options first
+    from_table = order < len(kept)
+    rows = kept[order[from_table]]
+    marked = order[~from_table] - len(kept)  # the given translations, in option order
+    out_start, out_end = every_start[order], every_end[order]
+    out_candidate = np.concatenate([candidate[kept], MARKUP - np.arange(len(given))])[order]
+    given_src = csr.from_rows([sentence[given[k][0]:given[k][1]] for k in marked])
+    given_tgt = csr.from_rows([vocab.ids(given[k][2]) for k in marked])
+    given_align = csr.from_rows([np.array([(s, t) for s in range(given[k][1] - given[k][0])
+                                           for t in range(len(given[k][2]))], np.int16).reshape(-1, 2)
+                                 for k in marked], np.int16)
+    out_tgt = csr.merged(from_table, csr.take(tgt_offsets, tgt_words, rows), given_tgt)
+    out_align = csr.merged(from_table, csr.take(align_offsets, align, rows), given_align)
+    out_local = np.empty((len(order), local.shape[1]))
+    out_local[from_table] = local[rows]
+    out_local[~from_table] = [model.markup_local(len(given[k][2]), given[k][3]) for k in marked]
+    out_reordering = np.zeros((len(order), reordering.shape[1]))
+    out_reordering[from_table] = reordering[rows]
+    if model.reordering_tables:
+        out_reordering[~from_table] = np.hstack([table.pair_scores(*given_src, *given_tgt)
+                                                 for table in model.reordering_tables])
+    out_estimate = np.empty(len(order))
+    out_estimate[from_table] = lm_estimate[rows]
+    out_estimate[~from_table] = model.estimate(PhrasePairs(*given_src, *given_tgt, *given_align,
+                                                           np.zeros(len(marked), bool), vocab))
+    return (out_start, out_end, out_candidate, *out_tgt, *out_align, out_local, out_reordering, out_estimate,
+            span_offsets(len(sentence), width, out_start, out_end))
+
+
+def _agreeing(start, end, candidate, markup: Markup, phrases, vocab) -> np.ndarray:
+    """Which of the table's and unknown words' options (spans ``[start, end)``, ``candidate``) take part beside
+    the translations ``markup`` gives, as its ``use`` says (``pbmt.base.markup``): a bool mask. A word inside a
+    given span is never passed through unknown but in ``inclusive`` use."""
     keep = np.ones(len(start), bool)
-    keep_unknown = np.ones(len(unknown), bool)
     if markup.use == "inclusive":
-        return keep, keep_unknown
+        return keep
     for span in markup.spans:
         overlaps = (start < span.end) & (end > span.start)
-        keep_unknown &= (unknown < span.start) | (unknown >= span.end)
         if markup.use == "exclusive":
             keep &= ~overlaps
             continue
-        covers = (start <= span.start) & (end >= span.end)
+        covers = (start <= span.start) & (end >= span.end) & (candidate != UNKNOWN)
         keep &= ~overlaps | covers
         wanted = [vocab.ids(t) for t in span.translations]
         for o in np.flatnonzero(keep & covers):
             target = phrases.tgt_words[phrases.tgt_offsets[candidate[o]]:phrases.tgt_offsets[candidate[o] + 1]]
             keep[o] = any(_contains(target, w) for w in wanted)
-    return keep, keep_unknown
+    return keep
 
 
 def _contains(words: np.ndarray, part: np.ndarray) -> bool:
