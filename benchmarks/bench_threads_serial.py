@@ -4,9 +4,10 @@ for two threads to reach 1.8x one thread; and what it allows at 4, 8 and 16 thre
 Setting: the shared model (``../shared/data/bible-es-en/model``, its own settings: cube pruning) and the first
 ``--sentences`` tokenised dev sentences, translated in this process on one thread, as ``pbmt translate``
 does each sentence (the Translator, then the output lines), for each n-best size of ``--nbest`` (1: the
-1-best; N: also N-best lines): once to warm up, then timed (CPU seconds) with every call from Python of a
-kernel that releases the lock (a numba dispatcher compiled with ``nogil=True``, found in pbmt's modules, so
-a new kernel counts without a list to keep) timed too, in the calling thread's CPU seconds. The serial share
+1-best alone, as translate without ``--n-best``; N: also N-best lines): once to warm up, then timed (CPU
+seconds) with every call from Python of a kernel that releases the lock (a numba dispatcher compiled with
+``nogil=True``, found in pbmt's modules, so a new kernel counts without a list to keep) timed too, in the
+calling thread's CPU seconds. The serial share
 is 1 minus the kernels' CPU over the whole run's: both come from the same run, so the machine's drift
 between runs does not enter it (the split taken from a second, profiled run moved by 0.1 and more between
 runs of the same code at load 8). CPU seconds of one thread hardly change with the machine's load, so this
@@ -55,7 +56,7 @@ def measure(config: Path, sentences: int, n_best: int) -> dict:
     from pbmt.features.translation import Translator
     from pbmt.model.model import TranslationModel
 
-    translator = Translator(TranslationModel.load(config), n_best=n_best, tokenized=True)
+    translator = Translator(TranslationModel.load(config), n_best=n_best if n_best > 1 else 0, tokenized=True)
     lines = (DATA / "dev.tok.es").read_text(encoding="utf-8").splitlines()[:sentences]
 
     def run():
