@@ -171,3 +171,15 @@ def test_every_character_of_a_line_is_inside_one_token_and_comes_back(pieces):
     out, position = TextForm("en", tokenize=True).text(words), 0
     for cluster in clusters:
         position = out.index(cluster, position) + len(cluster)
+
+
+@pytest.mark.parametrize("words, text", [
+    (["12", "€", "al", "mes"], "12 € al mes"),  # Moses: '12 €al mes'
+    (["1.234,56", "€", "(", "unos", "$", "1,300.00", ")"], "1.234,56 € (unos $1,300.00)"),
+    (["5,99", "£", "por", "semana", "."], "5,99 £ por semana."),
+    (["cuesta", "€", "5", "."], "cuesta €5."),  # before an amount, against it, as Moses writes it
+    (["a", "$", "5", "bill"], "a $5 bill"),
+])
+def test_a_currency_sign_after_an_amount_is_spaced_and_before_one_is_written_against_it(words, text):
+    assert TextForm("es", tokenize=True).text(words) == text
+    assert TextForm("es", tokenize=True).tokens(text) == words

@@ -78,6 +78,10 @@ _JOINING = regex.compile(r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster
                          r"\p{Grapheme_Cluster_Break=Regional_Indicator}\p{Grapheme_Cluster_Break=L}"
                          r"\p{Grapheme_Cluster_Break=V}\p{Grapheme_Cluster_Break=T}\p{Script=Hangul}]")
 _HANGUL = regex.compile(r"\p{Script=Hangul}")
+#: A currency sign, which Moses's detokeniser writes against the next token (``$5``) even after an amount, where it
+#: ends the amount (``12 € al mes`` came out ``12 €al mes``); and a digit.
+_CURRENCY = regex.compile(r"\p{Sc}+")
+_DIGIT = regex.compile(r"\d")
 #: A token ending in a letter or digit with combining marks (Moses split the word after the marks: ẹ̀ | ran), and
 #: a token starting with a letter or digit.
 _MARKED_END = regex.compile(r"[\p{L}\p{N}]\p{M}+$")
@@ -178,7 +182,9 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
     French), paired quotes (`` `%s' ``, ``“%s”``, ``‘%s’``, ``„%s“``) and a typographic apostrophe inside a word
     (``I’m``); an ellipsis character is written against the word before it (``Guardar como…``). Korean words
     are spaced as words: Moses's detokeniser writes Chinese and Japanese characters against each other, and
-    Hangul too but in Korean, so ``한국어 텍스트`` in an English line came out ``한국어텍스트``."""
+    Hangul too but in Korean, so ``한국어 텍스트`` in an English line came out ``한국어텍스트``; so is a currency
+    sign after an amount (``12 € al mes``), which Moses writes against the next word as it does before one
+    (``$5``)."""
     from sacremoses import MosesDetokenizer
 
     moses = MosesDetokenizer(language).detokenize
@@ -186,8 +192,9 @@ def detokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Calla
 
     def detokenize(words: Sequence[str]) -> str:
         glue_right, glue_left = _glued(words, quotes)
-        hidden = sorted({i for i, w in enumerate(words) if protected.protects(w) or not w.isascii() and
-                         _HANGUL.search(w)} | glue_right | glue_left)
+        hidden = sorted({i for i, w in enumerate(words) if protected.protects(w) or not w.isascii() and (
+                         _HANGUL.search(w) or i and _CURRENCY.fullmatch(w) and _DIGIT.search(words[i - 1]))}
+                        | glue_right | glue_left)
         if not hidden:
             return moses(list(words), unescape=False)
         stand_in = "Pbmtprotected"
