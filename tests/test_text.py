@@ -146,6 +146,8 @@ WHOLE_CHARACTERS = [
       ")"]),
     ("x̅ y ẹ̀ran q̣̇.", ["x̅", "y", "ẹ̀ran", "q̣̇", "."]),
     ("Visite 서울 o 한국어 텍스트.", ["Visite", "서울", "o", "한국어", "텍스트", "."]),
+    ("compu\u00adtadora y Donau\u00addampf, a\u2060b.", ["compu\u00adtadora", "y", "Donau\u00addampf", ",",
+                                                       "a\u2060b", "."]),  # Moses: 'compu \u00ad tadora'
 ]
 
 
@@ -153,6 +155,7 @@ WHOLE_CHARACTERS = [
 def test_no_character_and_no_korean_word_is_cut_and_each_comes_back_as_written(line, expected):
     assert TextForm("es", tokenize=True).tokens(line) == expected
     assert TextForm("en", tokenize=True).text(expected) == line
+    assert TextForm("fa", tokenize=True).tokens("می\u200cخواهم کتاب") == ["می\u200cخواهم", "کتاب"]  # ZWNJ inside
 
 
 _CLUSTERS = ["👍🏽", "🇪🇸", "👨\u200d👩\u200d👧", "1️⃣", "❤️", "x̅", "ẹ̀", "q̣̇", "한국", "😀", "é", "(", ":", "%"]

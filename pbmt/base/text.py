@@ -76,15 +76,18 @@ _CHARACTER = regex.compile(r"\X")
 _JOINING = regex.compile(r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}"
                          r"\p{Grapheme_Cluster_Break=SpacingMark}\p{Grapheme_Cluster_Break=Prepend}"
                          r"\p{Grapheme_Cluster_Break=Regional_Indicator}\p{Grapheme_Cluster_Break=L}"
-                         r"\p{Grapheme_Cluster_Break=V}\p{Grapheme_Cluster_Break=T}\p{Script=Hangul}]")
+                         r"\p{Grapheme_Cluster_Break=V}\p{Grapheme_Cluster_Break=T}\p{Script=Hangul}"
+                         r"\u00ad\u2060]")
 _HANGUL = regex.compile(r"\p{Script=Hangul}")
 #: A currency sign, which Moses's detokeniser writes against the next token (``$5``) even after an amount, where it
 #: ends the amount (``12 € al mes`` came out ``12 €al mes``); and a digit.
 _CURRENCY = regex.compile(r"\p{Sc}+")
 _DIGIT = regex.compile(r"\d")
-#: A token ending in a letter or digit with combining marks (Moses split the word after the marks: ẹ̀ | ran), and
-#: a token starting with a letter or digit.
-_MARKED_END = regex.compile(r"[\p{L}\p{N}]\p{M}+$")
+#: A token ending in a letter or digit with combining marks or invisible joiners (Moses split the word after them:
+#: ẹ̀ | ran, Persian's می‌ | خواهم after a zero-width non-joiner), the joiners that stay inside a word (a soft hyphen,
+#: the zero-width non-joiner and joiner, the word joiner), and a token starting with a letter or digit.
+_MARKED_END = regex.compile(r"[\p{L}\p{N}][\p{M}\u00ad\u200c\u200d\u2060]+$")
+_JOINERS = regex.compile(r"[\u00ad\u200c\u200d\u2060]+")
 _LETTER = regex.compile(r"[\p{L}\p{N}]")
 
 
@@ -154,7 +157,8 @@ def _whole_characters(text: str, pieces: list[str]) -> list[str]:
     Moses's tokeniser makes a token of each code point that is not a letter or digit, so an emoji with a skin
     tone (👍🏽), a flag (🇪🇸: two regional indicators), a family joined by zero-width joiners, a keycap (1️⃣) or a
     letter with a combining mark that has no precomposed form (x̅, Yoruba's ẹ̀ran) came out in pieces (``👍 🏽``,
-    ``ẹ ̀ ran``) that the detokeniser spaces apart; and sacremoses, unlike Moses, counts Hangul as letters only in
+    ``ẹ ̀ ran``) that the detokeniser spaces apart, as it did a word with a soft hyphen (``compu­tadora``) or
+    Persian's zero-width non-joiner (``می‌خواهم``); and sacremoses, unlike Moses, counts Hangul as letters only in
     Korean, so a Korean word in a Spanish line came out one token a syllable. Where a piece is not in ``text`` as
     it is (Moses drops control characters), the pieces stay as Moses made them."""
     if text.isascii() or not _JOINING.search(text):
@@ -167,6 +171,7 @@ def _whole_characters(text: str, pieces: list[str]) -> list[str]:
         if at < 0:
             return pieces
         if out and at == end and (at in inside or _MARKED_END.search(out[-1]) and _LETTER.match(piece)
+                                  or _JOINERS.fullmatch(piece) and _MARKED_END.search(out[-1] + piece)
                                   or _HANGUL.match(out[-1][-1]) and _HANGUL.match(piece)):
             out[-1] += piece
         else:
