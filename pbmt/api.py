@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, overload
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bl
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.base.nbest import parse_features
 from pbmt.features.translation import Translator, check_not_swapped
+
+if TYPE_CHECKING:  # the tuners load on first use
+    from pbmt.tune.tuner import Tuner
 
 
 def _default_model() -> Path:
@@ -404,13 +407,14 @@ class Model:
             raise PbmtError(str(err)) from None
         return Explanation(found, self.model, options_per_span)
 
-    def tune(self, sources: Sequence[str], references: Sequence[str], *, algorithm: str = "mert",
+    def tune(self, sources: Sequence[str], references: Sequence[str], *, algorithm: str | Tuner = "mert",
              iterations: int | None = None, n_best: int | None = None, tokenized: bool = False,
              out: str | os.PathLike | None = None, seed: int | None = None, workers: int = 1,
              threads: int | None = None, progress: bool = True) -> Tuning:
         """Tune the weights on a dev set (``sources`` and their ``references``, one each) as ``pbmt tune``
         does with an n-best tuner: ``algorithm`` ``"mert"``, ``"pro"``, ``"apro"``, ``"mira"`` (batch MIRA) or
-        ``"listnet"`` with its defaults, for at most ``iterations`` decode-optimise rounds of ``n_best`` entries
+        ``"listnet"`` with its defaults, or a tuner object of one's own (a ``pbmt.tune.tuner.Tuner`` of the
+        decode-optimise loop, built with its settings: ``docs/writing-a-tuner.md``), for at most ``iterations`` decode-optimise rounds of ``n_best`` entries
         per sentence, on ``workers`` processes of ``threads`` threads each (default: as many as the cores this
         process may use, as ``pbmt tune --threads``). Plain text is made into the model's tokens unless
         ``tokenized``. ``out``: the run's folder (default: a new temporary one); ``progress``: a progress bar on
@@ -424,10 +428,16 @@ class Model:
         from pbmt.tune.loop import DevDecoder, LoopSettings, tune  # the tuners load on first use
         from pbmt.tune.pool import References
         from pbmt.tune.registry import POOL_TUNERS
+        from pbmt.tune.tuner import Tuner
 
-        if algorithm not in ("mert", "pro", "apro", "mira", "listnet"):
-            raise UsageError(f"algorithm must be mert, pro, apro, mira or listnet, got {algorithm!r} (pbmt tune "
-                             "has the others)")
+        if isinstance(algorithm, Tuner):
+            if algorithm.loop != "decode-optimise" or tuple(algorithm.reads) != ("pool",):
+                raise UsageError(f"{type(algorithm).__name__} is a tuner of the {algorithm.loop} loop reading "
+                                 f"{' and '.join(algorithm.reads)}; Model.tune gives fit the pool of the "
+                                 "decode-optimise loop alone")
+        elif algorithm not in ("mert", "pro", "apro", "mira", "listnet"):
+            raise UsageError(f"algorithm must be mert, pro, apro, mira, listnet or a Tuner object, got "
+                             f"{algorithm!r} (pbmt tune has the others)")
         for name, count in (("workers", workers), ("threads", threads)):
             if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
                 raise UsageError(f"{name} must be an integer of at least 1, got {count!r}")
@@ -444,8 +454,11 @@ class Model:
             references = [" ".join(forms.target_form.tokens(r)) for r in references]
         check_not_swapped("the dev sources", [s.split() for s in sources], "the references",
                           [r.split() for r in references], self.model)
-        cls = POOL_TUNERS[algorithm]  # with pbmt tune's defaults for this search space and dev set size
-        tuner = cls(**cls.for_search({}, self.model.settings.reordering, len(sources)))
+        if isinstance(algorithm, Tuner):
+            tuner = algorithm
+        else:  # with pbmt tune's defaults for this search space and dev set size
+            cls = POOL_TUNERS[algorithm]
+            tuner = cls(**cls.for_search({}, self.model.settings.reordering, len(sources)))
         folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="pbmt-tune-"))
         given = {"n_best": n_best, "max_iterations": iterations, "seed": seed}
         settings = LoopSettings(**{k: v for k, v in given.items() if v is not None})

@@ -16,6 +16,7 @@ import sacrebleu
 
 import pbmt
 import pbmt.tune.loop
+from pbmt.tune.samplerank import SampleRank
 from pbmt.base.errors import PbmtError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -218,6 +219,28 @@ def test_tune_runs_the_mert_loop_and_returns_the_tuned_model(tiny_model_dir, tin
         tiny.tune(sources, refs, algorithm="samplerank")
     with pytest.raises(UsageError, match="threads must be an integer of at least 1, got 0"):
         tiny.tune(sources, refs, threads=0)
+
+
+def _doc_tuner():
+    """The tuner class docs/writing-a-tuner.md writes, run as the guide gives it."""
+    guide = (REPO / "docs" / "writing-a-tuner.md").read_text(encoding="utf-8")
+    namespace: dict = {}
+    exec(re.search(r"```python\n(.*?)```", guide, re.S).group(1), namespace)
+    return namespace["RandomSearch"]
+
+
+def test_tune_runs_a_tuner_object_of_ones_own(tiny_model_dir, tiny_dev, tmp_path):
+    tiny = pbmt.load(tiny_model_dir / "moses.ini")
+    sources, refs = ((tiny_dev / name).read_text().splitlines() for name in ("dev.src", "dev.ref"))
+    tuner = _doc_tuner()(tries=30)
+    run = tiny.tune(sources, refs, algorithm=tuner, tokenized=True, iterations=2, n_best=20,
+                    out=tmp_path / "random", progress=False)
+    assert 1 <= len(run.dev_bleu) <= 2 and tuner.weights_.shape == (sum(map(len, tiny.weights.values())),)
+    rows = (tmp_path / "random" / "log.tsv").read_text().splitlines()[1:]
+    assert len(rows) == len(run.dev_bleu)  # the loop fitted the object given on each iteration's pool
+    assert run.model.weights == pbmt.load(tmp_path / "random" / "moses.ini").weights
+    with pytest.raises(UsageError, match="SampleRank is a tuner of the sampler loop"):
+        tiny.tune(sources, refs, algorithm=SampleRank(), tokenized=True)
 
 
 @pytest.mark.parametrize("algorithm", ["mira", "pro"])
