@@ -78,12 +78,12 @@ def _run(path: Path, name: str, where: Path) -> None:
     except Exception as err:  # the user's code: any error it raises is theirs, said on one line
         del sys.modules[spec.name]
         raise FormatError(where, line, f"[{TABLE}] modules: {name!r} failed to load: "
-                          f"{_place(err, path, where.parent / name)}"
+                          f"{error_place(err, path, where.parent / name)}"
                           f"{type(err).__name__}: {' '.join(str(err).split())}") from None
     _LOADED[path] = spec.name
 
 
-def _place(err: Exception, path: Path, shown: Path) -> str:
+def error_place(err: Exception, path: Path, shown: Path) -> str:
     """``shown:line: `` (``shown``: the module's path as pbmt.toml names it) of the deepest frame of ``err`` in
     the module's own file ``path``, or of its syntax error."""
     if isinstance(err, SyntaxError) and err.filename and Path(err.filename) == path:

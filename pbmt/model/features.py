@@ -37,14 +37,17 @@ and ``LexicalReordering0`` sums of the tables' log probabilities.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from pbmt.base.config import FEATURE_TYPES, Feature, FeatureType, MosesConfig
-from pbmt.base.errors import FormatError
+from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.feature_modules import error_place
 from pbmt.model._feature_kernels import feature_end, feature_transition, register_kernels
 from pbmt.base.vocab import Vocab
 from pbmt.model.phrase_table import PhrasePairs
@@ -155,7 +158,17 @@ def make_features(config: MosesConfig, vocab: Vocab) -> tuple[FeatureFunction, .
         if cls is None:
             raise FormatError(config.path or "moses.ini", spec.line, f"no feature is registered as {spec.type!r}; "
                               f"known: {', '.join(FEATURES)}")
-        made.append(cls(spec, config, vocab))
+        try:
+            made.append(cls(spec, config, vocab))
+        except PbmtError:
+            raise
+        except Exception as err:
+            if cls.__module__.split(".")[0] == "pbmt":
+                raise
+            # a feature of a model's own module (pbmt.toml's [features]): its error is the line's, said on one line
+            module = Path(inspect.getfile(cls))
+            raise FormatError(config.path or "moses.ini", spec.line, f"{spec.type}: {error_place(err, module, module)}"
+                              f"{type(err).__name__}: {' '.join(str(err).split())}") from None
     return tuple(made)
 
 

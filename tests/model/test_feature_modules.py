@@ -79,6 +79,30 @@ def test_a_missing_or_broken_module_is_one_line_naming_pbmt_toml(tiny_model_dir,
                 and getattr(sys.modules[name], "__file__", "").startswith(str(tmp_path))]
 
 
+BAD_ARGUMENT = """from pbmt.base.config import FeatureType
+from pbmt.model.features import FeatureFunction, register
+
+
+@register
+class Widths(FeatureFunction):
+    moses_name = "Widths"
+    syntax = FeatureType("Widths", 1)
+
+    def __init__(self, spec, config, vocab):
+        super().__init__(spec, config, vocab)
+        self.width = int(spec.args["width"])
+"""
+
+
+def test_an_error_of_the_modules_feature_on_its_line_names_the_line_and_the_module(tiny_model_dir, tmp_path):
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n', BAD_ARGUMENT)
+    ini.write_text(ini.read_text().replace("RepeatedWords\n", "Widths width=six\n").replace("Repeats0=", "Widths0="))
+    with pytest.raises(FormatError, match=r"moses.ini:11: Widths: .*repeats.py:12: ValueError: invalid literal "
+                                          r"for int\(\) with base 10: 'six'") as err:
+        TranslationModel.load(ini)
+    assert "\n" not in str(err.value)
+
+
 def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, feature_folder):
     """docs/examples/repeats.py on the tiny model: for every derivation of three sentences its column equals the
     repeats counted in the derivation's words, and stack decoding without pruning gives every derivation's
