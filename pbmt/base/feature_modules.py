@@ -90,3 +90,11 @@ def error_place(err: Exception, path: Path, shown: Path) -> str:
         return f"{shown}:{err.lineno}: "
     frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename) == path]
     return f"{shown}:{frames[-1].lineno}: " if frames else ""
+
+
+def module_frame(err: BaseException) -> traceback.FrameSummary | None:
+    """The deepest frame of ``err``'s traceback in a feature module this process ran, or None: an error raised
+    there is the module's, not pbmt's."""
+    loaded = {str(path) for path in _LOADED}
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in loaded]
+    return frames[-1] if frames else None

@@ -22,6 +22,7 @@ from types import ModuleType
 from pbmt import __version__
 from pbmt.commands.options import range_of, visible_flags
 from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.feature_modules import module_frame
 from pbmt.base.files import parse_finite, parse_int, release_folders
 
 # verb -> its one-line summary; its module (``verb_module``) has add_arguments(parser) and run(args) -> int
@@ -320,6 +321,11 @@ def _report(prefix: str, err: BaseException) -> int:
         print(f"{prefix}: error: {message}" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
         return 2 if isinstance(err, UsageError) else 1
     traceback.print_exception(err)
+    frame = module_frame(err)
+    if frame is not None:  # the traceback above is for the module's author
+        print(f"{prefix}: error in a feature module of the model ([features] modules in its pbmt.toml): "
+              f"{frame.filename}:{frame.lineno}: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
+        return 1
     print(f"{prefix}: internal error: this is a bug in pbmt (version {__version__}), not in your input; "
           "please report it with the traceback above", file=sys.stderr)
     return 1

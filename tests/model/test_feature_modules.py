@@ -103,6 +103,21 @@ def test_an_error_of_the_modules_feature_on_its_line_names_the_line_and_the_modu
     assert "\n" not in str(err.value)
 
 
+def test_an_error_raised_in_the_modules_code_is_said_as_the_modules_not_as_a_bug_in_pbmt(tiny_model_dir, tmp_path):
+    module = BAD_ARGUMENT.replace("Widths", "Broken").replace("self.width = int(spec.args[\"width\"])", "pass")
+    module += "\n    def local(self, table):\n        return 1 / 0\n"
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n', module)
+    ini.write_text(ini.read_text().replace("RepeatedWords\n", "Broken\n").replace("Repeats0=", "Broken0="))
+    (tmp_path / "in.txt").write_text("a b\n")
+    run = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", str(ini), "-i", str(tmp_path / "in.txt"),
+                          "-o", str(tmp_path / "out.txt")], capture_output=True, text=True)
+    assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr[-2000:]
+    last = run.stderr.splitlines()[-1]
+    assert last.startswith("pbmt translate: error in a feature module of the model") and \
+        last.endswith("repeats.py:15: ZeroDivisionError: division by zero"), last
+    assert "Traceback" in run.stderr  # the module's author sees where
+
+
 def test_the_guides_feature_decodes_as_exhaustive_enumeration(tiny_model_dir, feature_folder):
     """docs/examples/repeats.py on the tiny model: for every derivation of three sentences its column equals the
     repeats counted in the derivation's words, and stack decoding without pruning gives every derivation's
