@@ -33,6 +33,7 @@ from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
 from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import NBestList, word_alignment
+from pbmt.search.transitions import Transitions, transitions
 from pbmt.base.placeholders import restore
 from pbmt.base.text import starts_lowercase, tokenizer, tokens
 from pbmt.base.nbest import NBestEntry
@@ -121,8 +122,10 @@ class Translator:
         """Translate one line; ``sentence_id`` numbers its n-best entries."""
         words, markup = self.read(line)
         options = self.options(words, markup)
+        scores = transitions(self.model, options)  # built once for the search and the n-best entries
         return self._result(sentence_id, decode_paths(self.model, options, n_best=max(1, self.n_best),
-                                                      distinct=self.distinct), options, words)
+                                                      distinct=self.distinct, sentence_transitions=scores),
+                            options, words, scores)
 
     def force(self, sentence_id: int, line: str, reference: str) -> Translation:
         """Forced decoding (``pbmt.search.forced``): the best derivations of one line whose output is exactly
@@ -206,16 +209,18 @@ class Translator:
         n-best entries came from (``pbmt.search.lattice``; None when the search found no translation)."""
         words, markup = self.read(line)
         options = self.options(words, markup)
-        graph = search(self.model, options, arcs=True)
+        scores = transitions(self.model, options)
+        graph = search(self.model, options, arcs=True, sentence_transitions=scores)
         if graph.final_class < 0:
             return self._result(sentence_id, Paths.of([]), options, words), None
         found = best_path_arrays(options, graph, max(1, self.n_best), self.distinct)
-        return self._result(sentence_id, found, options, words), graph_lattice(graph, options, self.model)
+        return self._result(sentence_id, found, options, words, scores), graph_lattice(graph, options, self.model)
 
-    def _result(self, sentence_id: int, found: Paths, options: TranslationOptions, words: list[str]) -> Translation:
+    def _result(self, sentence_id: int, found: Paths, options: TranslationOptions, words: list[str],
+                sentence_transitions: Transitions | None = None) -> Translation:
         if not len(found):
             return Translation("", (), ())
-        nbest = NBestList(sentence_id, found, options, self.model) if self.n_best else ()
+        nbest = NBestList(sentence_id, found, options, self.model, sentence_transitions) if self.n_best else ()
         translation = self._translation(found.derivation(0, options), options, words, nbest)
         if not (self.n_best and self.nbest_output):
             return translation

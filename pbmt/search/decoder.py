@@ -21,6 +21,7 @@ from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search._cube_kernels import cube_kernel, cube_parts
 from pbmt.search._decoder_kernels import Limits, Sentence, stack_kernel
 from pbmt.search._nbest_kernels import best_path, k_best_paths
+from pbmt.search._scoring_kernels import Transitions
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import TranslationOptions
 from pbmt.search.transitions import transitions
@@ -55,7 +56,7 @@ class SearchGraph:
 
 
 def search(model: TranslationModel, options: TranslationOptions, settings: SearchSettings | None = None,
-           arcs: bool = True) -> SearchGraph:
+           arcs: bool = True, sentence_transitions: Transitions | None = None) -> SearchGraph:
     """Search a sentence of at least one word by the settings' algorithm (``settings.search``: stack
     decoding or cube pruning); ``settings`` default to the model's. ``arcs``: keep every recombined
     hypothesis (for n-best lists and search graphs); without, the graph holds each recombination class's
@@ -63,11 +64,14 @@ def search(model: TranslationModel, options: TranslationOptions, settings: Searc
 
     A model with sparse features (``model.sparse``) decodes with them: their
     option-local part is in ``options.local_score`` (``TranslationOptions.build``),
-    the rest are transition scores (``pbmt.search.transitions``).
+    the rest are transition scores (``pbmt.search.transitions``): ``sentence_transitions``, those of
+    ``options`` (``transitions(model, options)``, built here when None).
     """
     settings = settings or model.settings
     sentence, limits = kernel_inputs(options, settings, arcs)
-    graph = search_kernel(settings)(sentence, transitions(model, options), limits)
+    if sentence_transitions is None:
+        sentence_transitions = transitions(model, options)
+    graph = search_kernel(settings)(sentence, sentence_transitions, limits)
     return SearchGraph(*graph)
 
 
@@ -112,13 +116,14 @@ def decode(model: TranslationModel, options: TranslationOptions, n_best: int = 1
 
 
 def decode_paths(model: TranslationModel, options: TranslationOptions, n_best: int = 1, distinct: bool = False,
-                 settings: SearchSettings | None = None) -> "Paths":
+                 settings: SearchSettings | None = None, sentence_transitions: Transitions | None = None
+                 ) -> "Paths":
     """``decode``'s derivations as arrays (``Paths``): an n-best list is written from them without a
-    ``Derivation`` object each."""
+    ``Derivation`` object each. ``sentence_transitions``: ``search``'s."""
     if options.n_words == 0:
         empty = Derivation.from_options(options, [])
         return Paths(np.zeros(2, np.int64), np.zeros(0, np.int32), np.array([model_score(empty, options, model)]))
-    graph = search(model, options, settings, arcs=n_best > 1)
+    graph = search(model, options, settings, arcs=n_best > 1, sentence_transitions=sentence_transitions)
     if graph.final_class < 0:
         return Paths(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0))
     return best_path_arrays(options, graph, n_best, distinct)

@@ -12,7 +12,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
 from pbmt.search._output_kernels import path_layout, path_sparse
 from pbmt.search.decoder import Paths, ScoredDerivation
-from pbmt.search._scoring_kernels import score_dense_paths
+from pbmt.search._scoring_kernels import Transitions, score_dense_paths
 from pbmt.model.block_features import BOS_WORD, EOS_WORD, ORIENT_LETTERS, bigram_name, local_names, orient_name
 from pbmt.model.distortion_bins import JUMP_BINS, NAMES as JUMP_NAMES, SIZE as JUMP_SIZE
 from pbmt.model.sparse import nbest_name
@@ -49,18 +49,21 @@ class NBestList(Sequence[NBestEntry]):
 
     Made from the derivations' arrays (``Paths``, or scored derivations) by kernels that run without the lock,
     so threads decoding other sentences go on meanwhile: the dense features by ``score_derivation``'s kernel
-    (``score_dense_paths``), the target words, segmentation and word alignment by ``path_layout``, and the
-    lines by ``write_lines``; the sparse features are those of the model's families (``_sparse_pairs``, in
-    Python, for a model that has them).
+    (``score_dense_paths``, with ``sentence_transitions``, the search's ``transitions(model, options)`` if at
+    hand, when the model has no sparse features), the target words, segmentation and word alignment by
+    ``path_layout``, the sparse features of the model's families by ``path_sparse`` (``sparse_counts``), and
+    the lines by ``write_lines``.
     """
 
     def __init__(self, sentence: int, found: Paths | Sequence[ScoredDerivation], options: TranslationOptions,
-                 model: TranslationModel):
+                 model: TranslationModel, sentence_transitions: Transitions | None = None):
         paths = found if isinstance(found, Paths) else Paths.of(found)
         chosen = paths.chosen.astype(np.int32)
         self._features = np.zeros((len(paths), model.layout.size))
-        score_dense_paths(transitions(model, options, sparse=False), paths.offsets, chosen, options.start,
-                          options.end, options.local, self._features)
+        if sentence_transitions is None or model.sparse is not None:  # the dense features' alone
+            sentence_transitions = transitions(model, options, sparse=False)
+        score_dense_paths(sentence_transitions, paths.offsets, chosen, options.start, options.end, options.local,
+                          self._features)
         used, self._words, self._word_offsets, self._blocks, self._links, self._link_offsets = path_layout(
             paths.offsets, chosen, options.start, options.end, options.tgt_offsets, options.tgt_words,
             options.align_offsets, options.align)

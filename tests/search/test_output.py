@@ -16,6 +16,7 @@ from pbmt.search.decoder import decode_paths
 from pbmt.search.derivation import derivation_blocks, jump_features, sparse_features
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import NBestList, sparse_counts
+from pbmt.search.transitions import transitions
 
 # source words of the tiny model, an unknown word, and unknown words that pass through with the characters
 # block-family names escape
@@ -85,3 +86,18 @@ def test_a_derivation_of_no_blocks_fires_the_sentence_start_and_end(tiny):
     options = TranslationOptions.of_words(model, [])
     counts = sparse_counts(decode_paths(model, options), options, model)
     assert [name for name, _ in counts.pairs(0)] == ["pb_<s>_</s>", "Block_bi:<s>|</s>"]
+
+
+def test_an_nbest_list_scores_with_the_searchs_transitions_as_with_its_own(tiny):
+    """The search's transitions, handed over, give the entries the dense features ``NBestList`` finds alone,
+    with and without sparse features (whose transitions the dense features leave out)."""
+    for model in (tiny, with_families(tiny, ("boundary", "block", "distortion"), BLOCK_KINDS)):
+        options = TranslationOptions.of_words(model, "e d x b a".split())
+        scores = transitions(model, options)
+        paths = decode_paths(model, options, n_best=30, sentence_transitions=scores)
+        alone = decode_paths(model, options, n_best=30)
+        assert all(np.array_equal(a, b) for a, b in zip((paths.offsets, paths.chosen, paths.totals),
+                                                         (alone.offsets, alone.chosen, alone.totals)))
+        handed = NBestList(2, paths, options, model, scores)
+        assert handed == NBestList(2, paths, options, model) and len(handed) == 30
+        assert handed.text() == NBestList(2, paths, options, model).text()
