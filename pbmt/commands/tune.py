@@ -24,6 +24,10 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
                             --epochs passes; --held-out N keeps the epoch
                             whose weights decode N held-out dev sentences best
 
+A tuner of your own (a class of pbmt.tune.tuner.Tuner) runs in the first
+loop from Python: pbmt.load(...).tune(..., algorithm=YourTuner(...)), as
+docs/writing-a-tuner.md shows.
+
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
 preprocessing and --reordering, so the folder translates as tuned; with
 sparse features, sparse-weights.txt, which moses.ini's [weight-file] or
