@@ -6,6 +6,8 @@ options' arrays (``TranslationOptions``) alone, so all of a sentence's derivatio
 without the lock.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -62,25 +64,31 @@ def path_layout(path_offsets, chosen, opt_start, opt_end, tgt_offsets, tgt_words
     return used, np.searchsorted(used, words), word_offsets, blocks, links, link_offsets
 
 
+# the block family's keys given whole (see ``path_sparse``); empty arrays: the family is off
+BlockKeys = namedtuple("BlockKeys", ["local_offsets", "local_keys", "orient_keys", "pair_keys", "end_keys"])
+
+
 @njit(cache=True, nogil=True)
 def path_sparse(path_offsets, chosen, opt_start, opt_end, left_key, right_key, bos, eos, n_keys, jump_bins,
-                jump_base, local_offsets, local_keys, orient_keys, pair_keys, end_keys):
+                jump_base, block):
     """Each derivation's sparse features as keys (int64, ascending) and counts (float64), CSR by
     ``offsets`` int64[n + 1]: returns ``(offsets, keys, counts)``.
 
-    A key numbers one feature; ascending keys are the order an n-best entry lists them in. Three families,
-    each left out when its arrays are empty: the boundary family, key ``right_key[previous option] * n_keys +
-    left_key[option]`` at each block boundary (``bos``/``eos`` the keys of the sentence's start and end;
-    ``n_keys`` 0: none); the distortion bins, key ``jump_base + jump_bins[jump + MAX_JUMP]`` for each block's
-    jump (``jump_bins`` int64[2 * MAX_JUMP + 1], empty: none); and keys given whole: each option's own
-    (``local_keys[local_offsets[o]:local_offsets[o + 1]]``, CSR over the options), its key in each orientation
-    to its predecessor (``orient_keys[o, k]``, int64[n_opt, 3], k = 0 monotone, 1 swap, 2 discontinuous;
-    -1: none), each block's boundary key (``pair_keys`` int64[len(chosen)], aligned with ``chosen``; -1:
-    none) and each derivation's key at the sentence end (``end_keys`` int64[n]; -1: none).
+    A key numbers one feature; ascending keys are the order an n-best entry lists them in. Three families, each left
+    out when its arrays are empty: the boundary family, key ``right_key[previous option] * n_keys +
+    left_key[option]`` at each block boundary (``bos``/``eos`` the keys of the sentence's start and end; ``n_keys``
+    0: none); the distortion bins, key ``jump_base + jump_bins[jump + MAX_JUMP]`` for each block's jump
+    (``jump_bins`` int64[2 * MAX_JUMP + 1], empty: none); and the keys ``block`` (``BlockKeys``) gives whole: each
+    option's own (``local_keys[local_offsets[o]:local_offsets[o + 1]]``, CSR over the options), its key in each
+    orientation to its predecessor (``orient_keys[o, k]``, int64[n_opt, 3], k = 0 monotone, 1 swap, 2 discontinuous;
+    -1: none), each block's boundary key (``pair_keys`` int64[len(chosen)], aligned with ``chosen``; -1: none) and
+    each derivation's key at the sentence end (``end_keys`` int64[n]; -1: none).
 
     ``path_offsets`` int64[n + 1] and ``chosen`` int32[m] as ``path_layout``'s; ``opt_start``, ``opt_end``
     the options' source spans.
     """
+    local_offsets, local_keys, orient_keys = block.local_offsets, block.local_keys, block.orient_keys
+    pair_keys, end_keys = block.pair_keys, block.end_keys
     n = path_offsets.shape[0] - 1
     max_jump = (jump_bins.shape[0] - 1) // 2
     bound = 0

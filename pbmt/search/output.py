@@ -10,7 +10,7 @@ import numpy as np
 from pbmt.base import csr
 from pbmt.base.errors import PbmtError
 from pbmt.model.model import TranslationModel
-from pbmt.search._output_kernels import path_layout, path_sparse
+from pbmt.search._output_kernels import BlockKeys, path_layout, path_sparse
 from pbmt.search.decoder import Paths, ScoredDerivation
 from pbmt.search._scoring_kernels import Transitions, score_dense_paths
 from pbmt.model.block_features import BOS_WORD, EOS_WORD, ORIENT_LETTERS, bigram_name, local_names, orient_name
@@ -172,7 +172,7 @@ def sparse_counts(paths: Paths, options: TranslationOptions, model: TranslationM
             paths, chosen, options, sparse.block_prefixes, block_base)
     offsets, keys, values = path_sparse(paths.offsets, chosen, options.start, options.end, left, right, bos, eos,
                                         n_keys, JUMP_BINS if sparse.jumps is not None else none, jump_base,
-                                        local_offsets, local_keys, orient_keys, pair_keys, end_keys)
+                                        BlockKeys(local_offsets, local_keys, orient_keys, pair_keys, end_keys))
     fired, ids = np.unique(keys, return_inverse=True)
     names = tuple(sparse.boundary.name(k) if k < jump_base else JUMP_NAMES[k - jump_base] if k < block_base
                   else block_names[k - block_base] for k in fired.tolist())
