@@ -1,19 +1,19 @@
 """Compiling a run's search kernels in a second process while the run loads its model: a first run on two cores.
 
-On an empty numba cache, compiling the search kernels (``cube_kernel`` or ``stack_kernel`` with everything
-they call, for the model's feature set) is most of a first ``pbmt translate``, and reading a new model (its
-table parser's kernels, the parse, the binary cache) most of the rest; one waited for the other. ``start``
-forks a child that loads the model's stand-in (``pbmt.model.cache.standing_in``: the same features, settings
-and weights, its arrays of the real types, but no data: nothing is read, parsed or cached) and translates one
-word with it, n-best lines included, as the run's translator would: numba compiles the kernels the run's
-sentences need and saves them (saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its
-model. Once it has, it calls ``Precompile.join``: it compiles the search kernel's biggest callees itself
-(``pbmt.search.decoder.kernel_parts``), in the reverse of the order in which the child's compile of the search
-kernel reaches them, skipping any the child is compiling, while the child goes on: each process compiles a
-specialisation the other has not (numba's compiles are locked per specialisation across processes,
-``pbmt.base.numba_cache``), waits for one the other is compiling and loads what the other saved, so the two meet
-in the middle. Then it waits for the child, and numba loads the kernels from the cache instead of compiling them a
-second time.
+On an empty numba cache, compiling the search kernels (``cube_kernel`` or ``stack_kernel`` with everything they
+call, for the model's feature set) is most of a first ``pbmt translate``, and reading a new model (its table
+parser's kernels, the parse, the binary cache) most of the rest; one waited for the other. ``start`` forks a child
+that loads the model's stand-in (``pbmt.model.cache.standing_in``: the same features, settings and weights, its
+arrays of the real types, but no data: nothing is read, parsed or cached) and translates one word with it, n-best
+lines included, as the run's translator would: numba compiles the kernels the run's sentences need and saves them
+(saves are locked, ``pbmt.base.numba_cache``). Meanwhile the run reads its model. Once it has, it calls
+``Precompile.join``: it compiles the search kernel's biggest callees itself (``pbmt.search.decoder.kernel_parts``),
+in the reverse of the order in which the child's compile of the search kernel reaches them, skipping any the child
+is compiling, while the child goes on: each process compiles a specialisation the other has not (numba's compiles
+are locked per specialisation across processes, ``pbmt.base.numba_cache``), waits for one the other is compiling and
+loads what the other saved, so the two meet in the middle. The child lays out its word's options uncompiled
+(``lay_out_uncompiled``): the run compiles the layout kernels with its own options, off the child's longer path.
+Then it waits for the child, and numba loads the kernels from the cache instead of compiling them a second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
 cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
@@ -44,6 +44,7 @@ from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
 from pbmt.search.decoder import kernel_parts, search_kernel
+from pbmt.search.options import lay_out_uncompiled
 from pbmt.search.output import nbest_text
 
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
@@ -143,6 +144,9 @@ def _child(args: argparse.Namespace, make_translator: Callable[[argparse.Namespa
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
+        # the stand-in's one word is laid out by the layout kernels' Python (milliseconds): the run compiles them
+        # itself with its first sentence (``join``), which takes them off this process's longer path
+        lay_out_uncompiled()
         with cache.standing_in():
             nbest_text(make_translator(args).translate(0, STAND_IN_LINE).nbest)
         code = 0

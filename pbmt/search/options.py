@@ -223,6 +223,14 @@ def _with_given(arrays: tuple, given: list, markup: Markup, model: TranslationMo
             span_offsets(len(sentence), width, out_start, out_end))
 
 
+def lay_out_uncompiled() -> None:
+    """From now on in this process, lay out options with the layout kernels' Python instead of compiling them:
+    for a process that lays out one short sentence and wants its compile time for other kernels (the compiling
+    child of ``pbmt.commands.precompile``)."""
+    global table_options, span_offsets
+    table_options, span_offsets = table_options.py_func, span_offsets.py_func
+
+
 def _agreeing(start, end, candidate, markup: Markup, phrases, vocab) -> np.ndarray:
     """Which of the table's and unknown words' options (spans ``[start, end)``, ``candidate``) take part beside
     the translations ``markup`` gives, as its ``use`` says (``pbmt.base.markup``): a bool mask. A word inside a
