@@ -57,6 +57,7 @@ def _discount(hint: str) -> Callable[[str], float]:
                 raise argparse.ArgumentTypeError(str(err)) from None
             raise argparse.ArgumentTypeError(f"{text!r} is not a discount{hint}") from None
 
+    discount.__name__ = "finite float"  # a number option like the others: its range is checked and listed
     return discount
 
 

@@ -393,7 +393,8 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     if not args.quiet:
         seconds = time.perf_counter() - loaded
         words = sum(len(translator.read(line)[0]) for line in lines)
-        print(f"translated {len(lines)} sentences ({words} words) in {seconds:.1f} s: "
+        counted = f"{len(lines)} sentence{'' if len(lines) == 1 else 's'} ({words} word{'' if words == 1 else 's'})"
+        print(f"translated {counted} in {seconds:.1f} s: "
               f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
               f"(model loaded in {model_loaded - started:.1f} s"
               + (f", then {loaded - model_loaded:.1f} s waiting for the search kernels to compile" if compiling
