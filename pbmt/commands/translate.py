@@ -376,14 +376,16 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         threads = args.threads if args.documents is None else 1
         remaining = list(items)[journal.done:]
         sentences = sum(len(document) for _, document in remaining) if args.documents else len(remaining)
+        words = 0  # the tokens of the lines this run translates, as each translation counted them
         with ParallelMap(work, state, args.workers, args.scheduler, threads=threads, size=sentences) as pool:
             if (note := pool.note("translated")) and not args.quiet:
                 tqdm.write(note, file=sys.stderr)
             for number, result in enumerate(pool.map(remaining,
                                                      chunksize=1 if args.documents else 8,
                                                      progress=progress.update), journal.done + 1):
-                journal.write(_chunks(result if args.documents else [result], bool(args.n_best),
-                                      bool(args.alignment)))
+                translations = result if args.documents else [result]
+                journal.write(_chunks(translations, bool(args.n_best), bool(args.alignment)))
+                words += sum(t.source_length for t in translations)
                 if constrained:
                     unreachable.append(result.unreachable)
                     if result.unreachable and not args.quiet:
@@ -392,10 +394,9 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         progress.close()
     if not args.quiet:
         seconds = time.perf_counter() - loaded
-        words = sum(len(translator.read(line)[0]) for line in lines)
-        counted = f"{len(lines)} sentence{'' if len(lines) == 1 else 's'} ({words} word{'' if words == 1 else 's'})"
+        counted = f"{sentences} sentence{'' if sentences == 1 else 's'} ({words} word{'' if words == 1 else 's'})"
         print(f"translated {counted} in {seconds:.1f} s: "
-              f"{len(lines) / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
+              f"{sentences / max(seconds, 1e-9):.2f} sentences/s, {words / max(seconds, 1e-9):.1f} words/s "
               f"(model loaded in {model_loaded - started:.1f} s"
               + (f", then {loaded - model_loaded:.1f} s waiting for the search kernels to compile" if compiling
                  else "") + ")", file=sys.stderr)

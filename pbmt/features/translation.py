@@ -49,13 +49,15 @@ class Translation:
     """The translation of one line: output text, n-best entries (``pbmt.search.output.NBestList``; empty: a
     tuple), 1-best word alignment; ``nbest_output``: each n-best entry's output text (as ``text`` is made)
     when the translator was asked for them, else empty; under a constraint none satisfies (forced decoding),
-    the empty translation and ``unreachable``, why."""
+    the empty translation and ``unreachable``, why. ``source_length``: the line's tokens as the translator read
+    them (``Translator.read``), counted while it had them, so a caller need not tokenise the line again."""
 
     text: str
     nbest: Sequence[NBestEntry]
     alignment: tuple[tuple[int, int], ...]
     nbest_output: tuple[str, ...] = ()
     unreachable: str = ""
+    source_length: int = 0
 
 
 class Translator:
@@ -191,7 +193,7 @@ class Translator:
     def _constrained(self, sentence_id: int, result: ForcedResult, options: TranslationOptions,
                      words: list[str]) -> Translation:
         if not result.reachable:
-            return Translation("", (), (), unreachable=result.why)
+            return Translation("", (), (), unreachable=result.why, source_length=len(words))
         return self._result(sentence_id, Paths.of(result.found), options, words)
 
     def target_tokens(self, line: str) -> list[str]:
@@ -219,7 +221,7 @@ class Translator:
     def _result(self, sentence_id: int, found: Paths, options: TranslationOptions, words: list[str],
                 sentence_transitions: Transitions | None = None) -> Translation:
         if not len(found):
-            return Translation("", (), ())
+            return Translation("", (), (), source_length=len(words))
         nbest = NBestList(sentence_id, found, options, self.model, sentence_transitions) if self.n_best else ()
         translation = self._translation(found.derivation(0, options), options, words, nbest)
         if not (self.n_best and self.nbest_output):
@@ -275,7 +277,7 @@ class Translator:
     def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
                      nbest: Sequence[NBestEntry]) -> Translation:
         return Translation(self.output(best, options, source), nbest,
-                           tuple(word_alignment(best, options, self.model)))
+                           tuple(word_alignment(best, options, self.model)), source_length=len(source))
 
 
 def _first_as(text: str, letter: str) -> str:

@@ -145,3 +145,37 @@ def test_a_run_reads_the_models_ini_once(tiny_model_dir, tmp_path, monkeypatch):
     assert main(["translate", "-q", "-f", str(ini), "-i", str(src), "-o", str(tmp_path / "out"),
                  "--n-best", str(tmp_path / "nbest")]) == 0
     assert paths == [ini] and len((tmp_path / "out").read_text().splitlines()) == 5
+
+
+def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys, monkeypatch):
+    """Its words are the tokens `pbmt tokenize` makes of the lines; a resumed run counts only the lines it
+    translates itself (its rates are over its own time)."""
+    from pbmt.commands import translate
+
+    lines = ["«No tengo miedo», dijo Juan el 3 de mayo de 1999.", "", "a las 10:30 del 31/12/2024",
+             "El nivel de compresión es alto.", "a partir de ahora, %1 de %2 en <b>Jerusalén</b>"]
+    source = tmp_path / "in.es"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["tokenize", "-i", str(source), "-o", str(tmp_path / "tok")]) == 0
+    counts = [len(line.split()) for line in (tmp_path / "tok").read_text(encoding="utf-8").splitlines()]
+    assert len(counts) == 5 and counts[1] == 0 and min(counts[2:]) > 0
+    argv = ["translate", "--threads", "1", "-i", str(source), "-o"]
+    capsys.readouterr()
+    assert main(argv + [str(tmp_path / "out")]) == 0
+    assert f"translated 5 sentences ({sum(counts)} words) in " in capsys.readouterr().err
+    journal_write = translate.Journal.write
+
+    def killed_after_three(journal, chunks):
+        if journal.done == 3:
+            raise KeyboardInterrupt
+        journal_write(journal, chunks)
+
+    monkeypatch.setattr(translate.Journal, "write", killed_after_three)
+    assert main(argv + [str(tmp_path / "again")]) == 130
+    monkeypatch.setattr(translate.Journal, "write", journal_write)
+    capsys.readouterr()
+    assert main(argv + [str(tmp_path / "again")]) == 0
+    err = capsys.readouterr().err
+    assert "resuming a killed run: 3 of 5 sentences already translated" in err
+    assert f"translated 2 sentences ({sum(counts[3:])} words) in " in err
+    assert (tmp_path / "again").read_bytes() == (tmp_path / "out").read_bytes()
