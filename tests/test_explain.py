@@ -1,3 +1,4 @@
+import io
 import shutil
 import subprocess
 
@@ -92,6 +93,27 @@ def test_explain_command(tiny_model_dir, tmp_path, capsys):
     expanded = [int(line.split()[2]) for line in search.splitlines()[2:8]]
     assert expanded == [1, 1, 1, 1, 1, 0]  # one hypothesis kept per stack, the last one complete
 
+
+
+def test_explain_reads_its_line_from_standard_input_as_every_verb_reads_text(tiny_model_dir, capsys, monkeypatch):
+    """'-' is a file of one line: a byte order mark and CR LF dropped, bad UTF-8 and a second line refused
+    naming <stdin> and the line (the second was silently dropped, bad bytes became U+FFFD tokens)."""
+    ini = str(tiny_model_dir / "moses.ini")
+    assert main(["explain", "-f", ini, "c a e"]) == 0
+    expected = capsys.readouterr().out
+
+    def explain_stdin(data: bytes) -> tuple[int, str, str]:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code = main(["explain", "-f", ini, "-"])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    assert explain_stdin(b"\xef\xbb\xbfc a e\r\n") == (0, expected, "")
+    assert explain_stdin(b"c a e") == (0, expected, "")
+    assert explain_stdin(b"c \xff e\n") == (1, "", "pbmt explain: error: <stdin>:1: not valid UTF-8 (byte 3 of the "
+                                                  "line)\n")
+    assert explain_stdin(b"c a e\nb d\n") == (1, "", "pbmt explain: error: <stdin>:2: explain takes one sentence, "
+                                                   "and this is a second line (head -n 1 gives the first alone)\n")
 
 @pytest.mark.parametrize("algorithm", ["cube", "stack"])
 @pytest.mark.parametrize("stack_size, beam", [(200, 1e-5), (3, 0.0), (20, 0.2)])

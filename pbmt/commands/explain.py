@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
-from pbmt.base.errors import PbmtError
+from pbmt.base.errors import FormatError, PbmtError
 from pbmt.search.explain import explain, reference_path
 from pbmt.search.explain_views import render_dot, render_html, render_reference, render_text
-from pbmt.base.files import atomic_write
+from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.markup import MarkupError
 from pbmt.features.translation import Translator
 
@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sentence = sys.stdin.readline().rstrip("\n") if args.sentence == "-" else args.sentence
+    sentence = _one_line("-") if args.sentence == "-" else args.sentence
     model = load_model(args)
     translator = Translator(model, tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
     try:
@@ -69,3 +69,14 @@ def run(args: argparse.Namespace) -> int:
         with atomic_write(args.dot) as handle:
             handle.write(render_dot(e, model))
     return 0
+
+
+def _one_line(path) -> str:
+    """The one line of ``path`` (``-``: standard input), read as every verb reads text (UTF-8 checked, a byte
+    order mark and CR LF dropped); FormatError at a second line, which explaining the first would drop."""
+    lines = read_lines(path)
+    _, sentence = next(lines, (1, ""))
+    if (second := next(lines, None)) is not None:
+        raise FormatError("<stdin>" if str(path) == "-" else path, second[0], "explain takes one sentence, and "
+                          "this is a second line (head -n 1 gives the first alone)")
+    return sentence
