@@ -13,8 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "docs"))
 from generated import tutorial_blocks  # noqa: E402  (docs/generated.py)
 
-SMALL = {"TRAIN": "400", "DEV": "4", "TEST": "4", "ITERATIONS": "2", "EPOCHS": "1", "STEPS": "200",
-         "WORKERS": "1"}
+SMALL = {"TRAIN": "400", "DEV": "4", "TEST": "4", "ITERATIONS": "2", "EPOCHS": "1", "STEPS": "200"}
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
