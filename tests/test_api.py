@@ -95,6 +95,22 @@ def test_tokenized_input_and_output_stay_in_the_model_tokens(model):
     assert t.text == " ".join(t.nbest[0].tokens) == "God is love ."
 
 
+def test_markup_is_read_as_translate_xml_input_reads_it(model, tmp_path, capsys):
+    """The reference is the command line's output for the same line and modes."""
+    from pbmt.commands.cli import main
+
+    line = 'mi siervo moisés es <n translation="deceased">muerto</n> , "la casa" .'
+    (tmp_path / "in.es").write_text(line + "\n", encoding="utf-8")
+    for mode, zones in [("exclusive", True), ("pass-through", True), ("exclusive", False)]:
+        assert main(["translate", "-q", "-i", str(tmp_path / "in.es"), "-o", str(tmp_path / "out"), "--xml-input",
+                     mode] + ([] if zones else ["--no-quote-zones"])) == 0
+        text = model.translate(line, xml_input=mode, quote_zones=zones).text
+        assert text + "\n" == (tmp_path / "out").read_text(encoding="utf-8")
+        words = re.sub(r"<[^>]*>", " ", text)  # pass-through keeps the tag, attribute and all
+        assert bool(re.search(r"\bdeceased\b", words)) == (mode == "exclusive"), text
+        explained = re.sub(r"<[^>]*>", " ", str(model.explain(line, xml_input=mode, quote_zones=zones)))
+        assert bool(re.search(r"\bdeceased\b", explained)) == (mode == "exclusive")
+
 def test_with_weights_rescores_and_can_change_the_translation(model):
     heavy = model.with_weights({"WordPenalty0": -3.0})  # -1 per word: a bonus for length
     t = heavy.translate(SENTENCES[2], n_best=2)
