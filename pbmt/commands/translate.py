@@ -67,7 +67,7 @@ from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.search.output import nbest_text
-from pbmt.features.translation import Translator
+from pbmt.features.translation import Translator, check_token_form
 from pbmt.base.nbest import parse_features
 
 
@@ -331,6 +331,8 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     translator = make_translator(args)  # loads (and caches) the model once, and checks it
     if not args.tokenized:  # a line of few words can be many tokens: '<b>' 100,000 times is one word
         _check_lengths(args.input, lines, args.max_words, lambda line: translator.read(line)[0], "tokens")
+    if args.tokenized or translator.model.preprocessing.keeps_tokens:
+        _warn_unless_token_form(args.input, lines, translator.model, args.tokenized)
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
     if constrained:
         if args.constraint is not None and args.prefix is not None:
@@ -422,6 +424,19 @@ def _check_lengths(path, lines: list[str], max_words: int, split: Callable[[str]
             raise FormatError("<stdin>" if str(path) == "-" else path, number,
                               f"{count:,} {unit}, more than --max-words {max_words}: split the line, or "
                               "raise --max-words (search time and memory grow with the length)")
+
+
+def _warn_unless_token_form(path, lines: list[str], model: TranslationModel, tokenized: bool) -> None:
+    """A warning on standard error when the input is clearly not in the model's token form, as
+    ``check_token_form`` tells (plain text given with --tokenized: its words pass through as unknown words, the
+    output is poor but nothing fails). ``pbmt tune`` refuses such a dev set; a translation is still made."""
+    remedy = None if tokenized else "the model neither tokenises nor cases plain text: make its token form with " \
+                                    "pbmt tokenize"
+    try:
+        check_token_form("<stdin>" if str(path) == "-" else path, [line.split() for line in lines], model.vocab,
+                         model.preprocessing.source_language, **({"remedy": remedy} if remedy else {}))
+    except FormatError as err:
+        print(f"pbmt translate: warning: {err}", file=sys.stderr)
 
 
 def _check_separators(path, lines: list[str], translator: Translator) -> None:

@@ -179,3 +179,23 @@ def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys,
     assert "resuming a killed run: 3 of 5 sentences already translated" in err
     assert f"translated 2 sentences ({sum(counts[3:])} words) in " in err
     assert (tmp_path / "again").read_bytes() == (tmp_path / "out").read_bytes()
+
+
+def test_plain_text_given_as_tokenized_is_translated_with_a_warning_naming_its_first_line(tmp_path, capsys):
+    """The reference form is `pbmt tokenize`'s: that passes quietly, the plain text it came from does not (its
+    'word,' tokens passed through as unknown words without a word); the output is made either way."""
+    lines = ["Y dijo Dios: Sea la luz.", "Josué habló al pueblo, y dijo:", "El señor es mi pastor; nada me faltará."]
+    plain = tmp_path / "in.es"
+    plain.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["tokenize", "-i", str(plain), "-o", str(tmp_path / "in.tok.es")]) == 0
+    capsys.readouterr()
+    for source, warned in [(tmp_path / "in.tok.es", False), (plain, True)]:
+        assert main(["translate", "-q", "--tokenized", "-i", str(source), "-o", str(tmp_path / "out")]) == 0
+        err = capsys.readouterr().err
+        assert len((tmp_path / "out").read_text(encoding="utf-8").splitlines()) == 3
+        if not warned:
+            assert err == ""
+            continue
+        assert err.count("\n") == 1 and err.startswith(f"pbmt translate: warning: {plain}:1: 'Dios:' is 'Dios :' "
+                                                       "in the model's tokens; 3 of 3 lines are not in the model's "
+                                                       "token form (give plain text without --tokenized"), err
