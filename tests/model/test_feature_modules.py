@@ -1,6 +1,7 @@
 """A model's own feature modules (pbmt.base.feature_modules): named in pbmt.toml, run before moses.ini's feature
 lines are read, in every reader of the ini; what goes wrong is one line naming pbmt.toml's line."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,24 @@ def test_sentence_data_named_as_another_features_is_refused():
     with pytest.raises(TypeError, match=r"LMData: the sentence data of another feature \(pbmt\.model\.\S+\) has "
                                         "the same name"):
         register_kernels(clash, None, None)
+
+
+def test_an_error_the_modules_code_raises_on_a_dask_worker_is_the_line_said_in_process(tiny_model_dir, tmp_path):
+    """unknown_local runs per sentence, where the sentence is decoded: on a worker process with --workers 2."""
+    module = BAD_ARGUMENT.replace("Widths", "Broken").replace("self.width = int(spec.args[\"width\"])", "pass")
+    module += "\n    def unknown_local(self, n_words, letterless):\n        return 1 / 0\n"
+    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n', module)
+    ini.write_text(ini.read_text().replace("RepeatedWords\n", "Broken\n").replace("Repeats0=", "Broken0="))
+    (tmp_path / "in.txt").write_text("a zzz\nb yyy\n")
+    errors = {}
+    for workers in ("1", "2"):
+        run = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", str(ini), "-i", str(tmp_path / "in.txt"),
+                              "-o", str(tmp_path / "out.txt"), "--workers", workers], capture_output=True, text=True,
+                             env={**os.environ, "PBMT_CLUSTER_MIN_ITEMS": "1"})
+        assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr[-3000:]
+        errors[workers] = run.stderr
+    assert "distributed" in errors["2"] and "distributed" not in errors["1"]  # the worker raised it
+    last = errors["1"].splitlines()[-1]
+    assert last.startswith("pbmt translate: error in a feature module of the model") and \
+        last.endswith("repeats.py:15: ZeroDivisionError: division by zero"), last
+    assert errors["2"].splitlines()[-1] == last
