@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from pbmt.commands.cli import build_parser
-from pbmt.commands.tune import ALGORITHMS
+from pbmt.tune.registry import ALGORITHMS
 from reliability import run
 
 

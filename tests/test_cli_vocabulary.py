@@ -46,6 +46,7 @@ CONCEPTS = {
     "memory for the LM's counts": ("memory", ("-S", "--memory")),
     "how markup in the input is read": ("xml_input", ("--xml-input",)),
     "quotes and brackets as zones": ("quote_zones", ("--no-quote-zones",)),
+    "Python files of one's own run first": ("plugins", ("--plugins",)),
 }
 FLAG_DEST = {flag: dest for dest, flags in CONCEPTS.values() for flag in flags}
 DEST_FLAGS = dict(CONCEPTS.values())

@@ -17,6 +17,11 @@ the searches compiled for its features record them).
 
 Loading a model with such a module runs the module's code, as importing it
 would: load model folders you trust.
+
+``run_module`` runs any such file of a user's, once per process: also the
+plugins of ``pbmt tune``, ``optimize`` and ``rescore`` (``--plugins FILE``,
+``pbmt.commands.plugins``); an error raised later in a file it ran is that
+file's (``module_frame``), not pbmt's.
 """
 
 from __future__ import annotations
@@ -28,13 +33,17 @@ import re
 import sys
 import traceback
 from pathlib import Path
+from types import ModuleType
 
 from pbmt.base.errors import FormatError
 from pbmt.base.pbmt_toml import FILE, check_keys, key_line, read_tables
 
 TABLE = "features"
 
-_LOADED: dict[Path, str] = {}  # resolved path of a module run in this process -> its module name
+FEATURE_MODULE = "a feature module of the model ([features] modules in its pbmt.toml)"
+
+# resolved path of a module run in this process -> (its module name, what it is: FEATURE_MODULE or a plugin's words)
+_LOADED: dict[Path, tuple[str, str]] = {}
 
 
 def load_feature_modules(folder: str | os.PathLike) -> tuple[Path, ...]:
@@ -70,17 +79,30 @@ def _run(path: Path, name: str, where: Path) -> None:
         raise FormatError(where, line, f"[{TABLE}] modules: {name!r}: {path} is not a file")
     if path.suffix != ".py":
         raise FormatError(where, line, f"[{TABLE}] modules: {name!r} is not a Python file (.py)")
+    try:
+        run_module(path, FEATURE_MODULE)
+    except Exception as err:  # the user's code: any error it raises is theirs, said on one line
+        raise FormatError(where, line, f"[{TABLE}] modules: {name!r} failed to load: "
+                          f"{error_place(err, path, where.parent / name)}"
+                          f"{type(err).__name__}: {' '.join(str(err).split())}") from None
+
+
+def run_module(path: Path, what: str) -> ModuleType:
+    """Run the Python file at (resolved) ``path`` under ``module_name(path)``, unless this process ran it
+    already, and return its module; ``what`` says what it is in the error ``module_frame`` finds. An exception
+    the file raises while it runs is raised again, the module forgotten."""
+    if path in _LOADED:
+        return sys.modules[_LOADED[path][0]]
     spec = importlib.util.spec_from_file_location(module_name(path), path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # before it runs, as an import does: its classes' pickles name it
     try:
         spec.loader.exec_module(module)
-    except Exception as err:  # the user's code: any error it raises is theirs, said on one line
+    except BaseException:
         del sys.modules[spec.name]
-        raise FormatError(where, line, f"[{TABLE}] modules: {name!r} failed to load: "
-                          f"{error_place(err, path, where.parent / name)}"
-                          f"{type(err).__name__}: {' '.join(str(err).split())}") from None
-    _LOADED[path] = spec.name
+        raise
+    _LOADED[path] = (spec.name, what)
+    return module
 
 
 def error_place(err: Exception, path: Path, shown: Path) -> str:
@@ -92,9 +114,9 @@ def error_place(err: Exception, path: Path, shown: Path) -> str:
     return f"{shown}:{frames[-1].lineno}: " if frames else ""
 
 
-def module_frame(err: BaseException) -> traceback.FrameSummary | None:
-    """The deepest frame of ``err``'s traceback in a feature module this process ran, or None: an error raised
-    there is the module's, not pbmt's."""
-    loaded = {str(path) for path in _LOADED}
+def module_frame(err: BaseException) -> tuple[traceback.FrameSummary, str] | None:
+    """The deepest frame of ``err``'s traceback in a file ``run_module`` ran in this process, and what the file
+    is (``FEATURE_MODULE``, a plugin), or None: an error raised there is the file's, not pbmt's."""
+    loaded = {str(path): what for path, (_, what) in _LOADED.items()}
     frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename in loaded]
-    return frames[-1] if frames else None
+    return (frames[-1], loaded[frames[-1].filename]) if frames else None

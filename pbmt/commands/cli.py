@@ -45,6 +45,9 @@ VERBS = {
 }
 
 
+PLUGIN_VERBS = ("tune", "optimize", "rescore")  # the verbs of pbmt.commands.plugins's --plugins
+
+
 def verb_module(verb: str) -> ModuleType:
     """The module of ``verb``, imported now: a run imports its own verb's only, as the others' imports (the
     trainer's, the server's, scipy's optimisers) would cost every start-up a few tenths of a second."""
@@ -196,8 +199,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """``pbmt``'s arguments; a usage error names the verb's own help, and an unknown option is named (with the
     nearest known spelling) before any other mistake."""
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    # the verb is the first word that is not an option (pbmt itself takes no option with a value)
-    parser = build_parser(only=next((word for word in argv if not word.startswith("-")), ""))
+    verb = _verb(argv)
+    if verb in PLUGIN_VERBS:  # what --plugins files add is part of the verb's parser
+        from pbmt.commands.plugins import load_plugins, plugin_files
+        load_plugins(plugin_files(argv))
+    parser = build_parser(only=verb)
     command = _command(parser, argv)
     unknown = unknown_options(command, argv) if command is not parser else []
     if unknown and not {"-h", "--help"} & set(argv):
@@ -206,6 +212,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     if extra:
         command.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
+
+
+def _verb(argv: list[str]) -> str:
+    """The verb of ``argv``: its first word that is not an option (pbmt itself takes no option with a value)."""
+    return next((word for word in argv if not word.startswith("-")), "")
 
 
 def _command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
@@ -257,11 +268,12 @@ def main(argv: list[str] | None = None) -> int:
     "interrupted" and 130; a closed pipe is 141. Only pbmt's own bugs print a
     traceback, and say so.
     """
-    prefix = "pbmt"
     _stand_in_for_closed_streams()
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    verb = _verb(argv)
+    prefix = f"pbmt {verb}" if verb in VERBS else "pbmt"  # for an error while parsing too: loading --plugins
     try:
         args = parse(argv)
-        prefix = f"pbmt {args.verb}"
         code = args.run(args)
         sys.stdout.flush()
         return code
@@ -321,10 +333,11 @@ def _report(prefix: str, err: BaseException) -> int:
         print(f"{prefix}: error: {message}" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
         return 2 if isinstance(err, UsageError) else 1
     traceback.print_exception(err)
-    frame = module_frame(err)
-    if frame is not None:  # the traceback above is for the module's author
-        print(f"{prefix}: error in a feature module of the model ([features] modules in its pbmt.toml): "
-              f"{frame.filename}:{frame.lineno}: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
+    found = module_frame(err)
+    if found is not None:  # the traceback above is for the module's author
+        frame, what = found
+        print(f"{prefix}: error in {what}: {frame.filename}:{frame.lineno}: {type(err).__name__}: "
+              f"{' '.join(str(err).split())}", file=sys.stderr)
         return 1
     print(f"{prefix}: internal error: this is a bug in pbmt (version {__version__}), not in your input; "
           "please report it with the traceback above", file=sys.stderr)

@@ -24,7 +24,9 @@ after the dense weights (``name= value`` lines) or, with --config, to
 --sparse-weights (``name value`` lines, the model's sparse-weights.txt
 format, which the tuned moses.ini's [weight-file] names when its lines declare
 the sparse families). The other optimisers tune the dense weights alone. Several --refs
-files are several references of each sentence.
+files are several references of each sentence. --plugins FILE adds the
+tuners of one's own that FILE defines whose fit reads the pool alone
+(docs/writing-a-tuner.md) to the --algorithm choices.
 
 Example:
   pbmt optimize --n-best dev.nbest.gz --refs dev.en -f model/moses.ini -o tuned.ini
@@ -43,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError, UsageError
@@ -51,14 +54,29 @@ from pbmt.model.features import FeatureLayout
 from pbmt.model.sparse import SparseWeights, nbest_name, read_sparse, weight_name
 from pbmt.tune.loop import LoopSettings, tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
-from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.registry import POOL_TUNERS, pool_tuners
 from pbmt.tune.runs import reference_lines
 from pbmt.tune.tuner import TuningData
 
-# the tuners that tune sparse features beside the dense ones
-SPARSE_TUNERS = tuple(name for name, tuner in POOL_TUNERS.items() if tuner.sparse)
-# the pool tuners' own options, and the pool's --dedup
-OPTIONS = TunerOptions(POOL_TUNERS.values(), include=lambda o: o.parameter is not None or o.destination == "dedup")
+
+
+def _own_and_dedup(option) -> bool:
+    """The options a pool tuner reads here: its own (those setting its parameters) and the pool's --dedup."""
+    return option.parameter is not None or option.destination == "dedup"
+
+
+OPTIONS = TunerOptions(POOL_TUNERS.values(), include=_own_and_dedup)  # pbmt's own (tuner_options: and plugins')
+
+
+def tuner_options() -> TunerOptions:
+    """The options of the pool tuners, pbmt's own (``OPTIONS``) and those ``--plugins`` files added."""
+    tuners = pool_tuners()
+    return OPTIONS if tuners == POOL_TUNERS else TunerOptions(tuners.values(), include=_own_and_dedup)
+
+
+def sparse_tuners() -> tuple[str, ...]:
+    """The pool tuners that tune sparse features beside the dense ones."""
+    return tuple(name for name, tuner in pool_tuners().items() if tuner.sparse)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,18 +93,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "moses.ini) go ('-': standard output; with --config a file is required)")
     parser.add_argument("--sparse-weights", type=Path, metavar="FILE", help="with --config, where the tuned "
                         "weights of the list's sparse features go (PRO, APRO and MIRA tune them)")
-    parser.add_argument("--algorithm", choices=tuple(POOL_TUNERS), default="mert",
+    parser.add_argument("--algorithm", choices=tuple(pool_tuners()), default="mert",
                         help="the tuner (its options are in its group)")
+    add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
-    OPTIONS.add_to(parser)
+    tuner_options().add_to(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.config is not None and args.output == "-":
         raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
-    OPTIONS.check_given(POOL_TUNERS[args.algorithm], args)
-    tuner = OPTIONS.build(POOL_TUNERS[args.algorithm], args)
+    options, cls = tuner_options(), pool_tuners()[args.algorithm]
+    options.check_given(cls, args)
+    tuner = options.build(cls, args)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
     references = References(*reference_lines(args.refs, args.config, args.tokenized))
@@ -95,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if config is not None:
         pool = _with_config_layout(pool, config, args)
         initial = pool.layout.weights(config)
-    sparse = bool(pool.sparse_names) and args.algorithm in SPARSE_TUNERS
+    sparse = bool(pool.sparse_names) and cls.sparse
     if sparse and config is not None and args.sparse_weights is None:
         raise UsageError(f"{args.n_best} has {len(pool.sparse_names)} sparse features, which {args.algorithm} tunes: "
                          "give --sparse-weights FILE for their weights")
@@ -103,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         initial = np.concatenate([initial, _sparse_start(pool, config)])
     elif pool.sparse_names and not args.quiet:
         print(f"{args.algorithm} tunes the dense features only; the list's {len(pool.sparse_names)} sparse features "
-              f"are left out ({' and '.join(SPARSE_TUNERS)} tune them)", file=sys.stderr)
+              f"are left out ({' and '.join(sparse_tuners())} tune them)", file=sys.stderr)
     loaded = time.perf_counter()
     weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
     dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]

@@ -20,6 +20,12 @@ prints each sentence's new 1-best, one line per sentence id (an empty line
 for a sentence without entries). With --refs it also reports BLEU before
 (the list's first entries) and after.
 
+--plugins FILE runs a Python file of one's own first: the kinds it
+registers (pbmt.features.register, docs/global-features.md) are --feature
+kinds, and its tuners whose fit reads the pool alone --algorithm choices
+with their options (docs/writing-a-tuner.md). Applying a weights file of
+such a feature or tuner takes the same --plugins.
+
 Sparse features of the lists (``name= value``, as Moses writes them) are
 read and left out: the rescoring columns are the dense features and the
 rescoring features.
@@ -45,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from pbmt.commands.options import default_of, preset_values
+from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions, listed
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import atomic_write
@@ -54,7 +61,7 @@ from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
 from pbmt.tune.mert import Mert
 from pbmt.tune.pool import References
 from pbmt.tune.pro import Pro
-from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.registry import POOL_TUNERS, pool_tuners
 from pbmt.tune.runs import reference_lines, token_lines
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.tune.rescoring_features import NBestLists
@@ -65,6 +72,12 @@ from pbmt.model.model import Preprocessing
 
 # MERT's own options (its group), as in pbmt tune
 MERT_OPTIONS = TunerOptions((Mert,), include=lambda option: option.group is not None and option.group.title == "MERT")
+
+
+def plugin_options() -> TunerOptions:
+    """The options setting the parameters of the pool tuners ``--plugins`` files added."""
+    return TunerOptions([t for name, t in pool_tuners().items() if name not in POOL_TUNERS],
+                        include=lambda option: option.parameter is not None)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"a further rescoring feature; repeatable; kinds: {', '.join(sorted(KINDS))}")
     parser.add_argument("--out", type=Path, help="where --train writes the weights file")
     parser.add_argument("-o", "--output", default="-", help="where the rescored 1-best go ('-': standard output)")
-    parser.add_argument("--algorithm", choices=sorted(POOL_TUNERS), default="listnet", help="the optimiser")
+    parser.add_argument("--algorithm", choices=sorted(pool_tuners()), default="listnet", help="the optimiser")
+    add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=1, help="seed of the optimiser's random generator")
     parser.add_argument("--gain", choices=names_of("sentence"), help="the sentence gain: ListNet's reference "
                         "scores (in percent), PRO's and APRO's ranking of candidates; BLEU+1 (the papers'), or BLEU+1 with the "
@@ -119,6 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listnet.add_argument("--epochs", type=int, help="passes over the dev sentences at most (default: no limit)")
     listnet.add_argument("--eval-every", type=int, help="batches between dev BLEU evaluations (default: an epoch)")
     MERT_OPTIONS.add_to(parser, {"MERT": "Och's exact line search on the n-best lists, as in pbmt tune"})
+    plugin_options().add_to(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
@@ -196,8 +211,10 @@ def _check_given(args: argparse.Namespace) -> None:
     with MERT, --gain with MIRA); the error names whose option it is."""
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    gains = [name for name, tuner in POOL_TUNERS.items() if "gain" in tuner.parameters()]
-    readers = {"gain": gains, "algorithm": list(POOL_TUNERS), "seed": list(POOL_TUNERS), "out": list(POOL_TUNERS)}
+    tuners = pool_tuners()
+    gains = [name for name, tuner in tuners.items() if "gain" in tuner.parameters()]
+    readers = {"gain": gains, "algorithm": list(tuners), "seed": list(tuners), "out": list(tuners),
+               **plugin_options().scope}
     for group, name in (("ListNet", "listnet"), ("MERT", "mert")):
         action_group = next(g for g in parser._action_groups if g.title == group)
         readers.update({action.dest: [name] for action in action_group._group_actions})
@@ -228,6 +245,8 @@ def _params(args: argparse.Namespace) -> dict:
                 "max_batches": args.max_batches, "eval_every": args.eval_every, "progress": not args.quiet}
     if args.algorithm == "mert":
         return MERT_OPTIONS.build(Mert, args).params()
+    if args.algorithm not in POOL_TUNERS:  # a plugin's
+        return plugin_options().build(pool_tuners()[args.algorithm], args).params()
     return {"gain": args.gain} if args.gain else {}  # PRO and APRO: their own default otherwise
 
 
@@ -243,6 +262,7 @@ def _stored_features(model: RescoringModel, args: argparse.Namespace) -> list[Fe
     unknown = [s.kind for s in specs if s.kind not in KINDS]
     if unknown:
         raise PbmtError(f"{args.weights} uses rescoring feature kind(s) {', '.join(unknown)} that are not "
-                        f"registered here (known: {', '.join(sorted(KINDS))})")
+                        f"registered here (known: {', '.join(sorted(KINDS))}; a plugin's: give its file with "
+                        "--plugins)")
     return specs
 

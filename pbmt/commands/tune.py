@@ -25,8 +25,8 @@ its first such line). --algorithm chooses the tuner (default mert; pbmt tune
                             whose weights decode N held-out dev sentences best
 
 A tuner of your own (a class of pbmt.tune.tuner.Tuner) runs in the first
-loop from Python: pbmt.load(...).tune(..., algorithm=YourTuner(...)), as
-docs/writing-a-tuner.md shows.
+loop: --plugins FILE runs the Python file that defines it, which makes its
+name an --algorithm with its options (docs/writing-a-tuner.md).
 
 Writes to --out: moses.ini (the tuned weights), pbmt.toml (the model's
 preprocessing and --reordering, so the folder translates as tuned; with
@@ -60,20 +60,26 @@ from pathlib import Path
 from pbmt.base.errors import UsageError
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS
 from pbmt.commands.options import add_threads_argument
+from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.commands.tuners import TunerOptions
 from pbmt.model.model import REORDERING_MODES
 from pbmt.tune.loop import LoopSettings
-from pbmt.tune.registry import ALGORITHMS, TUNERS, tuner_class
+from pbmt.tune.registry import TUNERS, algorithms, tuner_class, tuners
 from pbmt.tune.relevant_set import RelevantSetSettings
 from pbmt.tune.runs import TuningJob, run as run_tuner
 
-OPTIONS = TunerOptions(TUNERS)
+OPTIONS = TunerOptions(TUNERS)  # pbmt's own tuners' (tuner_options: with those of --plugins files)
 DECODING = "decoding the dev set"  # the group every tuner's help shows
 # the DECODING group's options, by destination: the dev set's decoding, which the sampler loop does not do (its
 # chains and held-out decodes take the model's own search settings)
 DECODING_OPTIONS = {"n_best_size": "--n-best-size", "reordering": "--reordering", "search": "--search",
                     "pop_limit": "--pop-limit"}
+
+
+def tuner_options() -> TunerOptions:
+    """The options of every tuner, pbmt's own (``OPTIONS``) and those ``--plugins`` files added."""
+    return OPTIONS if tuners() == TUNERS else TunerOptions(tuners())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,10 +118,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "pbmt.toml [search] reordering, else distortion; mon-swap: Tillmann & Zhang's block "
                           "orientation model)")
     add_search_arguments(decoding)
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="mert", action=_RememberedChoice,
+    parser.add_argument("--algorithm", choices=algorithms(), default="mert", action=_RememberedChoice,
                         help="the tuner (its options are in its group)")
+    add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
-    OPTIONS.add_to(parser)
+    tuner_options().add_to(parser)
 
 
 class _RememberedChoice(argparse._StoreAction):
@@ -146,7 +153,8 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
     the common options and how to see the rest; with it, that tuner's groups and options."""
     formatter = parser._get_formatter()
     formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
-    common = [a for a in parser._optionals._group_actions if a.dest not in OPTIONS.scope]
+    scope = tuner_options().scope
+    common = [a for a in parser._optionals._group_actions if a.dest not in scope]
     if algorithm is None:
         formatter.add_text(parser.description.split("\nWrites to --out")[0])
         sections = [("common options", None, common)]
@@ -154,14 +162,14 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
                   "option. docs/tutorial.md tunes with MERT, PRO and SampleRank step by step.")
     else:
         formatter.add_text(f"The options of --algorithm {algorithm}, besides the common ones (pbmt tune --help).")
-        own = [a for a in parser._optionals._group_actions if algorithm in OPTIONS.scope.get(a.dest, ())]
+        own = [a for a in parser._optionals._group_actions if algorithm in scope.get(a.dest, ())]
         sections = [(f"{algorithm}: options outside the groups", None, own)] if own else []
-        decodes = any(t.loop != "sampler" for t in TUNERS if t.name == algorithm)  # samplerank refuses DECODING
+        decodes = any(t.loop != "sampler" for t in tuners() if t.name == algorithm)  # samplerank refuses DECODING
         sections += [(group.title, group.description, group._group_actions) for group in parser._action_groups
                      if group.title == DECODING and decodes]
         sections += [(group.title, group.description,
-                      [a for a in group._group_actions if algorithm in OPTIONS.scope.get(a.dest, ())])
-                     for group in parser._action_groups if algorithm in OPTIONS.scope.get(group.title, ())]
+                      [a for a in group._group_actions if algorithm in scope.get(a.dest, ())])
+                     for group in parser._action_groups if algorithm in scope.get(group.title, ())]
         footer = "pbmt tune --help-all: every option of every tuner."
     for title, description, actions in sections:
         formatter.start_section(title)
@@ -174,19 +182,20 @@ def short_help(parser: argparse.ArgumentParser, algorithm: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cls = tuner_class(args.algorithm, args.features)
-    OPTIONS.check_given(cls, args)
+    options = tuner_options()
+    options.check_given(cls, args)
     given = [flag for dest, flag in DECODING_OPTIONS.items() if getattr(args, dest) is not None]
     if cls.loop == "sampler" and given:
         raise UsageError(f"{given[0]} sets how the other tuners decode the dev set; samplerank samples it, and its "
                          "held-out and chain-start decodes search as the model's moses.ini and pbmt.toml say: it "
                          "would be ignored")
     common = {f.name for f in fields(TuningJob)} - {"search", "settings"}
-    others = {o.destination for o in OPTIONS.options.values()} - {o.destination for o in cls.options}
+    others = {o.destination for o in options.options.values()} - {o.destination for o in cls.options}
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
                     settings={k: v for k, v in vars(args).items() if k not in common and k not in others})
     context = {"workers": args.workers, "scheduler": args.scheduler, "threads": args.threads, "out": args.out,
                "progress": not args.quiet}
-    lines = run_tuner(lambda reordering, n_sentences=None: OPTIONS.build(cls, args, reordering, n_sentences,
+    lines = run_tuner(lambda reordering, n_sentences=None: options.build(cls, args, reordering, n_sentences,
                                                                          **context), job)
     if not args.quiet:
         print("\n".join(lines), file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from pbmt.base.errors import UsageError
 from pbmt.tune.gains import GAINS
-from pbmt.tune.registry import TUNERS
+from pbmt.tune.registry import TUNERS, tuners
 from pbmt.tune.tuner import CONSTRUCTOR, TUNER_DEFAULT, Option, Tuner
 
 
@@ -28,9 +28,6 @@ class _Defaults:
     def __getattr__(self, name: str) -> Any:
         parameters = self.cls.parameters()
         return parameters[name] if name in parameters else getattr(self.cls, name)
-
-
-_CLASSES = {cls.__name__: _Defaults(cls) for cls in TUNERS}
 
 
 def listed(names: Sequence[str]) -> str:
@@ -55,7 +52,10 @@ class TunerOptions:
         self.scope: dict[str, list[str]] = {}
         for tuner in self.tuners:
             for option in filter(include, tuner.options):
-                self.options.setdefault(option.flags, option)
+                if self.options.setdefault(option.flags, option) != option:  # a plugin's, spelt as another's
+                    raise UsageError(f"{tuner.name}'s option {'/'.join(option.flags)} is spelt as an option of "
+                                     f"{listed(self.scope[self.options[option.flags].destination])}: give it "
+                                     "another name")
                 for key in {option.destination, option.group.title if option.group else option.destination}:
                     names = self.scope.setdefault(key, [])
                     if tuner.name not in names:
@@ -65,6 +65,7 @@ class TunerOptions:
         """Add the options to ``parser``, each group's under its title (joining a group ``parser`` has), with
         its description, or the one ``descriptions`` gives for its title."""
         groups = {group.title: group for group in parser._action_groups}
+        classes = {cls.__name__: _Defaults(cls) for cls in tuners()}  # for {Class.parameter} in a help
         for option in self.options.values():
             container = parser
             if option.group is not None:
@@ -76,8 +77,15 @@ class TunerOptions:
                                           ("metavar", option.metavar)) if v is not None}
             if option.boolean:
                 keywords["action"] = argparse.BooleanOptionalAction
-            container.add_argument(*option.flags, dest=option.destination, default=self._default(option),
-                                   help=option.help.format_map(_CLASSES), **keywords)
+            try:
+                container.add_argument(*option.flags, dest=option.destination, default=self._default(option),
+                                       help=option.help.format_map(classes), **keywords)
+            except argparse.ArgumentError as err:  # a plugin's option, spelt as one of the verb's own
+                raise UsageError(f"{listed(self.scope[option.destination])}'s option {'/'.join(option.flags)} is "
+                                 f"spelt as one of {parser.prog}'s own ({err.message}): give it another name") from None
+            except (LookupError, ValueError, AttributeError) as err:  # in a plugin's help: {Class.parameter}
+                raise UsageError(f"the help of {listed(self.scope[option.destination])}'s option "
+                                 f"{'/'.join(option.flags)}: {type(err).__name__}: {err}") from None
 
     def _default(self, option: Option) -> Any:
         if option.default is TUNER_DEFAULT:

@@ -46,7 +46,7 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
-from pbmt.tune.registry import POOL_TUNERS
+from pbmt.tune.registry import pool_tuners
 from pbmt.tune.tuner import TuningData
 from pbmt.base import csr
 from pbmt.base.nbest import NBestText, parse_line, scan_nbest
@@ -307,12 +307,13 @@ def _vector(layout: FeatureLayout, named: dict[str, list[float]]) -> np.ndarray:
 
 def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec], algorithm: str,
           rng: np.random.Generator, **params) -> RescoringModel:
-    """Fit the tuner ``algorithm`` (a name in ``pbmt.tune.registry.POOL_TUNERS``, built with
+    """Fit the tuner ``algorithm`` (a name in ``pbmt.tune.registry.pool_tuners()``, built with
     ``params``) on ``lists``, whose last columns are those of ``specs``, starting from the
     decoder's weights (``decoder_weights``) and 0 for the rescoring columns."""
-    if algorithm not in POOL_TUNERS:
-        raise PbmtError(f"unknown rescoring algorithm {algorithm!r}; known: {', '.join(POOL_TUNERS)}")
-    optimizer = POOL_TUNERS[algorithm](**params)
+    known = pool_tuners()
+    if algorithm not in known:
+        raise PbmtError(f"unknown rescoring algorithm {algorithm!r}; known: {', '.join(known)}")
+    optimizer = known[algorithm](**params)
     pool = to_pool(lists, references)
     sizes = dict(zip(lists.layout.names, lists.layout.sizes))
     n_decoder = lists.layout.size - sum(sizes[s.name] for s in specs)
