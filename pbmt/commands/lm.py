@@ -4,9 +4,12 @@ The model is the one KenLM's ``lmplz -o ORDER`` writes with its default
 options (no pruning): <s> and </s> are added around each line, lower orders
 use continuation counts, three discounts per order come from the counts of
 adjusted counts, and every level is interpolated with the one below (the
-unigrams with the uniform distribution). The input is tokenised text, one
-sentence a line (plain or .gz); the output is gzip-compressed when its name
-ends in .gz. Progress and the discounts go to standard error.
+unigrams with the uniform distribution). The input (-i, default standard
+input, as lmplz reads it) is tokenised text, one sentence a line (plain or
+.gz); the output (-o, default standard output, as lmplz writes it) is
+gzip-compressed when its name ends in .gz. The two may also be given as
+positional files, TEXT then OUTPUT. Progress and the discounts go to
+standard error.
 
 On tiny or artificial text the closed-form discounts are undefined or out of
 range; like lmplz, this is an error unless --discount-fallback is given, which
@@ -18,7 +21,10 @@ counts held in memory at a time (the vocabulary comes on top); the model does
 not depend on it. The files are in a temporary folder beside the output,
 removed at the end.
 
-Example: pbmt lm --order 5 train.tok.en lm5.arpa.gz
+Examples:
+  pbmt lm --order 5 -i train.tok.en -o lm5.arpa.gz
+  pbmt lm --order 5 train.tok.en lm5.arpa.gz
+  pbmt lm -n 5 < train.tok.en > lm5.arpa
 
 (lmplz's -o is the order; in every pbmt verb -o is an output file, so here the order is -n/--order.)
 """
@@ -31,6 +37,7 @@ import time
 import warnings
 from typing import Callable
 
+from pbmt.base.errors import UsageError
 from pbmt.base.files import parse_finite, parse_float
 from pbmt.train.lm_estimate import DEFAULT_FALLBACK, memory_size, write_lm
 
@@ -72,7 +79,8 @@ def _is_number(text: str) -> bool:
 def add_discount_fallback(parser, files_after: bool = False) -> None:
     """``--discount-fallback [D1 D2 D3]`` (shared with ``pbmt train``); ``files_after``: the verb takes file names
     as positional arguments, which the option reads as discounts when it stands before them."""
-    hint = ": the option reads the words after it, so give it after the files" if files_after else ""
+    hint = (": the option reads the words after it, so give it after the files (or name them with -i and -o)"
+            if files_after else "")
     parser.add_argument("--discount-fallback", nargs="*", type=_discount(hint), action=_FallbackAction, metavar="D",
                         default=None, help="when an order's closed-form discounts fail (tiny corpora), use these "
                         f"(D1 D2 D3+; no value: {' '.join(map(str, DEFAULT_FALLBACK))}, lmplz's) instead of "
@@ -81,8 +89,12 @@ def add_discount_fallback(parser, files_after: bool = False) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pbmt lm``."""
-    parser.add_argument("text", help="tokenised text, one sentence a line (plain or .gz)")
-    parser.add_argument("output", help="ARPA file to write (.gz: gzip-compressed)")
+    parser.add_argument("text", nargs="?", metavar="TEXT", help="the text, as -i gives it")
+    parser.add_argument("arpa", nargs="?", metavar="OUTPUT", help="the ARPA file, as -o gives it")
+    parser.add_argument("-i", "--input", help="tokenised text, one sentence a line (plain or .gz; '-': standard "
+                        "input) (default: TEXT, else standard input)")
+    parser.add_argument("-o", "--output", help="ARPA file to write (.gz: gzip-compressed; '-': standard output) "
+                        "(default: OUTPUT, else standard output)")
     parser.add_argument("-n", "--order", type=int, default=3, help="highest n-gram order")
     add_discount_fallback(parser, files_after=True)
     parser.add_argument("-S", "--memory", type=memory_size, default="1G", metavar="SIZE",
@@ -98,15 +110,26 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(message, file=sys.stderr, flush=True)
 
+    text, output = _given(args.input, args.text, "-i", "TEXT"), _given(args.output, args.arpa, "-o", "OUTPUT")
+    if output.isdigit():
+        raise UsageError(f"-o is the ARPA file to write, as in every pbmt verb; lmplz's -o {output}, the order, is "
+                         f"-n {output} here (a file named {output}: -o ./{output})")
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        counts = write_lm(args.text, args.order, args.output, args.discount_fallback, args.memory,
-                          progress=not args.quiet)
+        counts = write_lm(text, args.order, output, args.discount_fallback, args.memory, progress=not args.quiet)
     for warning in caught:
         print(f"pbmt lm: warning: {warning.message}", file=sys.stderr)
     say(f"{counts.words} word types")
     for k, (n, discounts) in enumerate(zip(counts.ngrams, counts.discounts), 1):
         say(f"  {k}-grams: {n:>10}   discounts {' '.join(f'{d:.4f}' for d in discounts)}")
-    say(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
+    say(f"wrote {'standard output' if output == '-' else output} in {time.perf_counter() - start:.1f} s")
     return 0
+
+
+def _given(option: str | None, positional: str | None, flag: str, metavar: str) -> str:
+    """The file ``flag`` or the positional ``metavar`` names ('-', standard input or output, when neither does);
+    a UsageError when both do: one of them would be ignored."""
+    if option is not None and positional is not None:
+        raise UsageError(f"{flag} {option} and the positional {metavar} {positional} name the same file: give one")
+    return option if option is not None else positional if positional is not None else "-"

@@ -309,3 +309,30 @@ def test_scratch_folders_of_runs_killed_outright_are_removed(tmp_path):
     assert not stale.exists() and all(f.exists() for f in live) and other.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".pbmt-lm-")) == sorted(
         f.name for f in [*live, other])
+
+
+def test_the_text_and_lm_by_options_positionals_or_standard_streams_give_the_same_file(tmp_path, capsys):
+    """-i/-o as in every verb, the positional TEXT OUTPUT, and lmplz's standard input and output: one model."""
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join(TINY) + "\n", encoding="utf-8")
+    fallback = ["-n", "3", "--discount-fallback", "-q"]
+    assert cli.main(["lm", str(text), str(tmp_path / "positional.arpa"), *fallback]) == 0
+    assert cli.main(["lm", "-i", str(text), "-o", str(tmp_path / "options.arpa"), *fallback]) == 0
+    assert cli.main(["lm", str(text), "--output", str(tmp_path / "mixed.arpa"), *fallback]) == 0
+    streams = subprocess.run([sys.executable, "-m", "pbmt", "lm", *fallback], stdin=text.open("rb"),
+                             capture_output=True)
+    assert streams.returncode == 0, streams.stderr[-2000:]
+    expected = (tmp_path / "positional.arpa").read_bytes()
+    assert_same_model(read_arpa(tmp_path / "positional.arpa"),
+                      brute_force_kn([s.split() for s in TINY], 3, (0.5, 1.0, 1.5)), tolerance=1e-6)
+    for name in ("options", "mixed"):
+        assert (tmp_path / f"{name}.arpa").read_bytes() == expected
+    assert streams.stdout == expected
+    capsys.readouterr()
+    assert cli.main(["lm", "-i", str(text), str(text), str(tmp_path / "twice.arpa"), *fallback]) == 2
+    assert capsys.readouterr().err == (f"pbmt lm: error: -i {text} and the positional TEXT {text} name the same "
+                                       "file: give one\n")
+    # lmplz's -o is the order: a bare number is refused, not written as a file named 3
+    assert cli.main(["lm", "-o", "3", "-i", str(text), *fallback]) == 2
+    assert "lmplz's -o 3, the order, is -n 3 here" in capsys.readouterr().err
+    assert not (tmp_path / "twice.arpa").exists() and not os.path.exists("3")
