@@ -306,18 +306,59 @@ def derivation_keys(buf, text_spans, segmentation_spans):
                 out[at + 1] = 32
                 at += 2
             _, a, b, c, d = _block(buf, s, t)
-            out[at] = 40
-            at = write_int(out, at + 1, a)
-            out[at], out[at + 1] = 44, 32
-            at = write_int(out, at + 2, b)
-            out[at], out[at + 1] = 44, 32
-            at = write_int(out, at + 2, c)
-            out[at], out[at + 1] = 44, 32
-            at = write_int(out, at + 2, d)
-            out[at] = 41  # )
-            at += 1
+            at = _block_repr(out, at, a, b, c, d)
             blocks += 1
         if blocks == 1:
+            out[at] = 44  # a tuple of one: ((0, 1, 0, 1),)
+            at += 1
+        out[at] = 41
+        keys[e] = blake2b_64(out, 0, at + 1, h, block, v, m)
+    return keys
+
+
+@njit(cache=True)
+def _block_repr(out, at, a, b, c, d):
+    """Write the block ``(a, b, c, d)`` as ``repr`` writes a tuple of ints to ``out[at:]`` (room for 88 bytes);
+    returns where it ends."""
+    out[at] = 40  # (
+    at = write_int(out, at + 1, a)
+    out[at], out[at + 1] = 44, 32  # ", "
+    at = write_int(out, at + 2, b)
+    out[at], out[at + 1] = 44, 32
+    at = write_int(out, at + 2, c)
+    out[at], out[at + 1] = 44, 32
+    at = write_int(out, at + 2, d)
+    out[at] = 41  # )
+    return at + 1
+
+
+@njit(cache=True, nogil=True)
+def segmentation_keys(text, spans, block_offsets, blocks):
+    """uint64[n]: ``derivation_keys`` of entries given as arrays: the 64-bit BLAKE2b of each hypothesis
+    ``text[spans[e, 0]:spans[e, 1]]`` (UTF-8), 0x1F and its segmentation, the int64[m, 4] rows
+    ``blocks[block_offsets[e]:block_offsets[e + 1]]``, as ``repr`` writes a tuple of them."""
+    h, block, v, m = np.empty(8, np.uint64), np.empty(128, np.uint8), np.empty(16, np.uint64), np.empty(16, np.uint64)
+    n = spans.shape[0]
+    keys = np.empty(n, np.uint64)
+    out = np.empty(1024, np.uint8)
+    for e in range(n):
+        lo, hi = block_offsets[e], block_offsets[e + 1]
+        most = spans[e, 1] - spans[e, 0] + 4 + 90 * (hi - lo)
+        if most > out.shape[0]:
+            out = np.empty(2 * most, np.uint8)
+        at = 0
+        for i in range(spans[e, 0], spans[e, 1]):
+            out[at] = text[i]
+            at += 1
+        out[at] = 0x1F
+        out[at + 1] = 40  # (
+        at += 2
+        for k in range(lo, hi):
+            if k > lo:
+                out[at], out[at + 1] = 44, 32
+                at += 2
+            at = _block_repr(out, at, blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3])
+        if hi - lo == 1:
             out[at] = 44  # a tuple of one: ((0, 1, 0, 1),)
             at += 1
         out[at] = 41

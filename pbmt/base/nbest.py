@@ -29,7 +29,7 @@ import numpy as np
 
 from pbmt.base._nbest_kernels import (BLOCKS, GROUPS, LINE_START, N_COLUMNS, SEGMENTATION_END, SEGMENTATION_START,
                                       SENTENCE, TEXT_END, TEXT_START, TOTAL_END, TOTAL_START, WORDS, derivation_keys,
-                                      joined_spans, scan_entries, text_keys)
+                                      joined_spans, scan_entries, segmentation_keys, text_keys)
 from pbmt.base._nbest_writer_kernels import Entries, Strings, write_lines
 from pbmt.base import csr
 from pbmt.base.byte_text import intern_words
@@ -273,6 +273,19 @@ class NBestText:
                          self.group_names[:groups], self.group_sizes[:groups], self.names,
                          self.values[:self.group_sizes[:groups].sum()], self.word_offsets[:n + 1],
                          self.words[:words], refused)
+
+
+def hypothesis_keys(text: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """uint64[n]: ``NBestText.text_keys`` of hypotheses given as the bytes ``text[spans[k, 0]:spans[k, 1]]``
+    (``text`` uint8, UTF-8; ``spans`` int64[n, 2]), hashed by a kernel."""
+    return text_keys(text, spans)
+
+
+def block_keys(text: np.ndarray, spans: np.ndarray, block_offsets: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """uint64[n]: ``NBestText.derivation_keys`` of entries given as arrays: hypothesis ``k`` the bytes
+    ``text[spans[k, 0]:spans[k, 1]]``, its segmentation the int64[m, 4] rows ``blocks[block_offsets[k]:
+    block_offsets[k + 1]]`` (``NBestEntry.segmentation``'s blocks), hashed by a kernel without the lock."""
+    return segmentation_keys(text, spans, block_offsets, blocks)
 
 
 _RUN_BYTES = 1 << 22  # text scanned per kernel call

@@ -71,7 +71,7 @@ class NBestList(Sequence[NBestEntry]):
         self.sentence = sentence
         self._totals = paths.totals
         self._block_offsets = paths.offsets
-        self._layout = model.layout
+        self.layout = model.layout
         self._columns = model.layout.slices
         self._sparse = None if model.sparse is None else sparse_counts(paths, options, model)
         self._entries: list[NBestEntry | None] = [None] * len(paths)
@@ -112,18 +112,24 @@ class NBestList(Sequence[NBestEntry]):
             self._text = self._write()
         return self._text
 
-    def _write(self) -> str:
-        names = list(self._layout.names)
+    def arrays(self) -> tuple[Entries, list[str], list[str]]:
+        """The entries as arrays (``Entries``, their dense values in ``layout``'s columns), the words their
+        hypotheses' word ids index, and the feature names their sparse features' ids index (``layout``'s names,
+        then the n-best names of the sparse features any entry fires): what the writer and tune's pools read
+        without making an entry."""
+        names = list(self.layout.names)
         sparse_offsets, sparse_names, sparse_values = np.zeros(len(self) + 1, np.int64), np.zeros(0, np.int64), \
             np.zeros(0)
         if self._sparse is not None:
             sparse_offsets, sparse_names, sparse_values = self._sparse.offsets, self._sparse.ids + len(names), \
                 self._sparse.values
             names += self._sparse.names
-        return entries_text(self.sentence, Entries(self._word_offsets, self._words, self._features, sparse_offsets,
-                                                   sparse_names, sparse_values, self._totals, self._block_offsets,
-                                                   self._blocks, self._link_offsets, self._links),
-                            self._vocabulary, names, self._layout.sizes)
+        return Entries(self._word_offsets, self._words, self._features, sparse_offsets, sparse_names, sparse_values,
+                       self._totals, self._block_offsets, self._blocks, self._link_offsets, self._links), \
+            self._vocabulary, names
+
+    def _write(self) -> str:
+        return entries_text(self.sentence, *self.arrays(), self.layout.sizes)
 
 
 def nbest_text(entries: Sequence[NBestEntry]) -> str:

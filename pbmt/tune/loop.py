@@ -76,6 +76,7 @@ from pbmt.features.translation import Translator
 from pbmt.base.nbest import NBestEntry
 from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
+from pbmt.tune.pool_lists import pool_from_lists
 from pbmt.tune.tuner import Tuner, TuningData
 
 # log.tsv, one line per iteration: the weights decoded and their dev BLEU, then the weights the tuner proposed on
@@ -266,17 +267,18 @@ def _nonzero(weights: SparseWeights | None) -> dict[str, float]:
 
 def decoded_pool(nbest: Sequence[Sequence[NBestEntry]], layout: FeatureLayout, references: References,
                  dedup: str = "derivation") -> tuple[Pool, float]:
-    """Decoded n-best lists (each sentence's best first) as a pool, and the corpus BLEU in [0, 1] of their 1-bests."""
-    batch = pool_from_entries(_check_decoded(nbest), layout, references, dedup)
-    return batch, corpus_bleu(batch.stats[batch.offsets[:-1]])
+    """Decoded n-best lists (each sentence's best first) as a pool, and the corpus BLEU in [0, 1] of their 1-bests.
 
-
-def _check_decoded(nbest: Sequence[Sequence[NBestEntry]]) -> list[NBestEntry]:
+    Lists the decoder keeps as arrays (``NBestList``) are pooled from them (``pool_from_lists``), others (and
+    lists ``pool_from_lists`` leaves) entry by entry: the same pool."""
     empty = [s for s, entries in enumerate(nbest) if not entries]
     if empty:
         raise PbmtError(f"the decoder found no translation of dev sentence(s) {', '.join(map(str, empty[:5]))} "
                         "(0-based)")
-    return [e for entries in nbest for e in entries]
+    batch = pool_from_lists(nbest, layout, references, dedup)
+    if batch is None:
+        batch = pool_from_entries([e for entries in nbest for e in entries], layout, references, dedup)
+    return batch, corpus_bleu(batch.stats[batch.offsets[:-1]])
 
 
 def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_sentences: int,

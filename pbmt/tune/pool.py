@@ -279,11 +279,11 @@ def sparse_matrix(entries: Sequence[NBestEntry]) -> tuple[tuple[str, ...], objec
             columns.append(index.setdefault(name, len(index)))
             values.append(value)
     lengths = np.fromiter((len(entry.sparse) for entry in entries), dtype=np.int64, count=len(entries))
-    return tuple(index), _csr(np.array(values, dtype=np.float64), np.array(columns, dtype=np.int64), lengths,
-                              len(index))
+    return tuple(index), sparse_rows(np.array(values, dtype=np.float64), np.array(columns, dtype=np.int64),
+                                     lengths, len(index))
 
 
-def _csr(values: np.ndarray, columns: np.ndarray, lengths: np.ndarray, n_columns: int):
+def sparse_rows(values: np.ndarray, columns: np.ndarray, lengths: np.ndarray, n_columns: int):
     """The CSR matrix float64[len(lengths), n_columns] of rows of ``lengths`` values (``values``, in ``columns``),
     canonical (each row's columns sorted); None without columns."""
     if not n_columns:
@@ -303,7 +303,8 @@ def argmax_by_sentence(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.minimum.reduceat(np.where(scores == top, np.arange(len(scores)), len(scores)), starts)
 
 
-def _key(entry: NBestEntry, features: np.ndarray, dedup: str) -> int:
+def entry_key(entry: NBestEntry, features: np.ndarray, dedup: str) -> int:
+    """The dedup key of ``entry`` (module docstring), ``features`` its dense values (float64[layout.size])."""
     if dedup == "string":
         return _digest(entry.text.encode("utf-8"))
     if entry.segmentation:
@@ -334,20 +335,22 @@ def pool_from_entries(entries: Iterable[NBestEntry], layout: FeatureLayout, refe
 
 
 def _entries_pool(entries, features, sentences, layout, references, dedup) -> Pool:
-    _check_dedup(dedup)
-    keys = np.fromiter((_key(e, f, dedup) for e, f in zip(entries, features)), dtype=np.uint64, count=len(entries))
+    check_dedup(dedup)
+    keys = np.fromiter((entry_key(e, f, dedup) for e, f in zip(entries, features)), dtype=np.uint64,
+                       count=len(entries))
     order = np.argsort(sentences, kind="stable")
     texts = [entries[i].text for i in order]
-    return _pool(layout, references, sentences, order, features, keys, texts,
+    return sorted_pool(layout, references, sentences, order, features, keys, texts,
                  references.stats(texts, sentences[order]), *sparse_matrix(entries))
 
 
-def _check_dedup(dedup: str) -> None:
+def check_dedup(dedup: str) -> None:
+    """ValueError unless ``dedup`` is one of ``DEDUP``."""
     if dedup not in DEDUP:
         raise ValueError(f"dedup must be one of {DEDUP}, got {dedup!r}")
 
 
-def _pool(layout, references, sentences, order, features, keys, texts, stats, names, sparse) -> Pool:
+def sorted_pool(layout, references, sentences, order, features, keys, texts, stats, names, sparse) -> Pool:
     """The pool of candidates given in file order (``sentences``, ``features``, ``keys``, ``sparse``), ``order``
     the stable sort by sentence, ``texts`` and ``stats`` in that order; duplicates removed."""
     offsets = np.zeros(references.n_sentences + 1, dtype=np.int64)
@@ -392,7 +395,7 @@ def read_pool(path: str | Path, references: References, layout: FeatureLayout | 
     they do not read whole (text that is not UTF-8, standard input, a line only
     Python reads) is read line by line, to the same pool or the same error.
     """
-    _check_dedup(dedup)
+    check_dedup(dedup)
     scanned = scan_nbest(path)
     pool = None if scanned is None else _scanned_pool(scanned, path, references, layout, dedup)
     if pool is None:
@@ -500,10 +503,10 @@ def _scanned_pool(scanned: NBestText, path: str | Path, references: References, 
     column = np.zeros(len(names), dtype=np.int64)
     column[used] = np.arange(len(used))
     sparse_names = tuple(names[i] for i in used)
-    matrix = _csr(scanned.values[firsts], column[group_names[sparse]], np.bincount(entry_of_group[sparse], minlength=n),
-                  len(used))
+    matrix = sparse_rows(scanned.values[firsts], column[group_names[sparse]],
+                         np.bincount(entry_of_group[sparse], minlength=n), len(used))
     keys = _scanned_keys(scanned, features, sparse, dedup)
-    return _pool(layout, references, sentences, order, features, keys, texts, stats, sparse_names, matrix)
+    return sorted_pool(layout, references, sentences, order, features, keys, texts, stats, sparse_names, matrix)
 
 
 def _scanned_keys(scanned: NBestText, features: np.ndarray, sparse: np.ndarray, dedup: str) -> np.ndarray:
