@@ -140,3 +140,21 @@ def test_every_verbs_help_reads_as_written():
     help_of = {verb: parser.format_help() for verb, parser in build_parser().verb_parsers.items()}
     assert "--no-causes" in help_of["analyze"] and "(default: True)" not in help_of["analyze"]
     assert "test.keys \\\n      --global-features" in help_of["translate"]
+
+
+def test_the_help_examples_sentences_are_all_known_to_the_embedded_model():
+    """An example a new user pastes first shows a translation, not unknown words copied through ('creó', the
+    modern spelling, is 'crió' in the embedded model's Bible text: it came out 'In the beginning creó God')."""
+    import re
+
+    import pbmt
+    from pbmt.commands import explain, serve, translate
+
+    quoted = re.compile(r'(?:echo |pbmt explain |"sentences": \[)"([^"]+)"(?: \| pbmt translate( --tokenized)?)?')
+    examples = [(m.group(1), bool(m.group(2))) for module in (translate, explain, serve)
+                for m in quoted.finditer(module.__doc__.split("Example")[1])]
+    assert len(examples) == 4, examples
+    model = pbmt.load()
+    for sentence, tokenized in examples:
+        best = model.translate(sentence, tokenized=tokenized, n_best=1).nbest[0]
+        assert best.features["UnknownWordPenalty0"] == (0.0,), (sentence, best.text)

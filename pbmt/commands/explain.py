@@ -8,7 +8,7 @@ same as one self-contained page (with a word-alignment grid); --dot writes the
 search graph around the n-best paths for Graphviz.
 
 Example:
-  pbmt explain "en el principio creó dios los cielos y la tierra ." --html explain.html
+  pbmt explain "En el principio crió Dios los cielos y la tierra." --html explain.html
 """
 
 from __future__ import annotations

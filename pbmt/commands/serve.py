@@ -20,7 +20,7 @@ Examples:
   pbmt serve                         # the embedded model at http://127.0.0.1:8080/
   pbmt serve -f model/moses.ini --port 9000 --threads 2
   curl -s localhost:8080/translate -H 'content-type: application/json' \\
-      -d '{"sentences": ["En el principio creó Dios los cielos y la tierra."]}'
+      -d '{"sentences": ["En el principio crió Dios los cielos y la tierra."]}'
 """
 
 from __future__ import annotations

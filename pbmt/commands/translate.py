@@ -14,8 +14,8 @@ protected tokens back through the word alignment. --tokenized
 takes and gives the model's own tokens (pbmt tokenize / pbmt detokenize).
 
 Examples:
-  echo "En el principio creó Dios los cielos y la tierra." | pbmt translate
-  echo "En el principio creó Dios los cielos y la tierra ." | pbmt translate --tokenized
+  echo "En el principio crió Dios los cielos y la tierra." | pbmt translate
+  echo "en el principio crió Dios los cielos y la tierra ." | pbmt translate --tokenized
   pbmt translate -f model/moses.ini -i dev.es -o dev.out --n-best dev.nbest --n-best-size 100 --threads 2
   pbmt translate -f model/moses.ini -i test.es -o test.out --scheduler tcp://host:8786
   pbmt translate -f model/moses.ini -i test.es --documents test.keys \\
