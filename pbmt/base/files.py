@@ -256,6 +256,7 @@ class Outputs:
         self._claimed: dict[tuple, tuple[Path, bool]] = {}  # identity of a target -> (its path, opened yet)
         self._locks: list[tuple[int, Path]] = []
         self._made: list[Path] = []  # the outermost folders made for the targets, removed by discard if empty
+        self._stdout_open = False
 
     def _make_folder(self, path: str | os.PathLike, folder: Path) -> None:
         """Make ``folder`` (and its parents) for the target ``path``, remembering what it made."""
@@ -305,6 +306,10 @@ class Outputs:
         (resumed output), renamed to ``path`` by ``commit``; ``compress=False``: the bytes written to a ``.gz``
         path are gzip data already (concatenated gzip members, say)."""
         if str(path) == "-":
+            if self._stdout_open:  # two outputs on standard output would interleave their lines
+                raise UsageError("-: standard output named twice as an output of this run; give each output but "
+                                 "one its own file")
+            self._stdout_open = True
             handle = sys.stdout if "b" not in mode else sys.stdout.buffer
             self._stack.callback(handle.flush)
             return handle

@@ -161,9 +161,10 @@ def run(args: argparse.Namespace) -> int:
         results = list(pool.map(items, chunksize=4, progress=progress.update))
     progress.close()
     with Outputs([args.input, args.refs]) as outputs:
-        outputs.open(args.output).writelines(f"{text}\n" for text, _ in results)
-        if args.trace:
-            handle = outputs.open(args.trace)
+        translations = outputs.open(args.output)
+        handle = outputs.open(args.trace) if args.trace else None  # both opened before either is written
+        translations.writelines(f"{text}\n" for text, _ in results)
+        if handle is not None:
             handle.write("\t".join(TRACE_COLUMNS) + "\n")
             handle.writelines(f"{line}\n" for _, trace in results for line in trace)
     if not args.quiet:

@@ -114,3 +114,16 @@ def test_trace_arguments_are_checked(tiny_model_dir, tmp_path, capsys):
     assert code == 1 and "has 1 lines but" in capsys.readouterr().err
     code, _ = sample(tiny_model_dir, tmp_path, "out", "--refs", str(refs))
     assert code == 1 and "give --trace FILE too" in capsys.readouterr().err
+
+
+def test_the_translations_and_the_trace_both_on_standard_output_are_refused_before_either_is_written(
+        tiny_model_dir, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES)
+    argv = ["sample", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "--refs", str(src),
+            "--steps-per-sentence", "20", "--trace", "-"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "-: standard output named twice as an output of this run" in captured.err
+    code, out = sample(tiny_model_dir, tmp_path, "out", *argv[6:-1], str(tmp_path / "trace.tsv"))
+    assert code == 0 and len(out) == 5 and (tmp_path / "trace.tsv").read_text().startswith("sentence\tstep")

@@ -199,3 +199,23 @@ def test_plain_text_given_as_tokenized_is_translated_with_a_warning_naming_its_f
         assert err.count("\n") == 1 and err.startswith(f"pbmt translate: warning: {plain}:1: 'Dios:' is 'Dios :' "
                                                        "in the model's tokens; 3 of 3 lines are not in the model's "
                                                        "token form (give plain text without --tokenized"), err
+
+
+def test_standard_output_named_by_two_outputs_is_a_usage_error_before_anything_is_written(tiny_model_dir, tmp_path,
+                                                                                          capsys):
+    """'--n-best -' beside the translations' default '-' interleaved the 1-best lines into the n-best list (Moses
+    drops the 1-best there); one output on standard output is as the same output written to a file."""
+    src = tmp_path / "in.txt"
+    src.write_text(SOURCES)
+    common = ["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "--n-best-size", "3"]
+    assert main(common + ["-o", str(tmp_path / "out"), "--n-best", str(tmp_path / "nbest")]) == 0
+    capsys.readouterr()
+    for extra in (["--n-best", "-"], ["-o", "-", "--alignment", "-", "--n-best", str(tmp_path / "nbest2")]):
+        assert main(common + extra) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err == ("pbmt translate: error: -: standard output named twice as an "
+                                                       "output of this run; give each output but one its own file\n")
+    assert not (tmp_path / "nbest2").exists()
+    assert main(common + ["-o", str(tmp_path / "out2"), "--n-best", "-"]) == 0
+    assert capsys.readouterr().out == (tmp_path / "nbest").read_text()
+    assert (tmp_path / "out2").read_text() == (tmp_path / "out").read_text()
