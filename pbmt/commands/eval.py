@@ -157,7 +157,8 @@ def _read_parallel(names: list[str], implicit_stdin: bool = False) -> list[list[
         if ended:
             going = [_label(name) for name, item in zip(names, row) if item is not None]
             raise PbmtError(
-                f"{', '.join(ended)} ended after {number - 1} lines, but {', '.join(going)} "
+                f"{', '.join(ended)} ended after {number - 1} line{'' if number == 2 else 's'}, but "
+                f"{', '.join(going)} "
                 f"{'has' if len(going) == 1 else 'have'} a line {number}: the hypothesis and every "
                 f"reference need the same number of lines"
             )

@@ -88,6 +88,10 @@ def test_line_count_mismatch_names_files_and_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "short.txt ended after 2 lines" in err
     assert "hyp.txt" in err and "full.txt" in err and "line 3" in err
+    one = write(tmp_path / "one.txt", REFS1[:1])
+    assert main(["eval", full, one, "-i", hyp]) == 1
+    err = capsys.readouterr().err
+    assert "one.txt ended after 1 line, but " in err and "full.txt have a line 2" in err
 
 
 def test_invalid_utf8_names_file_and_line(tmp_path, capsys, monkeypatch):
