@@ -105,6 +105,12 @@ def run_module(path: Path, what: str) -> ModuleType:
     return module
 
 
+def user_module(name: str) -> tuple[Path, str] | None:
+    """The file ``run_module`` ran in this process as the module ``name``, and what it is, or None: what
+    another process must run (``run_module(*user_module(name))``) before it can use the module's classes."""
+    return next(((path, what) for path, (loaded, what) in _LOADED.items() if loaded == name), None)
+
+
 def error_place(err: Exception, path: Path, shown: Path) -> str:
     """``shown:line: `` (``shown``: the module's path as pbmt.toml names it) of the deepest frame of ``err`` in
     the module's own file ``path``, or of its syntax error."""

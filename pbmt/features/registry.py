@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
+from pbmt.base.feature_modules import user_module
 from pbmt.features.base import GlobalFeature, Hypothesis, SentenceFeature
 from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.nbest import parse_features
@@ -47,6 +48,7 @@ class FeatureKind:
     needs_sources: bool
     nbest_only: bool
     summary: str
+    module: str = ""  # the module of what was registered: a file of one's own (--plugins) or pbmt's
 
 
 # kind -> FeatureKind; filled by @register (the built-in kinds: pbmt.features imports their modules)
@@ -65,7 +67,8 @@ def register(kind: str, prefix: str, size: int = 1, takes_argument: bool | None 
         else:
             make = _sentence_function(obj, size)
         summary = (obj.__doc__ or "").strip().split("\n")[0]
-        KINDS[kind] = FeatureKind(kind, prefix, make, takes_argument, needs_sources, nbest_only, summary)
+        KINDS[kind] = FeatureKind(kind, prefix, make, takes_argument, needs_sources, nbest_only, summary,
+                                  obj.__module__)
         return obj
     return decorator
 
@@ -130,6 +133,13 @@ def name_features(requests: Sequence[tuple[str, str | None]], taken: Sequence[st
         used.add(f"{spec.prefix}{k}")
         specs.append(FeatureSpec(kind, f"{spec.prefix}{k}", argument))
     return specs
+
+
+def user_files(specs: Sequence[FeatureSpec]) -> tuple[tuple[Path, str], ...]:
+    """The files of one's own (``pbmt.base.feature_modules.run_module``: ``--plugins``) that registered the kinds
+    of ``specs``, each with what it is: a worker process runs them before it builds the features."""
+    modules = dict.fromkeys(KINDS[s.kind].module for s in specs if s.kind in KINDS)
+    return tuple(found for found in map(user_module, modules) if found is not None)
 
 
 def build(specs: Sequence[FeatureSpec], vocab: Vocab) -> list[GlobalFeature]:

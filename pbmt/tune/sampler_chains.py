@@ -78,13 +78,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from pbmt.base.errors import PbmtError
+from pbmt.base.feature_modules import run_module
 from pbmt.base.vocab import Overlay
 from pbmt.features import FeatureSpec, GlobalFeature, build
+from pbmt.features.registry import user_files
 from pbmt.metrics.bleu import ReferenceSets, corpus_bleu, reference_sets, segment_stats_ids
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
@@ -547,7 +550,7 @@ class Chains:
 
     def __reduce__(self):
         return arrived_chains, (self.model, self.dev.sources, self.dev.references, self.dev.vocab.extra,
-                                 self.chunk_of, self.specs)
+                                 self.chunk_of, self.specs, user_files(self.specs))
 
     def epoch(self, settings: Settings, seed: int, item) -> ChainResult:
         epoch, chain, sentences, weights = item
@@ -564,9 +567,13 @@ class Chains:
         return decoded_words(model, self.dev, sentence)
 
 
-def arrived_chains(model: TranslationModel, sources, references, extra: tuple[str, ...], chunk_of, specs) -> Chains:
+def arrived_chains(model: TranslationModel, sources, references, extra: tuple[str, ...], chunk_of, specs,
+                   files: Sequence[tuple[Path, str]] = ()) -> Chains:
     """``_Chains`` in a worker: the tuning set's overlay rebuilt over the arrived model's vocabulary (which
-    holds the global features' words already, as the sender's did when it encoded the set)."""
+    holds the global features' words already, as the sender's did when it encoded the set), the global features
+    built after the ``files`` of one's own that registered their kinds have run here too (``user_files``)."""
+    for path, what in files:
+        run_module(path, what)
     overlay = model.overlay(extra)
     if overlay.extra != extra:
         raise ValueError("the tuning set's own words reached a worker as words of the model")

@@ -207,3 +207,26 @@ def test_tune_runs_a_plugins_tuner_from_the_shell_as_model_tune_runs_it(tiny_mod
     timed = [logs[0][0].index("decode_s"), logs[0][0].index("optimize_s")]
     untimed = [[[v for k, v in enumerate(row) if k not in timed] for row in log] for log in logs]
     assert len(untimed[0]) == 3 and untimed[0] == untimed[1]  # a header and two iterations
+
+
+def test_a_plugins_global_feature_reaches_samplerank_workers(tiny_model_dir, tiny_dev, tmp_path):
+    """A worker process (--workers, --scheduler) gets SampleRank's chains as their pickle and builds their global
+    features there: the plugin that registered a feature's kind runs there first. A process that never ran it
+    stands for the worker."""
+    import pickle
+
+    from pbmt.features import name_features
+    from pbmt.model.model import TranslationModel
+    from pbmt.tune.sampler_chains import Chains, encode_dev
+
+    (tmp_path / "words.py").write_text(FEATURE)
+    plugins.load_plugins([str(tmp_path / "words.py")])
+    model = TranslationModel.load(tiny_model_dir / "moses.ini")
+    sources, refs = ((tiny_dev / name).read_text().splitlines() for name in ("dev.src", "dev.ref"))
+    specs = name_features([("target-words", None), ("repetition", None)], model.layout.names, nbest=False)
+    state = pickle.dumps(Chains(model, encode_dev(model, sources, refs), None, specs))
+    code = ("import pickle, sys; chains = pickle.load(sys.stdin.buffer); "
+            "print(*[f'{type(f).__name__} {f.names[0]}' for f in chains.global_features], sep=', ')")
+    worker = subprocess.run([sys.executable, "-c", code], input=state, capture_output=True)
+    assert worker.returncode == 0, worker.stderr.decode()[-2000:]
+    assert worker.stdout.decode().strip() == "target_words TargetWords0, Repetition Repetition0"
