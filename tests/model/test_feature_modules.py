@@ -104,11 +104,18 @@ def test_an_error_of_the_modules_feature_on_its_line_names_the_line_and_the_modu
     assert "\n" not in str(err.value)
 
 
-def test_an_error_raised_in_the_modules_code_is_said_as_the_modules_not_as_a_bug_in_pbmt(tiny_model_dir, tmp_path):
+def _broken_model(tiny_model_dir: Path, folder: Path, method: str) -> Path:
+    """The tiny model in ``folder`` with a feature ``Broken`` of its own module whose ``method`` (its signature)
+    divides by zero on the module's line 15."""
     module = BAD_ARGUMENT.replace("Widths", "Broken").replace("self.width = int(spec.args[\"width\"])", "pass")
-    module += "\n    def local(self, table):\n        return 1 / 0\n"
-    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n', module)
+    module += f"\n    def {method}:\n        return 1 / 0\n"
+    ini = _model(tiny_model_dir, folder, '[features]\nmodules = ["repeats.py"]\n', module)
     ini.write_text(ini.read_text().replace("RepeatedWords\n", "Broken\n").replace("Repeats0=", "Broken0="))
+    return ini
+
+
+def test_an_error_raised_in_the_modules_code_is_said_as_the_modules_not_as_a_bug_in_pbmt(tiny_model_dir, tmp_path):
+    ini = _broken_model(tiny_model_dir, tmp_path / "m", "local(self, table)")
     (tmp_path / "in.txt").write_text("a b\n")
     run = subprocess.run([sys.executable, "-m", "pbmt", "translate", "-f", str(ini), "-i", str(tmp_path / "in.txt"),
                           "-o", str(tmp_path / "out.txt")], capture_output=True, text=True)
@@ -168,10 +175,7 @@ def test_sentence_data_named_as_another_features_is_refused():
 
 def test_an_error_the_modules_code_raises_on_a_dask_worker_is_the_line_said_in_process(tiny_model_dir, tmp_path):
     """unknown_local runs per sentence, where the sentence is decoded: on a worker process with --workers 2."""
-    module = BAD_ARGUMENT.replace("Widths", "Broken").replace("self.width = int(spec.args[\"width\"])", "pass")
-    module += "\n    def unknown_local(self, n_words, letterless):\n        return 1 / 0\n"
-    ini = _model(tiny_model_dir, tmp_path / "m", '[features]\nmodules = ["repeats.py"]\n', module)
-    ini.write_text(ini.read_text().replace("RepeatedWords\n", "Broken\n").replace("Repeats0=", "Broken0="))
+    ini = _broken_model(tiny_model_dir, tmp_path / "m", "unknown_local(self, n_words, letterless)")
     (tmp_path / "in.txt").write_text("a zzz\nb yyy\n")
     errors = {}
     for workers in ("1", "2"):
