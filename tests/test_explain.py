@@ -5,6 +5,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from pbmt.base.protected import encode
 from pbmt.commands.cli import main
 from pbmt.search.explain import explain
 from pbmt.search.explain_views import render_dot, render_html, render_text
@@ -145,3 +146,18 @@ def test_replayed_pruning_matches_the_decoders_counts(tiny, stack_size, beam, al
         # through a recombined hypothesis instead of its representative: the score differs by their difference
         detour = sum(g.score[via[k]] - g.score[path[k - 1] if k else 0] for k in range(len(path)) if via[k] is not None)
         assert g.score[path[-1]] - detour == pytest.approx(scored.score, abs=1e-9)
+
+
+def test_a_protected_tokens_space_is_shown_as_a_space(tiny, tmp_path):
+    """A tag's space is a private-use character in its token form (pbmt.base.protected.encode): explain's views
+    show the tag as the user wrote it."""
+    tag = encode('<a href="x">')
+    explained = explain(tiny, ["c", tag, "a", "</a>", "e"], n_best=2)
+    text = render_text(explained, tiny)
+    page = render_html(explained, tiny)
+    dot = render_dot(explained, tiny)
+    assert '1:<a href="x">' in text and "'<a href=\"x\">' -> '<a href=\"x\">'" in text
+    assert "&lt;a href=&quot;x&quot;&gt;" in page
+    assert '<a href=\\"x\\">' in dot
+    for shown in (text, page, dot):
+        assert not any(0xE000 <= ord(c) < 0xE100 for c in shown)

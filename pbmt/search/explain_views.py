@@ -1,7 +1,8 @@
 """An explanation shown: ``render_text`` (plain text), ``render_html`` (the notebook's and ``pbmt explain
 --html``'s page: option tables, stacks, the best derivation's alignment grid), ``render_dot`` (the search graph,
 for Graphviz) and ``render_reference`` (where a reference fell out of the search), all from
-``pbmt.search.explain``'s data."""
+``pbmt.search.explain``'s data. A protected token's space or angle bracket, which its token form carries as a
+private-use character (``pbmt.base.protected.encode``), is shown as itself: ``<a href="x">``, not ``<ahref="x">``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import html
 
 import numpy as np
 
+from pbmt.base.protected import decode
 from pbmt.model.model import TranslationModel
 from pbmt.search._decoder_kernels import STAT_NAMES
 from pbmt.search.explain import STAT_KEYS, Explanation, explanation_data, hypothesis_table
@@ -23,16 +25,16 @@ def render_reference(where: dict) -> str:
                f"{where['verdict']}")
     for step in where["path"]:
         s, t = step["source"]
-        out.append(f"  block {step['block']}: [{s}-{t - 1}] {step['target']!r} -> hypothesis #{step['hypothesis']} "
+        out.append(f"  block {step['block']}: [{s}-{t - 1}] {_quoted(step['target'])} -> hypothesis #{step['hypothesis']} "
                    f"in stack {step['stack']}, {step['status']} (its class ranked {step['rank']})")
     fell = where["fell_out"]
     if fell is None:
         out.append("  it reached the last stack")
     else:
         s, t = fell["source"]
-        out.append(f"  block {fell['block']}: [{s}-{t - 1}] {fell['target']!r}: fell out at stack {fell['stack']} "
+        out.append(f"  block {fell['block']}: [{s}-{t - 1}] {_quoted(fell['target'])}: fell out at stack {fell['stack']} "
                    f"by the {fell['rule']}: {fell['why']}")
-    return "\n".join(out) + "\n"
+    return decode("\n".join(out) + "\n")
 
 
 def render_text(e: Explanation, model: TranslationModel, options_per_span: int = 5) -> str:
@@ -66,7 +68,7 @@ def render_text(e: Explanation, model: TranslationModel, options_per_span: int =
     out.append("  " + data["translation"])
     for b, block in enumerate(data["blocks"]):
         s, t = block["source"]
-        out.append(f"  block {b}: source [{s}-{t - 1}] {block['source_words']!r} -> {block['target']!r}  "
+        out.append(f"  block {b}: source [{s}-{t - 1}] {_quoted(block['source_words'])} -> {_quoted(block['target'])}  "
                    f"orientation {block['orientation']} (msd {block['msd']}), jump {block['jump']}, "
                    f"weighted {block['score']:.4f}")
         out.append("      " + _labelled(block["features"], labels))
@@ -85,7 +87,17 @@ def render_text(e: Explanation, model: TranslationModel, options_per_span: int =
         out.append(f"  {entry['rank']:>3}. {entry['score']:10.4f}  {entry['text']}")
         out.append("       " + " ".join(f"[{seg['source'][0]}-{seg['source'][1] - 1}] {seg['target']} |"
                                         for seg in entry["segments"]))
-    return "\n".join(out) + "\n"
+    return decode("\n".join(out) + "\n")
+
+
+def _quoted(text: str) -> str:
+    """Token text in quotes (``repr``), decoded first: ``repr`` writes a private-use character as ``\\ue020``."""
+    return repr(decode(text))
+
+
+def _escape(text: str) -> str:
+    """Token text for an HTML page: decoded (``pbmt.base.protected.decode``), then escaped."""
+    return html.escape(decode(text))
 
 
 def _labelled(values: list[float], labels: list[str]) -> str:
@@ -150,13 +162,13 @@ def render_dot(e: Explanation, model: TranslationModel) -> str:
 
 
 def _dot_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+    return decode(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def render_html(e: Explanation, model: TranslationModel, options_per_span: int = 5) -> str:
     """One self-contained HTML page of ``explanation_data``: translation, alignment grid with the phrase
     blocks, derivation with named feature columns, future costs, stacks, n-best with segmentations, options."""
-    esc = html.escape
+    esc = _escape
     data = explanation_data(e, model, hypotheses_per_stack=0)
     labels = [f["label"] for f in data["features"]]
     grid = alignment_grid(e.source, data["translation"].split(), data["alignment"],
@@ -236,7 +248,7 @@ def alignment_grid(source: list[str], target: list[str], links, blocks) -> str:
     """An HTML table of the word alignment ``links`` ((source, target) positions): source words across, target
     words down, linked cells filled and each phrase block of ``blocks`` ((source start, source end, target start,
     target end), ends exclusive) outlined."""
-    esc = html.escape
+    esc = _escape
     links = {tuple(link) for link in links}
     block_of = {}
     for b, (s0, s1, t0, t1) in enumerate(blocks):
