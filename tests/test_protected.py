@@ -52,6 +52,17 @@ EXAMPLES = [
     ("Son las 10:30h, 1/2 o 3/4.", ["Son", "las", "10:30h", ",", "1/2", "o", "3/4", "."]),
     # any URL scheme, not only the common ones
     ("telnet://0.0.0.0:4212 y svn+ssh://h/r.", ["telnet://0.0.0.0:4212", "y", "svn+ssh://h/r", "."]),
+    # what Moses cuts into characters that its detokeniser spaces apart (a ! = b, + 34, < ! [ CDATA [, C + +, # tag)
+    ("si a != b, a==b o a <= b && c || d", ["si", "a", "!=", "b", ",", "a==b", "o", "a", "<=", "b", "&&", "c", "||",
+                                            "d"]),
+    ("Archivo -> Abrir, x => 1, std::vector y // Generado", ["Archivo", "->", "Abrir", ",", "x", "=>", "1", ",",
+                                                            "std::vector", "y", "//", "Generado"]),
+    ("Llame al +34 912 345 678 o al +1-800-555-0199 (+3 dB)", ["Llame", "al", "+34", "912", "345", "678", "o",
+                                                               "al", "+1-800-555-0199", "(", "+3", "dB", ")"]),
+    ("<![CDATA[x < y]]> y <!-- nota --> en <!DOCTYPE html>", ["<![CDATA[x\ue020<\ue020y]]>", "y",
+                                                             "<!--\ue020nota\ue020-->", "en", "<!DOCTYPE\ue020html>"]),
+    ("Programe en C++ o C#, siga a @pbmt_es y #traducción", ["Programe", "en", "C++", "o", "C#", ",", "siga", "a",
+                                                            "@pbmt_es", "y", "#traducción"]),
 ]
 
 
@@ -274,7 +285,8 @@ def _spans_position_by_position(patterns: ProtectedPatterns, line: str) -> list[
 
 
 _PIECES = list("ab.@+-_%sd<>/:~ &;=$%{}1é") + ["mailto:", "@c.de", "%s", "www.", "http://", "<b>", "</b>", "&amp;",
-                                               "a@b.c", "x=1", "&lt;b&gt;", "\ue020"]
+                                               "a@b.c", "x=1", "&lt;b&gt;", "\ue020", "!", "|", "#", "C", "?", "<!--",
+                                               "-->", "<![CDATA[", "]]>", "<!"]
 
 
 @settings(max_examples=500, deadline=None)

@@ -50,7 +50,11 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: ``AT&T`` looks the same), ``num`` (numbers joined by ``:`` or ``/``: times, dates, ratios, verses, an address
 #: with its port, ``10:30:00``, ``31/12/2024``, ``16:9``, ``3:16-18``, ``192.168.0.1:8080``,
 #: ``2024-03-15T10:30:00Z``, and MAC addresses: Moses's tokeniser splits them at the colon or slash, which a model
-#: then translates, ``10:30`` coming out ``10, 30``). The longest match at a position wins.
+#: then translates, ``10:30`` coming out ``10, 30``; a signed number, ``+34`` of a phone number, ``+3``), and what
+#: Moses's tokeniser cuts into characters its detokeniser spaces apart: a CDATA section, comment, ``<!DOCTYPE>`` or
+#: ``<?xml?>`` (``tag``; ``< ! [ CDATA [``), an operator (``!=``, ``==``, ``<=``, ``&&``, ``||``, ``->``, ``=>``,
+#: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``). The longest
+#: match at a position wins.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
 BUILT_IN = (
@@ -72,6 +76,11 @@ BUILT_IN = (
     ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=[\w.:/-]*\w"),
     ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
     ("num", r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])"),
+    ("num", r"(?<![\w+])\+\d+(?:[-.]\d+)*"),
+    ("tag", r"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<![A-Za-z][^<>]*>|<\?[A-Za-z][^<>]*?\?>"),
+    ("ph", r"(?<![-!=<>&|:/+*])(?:===?|!==?|<=|>=|&&|\|\||->|=>|::|//)(?![=>&|:/])"),
+    ("ph", r"(?<![\w+])[A-Za-z]\+\+|(?<![\w#])[A-Za-z]#(?![\w#])|(?<![\w#&])#[^\W_]\w*"),
+    ("url", r"(?<![\w@.+-])@[^\W\d]\w*"),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its
