@@ -6,10 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pbmt.commands.cli import main
 from pbmt.base.errors import PbmtError
-from pbmt.base.markup import Markup, MarkupError, SpanTranslations, parse, quote_zones
+from pbmt.base.markup import Markup, MarkupError, SpanTranslations, matched_quotes, parse, quote_zones
 from pbmt.model.model import TranslationModel
 from pbmt.base.nbest import read_nbest
 from pbmt.search.derivation import Derivation, model_score
@@ -272,3 +274,49 @@ def test_markup_survives_the_text_front_end():
     assert save.translations == (("Save", "as", "…"),) and placeholder.translations == (("%s",),)
     zones, walls = markup.with_quote_zones(words).constraints(len(words))
     assert zones.tolist() == [[6, 9]] and walls.tolist() == [[7, 6, 9], [8, 6, 9]]
+
+
+#: The marks that pair, each opening one with its closing ones: a table of the test's own (the benchmark's, with
+#: brackets and German's single quotes)
+QUOTE_PAIRS = {"`": "'", "'": "'", '"': '"', "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“”", "‚": "‘’", "(": ")",
+               "[": "]"}
+
+
+@pytest.mark.parametrize("target, links, expected", [
+    # «%1» y «%4» -> '%1' and '%4 ”: the last quote's closing mark came from a phrase » y « -> ” and “
+    ("' %1 ' and ' %4 ”".split(), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)],
+     "' %1 ' and ' %4 '".split()),
+    ("“ %1 ” and “ %4 »".split(), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)],
+     "“ %1 ” and “ %4 ”".split()),
+    # a pair already: left alone
+    ("„ %1 “ and ‚ %4 ’".split(), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)],
+     "„ %1 “ and ‚ %4 ’".split()),
+    # the marks aligned to words, two target tokens on one mark, or the closing mark first: left alone
+    ("' %1 ' and %4 ”".split(), [(0, 0), (1, 1), (2, 2), (3, 3), (5, 4), (6, 5)], "' %1 ' and %4 ”".split()),
+    ("' %1 ' and ' ' %4 ”".split(), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (4, 5), (5, 6), (6, 7)],
+     "' %1 ' and ' ' %4 ”".split()),
+    ("» %4 '".split(), [(4, 0), (5, 1), (6, 2)], "» %4 '".split()),
+])
+def test_a_quotes_closing_mark_is_made_its_opening_marks_partner(target, links, expected):
+    source = "« %1 » y « %4 »".split()
+    zones, _ = quote_zones(source)
+    assert matched_quotes(target, links, source, zones) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("'\"`«»‹›“”‘’„‚()[]") + ["a", "%s"]), min_size=1, max_size=10), st.randoms())
+def test_matched_quotes_changes_only_closing_marks_that_do_not_pair_with_their_opening_mark(source, rng):
+    """Target: the source's tokens with the marks replaced at random, aligned one to one (a monotone
+    translation): every quoted zone's marks then pair, by the test's own table, and nothing else changes."""
+    marks = list("'\"`«»‹›“”‘’„‚()[]")
+    target = [rng.choice(marks) if t in marks else t for t in source]
+    zones, _ = quote_zones(source)
+    out = matched_quotes(target, [(i, i) for i in range(len(source))], source, zones)
+    pairs = QUOTE_PAIRS
+    changed = {i for i, (a, b) in enumerate(zip(target, out)) if a != b}
+    for start, end in zones:
+        if source[start] in pairs and source[end - 1] in pairs[source[start]] and target[start] in pairs:
+            if target[end - 1] in "".join(pairs.values()):
+                assert out[end - 1] in pairs[target[start]]
+            changed.discard(end - 1)
+    assert not changed

@@ -142,6 +142,36 @@ def quote_zones(tokens: list[str]) -> tuple[tuple[tuple[int, int], ...], tuple[i
     return tuple(zones), tuple(walls)
 
 
+#: The closing marks that end a quote opened by each mark: its partner in ``PAIRS``, and German's „…” and ‚…’ too.
+_CLOSERS = {mark: frozenset({closer, {"„": "”", "‚": "’"}.get(mark, closer)}) for mark, closer in PAIRS.items()}
+_ANY_CLOSER = frozenset().union(*_CLOSERS.values())
+
+
+def matched_quotes(target: list[str], links, source: list[str], zones) -> list[str]:
+    """``target`` with the closing mark of each quoted zone of ``source`` made its opening mark's partner.
+
+    ``links`` are the word alignment's (source position, target position) pairs; ``zones`` the sentence's
+    (start, end) zones, end exclusive. A zone whose first and last source tokens are a pair of marks
+    (``PAIRS``), each aligned to one target token, the opening one before the closing one, both marks, but of
+    different pairs (``'%4 ”``), gets the partner of its opening mark at its end (``'%4'``). A zone does not stop a
+    phrase that ends one quote and starts the next: a model that learnt ``» y «`` -> ``” and “`` closes a quote
+    it opened with ``'`` by ``”``. What the marks enclose, and every other token, is left as it is."""
+    aligned: dict[int, list[int]] = {}
+    for s, t in links:
+        aligned.setdefault(int(s), []).append(int(t))
+    out = list(target)
+    for start, end in zones:
+        start, end = int(start), int(end)
+        if source[start] not in PAIRS or source[end - 1] not in _CLOSERS[source[start]]:
+            continue
+        opened, closed = aligned.get(start, []), aligned.get(end - 1, [])
+        if len(opened) == 1 and len(closed) == 1 and opened[0] < closed[0]:
+            mark, closer = out[opened[0]], out[closed[0]]
+            if mark in PAIRS and closer in _ANY_CLOSER and closer not in _CLOSERS[mark]:
+                out[closed[0]] = PAIRS[mark]
+    return out
+
+
 def parse(line: str, split: Callable[[str], list[str]], split_target: Callable[[str], list[str]],
           use: str) -> tuple[list[str], Markup]:
     """The tokens of ``line`` without its markup and what the markup says.

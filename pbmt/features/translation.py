@@ -24,7 +24,7 @@ import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature
-from pbmt.base.markup import XML_MODES, Markup, MarkupError, parse as parse_markup
+from pbmt.base.markup import XML_MODES, Markup, MarkupError, matched_quotes, parse as parse_markup
 from pbmt.model.model import TranslationModel
 from pbmt.search.decoder import Paths, best_path_arrays, decode_paths, search
 from pbmt.search.derivation import Derivation
@@ -258,8 +258,9 @@ class Translator:
 
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown
-        words as they are in ``source``, then, unless ``tokenized``, with a model of placeholders their
-        originals put back (``pbmt.base.placeholders.restore``), detruecased (the first word capitalised unless
+        words as they are in ``source``, then, unless ``tokenized``, a quote's closing mark matched to its
+        opening one (``pbmt.base.markup.matched_quotes``), with a model of placeholders their originals put back
+        (``pbmt.base.placeholders.restore``), detruecased (the first word capitalised unless
         ``source`` starts lowercase) and detokenised."""
         words = options.vocab.words(derivation.target_words(options))
         bounds = derivation.target_boundaries(options)
@@ -270,6 +271,8 @@ class Translator:
             return " ".join(words)
         preprocessing = self.model.preprocessing
         protected = preprocessing.source_form.protected
+        if len(options.zones):
+            words = matched_quotes(words, word_alignment(derivation, options, self.model), source, options.zones)
         if preprocessing.placeholders:
             words = restore(words, word_alignment(derivation, options, self.model), source, protected)
         return preprocessing.target_form.text(words, not starts_lowercase(source, protected))
