@@ -63,6 +63,12 @@ EXAMPLES = [
                                                              "<!--\ue020nota\ue020-->", "en", "<!DOCTYPE\ue020html>"]),
     ("Programe en C++ o C#, siga a @pbmt_es y #traducción", ["Programe", "en", "C++", "o", "C#", ",", "siga", "a",
                                                             "@pbmt_es", "y", "#traducción"]),
+    # Moses's tokens, written back as the line had them: a key combination, a Markdown link
+    ("Pulse Ctrl+S o Ctrl+Alt+Supr, no 2 + 2", ["Pulse", "Ctrl", "+", "S", "o", "Ctrl", "+", "Alt", "+", "Supr", ",",
+                                               "no", "2", "+", "2"]),
+    ("Vea [la guía](https://ejemplo.es/docs) y [x] (nota)", ["Vea", "[", "la", "guía", "]", "(",
+                                                             "https://ejemplo.es/docs", ")", "y", "[", "x", "]", "(",
+                                                             "nota", ")"]),
 ]
 
 

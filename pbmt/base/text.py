@@ -70,6 +70,10 @@ _PAIRED_QUOTES = {"`": frozenset("'"), "'": frozenset("'"), "“": frozenset("�
 #: after which it is an apostrophe even inside ‘…’ (I’m, can’t, it’s, we’re, they’ve, you’ll, he’d).
 _APOSTROPHE = "’"
 _AFTER_APOSTROPHE = frozenset({"s", "t", "m", "re", "ve", "ll", "d"})
+#: Modifier keys, after which ``+`` joins a key combination (``Ctrl+S``, ``Ctrl+Alt+Supr``, as KDE's and GNOME's
+#: messages write them; Moses's detokeniser spaces the ``+`` as a word: ``Ctrl + S``).
+_MODIFIER_KEYS = frozenset({"Ctrl", "Control", "Alt", "AltGr", "Shift", "Super", "Meta", "Cmd", "Fn", "Mayús",
+                            "Mayúsculas", "Strg", "Umschalt", "Maj", "⌘", "⌥", "⇧"})
 #: A character as a reader sees it (an extended grapheme cluster); a code point that can make one of several code
 #: points (a combining mark, a joiner, a modifier, a regional indicator, a Hangul jamo); a Hangul syllable or jamo.
 _CHARACTER = regex.compile(r"\X")
@@ -88,6 +92,8 @@ _DIGIT = regex.compile(r"\d")
 #: the zero-width non-joiner and joiner, the word joiner), and a token starting with a letter or digit.
 _MARKED_END = regex.compile(r"[\p{L}\p{N}][\p{M}\u00ad\u200c\u200d\u2060]+$")
 _JOINERS = regex.compile(r"[\u00ad\u200c\u200d\u2060]+")
+#: A URL's or a relative link's start, as Markdown's link ``[text](URL)`` has it.
+_URL_START = regex.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|www\.|[#/.]")
 _LETTER = regex.compile(r"[\p{L}\p{N}]")
 
 
@@ -228,7 +234,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     closing tag, a closing guillemet, a closing quote, an ellipsis); a typographic apostrophe between two words
     is in both, but after an s before another word (a plural's possessive: ``users’ files``), and a straight
     one after an s before a lowercase word is that possessive, never an opening quote (``users' files``);
-    angle brackets around one token are written against it (``<%s>``)."""
+    angle brackets around one token are written against it (``<%s>``), a ``+`` after a modifier key against both
+    its neighbours (``Ctrl+S``) and the parenthesis of a Markdown link against its text (``[text](URL)``)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -248,6 +255,13 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
                 right.add(open_quotes[k][1])
             left.add(i)
             del open_quotes[k:]
+        elif word == "+" and 0 < i < len(words) - 1 and words[i - 1] in _MODIFIER_KEYS:
+            left.add(i)  # a key combination: Ctrl+S
+            right.add(i)
+        elif word == "(" and i and words[i - 1] == "]" and i + 2 < len(words) and words[i + 2] == ")" \
+                and _URL_START.match(words[i + 1]):
+            left.add(i)  # Markdown's link, [text](https://...)
+            right.add(i)
         elif word == "<" and i + 2 < len(words) and words[i + 2] == ">":
             right.add(i)  # one token in angle brackets (<%s>, as GNU writes where its address goes)
             left.add(i + 2)
