@@ -332,7 +332,7 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
     if not args.tokenized:  # a line of few words can be many tokens: '<b>' 100,000 times is one word
         _check_lengths(args.input, lines, args.max_words, lambda line: translator.read(line)[0], "tokens")
     if args.tokenized or translator.model.preprocessing.keeps_tokens:
-        _warn_unless_token_form(args.input, lines, translator.model, args.tokenized)
+        _warn_unless_token_form(args.input, lines, translator, args.tokenized)
     constrained = "--constraint" if args.constraint is not None else "--prefix" if args.prefix is not None else None
     if constrained:
         if args.constraint is not None and args.prefix is not None:
@@ -426,17 +426,28 @@ def _check_lengths(path, lines: list[str], max_words: int, split: Callable[[str]
                               "raise --max-words (search time and memory grow with the length)")
 
 
-def _warn_unless_token_form(path, lines: list[str], model: TranslationModel, tokenized: bool) -> None:
+def _warn_unless_token_form(path, lines: list[str], translator: Translator, tokenized: bool) -> None:
     """A warning on standard error when the input is clearly not in the model's token form, as
-    ``check_token_form`` tells (plain text given with --tokenized: its words pass through as unknown words, the
-    output is poor but nothing fails). ``pbmt tune`` refuses such a dev set; a translation is still made."""
+    ``check_token_form`` tells of the tokens the translator reads (markup parsed as --xml-input says; a line of
+    malformed markup counts as no tokens, its error comes when it is translated): plain text given with
+    --tokenized passes its words through as unknown words, the output is poor but nothing fails. ``pbmt tune``
+    refuses such a dev set; a translation is still made."""
     remedy = None if tokenized else "the model neither tokenises nor cases plain text: make its token form with " \
                                     "pbmt tokenize"
+    model = translator.model
     try:
-        check_token_form("<stdin>" if str(path) == "-" else path, [line.split() for line in lines], model.vocab,
-                         model.preprocessing.source_language, **({"remedy": remedy} if remedy else {}))
+        check_token_form("<stdin>" if str(path) == "-" else path, [_read_tokens(translator, line) for line in lines],
+                         model.vocab, model.preprocessing.source_language, **({"remedy": remedy} if remedy else {}))
     except FormatError as err:
         print(f"pbmt translate: warning: {err}", file=sys.stderr)
+
+
+def _read_tokens(translator: Translator, line: str) -> list[str]:
+    """The tokens ``translator`` reads of ``line`` without its markup; none for a line of malformed markup."""
+    try:
+        return translator.read(line)[0]
+    except markup.MarkupError:
+        return []
 
 
 def _check_separators(path, lines: list[str], translator: Translator) -> None:
