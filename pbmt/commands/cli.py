@@ -147,7 +147,10 @@ class Parser(argparse.ArgumentParser):
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if choice:
             match = difflib.get_close_matches(choice[1], re.findall(r"'([^']*)'", choice[2]), n=1, cutoff=0.6)
-            return f"; did you mean {match[0]!r}?" if match else ""
+            if match:
+                return f"; did you mean {match[0]!r}?"
+            if message.startswith("argument --algorithm:") and "--plugins" in self._option_string_actions:
+                return "; a tuner of your own: give the file that defines it with --plugins"
         return ""
 
 

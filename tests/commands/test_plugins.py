@@ -87,6 +87,14 @@ def test_optimize_runs_a_plugins_tuner_with_its_options_as_python_does(lists, tm
     assert "BLEU of its 1-best" in capsys.readouterr().err
 
 
+def test_a_plugins_tuner_named_without_the_plugin_points_to_plugins(lists, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["optimize", "--n-best", str(lists / "nbest"), "--refs", str(lists / "refs"), "--algorithm",
+              "random-search"])
+    assert exit_.value.code == 2
+    assert "a tuner of your own: give the file that defines it with --plugins" in capsys.readouterr().err
+
+
 def test_help_lists_a_plugins_tuner_and_its_options(capsys):
     with pytest.raises(SystemExit):
         main(["tune", "--plugins", str(EXAMPLE), "--algorithm", "random-search", "--help"])
