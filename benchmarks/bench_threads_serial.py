@@ -110,16 +110,18 @@ def lock_free_kernels_timed():
 
 def startups(config: Path, checkouts: dict[str, Path], runs: int) -> dict[str, float]:
     """The median CPU seconds of whole ``pbmt translate`` processes (importing pbmt from each checkout, in turn)
-    that translate an empty input: everything a run does before its first sentence, and its exit."""
-    command = [sys.executable, "-m", "pbmt", "translate", "-q", "--tokenized", "-f", str(config), "-i", os.devnull,
-               "-o", os.devnull]
+    that translate an empty input: everything a run does before its first sentence, and its exit. Each runs in
+    its checkout's folder: ``python -m`` puts the working folder on the path before PYTHONPATH, and a run from
+    another checkout's folder would import that checkout's pbmt."""
+    command = [sys.executable, "-m", "pbmt", "translate", "-q", "--tokenized", "-f", str(config.resolve()), "-i",
+               os.devnull, "-o", os.devnull]
     seconds: dict[str, list[float]] = {label: [] for label in checkouts}
     for label, checkout in checkouts.items():
         compileall.compile_dir(checkout / "pbmt", quiet=1)
     for _ in range(runs + 1):  # the first fills the file system's cache
         for label, checkout in checkouts.items():
             process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(checkout.resolve())),
-                                       stdout=subprocess.DEVNULL)
+                                       cwd=checkout, stdout=subprocess.DEVNULL)
             _, status, usage = os.wait4(process.pid, 0)
             if os.waitstatus_to_exitcode(status) != 0:
                 raise SystemExit(f"{' '.join(command)} failed (pbmt from {checkout})")
