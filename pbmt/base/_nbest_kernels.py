@@ -277,43 +277,29 @@ def text_keys(buf, spans):
 def derivation_keys(buf, text_spans, segmentation_spans):
     """uint64[n]: ``blake2b_64`` of each entry's hypothesis ``buf[text_spans[k, 0]:text_spans[k, 1]]``, 0x1F and
     its segmentation (the blocks of ``buf[segmentation_spans[k, 0]:segmentation_spans[k, 1]]``, as read by
-    ``scan_entries``) written as Python's ``repr`` writes a tuple of blocks: ``((0, 2, 0, 5), (2, 3, 5, 6))``."""
-    h, block, v, m = np.empty(8, np.uint64), np.empty(128, np.uint8), np.empty(16, np.uint64), np.empty(16, np.uint64)
+    ``scan_entries``) written as Python's ``repr`` writes a tuple of blocks: ``((0, 2, 0, 5), (2, 3, 5, 6))``
+    (``segmentation_keys`` of the blocks read)."""
     n = text_spans.shape[0]
-    keys = np.empty(n, np.uint64)
-    out = np.empty(1024, np.uint8)
+    block_offsets = np.zeros(n + 1, np.int64)
     for e in range(n):
-        start, end = segmentation_spans[e, 0], segmentation_spans[e, 1]
-        most = text_spans[e, 1] - text_spans[e, 0] + 4 + 96 * ((end - start) // 2 + 1)
-        if most > out.shape[0]:
-            out = np.empty(2 * most, np.uint8)
-        at = 0
-        for i in range(text_spans[e, 0], text_spans[e, 1]):
-            out[at] = buf[i]
-            at += 1
-        out[at] = 0x1F
-        out[at + 1] = 40  # (
-        at += 2
-        blocks = 0
-        i = start
+        i, end = segmentation_spans[e, 0], segmentation_spans[e, 1]
+        count = 0
         while True:
             s, t = next_token(buf, i, end)
             if s == t:
                 break
             i = t
-            if blocks:
-                out[at] = 44  # ,
-                out[at + 1] = 32
-                at += 2
+            count += 1
+        block_offsets[e + 1] = block_offsets[e] + count
+    blocks = np.empty((block_offsets[n], 4), np.int64)
+    for e in range(n):
+        i, end = segmentation_spans[e, 0], segmentation_spans[e, 1]
+        for k in range(block_offsets[e], block_offsets[e + 1]):
+            s, t = next_token(buf, i, end)
+            i = t
             _, a, b, c, d = _block(buf, s, t)
-            at = _block_repr(out, at, a, b, c, d)
-            blocks += 1
-        if blocks == 1:
-            out[at] = 44  # a tuple of one: ((0, 1, 0, 1),)
-            at += 1
-        out[at] = 41
-        keys[e] = blake2b_64(out, 0, at + 1, h, block, v, m)
-    return keys
+            blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3] = a, b, c, d
+    return segmentation_keys(buf, text_spans, block_offsets, blocks)
 
 
 @njit(cache=True)
