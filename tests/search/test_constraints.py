@@ -30,6 +30,7 @@ CASES = {  # sentence, zones, walls
     "nested zones, local wall": ("a b c d e", ((1, 5), (2, 4)), (3,)),
     "quotes": ('a " b c " d', (), ()),
     "tags": ("a <b> b c </b> d", (), ()),
+    "punctuation between placeholders": ("c %s : %s a", (), ()),
 }
 
 
@@ -104,6 +105,18 @@ def test_the_best_derivation_keeps_a_quote_zone_whole_where_unconstrained_it_mov
     found = decode(model, options, n_best=1)[0]
     assert found.derivation == space[best]
     assert found.score == pytest.approx(totals[best], abs=1e-9)
+
+
+@pytest.mark.parametrize("sentence, walls", [
+    ("error al leer ` %s ' : %s", [[6, 0, 8], [7, 0, 8]]),  # after a closing mark, before a placeholder
+    ("c %s , {0} a", [[1, 0, 5], [2, 0, 5], [3, 0, 5]]),  # between two placeholders
+    ("c %s , a %s", []), ("c a : %s", []), ("%s :", []),  # a word on one side, or no token after it
+])
+def test_a_punctuation_mark_between_protected_tokens_is_walled_in(tiny, sentence, walls):
+    """Walls at the mark, before it and after it, as Moses's -monotone-at-punctuation puts them for the mark (the
+    mark's wall inside a quote zone, like the zone's own, holds within the zone)."""
+    options = _options(tiny, sentence, (), ())
+    assert [w for w in options.walls.tolist() if w[1:] == [0, len(sentence.split())]] == walls
 
 
 def test_without_constraints_nothing_is_cut(tiny):
