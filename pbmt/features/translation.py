@@ -297,7 +297,7 @@ def check_token_form(path, lines: Sequence[Sequence[str]], known: Container[str]
     token form of ``known`` (the words of ``whose``: a model's vocabulary, or an n-best list's words): unknown
     while its lowercased or capitalised form is known (text cased unlike the model's), or split further by
     Moses's tokeniser for ``language`` (untokenised punctuation). ``remedy`` ends the message: what to do."""
-    split = tokenizer(language)
+    split = None  # Moses's tokeniser, imported only for a word it could split (not letters and digits alone)
     flagged: list[tuple[int, str]] = []
     for number, words in enumerate(lines, 1):
         for word in words:
@@ -308,6 +308,9 @@ def check_token_form(path, lines: Sequence[Sequence[str]], known: Container[str]
                     flagged.append((number, f"{word!r} is known to {whose} only as {variant!r}"))
                     break
             else:
+                if word.isalnum():
+                    continue
+                split = split or tokenizer(language)
                 pieces = split(word)
                 if len(pieces) > 1:
                     flagged.append((number, f"{word!r} is {' '.join(pieces)!r} in {whose}'s tokens"))
