@@ -11,8 +11,9 @@ lines included, as the run's translator would: numba compiles the kernels the ru
 in the reverse of the order in which the child's compile of the search kernel reaches them, skipping any the child
 is compiling, while the child goes on: each process compiles a specialisation the other has not (numba's compiles
 are locked per specialisation across processes, ``pbmt.base.numba_cache``), waits for one the other is compiling and
-loads what the other saved, so the two meet in the middle. The child lays out its word's options uncompiled
-(``lay_out_uncompiled``): the run compiles the layout kernels with its own options, off the child's longer path.
+loads what the other saved, so the two meet in the middle. The child lays out its word's options with the
+layout kernel's Python (its translator's ``compiled_layout``): the run compiles the layout kernel with its own
+options, off the child's longer path.
 Then it waits for the child, and numba loads the kernels from the cache instead of compiling them a second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
@@ -44,7 +45,6 @@ from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
 from pbmt.search.decoder import kernel_parts, search_kernel
-from pbmt.search.options import lay_out_uncompiled
 from pbmt.search.output import nbest_text
 
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
@@ -99,10 +99,10 @@ class Precompile:
 
 
 def start(args: argparse.Namespace, settings: SearchSettings,
-          make_translator: Callable[[argparse.Namespace], Translator]) -> Precompile | None:
+          make_translator: Callable[..., Translator]) -> Precompile | None:
     """Fork the child that compiles the kernels of a ``pbmt translate`` run of ``args`` (its translator:
-    ``make_translator(args)``, under the search ``settings``), or None where it would not pay (module
-    docstring)."""
+    ``make_translator(args, compiled_layout=...)``, under the search ``settings``), or None where it would not
+    pay (module docstring)."""
     if not worth_it(args, settings):
         return None
     sys.stdout.flush()
@@ -137,18 +137,17 @@ def _load() -> float:
         return 0.0
 
 
-def _child(args: argparse.Namespace, make_translator: Callable[[argparse.Namespace], Translator]) -> None:
+def _child(args: argparse.Namespace, make_translator: Callable[..., Translator]) -> None:
     code = 1
     try:
         _die_with_parent()
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        # the stand-in's one word is laid out by the layout kernels' Python (milliseconds): the run compiles them
-        # itself with its first sentence (``join``), which takes them off this process's longer path
-        lay_out_uncompiled()
+        # the stand-in's one word is laid out by the layout kernel's Python (milliseconds): the run compiles it
+        # itself (``join``), which takes it off this process's longer path
         with cache.standing_in():
-            nbest_text(make_translator(args).translate(0, STAND_IN_LINE).nbest)
+            nbest_text(make_translator(args, compiled_layout=False).translate(0, STAND_IN_LINE).nbest)
         code = 0
     finally:
         os._exit(code)

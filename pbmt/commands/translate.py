@@ -269,10 +269,11 @@ def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]
 
 
 def _make_translator(args: argparse.Namespace, config: MosesConfig | None = None,
-                     settings: SearchSettings | None = None) -> Translator:
+                     settings: SearchSettings | None = None, compiled_layout: bool = True) -> Translator:
     n_best = args.n_best_size if args.n_best else 0
     return Translator(load_model(args, config, settings), n_best=n_best, distinct=args.distinct,
-                      tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
+                      tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones,
+                      compiled_layout=compiled_layout)
 
 
 class _DocumentTranslator:

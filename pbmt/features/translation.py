@@ -70,11 +70,13 @@ class Translator:
     text (detokenised unless ``tokenized``), which costs a detokenisation per entry.
     ``xml_input``: how markup in a line is read (``pbmt.base.markup.XML_MODES``;
     ``pass-through``: not at all); ``quote_zones``: paired quotes, brackets and
-    tags are zones (``pbmt.base.markup.quote_zones``).
+    tags are zones (``pbmt.base.markup.quote_zones``). ``compiled_layout``: lay out each sentence's options with
+    the compiled layout kernel (False: with its Python, ``TranslationOptions.build``'s ``compiled``).
     """
 
     def __init__(self, model: TranslationModel, n_best: int = 0, distinct: bool = False, tokenized: bool = False,
-                 nbest_output: bool = False, xml_input: str = "pass-through", quote_zones: bool = True):
+                 nbest_output: bool = False, xml_input: str = "pass-through", quote_zones: bool = True,
+                 compiled_layout: bool = True):
         if xml_input not in XML_MODES:
             raise ValueError(f"unknown xml_input {xml_input!r}; known: {', '.join(XML_MODES)}")
         self.model = model
@@ -84,11 +86,12 @@ class Translator:
         self.nbest_output = nbest_output
         self.xml_input = xml_input
         self.quote_zones = quote_zones
+        self.compiled_layout = compiled_layout
 
     def __reduce__(self):
         # not what it caches
         return type(self), (self.model, self.n_best, self.distinct, self.tokenized, self.nbest_output,
-                            self.xml_input, self.quote_zones)
+                            self.xml_input, self.quote_zones, self.compiled_layout)
 
     def read(self, line: str) -> tuple[list[str], Markup]:
         """The tokens of a line of input in their original casing (``split``), without its markup, and what
@@ -254,7 +257,7 @@ class Translator:
     def options(self, words: list[str], markup: Markup | None = None) -> TranslationOptions:
         """The translation options of a line of input whose tokens (``split``) are ``words``, and what its
         markup says of them (``read``)."""
-        return TranslationOptions.of_words(self.model, self.cased(words), markup)
+        return TranslationOptions.of_words(self.model, self.cased(words), markup, self.compiled_layout)
 
     def output(self, derivation: Derivation, options: TranslationOptions, source: list[str]) -> str:
         """The output text of a derivation of the sentence whose tokens (``split``) are ``source``: unknown

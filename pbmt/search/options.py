@@ -108,7 +108,7 @@ class TranslationOptions:
 
     @classmethod
     def build(cls, model: TranslationModel, sentence: np.ndarray, vocab: Vocab | Overlay | None = None,
-              markup: Markup | None = None) -> "TranslationOptions":
+              markup: Markup | None = None, compiled: bool = True) -> "TranslationOptions":
         """Options of ``sentence`` (``int32[n]`` ids in ``vocab``: ``model.vocab`` or an ``Overlay`` of it, see
         ``of_words``); with the model's block features (``pbmt.model.block_features``), ``local_score`` includes their
         option-local part. ``markup``: what the input's markup says of the sentence (``pbmt.base.markup``): its
@@ -117,7 +117,10 @@ class TranslationOptions:
 
         The table's options and the unknown words' are laid out by a kernel that releases Python's lock
         (``_options_kernels.table_options``), so threads decoding other sentences go on meanwhile; a sentence
-        whose markup gives translations has them merged in Python."""
+        whose markup gives translations has them merged in Python. ``compiled=False`` lays them out with the
+        kernel's Python instead, without compiling it (milliseconds for a short sentence): for a process that
+        lays out one sentence and wants its compile time for other kernels (the compiling child of
+        ``pbmt.commands.precompile``), leaving the layout kernel's compile to a process that needs it."""
         vocab = model.vocab if vocab is None else vocab
         markup = Markup() if markup is None else markup
         sentence = np.asarray(sentence, dtype=np.int32)
@@ -130,7 +133,8 @@ class TranslationOptions:
         spans = phrases.lookup(sentence, width)
         unknown_local, letterless, unknown_estimate = _unknown_words(model, sentence, np.flatnonzero(spans[:, 0] < 0),
                                                                      vocab)
-        arrays = table_options(spans, phrases.cand_offsets, phrases.tgt_offsets, phrases.tgt_words,
+        lay_out = table_options if compiled else table_options.py_func
+        arrays = lay_out(spans, phrases.cand_offsets, phrases.tgt_offsets, phrases.tgt_words,
                                phrases.align_offsets, phrases.align, model.cand_local, model.cand_lm_estimate,
                                model.reordering, sentence, unknown_local, letterless, unknown_estimate)
         if given:
@@ -150,14 +154,14 @@ class TranslationOptions:
 
 
     @classmethod
-    def of_words(cls, model: TranslationModel, words: list[str], markup: Markup | None = None
-                 ) -> "TranslationOptions":
-        """Options of a sentence given as the model's tokens, and what its markup says (``build``); words the
-        model does not know get ids in an ``Overlay`` of this sentence alone (``model.vocab`` is shared and
-        never grows)."""
+    def of_words(cls, model: TranslationModel, words: list[str], markup: Markup | None = None,
+                 compiled: bool = True) -> "TranslationOptions":
+        """Options of a sentence given as the model's tokens, and what its markup says (``build``, as is
+        ``compiled``); words the model does not know get ids in an ``Overlay`` of this sentence alone
+        (``model.vocab`` is shared and never grows)."""
         given = [w for s in markup.spans for t in s.translations for w in t] if markup is not None else []
         overlay = model.overlay(list(words) + given)
-        return cls.build(model, overlay.ids(words), overlay, markup)
+        return cls.build(model, overlay.ids(words), overlay, markup, compiled)
 
 
 UNKNOWN = -1  # ``TranslationOptions.candidate`` of an unknown word passed through
@@ -221,14 +225,6 @@ def _with_given(arrays: tuple, given: list, markup: Markup, model: TranslationMo
                                                            np.zeros(len(marked), bool), vocab))
     return (out_start, out_end, out_candidate, *out_tgt, *out_align, out_local, out_reordering, out_estimate,
             span_offsets(len(sentence), width, out_start, out_end))
-
-
-def lay_out_uncompiled() -> None:
-    """From now on in this process, lay out options with the layout kernels' Python instead of compiling them:
-    for a process that lays out one short sentence and wants its compile time for other kernels (the compiling
-    child of ``pbmt.commands.precompile``)."""
-    global table_options, span_offsets
-    table_options, span_offsets = table_options.py_func, span_offsets.py_func
 
 
 def _agreeing(start, end, candidate, markup: Markup, phrases, vocab) -> np.ndarray:

@@ -12,6 +12,7 @@ from pbmt.api import DEFAULT_MODEL
 from pbmt.commands import precompile, translate
 from pbmt.commands.cli import build_parser, main
 from pbmt.model import cache
+from pbmt.search import options as options_module
 from pbmt.search._cube_kernels import _add_edges, _fill_stack, _graph, _stack_room, cube_kernel
 from pbmt.search._scoring_kernels import _end
 from pbmt.search.decoder import kernel_inputs, kernel_parts
@@ -88,6 +89,24 @@ def test_the_stand_in_reads_and_writes_no_cache(tiny_model_dir, tmp_path, monkey
     assert sorted(p.name for p in folder.iterdir()) == before
     translate._make_translator(_args(folder / "moses.ini"))  # the real model caches its tables as before
     assert any(p.name.endswith(".pbmt-cache") for p in folder.iterdir())
+
+
+def test_the_childs_translator_lays_out_options_without_the_compiled_kernel(tiny_model_dir, monkeypatch):
+    compiled = options_module.table_options
+
+    class PythonOnly:  # the layout kernel, refusing to run compiled
+        py_func = staticmethod(compiled.py_func)
+
+        def __call__(self, *args):
+            raise AssertionError("the compiled layout kernel ran")
+
+    monkeypatch.setattr(options_module, "table_options", PythonOnly())
+    with cache.standing_in():
+        translated = translate._make_translator(_args(tiny_model_dir / "moses.ini"), compiled_layout=False).translate(
+            0, precompile.STAND_IN_LINE)
+        assert translated.text == precompile.STAND_IN_LINE
+        with pytest.raises(AssertionError, match="compiled layout kernel ran"):
+            translate._make_translator(_args(tiny_model_dir / "moses.ini")).translate(0, precompile.STAND_IN_LINE)
 
 
 def test_the_child_starts_only_where_it_can_pay(tiny_model_dir, monkeypatch):

@@ -100,6 +100,13 @@ def test_options_are_every_spans_candidates_and_the_unknown_words(tiny, words, m
     options = TranslationOptions.of_words(model, words)
     width = max(1, min(max_length, len(words)))
     _check(options, model, _expected_rows(model, options, width), width)
+    python = TranslationOptions.of_words(model, words, compiled=False)  # the layout kernel's Python, uncompiled
+    _check(python, model, _expected_rows(model, python, width), width)
+    for field in dataclasses.fields(options):  # the same arrays and types: the searches compile for these
+        ours, theirs = getattr(options, field.name), getattr(python, field.name)
+        if isinstance(ours, np.ndarray):
+            assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, field.name
+            np.testing.assert_array_equal(ours, theirs, err_msg=field.name)
 
 
 def test_an_empty_sentence_has_no_options_and_one_future_cell(tiny):
