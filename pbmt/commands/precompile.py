@@ -11,10 +11,12 @@ lines included, as the run's translator would: numba compiles the kernels the ru
 in the reverse of the order in which the child's compile of the search kernel reaches them, skipping any the child
 is compiling, while the child goes on: each process compiles a specialisation the other has not (numba's compiles
 are locked per specialisation across processes, ``pbmt.base.numba_cache``), waits for one the other is compiling and
-loads what the other saved, so the two meet in the middle. The child lays out its word's options with the
-layout kernel's Python (its translator's ``compiled_layout``): the run compiles the layout kernel with its own
-options, off the child's longer path.
-Then it waits for the child, and numba loads the kernels from the cache instead of compiling them a second time.
+loads what the other saved, so the two meet in the middle. The run then compiles the kernel that reads the
+best derivations out of a search graph (``pbmt.search.decoder.path_kernel``), which the child reaches only after
+the search kernel, the last on its path. The child lays out its word's options with the layout kernel's Python
+(its translator's ``compiled_layout``): the run compiles the layout kernel with its own options, off the child's
+longer path. Then the run waits for the child, and numba loads the kernels from the cache instead of compiling
+them a second time.
 
 The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
 cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
@@ -44,7 +46,7 @@ from pbmt.base.parallel import available_cores
 from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
-from pbmt.search.decoder import kernel_parts, search_kernel
+from pbmt.search.decoder import kernel_parts, path_kernel, search_kernel
 from pbmt.search.output import nbest_text
 
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
@@ -60,14 +62,17 @@ class Precompile:
 
     def join(self, translator: Translator, note: Callable[[], None] | None = None) -> bool:
         """With the run's model loaded (``translator``), compile the search kernel's parts the child has not
-        started (module docstring), then ``wait`` for the child (``note``: called first if it still runs)."""
+        started, and the kernel that reads the search's best derivations (module docstring), then ``wait`` for
+        the child (``note``: called first if it still runs)."""
         if self.running():
             if note is not None:
                 note()
                 note = None
             words, markup = translator.read(STAND_IN_LINE)
-            for kernel, args in kernel_parts(translator.model, translator.options(words, markup),
-                                             arcs=translator.n_best > 1):
+            options = translator.options(words, markup)
+            n_best = max(1, translator.n_best)
+            for kernel, args in [*kernel_parts(translator.model, options, arcs=n_best > 1),
+                                 path_kernel(options, n_best, translator.distinct)]:
                 compile_unless_elsewhere(kernel, args)
         return self.wait(note)
 

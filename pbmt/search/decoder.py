@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numba
 import numpy as np
+from numba import types
 
 from pbmt.base import csr
 from pbmt.model.model import SearchSettings, TranslationModel
@@ -90,6 +91,18 @@ def kernel_parts(model: TranslationModel, options: TranslationOptions, settings:
         return []
     sentence, limits = kernel_inputs(options, settings, arcs)
     return cube_parts(*(numba.typeof(x) for x in (sentence, transitions(model, options), limits)))
+
+
+def path_kernel(options: TranslationOptions, n_best: int = 1, distinct: bool = False) -> tuple[object, tuple]:
+    """The kernel that reads the ``n_best`` best derivations (``distinct`` as ``decode``'s) out of the search
+    graph of ``options`` (``best_path``, or ``k_best_paths``), with the numba types ``best_path_arrays`` calls
+    it with: a (kernel, argument types) pair to compile before any search has run, while another process
+    compiles the search (``pbmt.commands.precompile``)."""
+    graph = (types.int32[::1], types.int32[::1], types.float64[::1], types.int32[::1])  # parent, option, score, klass
+    if n_best == 1:
+        return best_path, (*graph, types.int64)
+    return k_best_paths, (*graph, types.int64, types.int64, types.int64, types.boolean,
+                          numba.typeof(options.tgt_offsets), numba.typeof(options.tgt_words))
 
 
 def kernel_inputs(options: TranslationOptions, settings: SearchSettings, arcs: bool) -> tuple[Sentence, Limits]:

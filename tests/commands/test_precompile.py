@@ -15,6 +15,7 @@ from pbmt.model import cache
 from pbmt.search import options as options_module
 from pbmt.search._cube_kernels import _add_edges, _fill_stack, _graph, _stack_room, cube_kernel
 from pbmt.search._scoring_kernels import _end
+from pbmt.search import decoder
 from pbmt.search.decoder import kernel_inputs, kernel_parts
 from pbmt.search.transitions import transitions
 
@@ -76,6 +77,22 @@ def test_the_search_kernels_parts_have_the_types_the_search_calls_them_with(whic
     assert all((kernel, args) in calls for kernel, args in parts)
     assert kernel_parts(translator.model, options, translate.search_settings(_args(
         tiny_model_dir / "moses.ini", "--search", "stack"))) == []  # stack decoding compiles whole
+
+
+@pytest.mark.parametrize("n_best, distinct", [(1, False), (5, False), (5, True)])
+@pytest.mark.parametrize("search", ["cube", "stack"])
+def test_the_path_kernel_has_the_types_the_decode_calls_it_with(n_best, distinct, search, tiny_model_dir,
+                                                                monkeypatch):
+    translator = translate._make_translator(_args(tiny_model_dir / "moses.ini", "--search", search))
+    options = translator.options(*translator.read("b a d"))
+    calls = []
+    for name in ("best_path", "k_best_paths"):
+        kernel = getattr(decoder, name)
+        monkeypatch.setattr(decoder, name, lambda *args, kernel=kernel: calls.append(
+            (kernel, tuple(numba.typeof(a) for a in args))) or kernel(*args))
+    decoder.decode_paths(translator.model, options, n_best, distinct)
+    monkeypatch.undo()
+    assert calls == [decoder.path_kernel(options, n_best, distinct)]
 
 
 def test_the_stand_in_reads_and_writes_no_cache(tiny_model_dir, tmp_path, monkeypatch):
