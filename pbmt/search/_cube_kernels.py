@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, types
 
+from pbmt.base.numba_linking import driver
 from pbmt.search._array_kernels import best_first, grow1
 from pbmt.search._decoder_kernels import (_class_room, _future_with, _graph, _grow_pool, _hash, _kept, _new_search,
                                           _place, _write, reachable_spans)
@@ -222,6 +223,7 @@ def _grow_edges(edges, cap):
                  grow1(edges.next, cap), edges.members, edges.group_lo)
 
 
+@driver  # once a stack: no second optimisation of the growing kernels it links in
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _stack_room(s, edge_head, edges, sentence, limits, pool, n_hyp, classes, queue):
     """Room for what filling stack s can add: at most min(pop limit, cells) hypotheses and classes, and the
@@ -284,6 +286,7 @@ def _add_edges(s, kept, edge_head, edges, counts, sentence, limits, pool, spans)
     return edges
 
 
+@driver  # once a sentence: no second optimisation of the kernels it links in
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def new_cube_search(sentence, tr):
     """A cube pruning search's start: the stack decoder's (``_new_search``: pool, classes, stacks, room for
@@ -310,6 +313,7 @@ def fill_stack(s, edge_head, edges, order, sentence, tr, limits, stacks, pool, n
     return pool, classes, queue, n_hyp
 
 
+@driver  # its own code is the loop over stacks: no second optimisation of the code it links in
 @njit(cache=True, nogil=True)
 def cube_kernel(sentence, tr, limits):
     """Cube pruning of one sentence of ``sentence.n`` > 0 words (Chiang 2007; Moses's ``-search-algorithm 1``).
