@@ -5,8 +5,8 @@ options (no pruning): <s> and </s> are added around each line, lower orders
 use continuation counts, three discounts per order come from the counts of
 adjusted counts, and every level is interpolated with the one below (the
 unigrams with the uniform distribution). The input (-i, default standard
-input, as lmplz reads it) is tokenised text, one sentence a line (plain or
-.gz); the output (-o, default standard output, as lmplz writes it) is
+input, as lmplz reads it, but not a terminal) is tokenised text, one
+sentence a line (plain or .gz); the output (-o, default standard output, as lmplz writes it) is
 gzip-compressed when its name ends in .gz. The two may also be given as
 positional files, TEXT then OUTPUT. Progress and the discounts go to
 standard error.
@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             print(message, file=sys.stderr, flush=True)
 
     text, output = _given(args.input, args.text, "-i", "TEXT"), _given(args.output, args.arpa, "-o", "OUTPUT")
+    if text == "-" and sys.stdin.isatty():
+        raise UsageError("no text: give it with -i TEXT (or as the first file) or on standard input, not a terminal")
     if output.isdigit():
         raise UsageError(f"-o is the ARPA file to write, as in every pbmt verb; lmplz's -o {output}, the order, is "
                          f"-n {output} here (a file named {output}: -o ./{output})")

@@ -336,3 +336,10 @@ def test_the_text_and_lm_by_options_positionals_or_standard_streams_give_the_sam
     assert cli.main(["lm", "-o", "3", "-i", str(text), *fallback]) == 2
     assert "lmplz's -o 3, the order, is -n 3 here" in capsys.readouterr().err
     assert not (tmp_path / "twice.arpa").exists() and not os.path.exists("3")
+    # standard input a terminal: refused at once, as pbmt eval does, rather than waiting for text typed there
+    master, terminal = os.openpty()
+    typed = subprocess.run([sys.executable, "-m", "pbmt", "lm", "-o", str(tmp_path / "typed.arpa")], stdin=terminal,
+                           capture_output=True, text=True, timeout=60)
+    os.close(master), os.close(terminal)
+    assert typed.returncode == 2 and typed.stderr.startswith("pbmt lm: error: no text: give it with -i TEXT")
+    assert not (tmp_path / "typed.arpa").exists()
