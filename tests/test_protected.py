@@ -59,6 +59,7 @@ EXAMPLES = [
                                                             "std::vector", "y", "//", "Generado"]),
     ("Llame al +34 912 345 678 o al +1-800-555-0199 (+3 dB)", ["Llame", "al", "+34", "912", "345", "678", "o",
                                                                "al", "+1-800-555-0199", "(", "+3", "dB", ")"]),
+    ("A -5 °C o 25°C, un giro de 45°", ["A", "-5", "°C", "o", "25°C", ",", "un", "giro", "de", "45°"]),
     ("<![CDATA[x < y]]> y <!-- nota --> en <!DOCTYPE html>", ["<![CDATA[x\ue020<\ue020y]]>", "y",
                                                              "<!--\ue020nota\ue020-->", "en", "<!DOCTYPE\ue020html>"]),
     ("Programe en C++ o C#, siga a @pbmt_es y #traducción", ["Programe", "en", "C++", "o", "C#", ",", "siga", "a",

@@ -50,7 +50,8 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: ``AT&T`` looks the same), ``num`` (numbers joined by ``:`` or ``/``: times, dates, ratios, verses, an address
 #: with its port, ``10:30:00``, ``31/12/2024``, ``16:9``, ``3:16-18``, ``192.168.0.1:8080``,
 #: ``2024-03-15T10:30:00Z``, and MAC addresses: Moses's tokeniser splits them at the colon or slash, which a model
-#: then translates, ``10:30`` coming out ``10, 30``; a signed number, ``+34`` of a phone number, ``+3``), and what
+#: then translates, ``10:30`` coming out ``10, 30``; a signed number, ``+34`` of a phone number, ``+3``; a degree
+#: sign with its scale and the number it touches, ``°C``, ``25°C``, ``45°``: Moses writes ``-5 ° C``), and what
 #: Moses's tokeniser cuts into characters its detokeniser spaces apart: a CDATA section, comment, ``<!DOCTYPE>`` or
 #: ``<?xml?>`` (``tag``; ``< ! [ CDATA [``), an operator (``!=``, ``==``, ``<=``, ``&&``, ``||``, ``->``, ``=>``,
 #: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``). The longest
@@ -77,6 +78,7 @@ BUILT_IN = (
     ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
     ("num", r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])"),
     ("num", r"(?<![\w+])\+\d+(?:[-.]\d+)*"),
+    ("num", r"°[CFK]?(?![^\W\d_])"),
     ("tag", r"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<![A-Za-z][^<>]*>|<\?[A-Za-z][^<>]*?\?>"),
     ("ph", r"(?<![-!=<>&|:/+*])(?:===?|!==?|<=|>=|&&|\|\||->|=>|::|//)(?![=>&|:/])"),
     ("ph", r"(?<![\w+])[A-Za-z]\+\+|(?<![\w#])[A-Za-z]#(?![\w#])|(?<![\w#&])#[^\W_]\w*"),
