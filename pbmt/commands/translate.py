@@ -263,8 +263,8 @@ def paired_lines(path: Path, option: str, input_path, n_lines: int) -> list[str]
     lines = [line for _, line in read_lines(path)]
     if len(lines) != n_lines:
         shown = "<stdin>" if str(input_path) == "-" else input_path
-        raise PbmtError(f"{option} {path} has {len(lines)} lines but the input {shown} has {n_lines}: they must "
-                        "pair line by line")
+        raise PbmtError(f"{option} {path} has {len(lines)} line{'' if len(lines) == 1 else 's'} but the input "
+                        f"{shown} has {n_lines}: they must pair line by line")
     return lines
 
 

@@ -29,4 +29,4 @@ def test_refs_of_another_length_are_an_error(tiny_model_dir, tiny_dev, tmp_path,
     (tmp_path / "refs").write_text("the\n")
     assert main(["analyze", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i",
                  str(tiny_dev / "dev.src"), "--refs", str(tmp_path / "refs")]) == 1
-    assert "has 1 lines but the input" in capsys.readouterr().err
+    assert "has 1 line but the input" in capsys.readouterr().err

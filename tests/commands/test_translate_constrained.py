@@ -39,7 +39,7 @@ def test_a_constraint_file_of_another_length_is_an_error_naming_both(tiny_model_
     assert main(["translate", "-q", "--tokenized", "-f", str(tiny_model_dir / "moses.ini"), "-i",
                  str(tmp_path / "src"), "--constraint", str(tmp_path / "refs"), "-o", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert f"{tmp_path / 'refs'} has 1 lines but the input {tmp_path / 'src'} has 2" in err
+    assert f"{tmp_path / 'refs'} has 1 line but the input {tmp_path / 'src'} has 2" in err
     assert not (tmp_path / "out").exists()
 
 
