@@ -280,3 +280,20 @@ def test_a_run_folder_is_locked_once_per_process_until_released(tmp_path):
     again = subprocess.run([sys.executable, "-c", "import sys; from pbmt.base.files import lock_folder; "
                             "lock_folder(sys.argv[1])", str(tmp_path / "run")], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
+
+
+def test_an_interrupted_run_into_a_gzip_output_says_it_keeps_nothing_to_go_on_from(tmp_path):
+    """A .gz output is written whole when the run ends (no journal): Ctrl-C said only 'interrupted', as if the
+    same command would go on after the sentences done, as it does for plain files."""
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        with Journal([tmp_path / "out.txt.gz"], lambda: "run", unit="sentence") as journal:
+            journal.write(["one\n"])
+            journal.write(["two\n"])
+            raise KeyboardInterrupt
+    assert interrupted.value.__notes__ == ["2 sentences done, none kept to go on from: a run resumes only into plain "
+                                           "files, not .gz ones or standard output"]
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        with Journal([tmp_path / "out.txt.gz"], lambda: "run", unit="sentence"):
+            raise KeyboardInterrupt
+    assert not getattr(interrupted.value, "__notes__", None)

@@ -148,6 +148,9 @@ class Journal:
             if self.journal is not None:
                 with contextlib.suppress(OSError):
                     self.journal.unlink()
+            elif self.done and not isinstance(value, PbmtError):
+                value.add_note(f"{self.done:,} {self.unit}{'' if self.done == 1 else 's'} done, none kept to go on "
+                               "from: a run resumes only into plain files, not .gz ones or standard output")
         else:
             self.outputs.close(keep_locks=True)
             value.add_note(f"{self.done:,} {self.unit}{'' if self.done == 1 else 's'} written and kept: the same "
