@@ -315,6 +315,9 @@ def run(args: argparse.Namespace) -> int:
                         "take translations from markup)")
     started = time.perf_counter()
     _out_of_collector_sight()  # the imports' objects (numba's typing above all)
+    if str(args.input) == "-" and not args.quiet and sys.stdin is not None and sys.stdin.isatty():
+        print("pbmt translate: reading sentences from the terminal, one a line, until end of input (Ctrl-D); "
+              "then translating them (-i FILE reads a file)", file=sys.stderr)
     lines = [line for _, line in read_lines(args.input)]
     _check_lengths(args.input, lines, args.max_words)
     check_markup(args.input, lines, args.xml_input)

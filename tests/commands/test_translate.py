@@ -219,3 +219,23 @@ def test_standard_output_named_by_two_outputs_is_a_usage_error_before_anything_i
     assert main(common + ["-o", str(tmp_path / "out2"), "--n-best", "-"]) == 0
     assert capsys.readouterr().out == (tmp_path / "nbest").read_text()
     assert (tmp_path / "out2").read_text() == (tmp_path / "out").read_text()
+
+
+def test_a_terminal_on_standard_input_is_told_that_the_sentences_are_read_until_end_of_input(tiny_model_dir, capsys,
+                                                                                              monkeypatch):
+    """Typed sentences are read whole before any is translated: a user typing one saw nothing happen."""
+    import io
+
+    class Terminal(io.TextIOWrapper):
+        def isatty(self):
+            return True
+
+    for quiet, told in ((["-q"], False), ([], True)):
+        monkeypatch.setattr("sys.stdin", Terminal(io.BytesIO(b"a b c\n")))
+        assert main(["translate", "-f", str(tiny_model_dir / "moses.ini"), "--tokenized", *quiet]) == 0
+        captured = capsys.readouterr()
+        assert len(captured.out.splitlines()) == 1
+        assert ("until end of input (Ctrl-D)" in captured.err) == told
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"a b c\n")))  # a pipe: nothing to tell
+    assert main(["translate", "-f", str(tiny_model_dir / "moses.ini"), "--tokenized"]) == 0
+    assert "Ctrl-D" not in capsys.readouterr().err
