@@ -34,7 +34,7 @@ from pbmt.search.lattice import Lattices
 from pbmt.tune.lattice_mert import LatticeLines, LatticeMert
 from pbmt.tune.loop import DevDecoder, decoded_pool, tuned_config, weight_line
 from pbmt.tune.mert import PoolLines, _segment
-from pbmt.tune.pool import References, tuned_columns
+from pbmt.tune.pool import Pool, References, tuned_columns
 from pbmt.tune.tuner import TuningData
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bible-es-en"
@@ -74,7 +74,8 @@ def main() -> int:
     with DevDecoder(model, sources, 100, args.workers, quiet=True, lattices=True) as decoder:
         nbest = decoder(weights)
         lattices = decoder.lattices
-    pool, untuned = decoded_pool(nbest, layout, references)
+    batch, untuned = decoded_pool(nbest, layout, references)
+    pool = Pool.empty(layout, references.n_sentences).merge(batch)[0]  # the batch keeps repeated keys
     row("decode, 100-best and lattices: dev BLEU at the start", f"{100 * untuned:.2f}", time.perf_counter() - started)
     edges = np.array([x.n_edges for x in lattices])
     nodes = np.array([x.n_nodes for x in lattices])

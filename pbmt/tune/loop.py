@@ -270,14 +270,15 @@ def decoded_pool(nbest: Sequence[Sequence[NBestEntry]], layout: FeatureLayout, r
     """Decoded n-best lists (each sentence's best first) as a pool, and the corpus BLEU in [0, 1] of their 1-bests.
 
     Lists the decoder keeps as arrays (``NBestList``) are pooled from them (``pool_from_lists``), others (and
-    lists ``pool_from_lists`` leaves) entry by entry: the same pool."""
+    lists ``pool_from_lists`` leaves) entry by entry: the same pool. A sentence's repeated keys stay in it:
+    merging it into the pool (``Pool.merge``), as its callers do, counts each once."""
     empty = [s for s, entries in enumerate(nbest) if not entries]
     if empty:
         raise PbmtError(f"the decoder found no translation of dev sentence(s) {', '.join(map(str, empty[:5]))} "
                         "(0-based)")
-    batch = pool_from_lists(nbest, layout, references, dedup)
+    batch = pool_from_lists(nbest, layout, references, dedup, unique=False)
     if batch is None:
-        batch = pool_from_entries([e for entries in nbest for e in entries], layout, references, dedup)
+        batch = pool_from_entries([e for entries in nbest for e in entries], layout, references, dedup, unique=False)
     return batch, corpus_bleu(batch.stats[batch.offsets[:-1]])
 
 

@@ -322,8 +322,9 @@ def _digest(material: bytes) -> int:
 
 
 def pool_from_entries(entries: Iterable[NBestEntry], layout: FeatureLayout, references: References,
-                      dedup: str = "derivation") -> Pool:
-    """A pool of n-best entries (sentence ids index ``references``), duplicates removed.
+                      dedup: str = "derivation", unique: bool = True) -> Pool:
+    """A pool of n-best entries (sentence ids index ``references``), duplicates removed (``unique=False``: kept,
+    for a caller that merges the pool into another next, as ``Pool.merge`` counts a repeated key once).
 
     Each entry's features must be exactly ``layout``'s names with their sizes,
     all finite; raises PbmtError otherwise (``read_pool`` names the line).
@@ -331,17 +332,17 @@ def pool_from_entries(entries: Iterable[NBestEntry], layout: FeatureLayout, refe
     entries = list(entries)
     features = np.array([_feature_vector(e, layout) for e in entries]).reshape(len(entries), layout.size)
     sentences = np.array([_sentence(e, references.n_sentences) for e in entries], dtype=np.int64)
-    return _entries_pool(entries, features, sentences, layout, references, dedup)
+    return _entries_pool(entries, features, sentences, layout, references, dedup, unique)
 
 
-def _entries_pool(entries, features, sentences, layout, references, dedup) -> Pool:
+def _entries_pool(entries, features, sentences, layout, references, dedup, unique=True) -> Pool:
     check_dedup(dedup)
     keys = np.fromiter((entry_key(e, f, dedup) for e, f in zip(entries, features)), dtype=np.uint64,
                        count=len(entries))
     order = np.argsort(sentences, kind="stable")
     texts = [entries[i].text for i in order]
     return sorted_pool(layout, references, sentences, order, features, keys, texts,
-                 references.stats(texts, sentences[order]), *sparse_matrix(entries))
+                       references.stats(texts, sentences[order]), *sparse_matrix(entries), unique=unique)
 
 
 def check_dedup(dedup: str) -> None:
@@ -350,14 +351,16 @@ def check_dedup(dedup: str) -> None:
         raise ValueError(f"dedup must be one of {DEDUP}, got {dedup!r}")
 
 
-def sorted_pool(layout, references, sentences, order, features, keys, texts, stats, names, sparse) -> Pool:
+def sorted_pool(layout, references, sentences, order, features, keys, texts, stats, names, sparse,
+                unique: bool = True) -> Pool:
     """The pool of candidates given in file order (``sentences``, ``features``, ``keys``, ``sparse``), ``order``
-    the stable sort by sentence, ``texts`` and ``stats`` in that order; duplicates removed."""
+    the stable sort by sentence, ``texts`` and ``stats`` in that order; duplicates removed (``unique=False``:
+    kept, for a caller that merges this pool into another next, which removes them: ``Pool.merge``)."""
     offsets = np.zeros(references.n_sentences + 1, dtype=np.int64)
     np.cumsum(np.bincount(sentences, minlength=references.n_sentences), out=offsets[1:])
     batch = Pool(layout, features[order], stats, offsets, keys[order], tuple(texts),
                  None if sparse is None else sparse[order], names)
-    return Pool.empty(layout, references.n_sentences).merge(batch)[0]
+    return Pool.empty(layout, references.n_sentences).merge(batch)[0] if unique else batch
 
 
 def _feature_vector(entry: NBestEntry, layout: FeatureLayout) -> np.ndarray:

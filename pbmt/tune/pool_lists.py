@@ -25,9 +25,9 @@ from pbmt.tune.pool import Pool, References, check_dedup, entry_key, sorted_pool
 
 
 def pool_from_lists(lists: Sequence[NBestList], layout: FeatureLayout, references: References,
-                    dedup: str = "derivation") -> Pool | None:
+                    dedup: str = "derivation", unique: bool = True) -> Pool | None:
     """The pool ``pool_from_entries`` makes of the entries of ``lists`` (each list's entries in order, the lists
-    in order), duplicates removed; None when it may differ from that pool, or where ``pool_from_entries`` raises
+    in order), duplicates removed (``unique=False``: kept, as ``pool_from_entries`` keeps them); None when it may differ from that pool, or where ``pool_from_entries`` raises
     an error (any list's features not ``layout``'s or not finite, a sentence id outside ``references``, a word
     that is not one token as the references split text), so that the caller makes the pool of the entries."""
     check_dedup(dedup)
@@ -68,7 +68,7 @@ def pool_from_lists(lists: Sequence[NBestList], layout: FeatureLayout, reference
             keys[i] = entry_key(lists[k][i - int(starts[k])], features[i], dedup)
     sparse_names = [names[len(layout.names):] for _, _, names in parts]
     return sorted_pool(layout, references, sentences, order, features, keys, texts, stats,
-                       *_sparse(entries, sparse_names, len(layout.names)))
+                       *_sparse(entries, sparse_names, len(layout.names)), unique=unique)
 
 
 def _stacked(entries: Sequence, offsets: str, data: str, bases: Sequence[int] | None = None

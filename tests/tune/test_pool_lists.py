@@ -17,7 +17,7 @@ from pbmt.search.decoder import decode_paths
 from pbmt.search.options import TranslationOptions
 from pbmt.search.output import NBestList
 from pbmt.tune.loop import decoded_pool
-from pbmt.tune.pool import References, pool_from_entries
+from pbmt.tune.pool import Pool, References, pool_from_entries
 from pbmt.tune.pool_lists import pool_from_lists
 
 # source words of the tiny model, unknown words (passed through), one with characters a key must escape
@@ -98,3 +98,31 @@ def test_entries_without_a_segmentation_are_keyed_by_their_features(models):
     assert entry.segmentation == () and isinstance(entry, NBestEntry)
     pool = pool_from_lists(lists, model.layout, References(["the"]))
     assert_same_pool(pool, pool_from_entries([entry], model.layout, References(["the"])))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(st.lists(st.sampled_from(WORDS), max_size=5), min_size=3, max_size=3),
+       second=st.lists(st.lists(st.sampled_from(WORDS), max_size=5), min_size=3, max_size=3),
+       sparse=st.booleans(), dedup=st.sampled_from(["derivation", "string"]), seed=st.integers(0, 2**16))
+def test_the_loops_batch_keeps_repeats_and_merges_to_the_deduplicated_pool(models, first, second, sparse, dedup,
+                                                                          seed):
+    """decoded_pool's batch keeps a sentence's repeated keys (the loop merges it next); merged into an empty pool
+    and into a pool of an earlier decode it gives the pools the deduplicated batch gives, array for array, and
+    the same dev BLEU."""
+    model = models[sparse]
+    rng = np.random.default_rng(seed)
+    references = References([" ".join(rng.choice(TARGETS, size=int(rng.integers(0, 7)))) for _ in range(3)])
+    earlier = decoded(model, list(enumerate(first)), rng)
+    lists = decoded(model, list(enumerate(second)), rng)
+    entries = [e for nbest in lists for e in nbest]
+    unique = pool_from_entries(entries, model.layout, references, dedup)
+    batch, bleu = decoded_pool(lists, model.layout, references, dedup)
+    assert batch.n_candidates == len(entries) >= unique.n_candidates
+    assert np.array_equal(batch.stats[batch.offsets[:-1]], unique.stats[unique.offsets[:-1]])  # the 1-bests
+    for pool in (Pool.empty(model.layout, 3), pool_from_entries([e for nbest in earlier for e in nbest],
+                                                                model.layout, references, dedup)):
+        merged, n_new = pool.merge(batch)
+        expected, expected_new = pool.merge(unique)
+        assert_same_pool(merged, expected)
+        assert n_new == expected_new
+    assert_same_pool(Pool.empty(model.layout, 3).merge(batch)[0], unique)
