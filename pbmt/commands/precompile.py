@@ -131,6 +131,11 @@ def worth_it(args: argparse.Namespace, settings: SearchSettings) -> bool:
     if getattr(args, "threads", 2) < 2 or args.documents is not None or args.constraint is not None \
             or args.prefix is not None or args.scheduler is not None:
         return False
+    return first_run(settings)
+
+
+def first_run(settings: SearchSettings) -> bool:
+    """Whether numba's cache holds no specialisation of the search kernel ``settings`` choose: the run compiles."""
     return not has_cached(search_kernel(settings))
 
 

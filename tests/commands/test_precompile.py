@@ -193,3 +193,20 @@ def test_a_child_that_fails_costs_time_only(tiny_model_dir, tmp_path, monkeypatc
     assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src),
                  "-o", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out").read_text() == (tmp_path / "plain").read_text()
+
+
+@pytest.mark.parametrize("mode", [(), ("--prefix", "prefixes")])
+def test_a_first_run_without_the_child_says_it_compiles(mode, tiny_model_dir, tmp_path, monkeypatch, capsys):
+    """Where no child compiles (one core, a busy machine, --prefix, ...), the run's first sentence compiles the
+    kernels: a cold cache is said before it, as with the child; a warm one or -q says nothing."""
+    monkeypatch.setenv(precompile.ENVIRONMENT, "0")
+    src = tmp_path / "in.txt"
+    src.write_text(LINES)
+    (tmp_path / "prefixes").write_text("a\n\nb\n")
+    more = [str(tmp_path / m) if m == "prefixes" else m for m in mode]
+    note = "first run: compiling the search kernels"
+    for cold, quiet, said in [(True, False, True), (True, True, False), (False, False, False)]:
+        monkeypatch.setattr(precompile, "has_cached", lambda kernel, cold=cold: not cold)
+        assert main(["translate", *(["-q"] if quiet else []), "-f", str(tiny_model_dir / "moses.ini"), "-i",
+                     str(src), "-o", str(tmp_path / f"out{cold}{quiet}"), *more]) == 0
+        assert (note in capsys.readouterr().err) is said
