@@ -138,6 +138,12 @@ class TuneResult:
     decoded_in: int
     sparse: SparseWeights | None = None
 
+    @property
+    def best(self) -> Iteration | None:
+        """The iteration of the best dev BLEU, the latest of equal ones (as ``--keep best-dev`` keeps); None
+        before any."""
+        return max(self.iterations, key=lambda r: (r.dev_bleu, r.iteration)) if self.iterations else None
+
 
 # decoder(weights) or, tuning sparse features, decoder(weights, sparse weights file or None: the model's own)
 Decoder = Callable[..., Sequence[Sequence[NBestEntry]]]

@@ -122,7 +122,7 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
         result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
                       resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse, model=model)
-    best = max(result.iterations, key=lambda r: r.dev_bleu) if result.iterations else None
+    best = result.best
     count = len(result.iterations)
     kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in
             else "the optimiser's last, not decoded yet")

@@ -1,5 +1,7 @@
 """The tuning loop on a fake decoder: each sentence has a fixed universe of candidates."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -107,8 +109,18 @@ def test_best_dev_output_keeps_the_weights_whose_decode_scored_best(config, layo
     best = max(range(4), key=lambda k: (dev[k], k))
     assert np.array_equal(result.weights, decoded[best]) and result.decoded_in == best + 1
     assert layout.weights(MosesConfig.read(tmp_path / "moses.ini")) == pytest.approx(decoded[best], rel=1e-8)
+    assert result.best.iteration == best + 1  # what the closing line names
     with pytest.raises(PbmtError, match="unknown output choice"):
         LoopSettings(output="first")
+
+
+def test_the_best_iteration_of_equal_dev_bleus_is_the_latest(config, layout, tmp_path):
+    """The closing line's 'best dev BLEU at iteration k' names the kept weights' decode when two score the same."""
+    result = run(FakeDecoder(layout, seed=3), config, layout, tmp_path, max_iterations=3)
+    tied = [replace(r, dev_bleu=0.25) for r in result.iterations]
+    assert replace(result, iterations=tuple(tied)).best is tied[-1]
+    assert replace(result, iterations=tuple(tied[:2])).best is tied[1]
+    assert replace(result, iterations=()).best is None
 
 
 def test_loop_stops_when_the_pool_gains_nothing(config, layout, tmp_path):
