@@ -297,3 +297,34 @@ def test_an_interrupted_run_into_a_gzip_output_says_it_keeps_nothing_to_go_on_fr
         with Journal([tmp_path / "out.txt.gz"], lambda: "run", unit="sentence"):
             raise KeyboardInterrupt
     assert not getattr(interrupted.value, "__notes__", None)
+
+
+def test_standard_output_by_another_name_beside_dash_is_refused_and_the_null_device_is_not(tmp_path, monkeypatch):
+    """'/dev/stdout' or '/proc/self/fd/N' is standard output as '-' is: two outputs there would interleave their
+    lines; the null device twice is two outputs discarded, and another file is another output."""
+    out = open(tmp_path / "stdout", "w")
+    monkeypatch.setattr("sys.stdout", out)
+    alias = f"/proc/self/fd/{out.fileno()}"
+    for first, second in (("-", alias), (alias, "-"), (alias, alias)):
+        with Outputs() as outputs:
+            outputs.open(first)
+            with pytest.raises(UsageError, match=f"^{re.escape(second)}: standard output named twice"):
+                outputs.open(second)
+    with Outputs() as outputs:
+        for path in (alias, os.devnull, os.devnull, tmp_path / "other"):
+            outputs.open(path).write("kept\n")
+    out.close()
+    assert (tmp_path / "stdout").read_text() == "kept\n" and (tmp_path / "other").read_text() == "kept\n"
+
+
+def test_translate_into_a_pipe_refuses_dev_stdout_beside_its_default_output(tiny_model_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("a b c\n")
+    common = [sys.executable, "-m", "pbmt", "translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src)]
+    for outputs in (["--n-best", "/dev/stdout"], ["-o", "/dev/stdout", "--alignment", "/dev/stdout"]):
+        run = subprocess.run(common + outputs, capture_output=True, text=True)
+        assert (run.returncode, run.stdout) == (2, "")
+        assert run.stderr == ("pbmt translate: error: /dev/stdout: standard output named twice as an output of this "
+                              "run; give each output but one its own file\n")
+    run = subprocess.run(common + ["-o", "/dev/stdout", "--n-best", "/dev/null"], capture_output=True, text=True)
+    assert run.returncode == 0 and len(run.stdout.splitlines()) == 1

@@ -306,14 +306,13 @@ class Outputs:
         (resumed output), renamed to ``path`` by ``commit``; ``compress=False``: the bytes written to a ``.gz``
         path are gzip data already (concatenated gzip members, say)."""
         if str(path) == "-":
-            if self._stdout_open:  # two outputs on standard output would interleave their lines
-                raise UsageError("-: standard output named twice as an output of this run; give each output but "
-                                 "one its own file")
-            self._stdout_open = True
+            self._open_stdout(path)
             handle = sys.stdout if "b" not in mode else sys.stdout.buffer
             self._stack.callback(handle.flush)
             return handle
         target, regular = output_target(path)
+        if not regular and _is_stdout(target):  # /dev/stdout, /proc/self/fd/1: written in place, beside '-'
+            self._open_stdout(path)
         if regular:
             key = _identity(target)
             if key not in self._claimed:
@@ -347,6 +346,14 @@ class Outputs:
         if "b" not in mode:
             handle = self._stack.enter_context(io.TextIOWrapper(handle, encoding="utf-8", newline="\n"))
         return handle
+
+    def _open_stdout(self, path: str | os.PathLike) -> None:
+        """Note that ``path`` ('-', or a name of it) opens standard output; UsageError the second time: two
+        outputs there would interleave their lines."""
+        if self._stdout_open:
+            raise UsageError(f"{path}: standard output named twice as an output of this run; give each output but "
+                             "one its own file")
+        self._stdout_open = True
 
     def commit(self, keep_locks: bool = False) -> None:
         """Close every handle, then rename every temporary file over its target."""
@@ -466,6 +473,16 @@ def _remove_empty(top: Path) -> None:
             release_folders(folder)
         with contextlib.suppress(OSError):
             folder.rmdir()
+
+
+def _is_stdout(target: Path) -> bool:
+    """Whether ``target``, a path written in place, is this process's standard output under another name (a
+    pipe, terminal or file it goes to), the null device aside: it holds nothing to interleave."""
+    try:
+        found, out = os.stat(target), os.fstat(sys.stdout.fileno())
+        return os.path.samestat(found, out) and not os.path.samestat(found, os.stat(os.devnull))
+    except (OSError, AttributeError, ValueError, io.UnsupportedOperation):  # no such path, or no stdout file
+        return False
 
 
 def _identity(target: Path) -> tuple:
