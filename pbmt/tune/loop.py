@@ -140,9 +140,14 @@ class TuneResult:
 
     @property
     def best(self) -> Iteration | None:
-        """The iteration of the best dev BLEU, the latest of equal ones (as ``--keep best-dev`` keeps); None
-        before any."""
-        return max(self.iterations, key=lambda r: (r.dev_bleu, r.iteration)) if self.iterations else None
+        """The iteration of the best dev BLEU (``best_iteration``)."""
+        return best_iteration(self.iterations)
+
+
+def best_iteration(iterations: Sequence[Iteration]) -> Iteration | None:
+    """The iteration of the best dev BLEU, the latest of equal ones (the one ``--keep best-dev`` keeps and the
+    closing line names); None before any."""
+    return max(iterations, key=lambda r: (r.dev_bleu, r.iteration)) if iterations else None
 
 
 # decoder(weights) or, tuning sparse features, decoder(weights, sparse weights file or None: the model's own)
@@ -233,9 +238,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     kept = _sparse_decoded(out, len(records) + 1, sparse)
     weights = weights[:layout.size]
     if settings.output == "best-dev" and records:
-        best = max(range(len(records)), key=lambda k: (records[k].dev_bleu, k))
-        weights = np.array(records[best].decoded_weights)
-        kept = _sparse_decoded(out, best + 1, sparse)
+        best = best_iteration(records)
+        weights = np.array(best.decoded_weights)
+        kept = _sparse_decoded(out, best.iteration, sparse)
     decoded_in = next((r.iteration for r in reversed(records) if np.array_equal(r.decoded_weights, weights)
                        and _nonzero(_sparse_decoded(out, r.iteration, sparse)) == _nonzero(kept)), 0)
     _write_config(config, layout, weights, out / "moses.ini")
