@@ -17,7 +17,7 @@ from pbmt.base.vocab import Vocab
 DEFAULT_MIN_CHARS = 4
 
 
-@register("lexical-consistency", prefix="LexicalConsistency", takes_argument=None)
+@register("lexical-consistency", prefix="LexicalConsistency", takes_argument=None, needs_sources=True)
 class LexicalConsistency(GlobalFeature):
     """Minus the source words of a document not translated as their word's most frequent translation.
 

@@ -80,10 +80,10 @@ class NBestLists:
         return offsets, self.vocab.ids(w for t in tokens for w in t)
 
     def hypotheses(self) -> list[Hypothesis]:
-        """Every entry as a ``Hypothesis`` (needs ``sources``; word links when the list has them)."""
-        if self.sources is None:
-            raise PbmtError("the n-best entries' source sentences are needed (--src)")
-        sources = [self.vocab.ids(s.split()) for s in self.sources]
+        """Every entry as a ``Hypothesis`` (word links when the list has them). Without ``sources`` each has an
+        empty source: only kinds that declare ``needs_sources`` read it, and ``compute_features`` refuses those."""
+        sources = ([self.vocab.ids(s.split()) for s in self.sources] if self.sources is not None
+                   else [self.vocab.ids(())] * self.n_sentences)
         offsets, words = self.words
         return [Hypothesis(sources[s], words[offsets[i]:offsets[i + 1]],
                            None if self.alignments is None else self.alignments[i])

@@ -162,8 +162,13 @@ def test_a_registered_feature_is_added_by_name(split):
         name_features([("hyp-chars", None)], ())
     with pytest.raises(PbmtError, match="needs an argument"):
         name_features([("lm", None)], ())
-    with pytest.raises(PbmtError, match="needs the source sentences"):
-        with_features(read_lists(split["test", "nbest"], n_sentences=2), name_features([("length-ratio", None)], ()))
+    without_sources = read_lists(split["test", "nbest"], n_sentences=2)
+    for kind in ("length-ratio", "lexical-consistency"):  # the kinds that read the source
+        with pytest.raises(PbmtError, match="needs the source sentences"):
+            with_features(without_sources, name_features([(kind, None)], ()))
+    specs = name_features([("repetition", None)], ())  # reads the target alone: the same values without --src
+    np.testing.assert_array_equal(with_features(without_sources, specs).features[:, -1],
+                                  with_features(base, specs).features[:, -1])
 
 
 def test_bad_inputs_name_the_file_and_line(tmp_path, split):
