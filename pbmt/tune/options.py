@@ -17,7 +17,7 @@ def number_or_none(text: str) -> float | None:
 
 number_or_none.__name__ = "number or 'none'"
 
-LOOP = Group("mert, lattice-mert, pro, apro, listnet, mira: the decode-optimise loop")
+LOOP = Group("the decode-optimise loop (mert, lattice-mert, pro, apro, listnet, mira, --plugins tuners)")
 RANKING = Group("PRO, APRO", "rank candidate pairs by a sentence gain (--gain): PRO (Hopkins & May, 2011) samples "
                 "pairs for a logistic regression, APRO (Dreyer & Dong, 2015) takes all pairs in a ranking SVM; the "
                 "new weights may interpolate with the previous ones (--interpolation). The papers' settings: --gain "
