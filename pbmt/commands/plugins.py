@@ -64,7 +64,8 @@ def load_plugins(files: Sequence[str]) -> None:
     for name in files:
         path = Path(name).expanduser()
         if not path.is_file():
-            raise UsageError(f"{FLAG} {name}: no such file")
+            raise UsageError(f"{FLAG} {name}: " + ("is a directory, expected a Python file" if path.is_dir()
+                                                   else "no such file"))
         if path.suffix != ".py":
             raise UsageError(f"{FLAG} {name}: not a Python file (.py)")
         path = path.resolve()

@@ -178,6 +178,14 @@ def test_a_plugin_that_cannot_be_used_is_one_line_naming_it(lists, tmp_path, mon
         assert registry.algorithms() == registry.ALGORITHMS
 
 
+def test_a_plugin_that_is_a_folder_is_said_to_be_one(lists, tmp_path, capsys):
+    (tmp_path / "tuners.py").mkdir()
+    assert main(["optimize", "--n-best", str(lists / "nbest"), "--refs", str(lists / "refs"), "--plugins",
+                 str(tmp_path / "tuners.py")]) == 2
+    assert capsys.readouterr().err == (f"pbmt optimize: error: --plugins {tmp_path / 'tuners.py'}: is a directory, "
+                                       "expected a Python file\n")
+
+
 def test_an_error_in_a_plugins_fit_names_the_plugins_line(lists, tmp_path, capsys):
     broken = EXAMPLE.read_text().replace("best, best_bleu = initial, pool.bleu(initial)",
                                          "best, best_bleu = initial, 1 / 0")
