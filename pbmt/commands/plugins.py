@@ -74,7 +74,7 @@ def load_plugins(files: Sequence[str]) -> None:
         kinds = set(KINDS)
         try:
             module = run_module(path, f"the plugin {name} ({FLAG})")
-        except Exception as err:  # the user's code: any error it raises is theirs, said on one line
+        except (Exception, SystemExit) as err:  # the user's code: its errors and its exit, said on one line
             raise PbmtError(f"{FLAG} {name} failed to load: {error_place(err, path, Path(name))}"
                             f"{type(err).__name__}: {' '.join(str(err).split())}") from None
         tuners = [value for value in vars(module).values()

@@ -151,6 +151,7 @@ ERRORS = [
     ("bad.py", "import numpy\n\nx = numpy.nothing\n", 1,
      r"--plugins bad.py failed to load: bad.py:3: AttributeError: .*nothing'"),
     ("syntax.py", "def f(:\n", 1, r"--plugins syntax.py failed to load: syntax.py:1: SyntaxError: invalid syntax .*"),
+    ("exit.py", "import sys\n\nsys.exit(3)\n", 1, r"--plugins exit.py failed to load: exit.py:3: SystemExit: 3$"),
     ("empty.py", "x = 1\n", 2, r"--plugins empty.py adds no tuner .* and registers no feature"),
     ("clash.py", EXAMPLE.read_text().replace('"random-search"', '"mert"'), 2,
      r"--plugins clash.py:6: tuner class RandomSearch has the name 'mert' of pbmt's own MERT"),
