@@ -113,9 +113,12 @@ def run(args: argparse.Namespace) -> int:
     text, output = _given(args.input, args.text, "-i", "TEXT"), _given(args.output, args.arpa, "-o", "OUTPUT")
     if text == "-" and sys.stdin.isatty():
         raise UsageError("no text: give it with -i TEXT (or as the first file) or on standard input, not a terminal")
-    if output.isdigit():
+    if output.isdigit() and args.output is not None:
         raise UsageError(f"-o is the ARPA file to write, as in every pbmt verb; lmplz's -o {output}, the order, is "
                          f"-n {output} here (a file named {output}: -o ./{output})")
+    if output.isdigit():
+        raise UsageError(f"the ARPA file to write is named {output}, a number: the order is -n {output} (a file named "
+                         f"{output}: ./{output})")
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -335,6 +335,9 @@ def test_the_text_and_lm_by_options_positionals_or_standard_streams_give_the_sam
     # lmplz's -o is the order: a bare number is refused, not written as a file named 3
     assert cli.main(["lm", "-o", "3", "-i", str(text), *fallback]) == 2
     assert "lmplz's -o 3, the order, is -n 3 here" in capsys.readouterr().err
+    assert cli.main(["lm", str(text), "3", *fallback]) == 2  # the positional OUTPUT: no -o to speak of
+    assert capsys.readouterr().err == ("pbmt lm: error: the ARPA file to write is named 3, a number: the order is "
+                                       "-n 3 (a file named 3: ./3)\n")
     assert not (tmp_path / "twice.arpa").exists() and not os.path.exists("3")
     # standard input a terminal: refused at once, as pbmt eval does, rather than waiting for text typed there
     master, terminal = os.openpty()
