@@ -12,8 +12,9 @@ the kernel's own code still gets LLVM's function passes (numba runs them on each
 ``driver`` marks such a kernel (cube pruning's search kernel, and the kernels it calls once a sentence or once a
 stack to start a search or make room: about 0.1 and 0.3 CPU s less each); ``install`` (``import pbmt`` calls it)
 has numba skip the module-wide passes when it compiles a kernel marked. The search so compiled gives the same
-search graphs at the same speed (docs/decoding.md, "The first run"). There is no public API for this; it replaces a private method of numba's,
-as ``pbmt.base.numba_overloads`` does. A numba without that method keeps its own.
+search graphs at the same speed (docs/decoding.md, "The first run"). There is no public API for this; it
+replaces a private method of numba's, as ``pbmt.base.numba_overloads`` does. A numba without that method keeps
+its own.
 """
 
 from __future__ import annotations
