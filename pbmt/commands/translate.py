@@ -71,6 +71,8 @@ from pbmt.search.output import nbest_text
 from pbmt.features.translation import Translator, check_token_form
 from pbmt.base.nbest import parse_features
 
+N_BEST_SIZE = 100  # entries per sentence of --n-best's list, by default
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--config", type=Path, default=DEFAULT_MODEL, help="the model's moses.ini")
@@ -78,7 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default="-", help="where the translations go ('-': standard output)")
     parser.add_argument("--n-best", metavar="FILE", help="also write the --n-best-size best derivations of "
                         "every sentence to FILE (Moses format, with segmentation and word alignment)")
-    parser.add_argument("--n-best-size", type=int, default=100, metavar="N", help="entries per sentence in --n-best")
+    parser.add_argument("--n-best-size", type=int, default=N_BEST_SIZE, metavar="N",
+                        help="entries per sentence in --n-best")
     parser.add_argument("--max-words", type=int, default=MAX_WORDS, metavar="N", help="longest input line, in "
                         "words (separated by white space) and in the model's tokens; a longer one is an error naming it before anything is "
                         "translated (search time and memory grow with a line's length)")
@@ -306,6 +309,10 @@ def _translate_document(translator: _DocumentTranslator, item: tuple[int, list[s
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.n_best and (args.distinct or args.n_best_size != N_BEST_SIZE):
+        given = "--distinct" if args.distinct else f"--n-best-size {args.n_best_size}"
+        raise UsageError(f"{given} shapes the n-best list of --n-best FILE, which is not asked for: give --n-best "
+                         "FILE, or leave it out (the translation is the 1-best)")
     if args.documents is None and (args.global_features or args.global_weights):
         raise PbmtError("--global-features and --global-weights need --documents")
     if args.documents is not None and args.n_best:

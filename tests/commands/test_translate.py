@@ -57,6 +57,8 @@ def test_weights_override_changes_the_output(tiny_model_dir, tmp_path):
     (["-f", "/nonexistent/moses.ini"], "no such model configuration", 1),
     (["--weights", "LM0= x"], "--weights", 2),
     (["--weights", "Nope0= 1"], "Nope0", 2),  # a usage error naming --weights
+    (["--n-best-size", "5"], "--n-best-size 5 shapes the n-best list of --n-best FILE, which is not asked for", 2),
+    (["--distinct"], "--distinct shapes the n-best list of --n-best FILE", 2),  # both said nothing and did nothing
 ])
 def test_errors_exit_1_or_2_with_a_message(tiny_model_dir, tmp_path, capsys, args, message, code):
     src = tmp_path / "in.txt"
