@@ -14,6 +14,7 @@ from pbmt.base.errors import PbmtError
 from pbmt.base.markup import Markup, MarkupError, SpanTranslations, matched_quotes, parse, quote_zones
 from pbmt.model.model import TranslationModel
 from pbmt.base.nbest import read_nbest
+from pbmt.base.protected import ProtectedPatterns
 from pbmt.search.derivation import Derivation, model_score
 from pbmt.search.options import MARKUP, TranslationOptions
 from pbmt.base.text import TextForm
@@ -274,6 +275,15 @@ def test_markup_survives_the_text_front_end():
     assert save.translations == (("Save", "as", "…"),) and placeholder.translations == (("%s",),)
     zones, walls = markup.with_quote_zones(words).constraints(len(words))
     assert zones.tolist() == [[6, 9]] and walls.tolist() == [[7, 6, 9], [8, 6, 9]]
+
+
+def test_the_punctuation_walls_follow_the_models_own_protected_patterns():
+    """A token only a model's own pattern protects (a ticket number here) holds a mark in place as a built-in
+    placeholder does; the built-in patterns alone leave it a word."""
+    words = "ver TICKET-42 : %s".split()
+    own = ProtectedPatterns((r"TICKET-\d+",))
+    assert Markup().with_quote_zones(words).walls == ()
+    assert Markup().with_quote_zones(words, own).walls == (1, 2, 3)
 
 
 #: The marks that pair, each opening one with its closing ones: a table of the test's own (the benchmark's, with

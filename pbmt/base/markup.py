@@ -37,6 +37,7 @@ from typing import Callable
 import numpy as np
 
 from pbmt.base.protected import ProtectedPatterns, closing_tag, opening_tag
+from pbmt.base.text import BUILT_IN
 
 XML_MODES = ("exclusive", "inclusive", "constraint", "ignore", "pass-through")
 #: the modes whose given translations become translation options
@@ -91,12 +92,12 @@ class Markup:
         if self.use not in USES:
             raise ValueError(f"unknown use {self.use!r} of markup translations; known: {', '.join(USES)}")
 
-    def with_quote_zones(self, tokens: list[str]) -> "Markup":
+    def with_quote_zones(self, tokens: list[str], protected: ProtectedPatterns = BUILT_IN) -> "Markup":
         """This markup and a zone for every pair of quote or bracket marks or tags in ``tokens``
-        (``quote_zones``), and the walls that keep a punctuation mark between protected tokens in place
-        (``punctuation_walls``)."""
+        (``quote_zones``), and the walls that keep a punctuation mark between tokens ``protected`` protects in
+        place (``punctuation_walls``; a model's own patterns, its text form's)."""
         zones, walls = quote_zones(tokens)
-        walls += punctuation_walls(tokens)
+        walls += punctuation_walls(tokens, protected)
         if not zones and not walls:
             return self
         return replace(self, zones=tuple(dict.fromkeys(self.zones + zones)),
@@ -121,12 +122,11 @@ class Markup:
 #: quote mark here), and the closing marks after which one is kept in place.
 _PUNCTUATION = frozenset({",", ".", "!", "?", ":", ";"})
 _CLOSING_MARKS = frozenset(PAIRS.values()) | {"”", "’"}
-_BUILT_IN = ProtectedPatterns()
 
 
-def punctuation_walls(tokens: list[str]) -> tuple[int, ...]:
-    """Walls around each punctuation mark (``_PUNCTUATION``) that has a protected token (``pbmt.base.protected``'s
-    built-in patterns: a placeholder, tag, URL, ...) after it and a protected token or a closing mark before it,
+def punctuation_walls(tokens: list[str], protected: ProtectedPatterns = BUILT_IN) -> tuple[int, ...]:
+    """Walls around each punctuation mark (``_PUNCTUATION``) that has a token ``protected`` protects (a
+    placeholder, tag, URL, ...) after it and a protected token or a closing mark before it,
     as Moses's ``-monotone-at-punctuation`` sets them for the mark: the mark and the token before it are translated
     in their order, after everything before them and before everything after them.
 
@@ -135,7 +135,7 @@ def punctuation_walls(tokens: list[str]) -> tuple[int, ...]:
     Walls at every punctuation mark, Moses's option, cost a model trained on software messages 0.38 BLEU (its
     untuned test split; the Bible's test set 0.00); these, around marks between protected tokens only, change one
     message of that split untuned and one tuned, both for the better, and no verse (docs/real-text.md)."""
-    protects = _BUILT_IN.protects
+    protects = protected.protects
     walls: list[int] = []
     for i in range(1, len(tokens) - 1):
         if tokens[i] in _PUNCTUATION and protects(tokens[i + 1]) and (
