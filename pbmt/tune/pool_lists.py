@@ -27,14 +27,14 @@ from pbmt.tune.pool import Pool, References, check_dedup, entry_key, sorted_pool
 def pool_from_lists(lists: Sequence[NBestList], layout: FeatureLayout, references: References,
                     dedup: str = "derivation", unique: bool = True) -> Pool | None:
     """The pool ``pool_from_entries`` makes of the entries of ``lists`` (each list's entries in order, the lists
-    in order), duplicates removed (``unique=False``: kept, as ``pool_from_entries`` keeps them); None when it may differ from that pool, or where ``pool_from_entries`` raises
-    an error (any list's features not ``layout``'s or not finite, a sentence id outside ``references``, a word
-    that is not one token as the references split text), so that the caller makes the pool of the entries."""
+    in order), duplicates removed (``unique=False``: kept, as ``pool_from_entries`` keeps them); None when it may
+    differ from that pool, or where ``pool_from_entries`` raises an error (any list's features not ``layout``'s
+    or not finite, a sentence id outside ``references``, a word that is not one token as the references split
+    text), so that the caller makes the pool of the entries."""
     check_dedup(dedup)
-    if not lists or not all(isinstance(nbest, NBestList) and nbest.layout.names == layout.names
-                            and nbest.layout.sizes == layout.sizes for nbest in lists):
-        return None
-    if len(set(layout.names)) != len(layout.names):
+    if not lists or len(set(layout.names)) != len(layout.names) or not all(
+            isinstance(nbest, NBestList) and nbest.layout.names == layout.names and nbest.layout.sizes == layout.sizes
+            for nbest in lists):
         return None
     parts = [nbest.arrays() for nbest in lists]
     entries = [entries for entries, _, _ in parts]
