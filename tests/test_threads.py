@@ -2,6 +2,7 @@
 
 import hashlib
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -75,6 +76,10 @@ def test_a_caller_that_stops_waits_for_the_items_running_not_for_their_runs():
     with ParallelMap(held, None, threads=2, size=400) as pool:
         results = pool.map(range(400))
         assert next(results) == 0
+        for _ in range(1000):  # until each thread is inside an item (a loaded machine starts the second late)
+            if {8, 16} <= set(started):
+                break
+            time.sleep(0.01)
         threading.Timer(1.0, release.set).start()
         results.close()  # as Ctrl-C in the caller's loop does: it returns once the threads are idle
     assert sorted(started) == [*range(9), 16]  # the first run, and the item each thread was in when told
