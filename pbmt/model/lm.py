@@ -48,6 +48,9 @@ _VERSION = "4"  # 4: meta.json with sizes and checksums
 _ARRAYS = ("words", "specials", "entries", "counts")
 _KENLM_BINARY = b"mmap lm "
 _NGRAM_COUNT = re.compile(rb"ngram\s+(\d+)\s*=\s*(\d+)")
+#: Where a section's lines end: a newline before a line of whitespace alone (or the end of the file), or before a
+#: ``\`` line (the next header).
+_BLOCK_END = re.compile(rb"\n(?:[ \t\r\f\v]*(?:\n|\Z)|\\)")
 _UNK, _BOS, _EOS = (w.encode() for w in SPECIAL_WORDS)
 # A stand-in's LM (``cache.standing_in``): the special words alone.
 _STAND_IN = b"\\data\\\nngram 1=3\n\n\\1-grams:\n-1\t<unk>\n-99\t<s>\n-1\t</s>\n\n\\end\\\n"
@@ -261,17 +264,13 @@ class _Lines:
         return line
 
     def block(self) -> tuple[bytes, int]:
-        """The lines up to the next blank line or ``\\`` line, joined; and their count."""
+        """The lines up to the next blank line (whitespace alone, as KenLM reads one) or ``\\`` line, joined;
+        and their count."""
         data, start = self.data, self.pos
-        if start >= len(data) or data[start : start + 1] in (b"\n", b"\\"):
+        found = _BLOCK_END.search(data, start - 1)  # from the newline that ends the section's header line
+        end = found.start() if found else len(data)
+        if end < start:
             return b"", 0
-        end = len(data)
-        for marker in (b"\n\n", b"\n\r\n", b"\n\\"):
-            found = data.find(marker, start, end)
-            if found >= 0:
-                end = found
-        if end == len(data) and data.endswith(b"\n"):
-            end -= 1
         block = data[start:end]
         self.pos = end + 1
         n_lines = block.count(b"\n") + 1

@@ -270,6 +270,18 @@ def test_gzip_and_crlf_files_read_like_plain(tmp_path):
         np.testing.assert_array_equal(lm.score_tokens(sentence), expected.score_tokens(sentence))
 
 
+
+@pytest.mark.parametrize("blank", [" ", "\t", " \r", "\n"])
+def test_lines_of_whitespace_alone_separate_sections_as_in_kenlm(tmp_path, blank):
+    """A line of spaces or tabs between the sections is blank to KenLM (an editor's or a script's leftover)."""
+    path = write(tmp_path / "spaced.arpa", TINY.replace("\n\n", f"\n{blank}\n"))
+    reference = kenlm.Model(str(path))
+    vocab = Vocab()
+    lm = NgramLM.load(path, vocab)
+    for sentence in ("a b c b a", "c a b", "b"):
+        total = lm.score_tokens(vocab.ids(sentence.split())).sum()
+        assert total == pytest.approx(reference.score(sentence), abs=1e-5)
+
 # --- errors -----------------------------------------------------------------------
 
 
