@@ -199,17 +199,30 @@ class PhrasePairs:
 def _top_candidates(cand_offsets: np.ndarray, estimates: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the ``limit`` best candidates of every source phrase, and the CSR offsets over them.
 
-    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better; ties keep
-    file order). Returns (kept int64[k] in phrase order, best first within a phrase; new_offsets
-    int64[n_src + 1]). One stable sort of the whole table, by phrase and then estimate.
+    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better, no NaN;
+    ties keep file order). Returns (kept int64[k] in phrase order, best first within a phrase; new_offsets
+    int64[n_src + 1]). The order is ``np.lexsort((-estimates, phrase))``'s, from two integer-friendly sorts
+    that take a third of its time (0.02 against 0.07 CPU s for the shared model's 370,000 candidates, a tenth of
+    a run's start-up): each candidate's rank among the distinct estimates (equal ones share it: one sort of the
+    floats, whose instability cannot show), then a stable sort of ``phrase * distinct + rank``, which keeps
+    file order among a phrase's equal estimates; the key is below ``n_src * n_cand``, far from int64's limit.
     """
     counts = np.diff(cand_offsets)
-    phrase = np.repeat(np.arange(len(counts)), counts)
-    order = np.lexsort((-estimates, phrase))
-    rank = np.arange(len(order)) - np.repeat(cand_offsets[:-1], counts)
+    if len(estimates) == 0:
+        return np.zeros(0, np.int64), np.zeros_like(cand_offsets)
+    by_estimate = np.argsort(-estimates)
+    ranks = np.empty(len(estimates), np.int64)
+    ranks[0] = 0
+    ordered = estimates[by_estimate]
+    np.cumsum(ordered[1:] != ordered[:-1], out=ranks[1:])
+    rank = np.empty_like(ranks)
+    rank[by_estimate] = ranks
+    phrase = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    order = np.argsort(phrase * (ranks[-1] + 1) + rank, kind="stable")
+    place = np.arange(len(order)) - np.repeat(cand_offsets[:-1], counts)
     new_offsets = np.zeros_like(cand_offsets)
     np.cumsum(np.minimum(counts, limit), out=new_offsets[1:])
-    return order[rank < limit].astype(np.int64), new_offsets
+    return order[place < limit].astype(np.int64), new_offsets
 
 
 def read_only(holder):
