@@ -101,8 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the tuned moses.ini, log and checkpoint")
     parser.add_argument("--sentences", type=int, metavar="K", help="tune on the first K dev sentences only")
     parser.add_argument("--resume", action="store_true", help="continue the run whose checkpoint is in --out")
-    add_threads_argument(parser, "decode the dev set (n-best lists, lattices), run lattice MERT's line searches "
-                         "and SampleRank's chains")
+    add_threads_argument(parser, "decode the dev set (n-best lists, lattices), run MERT's and lattice MERT's "
+                         "line searches and SampleRank's chains")
     parser.add_argument("--workers", type=int, default=1, help="decode on this many local processes (a dask "
                         f"cluster), for dev sets of at least {CLUSTER_MIN_ITEMS} sentences a worker "
                         "($PBMT_CLUSTER_MIN_ITEMS; a shorter one is decoded here on --threads); docs/scale-out.md "

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def envelope_breakpoints(a, b, offsets):
     """The upper envelopes of every sentence's lines ``a + gamma * b``.
 
@@ -66,7 +66,7 @@ def envelope_breakpoints(a, b, offsets):
     return first, gamma[:m], old[:m], new[:m]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def merge_breakpoints(first, gamma, old, new, stats):
     """The intervals of the line with their summed BLEU statistics.
 

@@ -59,6 +59,7 @@ has a match, to Moses's unsmoothed BLEU), in [0, 1].
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
@@ -203,7 +204,10 @@ class Mert(Tuner):
     tuned columns), ``score_`` the pool's corpus BLEU in [0, 1] under them
     (fixed columns ignored, as in the search), ``n_line_searches_``,
     ``restart_kept_`` (whether a random restart's optimum won).
-    Deterministic given the random generator.
+    Deterministic given the random generator, and the same on any number of ``threads``: a round's line
+    searches over the pool (its coordinate and random directions, the random ones drawn before any search, in
+    the order the rounds always drew them) run on that many threads, and the best is then picked in direction
+    order, the first of equal ones, as one thread picks it.
     """
 
     name, title, loop, reads = "mert", "MERT", "decode-optimise", ("pool",)
@@ -214,7 +218,7 @@ class Mert(Tuner):
                  fixed: tuple[str, ...] = ("UnknownWordPenalty0",), tolerance: float = 1e-5,
                  start_range: tuple[float, float] = (0.0, 1.0), significance: float = 0.05,
                  resamples: int = 1000, max_step: float | None = 2.0, keep_signs: bool = True,
-                 interpolation: float = 1.0):
+                 interpolation: float = 1.0, threads: int = 1):
         if not 0.0 <= significance < 1.0:
             raise ValueError(f"significance must be in [0, 1), got {significance}")
         if max_step is not None and not max_step > 0:
@@ -231,6 +235,7 @@ class Mert(Tuner):
         self.max_step = max_step
         self.keep_signs = keep_signs
         self.interpolation = interpolation
+        self.threads = threads
 
     @classmethod
     def for_search(cls, params: dict, reordering: str, n_sentences: int | None = None) -> dict:
@@ -244,7 +249,8 @@ class Mert(Tuner):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
         pool, initial, free = self._pool_start(data, initial_weights)
-        return self._optimise(PoolLines(pool, free), initial, free, rng)
+        with PoolLines(pool, free, self.threads) as lines:
+            return self._optimise(lines, initial, free, rng)
 
     def _optimise(self, lines: "Lines", initial: np.ndarray, free: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Climb from ``initial`` and from the random restarts over ``lines``; set the fitted attributes.
@@ -294,7 +300,7 @@ class Mert(Tuner):
         lines.at(point)
         norm = np.abs(point).sum()
         reach = np.inf if self.max_step is None else self.max_step * (norm if norm > 0 else 1.0)
-        best_point, best_score = point, score
+        searches = []
         for j in range(dim + self.random_directions):
             if j < dim:
                 direction = np.zeros(dim)
@@ -302,11 +308,13 @@ class Mert(Tuner):
             else:
                 direction = rng.standard_normal(dim)
                 direction /= np.abs(direction).sum()
-            low, high = _segment(point, direction, signs, reach)
-            gamma, found = lines.search(direction, j if j < dim else None, low, high)
-            self.n_line_searches_ += 1
-            if found > best_score:
-                best_point, best_score = point + gamma * direction, found
+            searches.append((direction, j if j < dim else None, *_segment(point, direction, signs, reach)))
+        found = lines.search_all(searches) if isinstance(lines, PoolLines) else [lines.search(*s) for s in searches]
+        self.n_line_searches_ += len(searches)
+        best_point, best_score = point, score
+        for (direction, *_), (gamma, bleu_found) in zip(searches, found):
+            if bleu_found > best_score:
+                best_point, best_score = point + gamma * direction, bleu_found
         return best_point, best_score
 
 
@@ -327,12 +335,22 @@ class Lines(Protocol):
 
 
 class PoolLines:
-    """``Lines`` of an n-best pool: each sentence's candidates (``line_search``)."""
+    """``Lines`` of an n-best pool: each sentence's candidates (``line_search``); ``search_all`` runs several
+    searches from one point on ``threads`` threads (the kernels release the GIL). A context manager: leaving
+    it stops the threads."""
 
-    def __init__(self, pool: Pool, free: np.ndarray):
+    def __init__(self, pool: Pool, free: np.ndarray, threads: int = 1):
         self.pool = pool
         self.features = np.ascontiguousarray(pool.features[:, free])
         self.columns = np.ascontiguousarray(self.features.T)
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="pbmt-mert") if threads > 1 else None
+
+    def __enter__(self) -> "PoolLines":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.executor is not None:
+            self.executor.shutdown()
 
     def sentence_stats(self, point: np.ndarray) -> np.ndarray:
         return self.pool.stats[argmax_by_sentence(project(self.features, point), self.pool.offsets)]
@@ -343,3 +361,9 @@ class PoolLines:
     def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
         slopes = self.columns[coordinate] if coordinate is not None else project(self.features, direction)
         return line_search(self.a, slopes, self.pool.offsets, self.pool.stats, low, high)
+
+    def search_all(self, searches: list[tuple[np.ndarray, int | None, float, float]]) -> list[tuple[float, float]]:
+        """``search(*s)`` of each of ``searches``, in their order."""
+        if self.executor is None or len(searches) < 2:
+            return [self.search(*s) for s in searches]
+        return list(self.executor.map(lambda s: self.search(*s), searches))

@@ -211,6 +211,22 @@ def test_mert_is_deterministic_given_the_generator_and_keeps_fixed_weights():
     assert np.array_equal(other.weights_, first.weights_)
 
 
+@pytest.mark.parametrize("seed", [3, 8])
+def test_mert_on_two_threads_is_one_threads_run_byte_for_byte(seed):
+    rng = np.random.default_rng(seed)
+    pool = random_pool(rng, n_sent=40, n_features=5)
+    start = rng.normal(size=5)
+    found = {}
+    for threads in (1, 2, 3):
+        generator = np.random.default_rng(seed)
+        fit = Mert(restarts=4, random_directions=6, threads=threads).fit(TuningData(pool=pool), start, generator)
+        # generator.random(): the fit drew as many numbers from it
+        found[threads] = (fit.weights_.tobytes(), fit.score_, fit.n_line_searches_, fit.restart_kept_,
+                          generator.random())
+    assert found[2] == found[1] and found[3] == found[1]
+    assert found[1][2] > 2 * (5 + 6)  # several rounds, each of every direction
+
+
 def test_mert_never_ends_below_its_start():
     rng = np.random.default_rng(21)
     pool = random_pool(rng, n_sent=30, max_cand=20, n_features=5)
