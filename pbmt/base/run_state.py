@@ -17,7 +17,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -111,16 +111,19 @@ class RunFolder:
     only when its kind, settings and inputs are those given; ``resumed`` is
     then its ``Checkpoint`` (None for a fresh run: no checkpoint yet, as after
     a run killed in its first step), which it says unless ``quiet``. Every refusal is one PbmtError naming the
-    folder or the file and what differs.
+    folder or the file and what differs. ``said``: for a setting the user knows by another name, (that name,
+    {stored value: what the user calls it}), which a refusal then says (a value not in it is said as stored).
     """
 
     def __init__(self, out: str | os.PathLike, kind: str, columns: Sequence[str], settings: dict,
-                 inputs: dict[str, str] | None = None, resume: bool = False, quiet: bool = True):
+                 inputs: dict[str, str] | None = None, resume: bool = False, quiet: bool = True,
+                 said: Mapping[str, tuple[str, Mapping[str, str]]] | None = None):
         self.out = Path(out)
         lock_folder(self.out)  # a second tuner into this folder stops here, before it reads the checkpoint
         self.kind, self.columns = kind, tuple(columns)
         self.settings = json.loads(json.dumps(settings, default=str))  # as it reads back from the checkpoint
         self.inputs = dict(inputs or {})
+        self.said = dict(said or {})
         self.rows: list[list[str]] = []
         self.resumed: Checkpoint | None = None
         path = self.out / CHECKPOINT
@@ -164,8 +167,11 @@ class RunFolder:
                   if settings.get(name) != self.settings.get(name)]
         if differ:
             name = differ[0]
+            label, values = self.said.get(name, (name, {}))
+            there, now = (values.get(v, v) if isinstance(v, str) else v
+                          for v in (settings.get(name), self.settings.get(name)))
             raise PbmtError(f"{path}: cannot resume: the run was started with other settings: "
-                            f"{name} {_shown(settings.get(name))} there, {_shown(self.settings.get(name))} now")
+                            f"{label} {_shown(there)} there, {_shown(now)} now")
         self.rows = rows
         return Checkpoint(arrays, state)
 

@@ -179,7 +179,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     start = {} if sparse is None else {nbest_name(n): float(v) for n, v in zip(sparse.names, sparse.values)}
     run = RunFolder(out, "loop", LOOP_LOG.columns,
                     _fingerprint(settings, layout, tuner, references.n_sentences, sparse is not None),
-                    inputs, resume, quiet)
+                    inputs, resume, quiet, {"optimizer": ("--algorithm", _algorithm_names(type(tuner)))})
     out = run.out
     if run.resumed is not None:
         saved = run.resumed
@@ -303,6 +303,18 @@ def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
             "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()},
             **({"sparse features": True} if sparse else {})}
+
+
+def _algorithm_names(cls: type[Tuner]) -> dict[str, str]:
+    """The ``--algorithm`` name of every tuner class defined so far that names itself, by its class name, which
+    a checkpoint's fingerprint holds (``_fingerprint``; kept so that earlier checkpoints resume); ``cls``'s
+    wins over another class of its class name."""
+    found, todo = [], [Tuner]
+    while todo:
+        subclasses = todo.pop().__subclasses__()
+        found += subclasses
+        todo += subclasses
+    return {**{t.__name__: t.name for t in found if isinstance(vars(t).get("name"), str)}, cls.__name__: cls.name}
 
 
 def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:

@@ -184,6 +184,18 @@ def test_raising_the_iteration_limit_continues_a_finished_run(config, layout, tm
     assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full")
 
 
+def test_resuming_with_another_tuner_names_both_by_their_algorithm_names(config, layout, tmp_path):
+    class RandomSearch(Mert):  # a tuner of one's own, whose class name is not its --algorithm name
+        name = "random"
+
+    run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=1)
+    with pytest.raises(PbmtError, match='other settings: --algorithm "mert" there, "random" now'):
+        run(FakeDecoder(layout), config, layout, tmp_path, resume=True, optimizer=RandomSearch(), max_iterations=2)
+    run(FakeDecoder(layout), config, layout, tmp_path / "random", optimizer=RandomSearch(), max_iterations=1)
+    with pytest.raises(PbmtError, match='other settings: --algorithm "random" there, "pro" now'):
+        run(FakeDecoder(layout), config, layout, tmp_path / "random", resume=True, optimizer=Pro(), max_iterations=2)
+
+
 def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_path):
     run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=1)
     assert (tmp_path / CHECKPOINT).exists()
