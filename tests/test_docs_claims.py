@@ -110,3 +110,27 @@ def test_every_guide_says_how_much_its_results_vary():
                and "\n## How much these results vary\n" not in doc.read_text(encoding="utf-8")]
     assert not without, f"no 'How much these results vary' section in {', '.join(without)}"
     assert "How much your run will differ from ours" in _flat("tutorial.md")
+
+
+def test_readmes_pbmt_toml_makes_plain_text_a_moses_models_tokens(bible, tmp_path):
+    """README's 'A Moses model of your own': its pbmt.toml beside the shared Moses model (lowercased, tokenised,
+    none of its own; the ini's relative paths made absolute) makes plain text the tokens Moses's tokeniser and
+    lowercasing make, and its output detokenised."""
+    from pbmt.base.text import TextForm
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## A Moses model of your own"):readme.index("## Errors, outputs")]
+    (tmp_path / "pbmt.toml").write_text(re.search(r"```toml\n(.*?)```", section, re.S).group(1), encoding="utf-8")
+    folder = bible / "model"
+    ini = re.sub(r"path=(\S+)", lambda m: f"path={(folder / m[1]).resolve()}",
+                 (folder / "moses.ini").read_text(encoding="utf-8"))
+    (tmp_path / "moses.ini").write_text(ini, encoding="utf-8")
+    plain, moses = pbmt.load(tmp_path / "moses.ini"), pbmt.load(folder / "moses.ini")
+    form = TextForm("es", True, "lowercase")
+    for line in data_lines("dev.es")[:3] + ["Josué habló al pueblo."]:
+        tokens = form.tokens(line)
+        assert tokens != line.split()
+        got, expected = plain.translate(line, n_best=1), moses.translate(" ".join(tokens), tokenized=True, n_best=1)
+        assert [token.lower() for token in got.source_tokens] == tokens  # source_tokens: in their own casing
+        assert got.nbest[0].tokens == expected.nbest[0].tokens
+        assert got.text != expected.text and " ".join(got.text.lower().split()) != expected.text

@@ -128,6 +128,22 @@ def test_a_language_moses_has_no_rules_for_is_a_warning_naming_it(tmp_path, caps
                                          "'sp': English's are used") == 1
 
 
+def test_a_model_that_says_nothing_of_its_form_copies_the_text_with_a_warning(tmp_path, capsys):
+    """A Moses model without a pbmt.toml: -f has no form to apply, so the text goes through as it is, and the
+    warning names the model and what does apply Moses's tokeniser."""
+    (tmp_path / "moses.ini").write_text("[feature]\nWordPenalty\n\n[weight]\nWordPenalty0= -1\n", encoding="utf-8")
+    text = tmp_path / "in.es"
+    text.write_text("Y dijo: «Hola».\n", encoding="utf-8")
+    for verb, out in (("tokenize", "Y dijo: «Hola»."), ("detokenize", "Y dijo: «Hola».")):
+        assert main([verb, "-f", str(tmp_path / "moses.ini"), "-i", str(text)]) == 0
+        got = capsys.readouterr()
+        assert got.out == out + "\n"
+        assert got.err.startswith(f"pbmt {verb}: warning: {tmp_path / 'moses.ini'}: no pbmt.toml beside it") \
+            and "--language L" in got.err and got.err.count("\n") == 1
+    (tmp_path / "pbmt.toml").write_text('[preprocess]\ntokenize = true\nlowercase = true\n', encoding="utf-8")
+    assert main(["tokenize", "-f", str(tmp_path / "moses.ini"), "-i", str(text)]) == 0
+    assert capsys.readouterr() == ("y dijo : « hola » .\n", "")
+
 def test_tokenize_verb_errors(tmp_path, capsys):
     assert main(["tokenize", "--language", "es", "-i", str(tmp_path / "missing.es")]) == 1
     assert "missing.es" in capsys.readouterr().err

@@ -66,7 +66,7 @@ from pbmt.tune.runs import reference_lines, token_lines
 from pbmt.tune.rescore import RescoringModel, read_lists, train, with_features
 from pbmt.tune.rescoring_features import NBestLists
 from pbmt.features import KINDS, FeatureSpec, name_features
-from pbmt.features.translation import check_token_form
+from pbmt.features.translation import KEEPS_TOKENS_REMEDY, check_token_form
 from pbmt.model.model import Preprocessing
 
 
@@ -187,7 +187,7 @@ def _references(args: argparse.Namespace, lists: NBestLists) -> References:
         remedy = ("give the lists' model with -f to make plain references its token form, or make it with pbmt "
                   "tokenize" if args.config is None else
                   "give plain text without --tokenized, or make the token form with pbmt tokenize" if args.tokenized
-                  else "the model neither tokenises nor cases plain text: make its token form with pbmt tokenize")
+                  else KEEPS_TOKENS_REMEDY)
         for path, stream in zip(args.refs, streams):
             check_token_form(path, [line.split() for line in stream], known, preprocessing.target_language,
                              whose="the n-best list", remedy=remedy)

@@ -68,10 +68,20 @@ def text_form(args: argparse.Namespace) -> TextForm:
     return replace(form, protected=ProtectedPatterns(extra + form.protected.extra)) if extra else form
 
 
+def warn_if_formless(args: argparse.Namespace, form: TextForm, done: str) -> None:
+    """A warning when -f's model says nothing of its text form (a Moses model without a pbmt.toml), so that
+    ``done`` (what the verb did to the text: next to nothing) is all: the user meant Moses's tokeniser."""
+    if args.language is None and not form.tokenize and form.casing == "none":
+        print(f"pbmt {args.verb}: warning: {config_path(args.config)}: no pbmt.toml beside it says how the model "
+              f"tokenises and cases text, so {done}; --language L (--lowercase too for a lowercased model) "
+              "applies Moses's tokeniser for L", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """Tokenise; returns 0."""
     form = text_form(args)
     lines = [" ".join(form.tokens(line)) for _, line in read_lines(args.input)]
     with Outputs([args.input, args.protected]) as outputs:
         outputs.open(args.output).writelines(f"{line}\n" for line in lines)
+    warn_if_formless(args, form, "the lines were copied as they are")
     return 0

@@ -68,7 +68,7 @@ from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.search.output import nbest_text
-from pbmt.features.translation import Translator, check_token_form
+from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator, check_token_form
 from pbmt.base.nbest import parse_features
 
 N_BEST_SIZE = 100  # entries per sentence of --n-best's list, by default
@@ -458,8 +458,7 @@ def _warn_unless_token_form(path, lines: list[str], translator: Translator, toke
     malformed markup counts as no tokens, its error comes when it is translated): plain text given with
     --tokenized passes its words through as unknown words, the output is poor but nothing fails. ``pbmt tune``
     refuses such a dev set; a translation is still made."""
-    remedy = None if tokenized else "the model neither tokenises nor cases plain text: make its token form with " \
-                                    "pbmt tokenize"
+    remedy = None if tokenized else KEEPS_TOKENS_REMEDY
     model = translator.model
     try:
         check_token_form("<stdin>" if str(path) == "-" else path, [_read_tokens(translator, line) for line in lines],

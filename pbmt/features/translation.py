@@ -294,6 +294,13 @@ def _first_as(text: str, letter: str) -> str:
     return letter + text[1:] if text[:1] != letter and text[:1].lower() == letter.lower() else text
 
 
+#: What to do with text for a model whose ``pbmt.toml`` says nothing of its form (``Preprocessing.keeps_tokens``):
+#: ``pbmt tokenize -f`` copies such text as it is, so the advice names what does make the form.
+KEEPS_TOKENS_REMEDY = ("the model neither tokenises nor cases plain text: make its token form with pbmt tokenize "
+                       "--language L (--lowercase too for a lowercased model), or say the form in a pbmt.toml beside "
+                       "its moses.ini (README, 'A Moses model of your own')")
+
+
 def check_token_form(path, lines: Sequence[Sequence[str]], known: Container[str], language: str,
                      share: float = 0.5, whose: str = "the model",
                      remedy: str = "give plain text without --tokenized, or make the token form with pbmt tokenize"

@@ -28,7 +28,7 @@ from pbmt.model.model import Preprocessing, SearchSettings, TranslationModel
 from pbmt.model.sparse import CLASSES_FILE, WEIGHTS_FILE, SparseModel, WordClasses
 from pbmt.base.plots import read_tuning_log, save_png, tuning_figure
 from pbmt.base.run_state import CHECKPOINT, LOG, kept_note, tuning_inputs
-from pbmt.features.translation import check_not_swapped, check_token_form
+from pbmt.features.translation import KEEPS_TOKENS_REMEDY, check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
 from pbmt.tune.pool import References
@@ -354,8 +354,7 @@ def dev_set(job: TuningJob, model: TranslationModel) -> tuple[list[str], list[li
     the model's own preprocessing (``tokenized``, or a model without one) is checked to be in the model's
     token form (``pbmt.features.translation.check_token_form``)."""
     streams, prep = [], model.preprocessing
-    checked = {} if job.tokenized else {"remedy": "the model neither tokenises nor cases plain text: make its token "
-                                                  "form with pbmt tokenize"}
+    checked = {} if job.tokenized else {"remedy": KEEPS_TOKENS_REMEDY}
     for path in job.refs:
         sources, references = read_dev(job.src, path, job.sentences, _preprocessing(job))
         if job.tokenized or prep.keeps_tokens:

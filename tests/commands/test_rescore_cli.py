@@ -124,7 +124,7 @@ def test_references_not_in_the_lists_token_form_are_an_error_naming_the_line(fil
     assert main(["rescore", "-f", str(bible / "model" / "moses.ini"), "--n-best", str(files["test"]), "--weights",
                  str(weights), "--refs", str(plain), "-o", str(out)]) == 1
     assert "lines are not in the n-best list's token form (the model neither tokenises nor cases plain text: make " \
-        "its token form with pbmt tokenize)" in capsys.readouterr().err
+        "its token form with pbmt tokenize --language L" in capsys.readouterr().err
     assert main(["rescore", "--n-best", str(files["test"]), "--weights", str(weights), "--refs",
                  str(files["test", "en"]), "-o", str(out), "-q"]) == 0
     assert len(out.read_text(encoding="utf-8").splitlines()) == HALF

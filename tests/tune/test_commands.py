@@ -195,7 +195,7 @@ def test_a_dev_set_not_in_the_model_form_is_an_error(bible, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{bible / 'dev.es'}:1: " in err and "is known to the model only as" in err
     assert "8 of 8 lines are not in the model's token form (the model neither tokenises nor cases plain text: " \
-        "make its token form with pbmt tokenize)" in err
+        "make its token form with pbmt tokenize --language L" in err
 
 
 def test_tune_scores_dev_against_several_references(tiny_model_dir, tiny_dev, tmp_path):
