@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, overload
 
 import numpy as np
 
-from pbmt.base.config import MosesConfig, config_path, read_weights
+from pbmt.base.config import DEFAULT_MODEL, MosesConfig, config_path, read_weights
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.search.explain import Explanation as SearchExplanation
 from pbmt.search.explain import explain, explanation_data
@@ -45,18 +45,6 @@ from pbmt.features.translation import Translator, check_not_swapped
 if TYPE_CHECKING:  # the tuners load on first use
     from pbmt.tune.tuner import Tuner
 
-
-def _default_model() -> Path:
-    """The embedded model's moses.ini: ``data/model`` of the source tree pbmt runs from, else the copy a wheel
-    installs (pyproject's data-files) into ``PREFIX/share/pbmt/model`` beside ``PREFIX/lib/pythonX.Y/site-packages``,
-    the prefix being a virtual environment's, ``pip install --prefix``'s or ``--user``'s."""
-    here = Path(__file__).resolve()
-    in_tree = here.parents[1] / "data" / "model" / "moses.ini"
-    installed = here.parents[4] / "share" / "pbmt" / "model" / "moses.ini" if len(here.parents) > 4 else in_tree
-    return installed if not in_tree.is_file() and installed.is_file() else in_tree
-
-
-DEFAULT_MODEL = _default_model()
 
 Weights = Mapping[str, "float | Sequence[float]"] | str | os.PathLike
 """Feature weights: ``{"LM0": 0.5, "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}``, the string ``"LM0= 0.5

@@ -206,6 +206,18 @@ class MosesConfig:
         return replace(self, weights=merged)
 
 
+def _default_model() -> Path:
+    """The embedded model's moses.ini: ``data/model`` of the source tree pbmt runs from, else the copy a wheel
+    installs (pyproject's data-files) into ``PREFIX/share/pbmt/model`` beside ``PREFIX/lib/pythonX.Y/site-packages``,
+    the prefix being a virtual environment's, ``pip install --prefix``'s or ``--user``'s."""
+    here = Path(__file__).resolve()  # pbmt/base/config.py
+    in_tree = here.parents[2] / "data" / "model" / "moses.ini"
+    installed = here.parents[5] / "share" / "pbmt" / "model" / "moses.ini" if len(here.parents) > 5 else in_tree
+    return installed if not in_tree.is_file() and installed.is_file() else in_tree
+
+
+DEFAULT_MODEL = _default_model()
+
 MAX_WEIGHT = 1e6
 WEIGHT_RANGE = f"from {-MAX_WEIGHT:,.0f} to {MAX_WEIGHT:,.0f}"
 

@@ -53,10 +53,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from pbmt.api import DEFAULT_MODEL
 from pbmt.commands import precompile
 from pbmt.commands.options import add_threads_argument
-from pbmt.base.config import MosesConfig, read_weights
+from pbmt.base.config import DEFAULT_MODEL, MosesConfig, read_weights
 from pbmt.base.documents import Documents
 from pbmt.features import registry
 from pbmt.base.errors import FormatError, PbmtError, UsageError
@@ -64,9 +63,8 @@ from pbmt.base.files import read_lines
 from pbmt.base.journal import Journal
 from pbmt.base import markup
 from pbmt.base.run_state import digest_files, digest_text, model_files
-from pbmt.model.model import REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
+from pbmt.model.model import DEFAULT_ANNEAL, REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
-from pbmt.search.document_decoder import DEFAULT_ANNEAL
 from pbmt.search.output import nbest_text
 from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator, check_token_form
 from pbmt.base.nbest import parse_features

@@ -19,25 +19,26 @@ import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Container, Sequence
+from typing import TYPE_CHECKING, Callable, Container, Sequence
 
 import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.features.base import GlobalFeature
 from pbmt.base.markup import XML_MODES, Markup, MarkupError, matched_quotes, parse as parse_markup
-from pbmt.model.model import TranslationModel
+from pbmt.model.model import DEFAULT_ANNEAL, TranslationModel
 from pbmt.search.decoder import Paths, best_path_arrays, decode_paths, search
 from pbmt.search.derivation import Derivation
-from pbmt.search.document_decoder import DEFAULT_ANNEAL, decode_document
-from pbmt.search.forced import ForcedDecoder, ForcedResult, prefix_decode
-from pbmt.search.lattice import Lattice, graph_lattice
 from pbmt.search.options import UNKNOWN, TranslationOptions
 from pbmt.search.output import NBestList, word_alignment
 from pbmt.search.transitions import Transitions, transitions
 from pbmt.base.placeholders import restore
 from pbmt.base.text import starts_lowercase, tokenizer, tokens
 from pbmt.base.nbest import NBestEntry
+
+if TYPE_CHECKING:  # forced, lattice and document decoding load when first used: a plain run never needs them
+    from pbmt.search.forced import ForcedDecoder, ForcedResult
+    from pbmt.search.lattice import Lattice
 
 
 RECENT_SENTENCES = 16  # sentences whose translation options prefix completion keeps (``_recent_options``)
@@ -152,6 +153,8 @@ class Translator:
         it: the empty translation and why. An empty prefix is ``translate``. The translation's first letter is
         cased as the prefix's (``Failed`` typed for a source that starts lowercase: ``Failed to…``, not ``failed
         to…``)."""
+        from pbmt.search.forced import prefix_decode
+
         words, options = self._recent_options(line)
         typed = self.target_tokens(prefix)
         partial = typed.pop() if typed and not prefix[-1:].isspace() else ""
@@ -210,11 +213,15 @@ class Translator:
     def forced_decoder(self) -> ForcedDecoder:
         """Forced decoding with this translator's model (built once: it keeps the relaxed models that find why
         a reference is unreachable)."""
+        from pbmt.search.forced import ForcedDecoder
+
         return ForcedDecoder(self.model)
 
     def translate_with_lattice(self, sentence_id: int, line: str) -> tuple[Translation, Lattice | None]:
         """``translate`` a line of at least one word, and the lattice of the search graph its translation and
         n-best entries came from (``pbmt.search.lattice``; None when the search found no translation)."""
+        from pbmt.search.lattice import graph_lattice
+
         words, markup = self.read(line)
         options = self.options(words, markup)
         scores = transitions(self.model, options)
@@ -244,6 +251,8 @@ class Translator:
         Returns one ``Translation`` per line (no n-best entries) and the
         document's model score (dense and global features, natural log).
         """
+        from pbmt.search.document_decoder import decode_document
+
         words = [self.split(line) for line in lines]
         cased = [self.cased(w) for w in words]
         overlay = self.model.overlay(w for line in cased for w in line)  # one id per word in the document

@@ -44,6 +44,7 @@ REORDERING_MODES = ("distortion", "mon-swap")
 # "stack": every kept hypothesis extended by every option (Koehn's beam search); "cube": cube pruning with a
 # pop limit per stack (Chiang 2007; Moses's -search-algorithm 1)
 SEARCH_ALGORITHMS = ("stack", "cube")
+DEFAULT_ANNEAL = (1.0, 0.01)  # document decoding's default annealing temperatures (natural-log scores)
 _MOSES_SEARCH_ALGORITHMS = {"0": "stack", "1": "cube"}  # the ini's [search-algorithm] numbers pbmt implements
 
 

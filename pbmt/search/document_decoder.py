@@ -20,14 +20,12 @@ from typing import Sequence
 
 import numpy as np
 
-from pbmt.model.model import TranslationModel
+from pbmt.model.model import DEFAULT_ANNEAL, TranslationModel
 from pbmt.search.derivation import Derivation
 from pbmt.search.hypothesis import DocumentFeature, DocumentScores, score_document
 from pbmt.search.options import TranslationOptions
 from pbmt.model.lm import LMCache
 from pbmt.search.sampler import Sampler, anneal, initial_derivation
-
-DEFAULT_ANNEAL = (1.0, 0.01)  # temperatures of the default schedule (natural-log scores)
 
 
 @dataclass(frozen=True, eq=False)
