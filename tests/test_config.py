@@ -150,3 +150,33 @@ def test_written_paths_in_or_below_the_folder_are_relative_so_the_folder_can_mov
     moved = folder.rename(tmp_path / "moved")
     again = MosesConfig.read(moved / "moses.ini")
     assert again.resolve(again.feature("TranslationModel0").args["path"]).is_file()
+
+
+@pytest.mark.parametrize("present, named, hint", [
+    ("model/pt.gz", "model/pt.gz", "model/pt.gz is a file from the working directory, from where Moses reads a "
+                                   "relative path: pbmt reads it from the moses.ini's folder"),
+    ("cfg/pt.gz", "pt", "cfg/pt.gz is there: add .gz to path="),
+    ("cfg/pt.minphr", "pt", "cfg/pt.minphr is a compact table, which pbmt does not read: name the text table"),
+    ("elsewhere/pt.gz", "pt.gz", None),
+])
+def test_a_path_naming_no_file_says_which_file_may_be_meant(tmp_path, monkeypatch, present, named, hint):
+    """Moses reads a relative path= from the working directory, pbmt from the ini's folder; a file the error
+    can see under another reading is named, so a Moses user's ini written by hand is mended at once."""
+    from pbmt.model.model import TranslationModel
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / present).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / present).write_text("")
+    (tmp_path / "cfg").mkdir(exist_ok=True)
+    ini = _ini(tmp_path / "cfg", GOOD.replace("path=model/pt.gz", f"path={named}"))
+    with pytest.raises(FormatError) as err:
+        TranslationModel.load(ini)
+    assert err.value.line == 8 and f"path={named} names no file ({tmp_path / 'cfg' / named})" in str(err.value)
+    assert (hint in str(err.value)) if hint else str(err.value).endswith(f"({tmp_path / 'cfg' / named})")
+
+
+def test_a_binary_phrase_table_asks_for_the_text_one(tmp_path):
+    path = _ini(tmp_path, "[feature]\nPhraseDictionaryCompact name=TranslationModel0 num-features=4 path=pt.minphr\n")
+    with pytest.raises(FormatError, match=r"moses.ini:2: unsupported feature 'PhraseDictionaryCompact': pbmt reads "
+                                          r"phrase tables as text \(PhraseDictionaryMemory path="):
+        MosesConfig.read(path)

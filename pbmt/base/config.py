@@ -293,6 +293,11 @@ def read_weights(path: str | Path) -> dict[str, tuple[float, ...]]:
     return weights
 
 
+#: Moses's phrase tables in binary forms, each built from a text table (processPhraseTableMin, CreateOnDiskPt,
+#: CreateProbingPT, processPhraseTable), which is what pbmt reads.
+_BINARY_PHRASE_TABLES = ("PhraseDictionaryCompact", "PhraseDictionaryOnDisk", "ProbingPT", "PhraseDictionaryBinary")
+
+
 def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, ...]:
     counters: dict[str, int] = {}
     features = []
@@ -300,6 +305,9 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
     for number, line in lines:
         type_, *tokens = line.split()
         spec = FEATURE_TYPES.get(type_)
+        if spec is None and type_ in _BINARY_PHRASE_TABLES:
+            raise FormatError(path, number, f"unsupported feature {type_!r}: pbmt reads phrase tables as text "
+                              "(PhraseDictionaryMemory path= the table, plain or .gz, this one was built from)")
         if spec is None:
             raise FormatError(
                 path, number,

@@ -135,6 +135,21 @@ def _search_algorithm(config: MosesConfig, default: str) -> str:
 _FILES = ("source_truecaser", "target_truecaser", "protected")
 
 
+def _meant(given: str, resolved: Path) -> str:
+    """What a feature's ``path=`` that names no file from the ini's folder may mean, for its error: the file
+    from the working directory (Moses reads a relative path from there), the same name with ``.gz``, or a
+    compact table of that name (Moses's binary form, which pbmt does not read)."""
+    if not Path(given).expanduser().is_absolute() and Path(given).expanduser().is_file():
+        return (f"; {given} is a file from the working directory, from where Moses reads a relative path: pbmt "
+                "reads it from the moses.ini's folder, so give the path from there or an absolute one")
+    if Path(f"{resolved}.gz").is_file():
+        return f"; {resolved}.gz is there: add .gz to path="
+    if compact := next((f"{resolved}{end}" for end in (".minphr", ".minlexr") if Path(f"{resolved}{end}").is_file()),
+                       None):
+        return f"; {compact} is a compact table, which pbmt does not read: name the text table it was built from"
+    return ""
+
+
 @dataclass(frozen=True)
 class Preprocessing:
     """How plain text is turned into the model's tokens and back, from the ``[preprocess]`` table of
@@ -287,9 +302,9 @@ class TranslationModel:
         ini = config.path
         layout = FeatureLayout.from_config(config)
         for feature in config.features:  # a file the ini names that is not there is the ini's error
-            if "path" in feature.args and not config.resolve(feature.args["path"]).is_file():
+            if "path" in feature.args and not (path := config.resolve(feature.args["path"])).is_file():
                 raise FormatError(ini, feature.line, f"{feature.type} {feature.name}: path={feature.args['path']} "
-                                  f"names no file ({config.resolve(feature.args['path'])})")
+                                  f"names no file ({path}){_meant(feature.args['path'], path)}")
         for kind, needed in ((KENLM, "at least one"), (PhraseDictionaryMemory, "exactly one")):
             found = sum(f.type == kind.moses_name for f in config.features)
             if not {"at least one": found >= 1, "exactly one": found == 1}[needed]:
