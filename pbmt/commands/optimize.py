@@ -49,6 +49,7 @@ from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.parallel import available_cores
 from pbmt.base.files import atomic_write
 from pbmt.model.features import FeatureLayout
 from pbmt.model.sparse import SparseWeights, nbest_name, read_sparse, weight_name
@@ -98,6 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
     tuner_options().add_to(parser)
+    parser.add_argument("--threads", type=int, default=available_cores(), help="run MERT's line searches on this "
+                        "many threads (by default as many as the cores this process may use); the weights are the "
+                        "same on any number")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
@@ -106,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
     options, cls = tuner_options(), pool_tuners()[args.algorithm]
     options.check_given(cls, args)
-    tuner = options.build(cls, args)
+    tuner = options.build(cls, args, threads=args.threads)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
     references = References(*reference_lines(args.refs, args.config, args.tokenized))

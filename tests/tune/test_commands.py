@@ -119,6 +119,9 @@ def test_optimize_without_config_prints_the_weight_section(moses_nbest, capsys):
     assert [line.split("=")[0] for line in lines[1:]] == ["LexicalReordering0", "Distortion0", "LM0",
                                                           "WordPenalty0", "PhrasePenalty0", "TranslationModel0"]
     assert sum(abs(float(v)) for line in lines[1:] for v in line.split("=")[1].split()) == pytest.approx(1.0)
+    for threads in ("1", "2"):  # MERT's line searches on threads: the same weights
+        assert main(argv + ["--threads", threads]) == 0
+        assert capsys.readouterr().out.splitlines() == lines
 
 
 def test_optimize_rejects_a_feature_count_that_differs_from_the_weights(bible, moses_nbest, tmp_path, capsys):
