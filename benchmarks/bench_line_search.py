@@ -6,8 +6,10 @@ keeping every search graph as a lattice) and saves the joined lattices in
 ``LatticeLines.search`` from the untuned weights along ``--directions``
 random directions (seeded), each over the segment a MERT climb allows
 (``max_step`` of ``LatticeMert``'s defaults) and once over the whole line,
-and apart the edge scores of each direction that every search computes
-before its envelopes (``Lattices.scores``).
+along every coordinate over its bounded segment (what a climb's rounds
+run most: each tuned weight, then ten random directions), and apart the
+edge scores of each random and each coordinate direction that every
+search computes before its envelopes (``Lattices.scores``).
 With ``--baseline DIR`` (a checkout of another commit, e.g. ``git worktree
 add --detach /tmp/base main``) the same searches run in a child process
 importing pbmt from DIR, one after the other with this checkout's, and the
@@ -54,8 +56,11 @@ def save_graphs(path: Path, config: Path, sentences: int | None, threads: int) -
         lattices = decoder.lattices
     joined = Lattices.concatenate(lattices)
     x = joined.joined
+    # by rows, as a per-sentence Lattice holds them: each checkout lays out its joined arrays as it needs
     np.savez(path, edge_offsets=joined.edge_offsets, node_offsets=joined.node_offsets,
-             option_offsets=joined.option_offsets, **{f.name: getattr(x, f.name) for f in dataclasses.fields(x)})
+             option_offsets=joined.option_offsets,
+             **{f.name: getattr(x, f.name) for f in dataclasses.fields(x)} | {
+                 "transition": np.ascontiguousarray(x.transition)})
     print(f"decoded {len(sources)} sentences with their graphs in {time.perf_counter() - started:.1f} s "
           f"(load {os.getloadavg()[0]:.2f}); {x.n_edges} edges, {x.n_nodes} nodes -> {path}", file=sys.stderr)
 
@@ -133,22 +138,28 @@ def time_searches(graphs: Path, config: Path, sentences: int | None, directions:
     started = time.perf_counter()
     lines.search(np.eye(len(point))[0], 0, *_segment(point, np.eye(len(point))[0], signs, reach))
     first = time.perf_counter() - started  # compiles the kernels unless cached
-    found, timed = [], {"bounded": [0.0, 0.0], "whole line": [0.0, 0.0], "edge scores": [0.0, 0.0]}
+    found, timed = [], {name: [0.0, 0.0] for name in ("bounded", "whole line", "edge scores", "coordinate",
+                                                       "coordinate scores")}
+
+    def clock(name, work):
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = work()
+        timed[name][0] += time.perf_counter() - wall
+        timed[name][1] += time.process_time() - cpu
+        return out
     for _ in range(directions):
         direction = rng.standard_normal(len(point))
         direction /= np.abs(direction).sum()
-        wall, cpu = time.perf_counter(), time.process_time()
-        lines.lattices.scores(lines._vector(direction))  # the part of a search that is not the envelopes
-        timed["edge scores"][0] += time.perf_counter() - wall
-        timed["edge scores"][1] += time.process_time() - cpu
+        clock("edge scores", lambda: lines.lattices.scores(lines._vector(direction)))  # not the envelopes
         for name, segment in (("bounded", _segment(point, direction, signs, reach)), ("whole line", (-np.inf, np.inf))):
-            wall, cpu = time.perf_counter(), time.process_time()
-            gamma, bleu = lines.search(direction, None, *segment)
-            timed[name][0] += time.perf_counter() - wall
-            timed[name][1] += time.process_time() - cpu
-            found.append([float(gamma), float(bleu)])
+            found.append([float(x) for x in clock(name, lambda: lines.search(direction, None, *segment))])
+    for k, direction in enumerate(np.eye(len(point))):
+        clock("coordinate scores", lambda: lines.lattices.scores(lines._vector(direction)))
+        segment = _segment(point, direction, signs, reach)
+        found.append([float(x) for x in clock("coordinate", lambda: lines.search(direction, k, *segment))])
+    counts = {name: len(point) if name.startswith("coordinate") else directions for name in timed}
     return {"edges": int(joined.joined.n_edges), "sentences": joined.n_sentences, "first search": first,
-            "per search": {name: {"wall": w / directions, "cpu": c / directions} for name, (w, c) in timed.items()},
+            "per search": {name: {"wall": w / counts[name], "cpu": c / counts[name]} for name, (w, c) in timed.items()},
             "found": found, "load": os.getloadavg()[0]}
 
 
@@ -159,7 +170,8 @@ def report_climb(label: str, result: dict) -> None:
 
 def report(label: str, result: dict) -> None:
     for name, t in result["per search"].items():
-        print(f"{label:<10} {name:<11} {'' if name == 'edge scores' else 'line search'}: {t['wall']:.3f} s wall, {t['cpu']:.3f} s CPU "
+        kind = "" if name.endswith("scores") else "line search"
+        print(f"{label:<10} {name:<17} {kind:<11}: {t['wall']:.3f} s wall, {t['cpu']:.3f} s CPU "
               f"(load {result['load']:.2f})", file=sys.stderr)
 
 
@@ -222,7 +234,7 @@ def main() -> int:
         print(f"same steps and BLEU as the baseline: {'yes' if same else 'NO'}", file=sys.stderr)
         for name in this["per search"]:
             b, t = base["per search"][name], this["per search"][name]
-            print(f"speed-up {name:<11}: {b['wall'] / t['wall']:.1f}x wall, {b['cpu'] / t['cpu']:.1f}x CPU",
+            print(f"speed-up {name:<17}: {b['wall'] / t['wall']:.1f}x wall, {b['cpu'] / t['cpu']:.1f}x CPU",
                   file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")

@@ -218,8 +218,8 @@ def near_edges(edge_offsets, node_offsets, source, target, a, margin, first, las
         counts[s, 1] = n_edges
 
 
-#: rows of the float64[5, g] bounds of a bounded line search (``_hopeless``)
-GAMMA, TOP, CROSS, CROSS_TOP, CROSS_SHARE = 0, 1, 2, 3, 4
+#: rows of the float64[6, g] bounds of a bounded line search (``_hopeless``, ``_hopeless_between``)
+GAMMA, TOP, CROSS, CROSS_TOP, CROSS_SHARE, SLOPE = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -250,10 +250,48 @@ def _hopeless(la, lb, best, t, bound, tol):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol):
-    """The first of the pool lines ``j:hi``, shifted by (shift_a, shift_b), that is not ``_hopeless`` at node
-    t (hi: none)."""
-    while j < hi and _hopeless(pool_a[j] + shift_a, pool_b[j] + shift_b, best, t, bound, tol):
+def _hopeless_between(la, lb, best, t, bound, tol, left, right):
+    """True if no path that reaches node t on line (la, lb) is highest anywhere in ``left <= gamma <= right``
+    (inside the sample points; row t of ``best``: node t's best completions there).
+
+    As ``_hopeless``, but on a part of the segment, and below the higher of the best paths' lines at the two
+    sample points around each gamma (slopes ``bound[SLOPE]``) rather than their values at the points alone:
+    on each interval between sample points the line plus the chord minus that bound is concave, so below
+    ``-tol`` at the ends of the part of [left, right] inside it and at the crossing, it is below throughout."""
+    for i in range(bound.shape[1] - 1):
+        g0, g1 = bound[GAMMA, i], bound[GAMMA, i + 1]
+        p, q = max(left, g0), min(right, g1)
+        if p > q:
+            continue
+        for k in range(3):
+            x = p if k == 0 else q if k == 1 else bound[CROSS, i]
+            if k == 2 and not p < x < q:  # also NaN: no crossing inside the interval
+                continue
+            chord = best[t, i] + (x - g0) / (g1 - g0) * (best[t, i + 1] - best[t, i])
+            floor = max(bound[TOP, i] + bound[SLOPE, i] * (x - g0), bound[TOP, i + 1] + bound[SLOPE, i + 1] * (x - g1))
+            if la + lb * x + chord >= floor - tol:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hopeful(pool_a, pool_b, j, lo, hi, shift_a, shift_b, t, best, bound, tol):
+    """The first of the pool lines ``j:hi`` (an envelope ``lo:hi`` in increasing slope), shifted by (shift_a,
+    shift_b), that is not ``_hopeless_between`` at node t over the part of the segment where it is the
+    envelope's highest (hi: none). A path through another part of the envelope's node is below the path with
+    the same completion through the line highest there, so only that part can reach the final envelope; the
+    crossings are widened by a margin far above their rounding."""
+    low, high = bound[GAMMA, 0], bound[GAMMA, bound.shape[1] - 1]
+    while j < hi:
+        left, right = low, high
+        if j > lo:
+            x = (pool_a[j - 1] - pool_a[j]) / (pool_b[j] - pool_b[j - 1])
+            left = max(low, x - 1e-9 * (1.0 + abs(x)))
+        if j + 1 < hi:
+            x = (pool_a[j] - pool_a[j + 1]) / (pool_b[j + 1] - pool_b[j])
+            right = min(high, x + 1e-9 * (1.0 + abs(x)))
+        if not _hopeless_between(pool_a[j] + shift_a, pool_b[j] + shift_b, best, t, bound, tol, left, right):
+            return j
         j += 1
     return j
 
@@ -263,8 +301,8 @@ EnvelopeBuffers.__doc__ = """The two rows of a node's envelope being merged: int
 each line's back-pointers, its edge ``edge`` and its source envelope's pool line ``prev`` (int64[2, cap])."""
 
 Pruning = namedtuple("Pruning", ["best", "bound", "tol"])
-Pruning.__doc__ = """What ``_hopeless`` reads: each node's best completions ``best`` (float64[nodes, g]), the sentence's
-bound at the sample points ``bound`` (float64[5, g]) and the rounding margin ``tol``."""
+Pruning.__doc__ = """What the pruning tests read: each node's best completions ``best`` (float64[nodes, g]), the
+sentence's bound at the sample points ``bound`` (float64[6, g]) and the rounding margin ``tol``."""
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -302,7 +340,7 @@ def _merge(buffers, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low
     i = 0
     j = lo
     if prune:
-        j = _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol)
+        j = _hopeful(pool_a, pool_b, j, lo, hi, shift_a, shift_b, t, best, bound, tol)
     while i < nh or j < hi:
         take_h = j >= hi
         if not take_h and i < nh:
@@ -315,7 +353,7 @@ def _merge(buffers, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low
             m = _push(buf_a, buf_b, buf_e, buf_p, r, m, pool_a[j] + shift_a, pool_b[j] + shift_b, edge, j)
             j += 1
             if prune:
-                j = _hopeful(pool_a, pool_b, j, hi, shift_a, shift_b, t, best, bound, tol)
+                j = _hopeful(pool_a, pool_b, j, lo, hi, shift_a, shift_b, t, best, bound, tol)
     # lines highest only below low or above high
     first = 0
     while first + 1 < m and (buf_a[r, first] - buf_a[r, first + 1]) / (buf_b[r, first + 1] - buf_b[r, first]) <= low:
@@ -391,7 +429,7 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     best_slope = np.empty((16, n_g))
     prefix = np.empty((16, n_g))
     through = np.empty((1, n_g))
-    bound = np.full((5, n_g), np.nan)
+    bound = np.full((6, n_g), np.nan)
     bound[GAMMA] = gammas
     path = np.empty(64, dtype=np.int64)
     k = 0
@@ -410,6 +448,7 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
             _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix)
             for i in range(n_g):
                 bound[TOP, i] = best[0, i]
+                bound[SLOPE, i] = best_slope[0, i]
                 tol = max(tol, abs(best[0, i]))
             # a margin far above the rounding of sums taken in another order
             tol = 1e-9 * (1.0 + tol)

@@ -178,8 +178,9 @@ def test_envelopes_of_many_sentences_are_each_sentences(tiny):
 
 def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch):
     """Blocks of sentences on threads and the lines dropped at the sample points change no envelope: the
-    shared model's graphs of a few dev lines, along random directions over bounded segments, against one
-    thread with no pruning."""
+    shared model's graphs of a few dev lines, along random directions over bounded segments and along every
+    coordinate over a climb's long segment (where each line is tested only where its node's envelope has it
+    highest), against one thread with no pruning."""
     import pbmt.search.lattice as lattice_module
 
     model, _ = shared
@@ -188,13 +189,16 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
     rng = np.random.default_rng(8)
     a = joined.scores(model.weights / np.abs(model.weights).sum())
     ids = np.arange(len(joined.words), dtype=np.int32)
-    for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]:
-        b = joined.scores(rng.standard_normal(model.layout.size) / model.layout.size)
+    directions = [(rng.standard_normal(model.layout.size) / model.layout.size, low, high)
+                  for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]]
+    directions += [(np.eye(model.layout.size)[k], -0.05, 2.0) for k in range(model.layout.size)]
+    for direction, low, high in directions:
+        b = joined.scores(direction)
         envelopes = [joined.envelopes(a, b, ids, low, high, threads=n) for n in (1, 2, 3)]
         monkeypatch.setattr(lattice_module, "SAMPLES", 0)
         alone = joined.envelopes(a, b, ids, low, high, threads=1)
         monkeypatch.undo()
-        assert len(alone.intercept) > len(lattices)
+        assert len(alone.intercept) >= len(lattices)
         for env in envelopes:
             for name in ("line_offsets", "intercept", "slope", "word_offsets", "words"):
                 np.testing.assert_array_equal(getattr(env, name), getattr(alone, name))
