@@ -369,6 +369,71 @@ def _merge(buffers, cur, nh, pool_a, pool_b, lo, hi, shift_a, shift_b, edge, low
     return m - first
 
 
+EnvelopePool = namedtuple("EnvelopePool", ["a", "b", "edge", "prev", "node_lo", "node_hi"])
+EnvelopePool.__doc__ = """Every node's envelope of one sentence: its lines' intercepts ``a``, slopes ``b``
+(float64[cap]) and back-pointers ``edge``, ``prev`` (int64[cap]); node v's lines are ``node_lo[v]:node_hi[v]``
+(int64[>= nodes])."""
+
+
+@njit(cache=True, nogil=True)
+def _sweep(lo_e, hi_e, source, target, a, b, low, high, n_g, pool, buffers, pruning, prefix):
+    """One sentence's sweep (``envelopes``) over its edges ``lo_e:hi_e`` into the ``EnvelopePool`` ``pool``,
+    merging in the ``EnvelopeBuffers``; with ``n_g`` sample points, the ``Pruning`` and the nodes' best
+    prefixes there (``_completions``) drop what cannot be highest. Returns ``(0, 0)``, or the pool size or
+    the buffers' capacity the sentence needs: the caller then gives more room and sweeps again. The work
+    space is never grown here: an array that may be replaced inside the loop over the edges makes each turn
+    of it several times dearer (docs/tuning-results.md)."""
+    pool_a, pool_b, pool_edge, pool_prev, node_lo, node_hi = pool
+    buf_a, buf_b, buf_e, buf_p = buffers
+    best, bound, tol = pruning
+    through = np.empty((1, n_g))
+    pool_a[0] = 0.0
+    pool_b[0] = 0.0
+    pool_edge[0] = -1
+    pool_prev[0] = -1
+    node_lo[0] = 0
+    node_hi[0] = 1
+    used = 1
+    e = lo_e
+    while e < hi_e:
+        t = target[e]
+        cur = 0
+        nh = 0
+        if n_g > 0:
+            # no path through node t is highest: none of its edges is looked at
+            for i in range(n_g):
+                through[0, i] = prefix[t, i] + best[t, i]
+            if _hopeless(0.0, 0.0, through, 0, bound, tol):
+                while e < hi_e and target[e] == t:
+                    e += 1
+        while e < hi_e and target[e] == t:
+            src = source[e]
+            if n_g > 0:
+                for i in range(n_g):
+                    through[0, i] = prefix[src, i] + best[t, i]
+                if _hopeless(a[e], b[e], through, 0, bound, tol):
+                    e += 1
+                    continue
+            need = nh + node_hi[src] - node_lo[src]
+            if need > buffers.a.shape[1]:
+                return 0, need
+            nh = _merge(buffers, cur, nh, pool_a, pool_b, node_lo[src], node_hi[src], a[e], b[e], e, low, high,
+                        t, n_g > 0, pruning)
+            cur = 1 - cur
+            e += 1
+        if used + nh > pool_a.shape[0]:
+            return used + nh, 0
+        node_lo[t] = used
+        for i in range(nh):
+            pool_a[used + i] = buf_a[cur, i]
+            pool_b[used + i] = buf_b[cur, i]
+            pool_edge[used + i] = buf_e[cur, i]
+            pool_prev[used + i] = buf_p[cur, i]
+        used += nh
+        node_hi[t] = used
+    return 0, 0
+
+
 @njit(cache=True, nogil=True)
 def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high, gammas,
               first, last):
@@ -428,7 +493,6 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     best = np.empty((16, n_g))
     best_slope = np.empty((16, n_g))
     prefix = np.empty((16, n_g))
-    through = np.empty((1, n_g))
     bound = np.full((6, n_g), np.nan)
     bound[GAMMA] = gammas
     path = np.empty(64, dtype=np.int64)
@@ -463,61 +527,19 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
                         bound[CROSS, i] = x
                         bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - gammas[i])
                         bound[CROSS_SHARE, i] = (x - gammas[i]) / (gammas[i + 1] - gammas[i])
-        pool_a[0] = 0.0
-        pool_b[0] = 0.0
-        pool_edge[0] = -1
-        pool_prev[0] = -1
-        node_lo[0] = 0
-        node_hi[0] = 1
-        used = 1
-        e = lo_e
-        while e < hi_e:
-            t = target[e]
-            cur = 0
-            nh = 0
-            if n_g > 0:
-                # no path through node t is highest: none of its edges is looked at
-                for i in range(n_g):
-                    through[0, i] = prefix[t, i] + best[t, i]
-                if _hopeless(0.0, 0.0, through, 0, bound, tol):
-                    while e < hi_e and target[e] == t:
-                        e += 1
-            while e < hi_e and target[e] == t:
-                src = source[e]
-                if n_g > 0:
-                    for i in range(n_g):
-                        through[0, i] = prefix[src, i] + best[t, i]
-                    if _hopeless(a[e], b[e], through, 0, bound, tol):
-                        e += 1
-                        continue
-                need = nh + node_hi[src] - node_lo[src]
-                if need > buf_a.shape[1]:
-                    cap = 2 * need
-                    grown_a, grown_b = np.empty((2, cap)), np.empty((2, cap))
-                    grown_e, grown_p = np.empty((2, cap), dtype=np.int64), np.empty((2, cap), dtype=np.int64)
-                    for i in range(nh):
-                        grown_a[cur, i] = buf_a[cur, i]
-                        grown_b[cur, i] = buf_b[cur, i]
-                        grown_e[cur, i] = buf_e[cur, i]
-                        grown_p[cur, i] = buf_p[cur, i]
-                    buf_a, buf_b, buf_e, buf_p = grown_a, grown_b, grown_e, grown_p
-                nh = _merge(EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p), cur, nh, pool_a, pool_b, node_lo[src],
-                            node_hi[src], a[e], b[e], e, low, high, t, n_g > 0, Pruning(best, bound, tol))
-                cur = 1 - cur
-                e += 1
-            if used + nh > pool_a.shape[0]:
-                pool_a = _room(pool_a, used + nh)
-                pool_b = _room(pool_b, used + nh)
-                pool_edge = _room(pool_edge, used + nh)
-                pool_prev = _room(pool_prev, used + nh)
-            node_lo[t] = used
-            for i in range(nh):
-                pool_a[used + i] = buf_a[cur, i]
-                pool_b[used + i] = buf_b[cur, i]
-                pool_edge[used + i] = buf_e[cur, i]
-                pool_prev[used + i] = buf_p[cur, i]
-            used += nh
-            node_hi[t] = used
+        while True:  # the sweep, again with more room while the sentence's envelopes outgrow the work space
+            pool_need, buf_need = _sweep(lo_e, hi_e, source, target, a, b, low, high, n_g,
+                                         EnvelopePool(pool_a, pool_b, pool_edge, pool_prev, node_lo, node_hi),
+                                         EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p), Pruning(best, bound, tol), prefix)
+            if pool_need == 0 and buf_need == 0:
+                break
+            if pool_need > 0:
+                pool_a, pool_b = _room(pool_a, pool_need), _room(pool_b, pool_need)
+                pool_edge, pool_prev = _room(pool_edge, pool_need), _room(pool_prev, pool_need)
+            if buf_need > 0:
+                cap = max(2 * buf_a.shape[1], buf_need)
+                buf_a, buf_b = np.empty((2, cap)), np.empty((2, cap))
+                buf_e, buf_p = np.empty((2, cap), dtype=np.int64), np.empty((2, cap), dtype=np.int64)
         final = n_nodes - 1
         n_final = node_hi[final] - node_lo[final]
         line_offsets[s - first + 1] = line_offsets[s - first] + n_final
