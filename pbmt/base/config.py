@@ -377,6 +377,8 @@ def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Fea
             raise FormatError(path, number, f"{name} has {expected[name]} scores but {len(ws)} weights")
         weights[name] = ws
     missing = [n for n in expected if n not in weights]
-    if missing:
-        raise FormatError(path, None, f"[weight] has no weights for {', '.join(missing)}")
+    if missing:  # named at the first such feature's line, as Moses has no default weights either
+        line = next(f.line for f in features if f.name == missing[0])
+        raise FormatError(path, line, f"[weight] has no weights for {', '.join(missing)}: give each feature a "
+                          "line 'Name= w1 w2 ...' there")
     return {f.name: weights[f.name] for f in features if f.name in expected}

@@ -386,6 +386,10 @@ def parse_features(text: str, path: str | Path = "<features>", number: int | Non
             if current in features:
                 raise FormatError(path, number, f"feature {current} appears twice")
             features[current] = []
+        elif token.endswith(":") and len(token) > 1:
+            raise FormatError(path, number, f"feature label {token!r} is of Moses's old n-best format ('name: v v'); "
+                              "pbmt reads the current one ('Name0= v v'), which Moses writes for a moses.ini with "
+                              "[feature] and [weight] sections")
         elif current is None:
             raise FormatError(path, number, f"feature value {token!r} before any feature name")
         else:
