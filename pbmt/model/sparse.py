@@ -143,17 +143,19 @@ class WordClasses:
             out[~inside] = [classes.get(vocab.word(int(i)), len(self.names)) for i in ids[~inside]]
         return out
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_cached_table"}  # not the vocabulary it caches for
+
     def _table(self, vocab: Vocab) -> np.ndarray:
         """Class of every id of ``vocab``, cached until the vocabulary grows."""
-        key = (id(vocab), len(vocab))
-        cached = self.__dict__.get("_cached_table")
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        cached = self.__dict__.get("_cached_table")  # the vocabulary itself, not its id: an id is reused
+        if cached is not None and cached[0] is vocab and cached[1] == len(vocab):
+            return cached[2]
         table = np.full(len(vocab), len(self.names), np.int32)
         for word, c in zip(self.words, self.classes.tolist()):
             if word in vocab:
                 table[vocab.get(word)] = c
-        object.__setattr__(self, "_cached_table", (key, table))
+        object.__setattr__(self, "_cached_table", (vocab, len(vocab), table))
         return table
 
 

@@ -140,3 +140,23 @@ def test_sparse_model_files_round_trip_and_load_with_the_model(bible, tmp_path):
     (tmp_path / "word-classes.txt").write_text("the\tk0\nthe\tk1\n")
     with pytest.raises(FormatError, match="word-classes.txt:2: word 'the' already has a class"):
         WordClasses.read(tmp_path / "word-classes.txt")
+
+
+def test_word_classes_of_ids_follow_the_vocabulary_given_not_one_at_the_same_address():
+    """The class table is cached per vocabulary: another vocabulary of the same length, even at the address of a
+    freed one (CPython reuses it), gets its own classes; a pickled copy carries no cached table."""
+    import gc
+    import pickle
+
+    from pbmt.base.vocab import Vocab
+
+    classes = WordClasses(("house", "green"), [0, 1], ("k0", "k1"))
+    for _ in range(20):
+        first = Vocab(["house", "green"])
+        assert classes.of_ids(first, first.ids(["house", "green"])).tolist() == [0, 1]
+        address = id(first)
+        del first
+        gc.collect()
+        second = Vocab(["green", "house"])  # same length, ids swapped
+        assert classes.of_ids(second, second.ids(["house", "green"])).tolist() == [0, 1], id(second) == address
+    assert "_cached_table" not in pickle.loads(pickle.dumps(classes)).__dict__
