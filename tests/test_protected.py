@@ -67,9 +67,23 @@ EXAMPLES = [
     # Moses's tokens, written back as the line had them: a key combination, a Markdown link
     ("Pulse Ctrl+S o Ctrl+Alt+Supr, no 2 + 2", ["Pulse", "Ctrl", "+", "S", "o", "Ctrl", "+", "Alt", "+", "Supr", ",",
                                                "no", "2", "+", "2"]),
-    ("Vea [la guía](https://ejemplo.es/docs) y [x] (nota)", ["Vea", "[", "la", "guía", "]", "(",
-                                                             "https://ejemplo.es/docs", ")", "y", "[", "x", "]", "(",
-                                                             "nota", ")"]),
+    # a Markdown link's target one token (a phrase swapping ')' and '.' wrote '[the guide] (url.)'), a relative
+    # one too; a bracket and a parenthesis apart are no link
+    ("Vea [la guía](https://ejemplo.es/docs). y [x] (nota)", ["Vea", "[", "la", "guía", "]",
+                                                              "(https://ejemplo.es/docs)", ".", "y", "[", "x", "]",
+                                                              "(", "nota", ")"]),
+    ("Lea [el manual](manual.html#uso) o [esto](https://es.wikipedia.org/wiki/X_(Y)).",
+     ["Lea", "[", "el", "manual", "]", "(manual.html#uso)", "o", "[", "esto", "]",
+      "(https://es.wikipedia.org/wiki/X_(Y))", "."]),
+    # Markdown's marks, one token a run (Moses: '* * negrita * *', '# # Título'), written against what they enclose
+    ("**Guardar** o *cursiva*, ~~tachado~~ y __negrita__", ["**", "Guardar", "**", "o", "*", "cursiva", "*", ",",
+                                                          "~~", "tachado", "~~", "y", "__", "negrita", "__"]),
+    ("## Ajustes", ["##", "Ajustes"]),
+    ("2 * 3 * 4 y x ** 2, *** fin", ["2", "*", "3", "*", "4", "y", "x", "**", "2", ",", "***", "fin"]),
+    # a string's escapes (JSON's \" came out \ ")
+    ('{"m": "no se abre \\"%s\\"", "n": "a\\tb"}, \\u00e9 y \\\\', ["{", '"', "m", '"', ":", '"', "no", "se", "abre",
+                                                                  '\\"%s\\"', '"', ",", '"', "n", '"', ":", '"',
+                                                                  "a\\tb", '"', "}", ",", "\\u00e9", "y", "\\\\"]),
 ]
 
 

@@ -202,3 +202,12 @@ def test_every_character_of_a_line_is_inside_one_token_and_comes_back(pieces):
 def test_a_currency_sign_after_an_amount_is_spaced_and_before_one_is_written_against_it(words, text):
     assert TextForm("es", tokenize=True).text(words) == text
     assert TextForm("es", tokenize=True).tokens(text) == words
+
+
+@pytest.mark.parametrize("line", [
+    "ｈｏｌａ！ ｍｕｎｄｏ（ｘ）、。「えい」",  # Moses: 'ｈｏｌａ ！ ｍｕｎｄｏ （ ｘ ） 、 。 「 えい 」'
+    "\u200fمرحبا\u200f y hola \u2067abc\u2069 fin, \u202bx\u202c.",  # bidirectional marks (Moses: '\u200f مرحبا \u200f')
+])
+def test_full_width_punctuation_and_bidirectional_marks_come_back_as_written(line):
+    words = TextForm("es", tokenize=True).tokens(line)
+    assert len(words) > 5 and TextForm("en", tokenize=True).text(words) == line

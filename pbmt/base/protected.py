@@ -54,10 +54,13 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: sign with its scale and the number it touches, ``°C``, ``25°C``, ``45°``: Moses writes ``-5 ° C``), and what
 #: Moses's tokeniser cuts into characters its detokeniser spaces apart: a CDATA section, comment, ``<!DOCTYPE>`` or
 #: ``<?xml?>`` (``tag``; ``< ! [ CDATA [``), an operator (``!=``, ``==``, ``<=``, ``&&``, ``||``, ``->``, ``=>``,
-#: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``). The longest
-#: match at a position wins.
+#: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``); a Markdown
+#: link's target with its parentheses, ``[text](URL)``, so no phrase takes the ``)`` from its ``.`` (``url``); a
+#: string's escape, ``\"``, ``\n``, ``\\``, ``\u00e9`` (``ph``; Moses: ``\ "``). The longest match at a
+#: position wins.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
+_ESCAPE = r"\\(?:[\\\"'nrt0]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \\, \u00e9
 BUILT_IN = (
     ("url", r"(?:[A-Za-z][A-Za-z0-9+-]{1,15}://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
     ("url", r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
@@ -83,6 +86,8 @@ BUILT_IN = (
     ("ph", r"(?<![-!=<>&|:/+*])(?:===?|!==?|<=|>=|&&|\|\||->|=>|::|//)(?![=>&|:/])"),
     ("ph", r"(?<![\w+])[A-Za-z]\+\+|(?<![\w#])[A-Za-z]#(?![\w#])|(?<![\w#&])#[^\W_]\w*"),
     ("url", r"(?<![\w@.+-])@[^\W\d]\w*"),
+    ("url", r"(?<=\])\((?:[^\s()<>]|\([^\s()<>]*\))+\)"),
+    ("ph", _ESCAPE),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its

@@ -92,8 +92,23 @@ _DIGIT = regex.compile(r"\d")
 #: the zero-width non-joiner and joiner, the word joiner), and a token starting with a letter or digit.
 _MARKED_END = regex.compile(r"[\p{L}\p{N}][\p{M}\u00ad\u200c\u200d\u2060]+$")
 _JOINERS = regex.compile(r"[\u00ad\u200c\u200d\u2060]+")
-#: A URL's or a relative link's start, as Markdown's link ``[text](URL)`` has it.
-_URL_START = regex.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|www\.|[#/.]")
+#: Markdown's marks that Moses's tokeniser cuts into one token a character (``**`` → ``* *``, ``## Title`` → ``# #
+#: Title``, ``~~struck~~``), each of whose runs is one token; and the emphasis marks of them that enclose words,
+#: written against what they enclose when the line closes them (``**Save**``, ``*italic*``, ``__bold__``).
+_RUNS = frozenset("*_~#")
+_EMPHASIS = frozenset({"*", "**", "***", "__", "~~"})
+_NUMERIC = regex.compile(r"[\d.,]+")
+#: Full-width punctuation (Chinese and Japanese text's, which Moses's detokeniser spaces as words in any other
+#: language: ``ｈｏｌａ！`` came back ``ｈｏｌａ ！``): closing marks written against the token before them, opening
+#: ones against both their neighbours (a full-width mark's glyph holds its own space).
+_WIDE_CLOSING = frozenset("！？），、。：；」』】〕〉》｝］．，")
+_WIDE_OPENING = frozenset("（「『【〔〈《｛［")
+#: Invisible marks of bidirectional text: those that open an embedding or isolate (written against what follows),
+#: those that close one (against what precedes), and the right-to-left, left-to-right and Arabic letter marks,
+#: written against the word before them, or the word after them at the line's start (Moses spaced them as words).
+_BIDI_OPENING = frozenset("\u202a\u202b\u202d\u202e\u2066\u2067\u2068")
+_BIDI_CLOSING = frozenset("\u202c\u2069")
+_BIDI_MARKS = frozenset("\u200e\u200f\u061c")
 _LETTER = regex.compile(r"[\p{L}\p{N}]")
 
 
@@ -130,7 +145,7 @@ def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callabl
     moses = MosesTokenizer(language).tokenize
 
     def words(text: str) -> list[str]:
-        return _whole_characters(text, moses(text, escape=False))
+        return _runs(text, _whole_characters(text, moses(text, escape=False)))
 
     def tokenize(line: str) -> list[str]:
         line = nfc(line)
@@ -179,6 +194,25 @@ def _whole_characters(text: str, pieces: list[str]) -> list[str]:
         if out and at == end and (at in inside or _MARKED_END.search(out[-1]) and _LETTER.match(piece)
                                   or _JOINERS.fullmatch(piece) and _MARKED_END.search(out[-1] + piece)
                                   or _HANGUL.match(out[-1][-1]) and _HANGUL.match(piece)):
+            out[-1] += piece
+        else:
+            out.append(piece)
+        position = end = at + len(piece)
+    return out
+
+
+def _runs(text: str, pieces: list[str]) -> list[str]:
+    """``pieces``, Moses's tokens of ``text``, with each run of one of Markdown's marks (``_RUNS``) that Moses cut
+    into one token a character (``**``, ``##``, ``~~``, ``__``) one token again, as the text has it."""
+    if not any(p in _RUNS for p in pieces):
+        return pieces
+    out: list[str] = []
+    position = end = 0
+    for piece in pieces:
+        at = text.find(piece, position)
+        if at < 0:
+            return pieces
+        if out and at == end and piece in _RUNS and out[-1][0] == piece and out[-1] == piece * len(out[-1]):
             out[-1] += piece
         else:
             out.append(piece)
@@ -235,7 +269,9 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     is in both, but after an s before another word (a plural's possessive: ``users’ files``), and a straight
     one after an s before a lowercase word is that possessive, never an opening quote (``users' files``);
     angle brackets around one token are written against it (``<%s>``), a ``+`` after a modifier key against both
-    its neighbours (``Ctrl+S``) and the parenthesis of a Markdown link against its text (``[text](URL)``)."""
+    its neighbours (``Ctrl+S``), the target of a Markdown link against its text (``[text](URL)``) and Markdown's
+    emphasis marks against what they enclose (``**bold**``); full-width punctuation and bidirectional text's
+    invisible marks as ``_WIDE_CLOSING`` and ``_BIDI_OPENING`` say."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -258,10 +294,17 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
         elif word == "+" and 0 < i < len(words) - 1 and words[i - 1] in _MODIFIER_KEYS:
             left.add(i)  # a key combination: Ctrl+S
             right.add(i)
-        elif word == "(" and i and words[i - 1] == "]" and i + 2 < len(words) and words[i + 2] == ")" \
-                and _URL_START.match(words[i + 1]):
-            left.add(i)  # Markdown's link, [text](https://...)
+        elif word[:1] == "(" and len(word) > 1 and i and words[i - 1] == "]":
+            left.add(i)  # Markdown's link, [text](https://...): its target one protected token
+        elif word in _WIDE_CLOSING or word in _BIDI_CLOSING or word in _BIDI_MARKS and i:
+            left.add(i)
+        elif word in _WIDE_OPENING or word in _BIDI_OPENING or word in _BIDI_MARKS:
             right.add(i)
+            if word in _WIDE_OPENING:
+                left.add(i)
+        elif word in _EMPHASIS and i not in left and (k := _emphasis_end(words, i)) is not None:
+            right.add(i)  # Markdown's **bold**, *italic*
+            left.add(k)
         elif word == "<" and i + 2 < len(words) and words[i + 2] == ">":
             right.add(i)  # one token in angle brackets (<%s>, as GNU writes where its address goes)
             left.add(i + 2)
@@ -282,6 +325,15 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
                     del open_tags[k:]
                     break
     return right, left
+
+
+def _emphasis_end(words: Sequence[str], i: int) -> int | None:
+    """The position of the emphasis mark that closes the one at ``i`` (the next token equal to it, with words
+    between), or None: when there is none, or the marks enclose a number (``2 * 3 * 4``: a product)."""
+    k = next((k for k in range(i + 1, len(words)) if words[k] == words[i]), None)
+    if k is None or k == i + 1 or _NUMERIC.fullmatch(words[i + 1]) or _NUMERIC.fullmatch(words[k - 1]):
+        return None
+    return k
 
 
 def _between_words(words: Sequence[str], i: int) -> bool:
