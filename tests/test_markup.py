@@ -93,6 +93,7 @@ def test_paired_quotes_and_brackets_are_zones_with_their_marks_at_the_ends():
     ("“ a ” b ‘ c ’", {(0, 3), (4, 7)}),  # English, not taken for German closing marks
     ("` a ' b ' c", {(0, 3)}),  # the first straight mark closes the backquote; a lone one makes nothing
     ("l ' agua", set()),
+    ("** Guardar ** o * cursiva * y __ a b __ , ~~ x ~~", {(0, 3), (4, 7), (8, 12), (13, 16)}),  # Markdown
 ])
 def test_quote_marks_of_software_messages_and_other_languages_make_zones(line, zones):
     assert set(quote_zones(line.split())[0]) == zones
@@ -282,8 +283,17 @@ def test_the_punctuation_walls_follow_the_models_own_protected_patterns():
     placeholder does; the built-in patterns alone leave it a word."""
     words = "ver TICKET-42 : %s".split()
     own = ProtectedPatterns((r"TICKET-\d+",))
-    assert Markup().with_quote_zones(words).walls == ()
-    assert Markup().with_quote_zones(words, own).walls == (1, 2, 3)
+    assert Markup().with_punctuation_walls(words).walls == ()
+    assert Markup().with_punctuation_walls(words, own).walls == (1, 2, 3)
+
+
+def test_no_quote_zones_leaves_the_punctuation_walls(tiny):
+    """``--no-quote-zones`` is quote zones alone: the walls that hold a mark between placeholders stay."""
+    line = "« %s » : %s"
+    zoned = Translator(tiny, tokenized=True).read(line)[1]
+    unzoned = Translator(tiny, tokenized=True, quote_zones=False).read(line)[1]
+    assert zoned.zones == ((0, 3),) and unzoned.zones == ()
+    assert unzoned.walls == (2, 3, 4) and set(zoned.walls) == {1, 2, 3, 4}
 
 
 #: The marks that pair, each opening one with its closing ones: a table of the test's own (the benchmark's, with

@@ -46,9 +46,9 @@ LOG_FLOOR = -100.0  # Moses floors log probabilities at -100
 
 #: quote and bracket marks, each opening one with the mark that closes it: GNU's `%s', straight '%s' (a
 #: lone apostrophe pairs with the next straight quote mark too: the zone it makes only keeps words together),
-#: German „%s“ and ‚%s‘
+#: German „%s“ and ‚%s‘, and Markdown's emphasis marks (``**bold**``, ``*italic*``, ``__bold__``, ``~~struck~~``)
 PAIRS = {'"': '"', "'": "'", "`": "'", "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“", "‚": "‘", "(": ")",
-         "[": "]"}
+         "[": "]", "*": "*", "**": "**", "__": "__", "~~": "~~"}
 _OPENING = frozenset(PAIRS)
 
 _NAME = re.compile(r"[A-Za-z][\w.:-]*")
@@ -92,12 +92,18 @@ class Markup:
         if self.use not in USES:
             raise ValueError(f"unknown use {self.use!r} of markup translations; known: {', '.join(USES)}")
 
-    def with_quote_zones(self, tokens: list[str], protected: ProtectedPatterns = BUILT_IN) -> "Markup":
+    def with_quote_zones(self, tokens: list[str]) -> "Markup":
         """This markup and a zone for every pair of quote or bracket marks or tags in ``tokens``
-        (``quote_zones``), and the walls that keep a punctuation mark between tokens ``protected`` protects in
-        place (``punctuation_walls``; a model's own patterns, its text form's)."""
+        (``quote_zones``)."""
         zones, walls = quote_zones(tokens)
-        walls += punctuation_walls(tokens, protected)
+        return self._with(zones, walls)
+
+    def with_punctuation_walls(self, tokens: list[str], protected: ProtectedPatterns = BUILT_IN) -> "Markup":
+        """This markup and the walls that keep a punctuation mark between tokens ``protected`` protects in place
+        (``punctuation_walls``; a model's own patterns, its text form's)."""
+        return self._with((), punctuation_walls(tokens, protected))
+
+    def _with(self, zones: tuple[tuple[int, int], ...], walls: tuple[int, ...]) -> "Markup":
         if not zones and not walls:
             return self
         return replace(self, zones=tuple(dict.fromkeys(self.zones + zones)),

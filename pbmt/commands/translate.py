@@ -139,8 +139,9 @@ def add_markup_arguments(parser: argparse.ArgumentParser) -> None:
                         "phrases that contain them (constraint); 'ignore' keeps walls and zones only and takes a "
                         "line with malformed markup as text; 'pass-through': the input is text")
     parser.add_argument("--no-quote-zones", dest="quote_zones", action="store_false",
-                        help="paired quotes, brackets and tags are not zones (by default a quoted span is translated as "
-                        "a unit, inside its quotes)")
+                        help="paired quotes, brackets, tags and Markdown's emphasis marks are not zones (by default a "
+                        "quoted span is translated as a unit, inside its quotes); a punctuation mark between "
+                        "placeholders is kept in place either way")
 
 
 def check_markup(path, lines: list[str], xml_input: str) -> None:

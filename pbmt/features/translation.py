@@ -110,9 +110,8 @@ class Translator:
                 if self.xml_input != "ignore":
                     raise
                 words = self.split(line)
-        if not self.quote_zones:
-            return words, markup
-        return words, markup.with_quote_zones(words, self.model.preprocessing.source_form.protected)
+        markup = markup.with_punctuation_walls(words, self.model.preprocessing.source_form.protected)
+        return words, markup.with_quote_zones(words) if self.quote_zones else markup
 
     def model_input(self, line: str) -> tuple[list[str], Markup]:
         """The model's tokens of a line of input and what its markup says of them (``read``, then ``cased``)."""

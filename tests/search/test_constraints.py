@@ -57,7 +57,7 @@ def respects(derivation, zones, walls) -> bool:
 
 def _options(model, sentence, zones, walls):
     words = sentence.split()
-    markup = Markup(zones=zones, walls=walls).with_quote_zones(words)
+    markup = Markup(zones=zones, walls=walls).with_quote_zones(words).with_punctuation_walls(words)
     return TranslationOptions.of_words(model, words, markup)
 
 
