@@ -76,8 +76,18 @@ EXAMPLES = [
      ["Lea", "[", "el", "manual", "]", "(manual.html#uso)", "o", "[", "esto", "]",
       "(https://es.wikipedia.org/wiki/X_(Y))", "."]),
     # Markdown's marks, one token a run (Moses: '* * negrita * *', '# # Título'), written against what they enclose
-    ("**Guardar** o *cursiva*, ~~tachado~~ y __negrita__", ["**", "Guardar", "**", "o", "*", "cursiva", "*", ",",
-                                                          "~~", "tachado", "~~", "y", "__", "negrita", "__"]),
+    ("**Guardar** o *cursiva*, ~~tachado~~ y ____", ["**", "Guardar", "**", "o", "*", "cursiva", "*", ",", "~~",
+                                                   "tachado", "~~", "y", "____"]),
+    # an identifier with underscores (Moses: '_ _ tls _ get _ addr'), strftime's and binutils' conversions (Moses:
+    # '% Y- % m', '% B')
+    ("%B: __tls_get_addr, DST__K_SET_PC, __init__.py, a_ y _Archivo.", ["%B", ":", "__tls_get_addr", ",",
+                                                                       "DST__K_SET_PC", ",", "__init__.py", ",", "a_",
+                                                                       "y", "_Archivo", "."]),
+    ("el %Y-%m-%d a las %H:%M, %d%% o 100%", ["el", "%Y-%m-%d", "a", "las", "%H:%M", ",", "%d%%", "o", "100", "%"]),
+    ("tipo %qT, %q#T o %q+D en %<%s%>", ["tipo", "%qT", ",", "%q#T", "o", "%q+D", "en", "%<%s%>"]),  # GCC's
+    # a file name's extension after a placeholder (Moses: '%s .txt'), not a sentence's full stop or a closing tag's
+    ("Guardado en %s.txt o {0}.png, no en %s. Y <b>x</b>.", ["Guardado", "en", "%s.txt", "o", "{0}.png", ",", "no",
+                                                            "en", "%s", ".", "Y", "<b>", "x", "</b>", "."]),
     ("## Ajustes", ["##", "Ajustes"]),
     ("2 * 3 * 4 y x ** 2, *** fin", ["2", "*", "3", "*", "4", "y", "x", "**", "2", ",", "***", "fin"]),
     # a string's escapes (JSON's \" came out \ ")

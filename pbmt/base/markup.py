@@ -46,9 +46,9 @@ LOG_FLOOR = -100.0  # Moses floors log probabilities at -100
 
 #: quote and bracket marks, each opening one with the mark that closes it: GNU's `%s', straight '%s' (a
 #: lone apostrophe pairs with the next straight quote mark too: the zone it makes only keeps words together),
-#: German „%s“ and ‚%s‘, and Markdown's emphasis marks (``**bold**``, ``*italic*``, ``__bold__``, ``~~struck~~``)
+#: German „%s“ and ‚%s‘, and Markdown's emphasis marks (``**bold**``, ``*italic*``, ``~~struck~~``)
 PAIRS = {'"': '"', "'": "'", "`": "'", "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“", "‚": "‘", "(": ")",
-         "[": "]", "*": "*", "**": "**", "__": "__", "~~": "~~"}
+         "[": "]", "*": "*", "**": "**", "~~": "~~"}
 _OPENING = frozenset(PAIRS)
 
 _NAME = re.compile(r"[A-Za-z][\w.:-]*")

@@ -56,8 +56,10 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: ``<?xml?>`` (``tag``; ``< ! [ CDATA [``), an operator (``!=``, ``==``, ``<=``, ``&&``, ``||``, ``->``, ``=>``,
 #: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``); a Markdown
 #: link's target with its parentheses, ``[text](URL)``, so no phrase takes the ``)`` from its ``.`` (``url``); a
-#: string's escape, ``\"``, ``\n``, ``\\``, ``\u00e9`` (``ph``; Moses: ``\ "``). The longest match at a
-#: position wins.
+#: string's escape, ``\"``, ``\n``, ``\\``, ``\u00e9`` (``ph``; Moses: ``\ "``); an identifier with underscores
+#: the accelerator pattern does not take, ``__init__``, ``__tls_get_addr``, ``DST__K_SET_PC`` (``ph``; Moses:
+#: ``_ _ tls _ get _ addr``); any other one-letter conversion, strftime's ``%Y-%m-%d``, ``%H:%M`` and binutils'
+#: ``%B``, GCC's ``%qT``, ``%q#D``, ``%<%s%>`` (``ph``; Moses: ``% B``, ``% qT``). The longest match at a position wins, the earlier pattern on a tie.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
 _ESCAPE = r"\\(?:[\\\"'nrt0]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \\, \u00e9
@@ -88,6 +90,8 @@ BUILT_IN = (
     ("url", r"(?<![\w@.+-])@[^\W\d]\w*"),
     ("url", r"(?<=\])\((?:[^\s()<>]|\([^\s()<>]*\))+\)"),
     ("ph", _ESCAPE),
+    ("ph", r"(?<![\w&])(?=\w*[^\W_])\w*_\w*(?:\.\w+)*"),
+    ("ph", r"(?<![\d%])%(?:q?[+#]*[A-Za-z](?:[-:/.]?%[A-Za-z])*(?![A-Za-z])|[<>])"),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its
@@ -230,9 +234,16 @@ def _joins(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+def _extension(line: str, dot: int, span: str) -> bool:
+    """Whether the ``.`` at ``dot``, after the protected ``span``, starts a file name's extension (a letter or digit
+    after it: ``%s.txt``, where Moses's tokeniser writes ``%s .txt``; a closing tag ends there)."""
+    return dot + 1 < len(line) and line[dot + 1].isalnum() and not closing_tag(span)
+
+
 def _joined(line: str, spans: list[Span]) -> list[Span]:
-    """``spans`` with touching spans merged and each extended over the letters, digits and ``_`` it touches, except
-    where an opening tag meets what follows it or a closing tag what precedes it."""
+    """``spans`` with touching spans merged and each extended over the letters, digits and ``_`` it touches and a
+    file name's extension after it (``%s.txt``), except where an opening tag meets what follows it or a closing tag
+    what precedes it."""
     out: list[Span] = []
     for span in spans:
         start, end = span.start, span.end
@@ -241,7 +252,7 @@ def _joined(line: str, spans: list[Span]) -> list[Span]:
             while start > 0 and _joins(line[start - 1]) and (not out or start > out[-1].end):
                 start -= 1
         if not opening_tag(text):
-            while end < len(line) and _joins(line[end]):
+            while end < len(line) and (_joins(line[end]) or line[end] == "." and _extension(line, end, text)):
                 end += 1
         if out and start <= out[-1].end and not _opens(line, out[-1]) and not closing_tag(text):
             out[-1] = Span(out[-1].start, max(end, out[-1].end), out[-1].kind)

@@ -94,9 +94,9 @@ _MARKED_END = regex.compile(r"[\p{L}\p{N}][\p{M}\u00ad\u200c\u200d\u2060]+$")
 _JOINERS = regex.compile(r"[\u00ad\u200c\u200d\u2060]+")
 #: Markdown's marks that Moses's tokeniser cuts into one token a character (``**`` → ``* *``, ``## Title`` → ``# #
 #: Title``, ``~~struck~~``), each of whose runs is one token; and the emphasis marks of them that enclose words,
-#: written against what they enclose when the line closes them (``**Save**``, ``*italic*``, ``__bold__``).
+#: written against what they enclose when the line closes them (``**Save**``, ``*italic*``, ``~~struck~~``).
 _RUNS = frozenset("*_~#")
-_EMPHASIS = frozenset({"*", "**", "***", "__", "~~"})
+_EMPHASIS = frozenset({"*", "**", "***", "~~"})
 _NUMERIC = regex.compile(r"[\d.,]+")
 #: Full-width punctuation (Chinese and Japanese text's, which Moses's detokeniser spaces as words in any other
 #: language: ``ｈｏｌａ！`` came back ``ｈｏｌａ ！``): closing marks written against the token before them, opening
