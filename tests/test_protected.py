@@ -89,7 +89,8 @@ EXAMPLES = [
     ("Guardado en %s.txt o {0}.png, no en %s. Y <b>x</b>.", ["Guardado", "en", "%s.txt", "o", "{0}.png", ",", "no",
                                                             "en", "%s", ".", "Y", "<b>", "x", "</b>", "."]),
     ("## Ajustes", ["##", "Ajustes"]),
-    ("2 * 3 * 4 y x ** 2, *** fin", ["2", "*", "3", "*", "4", "y", "x", "**", "2", ",", "***", "fin"]),
+    ("2 * 3 * 4, **a** **b**, **%1**", ["2", "*", "3", "*", "4", ",", "**", "a", "**", "**", "b", "**", ",", "**",
+                                        "%1", "**"]),
     # a string's escapes (JSON's \" came out \ ")
     ('{"m": "no se abre \\"%s\\"", "n": "a\\tb"}, \\u00e9 y \\\\', ["{", '"', "m", '"', ":", '"', "no", "se", "abre",
                                                                   '\\"%s\\"', '"', ",", '"', "n", '"', ":", '"',
@@ -101,6 +102,17 @@ EXAMPLES = [
 def test_protected_tokens_are_one_token_each_and_come_back_byte_exact(line, expected):
     assert ES.tokens(line) == expected
     assert EN.text(expected) == line
+
+
+def test_a_run_of_emphasis_marks_spaced_both_sides_is_left_as_moses_has_it():
+    """Markdown's emphasis touches its words; GNU tar's ``** Block of NULs **`` and a product ``x ** 2`` are Moses's
+    tokens, written back as Moses's detokeniser writes them (sacremoses, the reference), never glued to a word."""
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+
+    for line in ["bloque %s: ** Fin de Fichero **", "x ** 2 y *** revisar"]:
+        words = ES.tokens(line)
+        assert [w for w in words if "*" in w] == [w for w in MosesTokenizer("es").tokenize(line) if "*" in w]
+        assert EN.text(words) == MosesDetokenizer("en").detokenize(words)
 
 
 def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as_a_word():

@@ -93,8 +93,8 @@ _DIGIT = regex.compile(r"\d")
 _MARKED_END = regex.compile(r"[\p{L}\p{N}][\p{M}\u00ad\u200c\u200d\u2060]+$")
 _JOINERS = regex.compile(r"[\u00ad\u200c\u200d\u2060]+")
 #: Markdown's marks that Moses's tokeniser cuts into one token a character (``**`` → ``* *``, ``## Title`` → ``# #
-#: Title``, ``~~struck~~``), each of whose runs is one token; and the emphasis marks of them that enclose words,
-#: written against what they enclose when the line closes them (``**Save**``, ``*italic*``, ``~~struck~~``).
+#: Title``, ``~~struck~~``), each of whose runs is one token (``_runs``); and the emphasis marks of them that
+#: enclose words, written against what they enclose when the line closes them (``**Save**``, ``*italic*``).
 _RUNS = frozenset("*_~#")
 _EMPHASIS = frozenset({"*", "**", "***", "~~"})
 _NUMERIC = regex.compile(r"[\d.,]+")
@@ -144,17 +144,18 @@ def tokenizer(language: str, protected: ProtectedPatterns = BUILT_IN) -> Callabl
 
     moses = MosesTokenizer(language).tokenize
 
-    def words(text: str) -> list[str]:
-        return _runs(text, _whole_characters(text, moses(text, escape=False)))
+    def words(line: str, start: int, end: int) -> list[str]:
+        text = line[start:end]
+        return _runs(line, start, end, _whole_characters(text, moses(text, escape=False)))
 
     def tokenize(line: str) -> list[str]:
         line = nfc(line)
         found, position = [], 0
         for span in protected.spans(line):
-            found += words(line[position:span.start])
+            found += words(line, position, span.start)
             position = _character_end(line, span.end)
             found.append(encode(line[span.start:position]))
-        return found + words(line[position:])
+        return found + words(line, position, len(line))
 
     return tokenize
 
@@ -201,22 +202,34 @@ def _whole_characters(text: str, pieces: list[str]) -> list[str]:
     return out
 
 
-def _runs(text: str, pieces: list[str]) -> list[str]:
-    """``pieces``, Moses's tokens of ``text``, with each run of one of Markdown's marks (``_RUNS``) that Moses cut
-    into one token a character (``**``, ``##``, ``~~``, ``__``) one token again, as the text has it."""
+def _runs(line: str, start: int, stop: int, pieces: list[str]) -> list[str]:
+    """``pieces``, Moses's tokens of ``line[start:stop]`` (the text between two protected tokens), with each run of
+    one of Markdown's marks (``_RUNS``) that Moses cut into one token a character one token again, as the text has it
+    (``##``, ``____``), but a run of emphasis marks (``**``, ``~~``) only where it touches a word or a protected
+    token, as Markdown's emphasis does (``**bold**``, ``**%1**``): spaced both sides (GNU tar's ``** Block of NULs
+    **``, ``x ** 2``) it stays Moses's tokens, which the detokeniser writes spaced."""
     if not any(p in _RUNS for p in pieces):
         return pieces
-    out: list[str] = []
-    position = end = 0
+    located: list[tuple[str, int]] = []  # each piece or run, and where it starts in the line
+    position = end = start
     for piece in pieces:
-        at = text.find(piece, position)
+        at = line.find(piece, position, stop)
         if at < 0:
             return pieces
-        if out and at == end and piece in _RUNS and out[-1][0] == piece and out[-1] == piece * len(out[-1]):
-            out[-1] += piece
+        last = located[-1][0] if located else ""
+        if last and at == end and piece in _RUNS and last == piece * len(last):
+            located[-1] = (last + piece, located[-1][1])
+        else:
+            located.append((piece, at))
+        position = end = at + len(piece)
+    out: list[str] = []
+    for piece, at in located:
+        after = at + len(piece)
+        if len(piece) > 1 and piece[0] in "*~" and (at == 0 or line[at - 1].isspace()) and (
+                after == len(line) or line[after].isspace()):
+            out += list(piece)
         else:
             out.append(piece)
-        position = end = at + len(piece)
     return out
 
 
@@ -329,9 +342,12 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
 
 def _emphasis_end(words: Sequence[str], i: int) -> int | None:
     """The position of the emphasis mark that closes the one at ``i`` (the next token equal to it, with words
-    between), or None: when there is none, or the marks enclose a number (``2 * 3 * 4``: a product)."""
+    between), or None: when there is none, the marks enclose a number (``2 * 3 * 4``: a product), or a single mark
+    has its like outside it (Moses's ``* * Block * *`` of a spaced ``** Block **``)."""
     k = next((k for k in range(i + 1, len(words)) if words[k] == words[i]), None)
     if k is None or k == i + 1 or _NUMERIC.fullmatch(words[i + 1]) or _NUMERIC.fullmatch(words[k - 1]):
+        return None
+    if len(words[i]) == 1 and any(0 <= j < len(words) and words[j] == words[i] for j in (i - 1, k + 1)):
         return None
     return k
 
