@@ -211,3 +211,18 @@ def test_a_currency_sign_after_an_amount_is_spaced_and_before_one_is_written_aga
 def test_full_width_punctuation_and_bidirectional_marks_come_back_as_written(line):
     words = TextForm("es", tokenize=True).tokens(line)
     assert len(words) > 5 and TextForm("en", tokenize=True).text(words) == line
+
+
+@pytest.mark.parametrize("line, moses", [
+    ("%d shift/reduce conflicts, input/output error", "%d shift / reduce conflicts, input / output error"),
+    ("Copyright © 2012–2021 and 1/2", "Copyright © 2012 – 2021 and 1/2"),
+])
+def test_a_slash_between_words_and_a_dash_between_numbers_are_written_against_them(line, moses):
+    """Moses's tokeniser splits both, its detokeniser spaces them (sacremoses, the reference's ``moses``); a slash
+    spaced in the source (``Brown / Yellow``) comes back unspaced, the price of the far more common ``and/or``."""
+    from sacremoses import MosesDetokenizer
+
+    words = TextForm("en", tokenize=True).tokens(line)
+    assert MosesDetokenizer("en").detokenize(words) == moses
+    assert TextForm("en", tokenize=True).text(words) == line
+    assert TextForm("en", tokenize=True).text(TextForm("en", tokenize=True).tokens("Brown / Yellow")) == "Brown/Yellow"

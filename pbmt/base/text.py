@@ -284,7 +284,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     angle brackets around one token are written against it (``<%s>``), a ``+`` after a modifier key against both
     its neighbours (``Ctrl+S``), the target of a Markdown link against its text (``[text](URL)``) and Markdown's
     emphasis marks against what they enclose (``**bold**``); full-width punctuation and bidirectional text's
-    invisible marks as ``_WIDE_CLOSING`` and ``_BIDI_OPENING`` say."""
+    invisible marks as ``_WIDE_CLOSING`` and ``_BIDI_OPENING`` say; a slash between words and an en dash between
+    numbers against both their neighbours (``and/or``, ``2012–2021``, where Moses writes ``and / or``)."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -309,6 +310,9 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
             right.add(i)
         elif word[:1] == "(" and len(word) > 1 and i and words[i - 1] == "]":
             left.add(i)  # Markdown's link, [text](https://...): its target one protected token
+        elif word == "/" and _between_words(words, i) or word == "–" and _between_numbers(words, i):
+            left.add(i)  # and/or, shift/reduce, 2012–2021
+            right.add(i)
         elif word in _WIDE_CLOSING or word in _BIDI_CLOSING or word in _BIDI_MARKS and i:
             left.add(i)
         elif word in _WIDE_OPENING or word in _BIDI_OPENING or word in _BIDI_MARKS:
@@ -355,6 +359,11 @@ def _emphasis_end(words: Sequence[str], i: int) -> int | None:
 def _between_words(words: Sequence[str], i: int) -> bool:
     """Whether the tokens either side of position ``i`` end and start with a letter or digit."""
     return 0 < i < len(words) - 1 and words[i - 1][-1:].isalnum() and words[i + 1][:1].isalnum()
+
+
+def _between_numbers(words: Sequence[str], i: int) -> bool:
+    """Whether the tokens either side of position ``i`` end and start with a digit."""
+    return 0 < i < len(words) - 1 and words[i - 1][-1:].isdigit() and words[i + 1][:1].isdigit()
 
 
 def _has_letter(token: str) -> bool:
