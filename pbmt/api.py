@@ -79,6 +79,9 @@ def _weight_dict(weights: Weights) -> dict[str, tuple[float, ...]]:
                 for name, value in weights.items()}
     if isinstance(weights, str) and "=" in weights:
         return parse_features(weights, "weights")
+    if isinstance(weights, str) and not Path(weights).exists():  # meant as text, as often as a path
+        raise UsageError(f"weights {weights!r} is no file, nor weights as text: 'LM0= 0.5 WordPenalty0= -1' (an "
+                         "'=' after each name), a dict by name, or a moses.ini's path")
     return read_weights(weights)
 
 

@@ -53,6 +53,8 @@ def test_load_takes_weights_search_and_settings(model, tmp_path):
         pbmt.load(tmp_path / "missing.ini")
     with pytest.raises(PbmtError, match="no feature named 'LM9'"):
         pbmt.load(weights={"LM9": 1.0})
+    with pytest.raises(UsageError, match=r"weights 'LM0 0.5' is no file, nor weights as text: 'LM0= 0.5"):
+        pbmt.load(weights="LM0 0.5")  # Moses's weight lines have an '=' after each name
 
 
 def test_translate_one_sentence_gives_text_score_and_alignment(model):
