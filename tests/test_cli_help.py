@@ -58,6 +58,9 @@ def test_help_all_shows_every_option():
      "did you mean 'mert'? (see pbmt tune --help)"),
     (["eval", "ref", "--lowercse"], "did you mean --lowercase? (see pbmt eval --help)"),
     (["translate", "--zzzz"], "unrecognized arguments: --zzzz (see pbmt translate --help)"),
+    (["analyze", "--src", "dev.es", "--refs", "dev.en"], "--src; did you mean --input? (see pbmt analyze --help)"),
+    (["rescore", "--nbest", "x", "--reference", "r"], "did you mean --n-best for --nbest, --refs for --reference? "
+                                                       "(see pbmt rescore --help)"),
     (["sample", "--iterations", "3"], "unrecognized arguments: --iterations (see pbmt sample --help)"),
 ])
 def test_a_misspelling_gets_a_suggestion_and_the_verbs_help(argv, expected):

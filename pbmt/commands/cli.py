@@ -45,6 +45,10 @@ VERBS = {
 }
 
 
+#: Another verb's (or tool's) spelling of a concept -> this verb's, for "did you mean": tune's --src is the
+#: -i/--input of translate and analyze, sacrebleu's -r/--reference pbmt's --refs.
+_SAME = {"src": "input", "source": "input", "ref": "refs", "reference": "refs", "references": "refs",
+         "nbest": "n-best"}
 PLUGIN_VERBS = ("tune", "optimize", "rescore")  # the verbs of pbmt.commands.plugins's --plugins
 
 
@@ -139,9 +143,10 @@ class Parser(argparse.ArgumentParser):
         Options are compared without their dashes, which would otherwise make any two long options look alike."""
         if message.startswith("unrecognized arguments: "):
             names = {flag.lstrip("-"): flag for action in self._actions for flag in visible_flags(action)}
-            guesses = [(word, [names[name] for name in difflib.get_close_matches(
-                           word.split("=")[0].lstrip("-"), names, n=1, cutoff=0.6)])
-                       for word in message.split(": ", 1)[1].split() if word.startswith("-")]
+            guesses = [(word, [names[_SAME.get(name, "")]] if _SAME.get(name) in names else
+                        [names[close] for close in difflib.get_close_matches(name, names, n=1, cutoff=0.6)])
+                       for word in message.split(": ", 1)[1].split() if word.startswith("-")
+                       for name in [word.split("=")[0].lstrip("-")]]
             found = [f"{match[0]} for {word}" if len(guesses) > 1 else match[0] for word, match in guesses if match]
             return f"; did you mean {', '.join(found)}?" if found else ""
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
