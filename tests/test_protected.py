@@ -85,6 +85,9 @@ EXAMPLES = [
                                                                        "y", "_Archivo", "."]),
     ("el %Y-%m-%d a las %H:%M, %d%% o 100%", ["el", "%Y-%m-%d", "a", "las", "%H:%M", ",", "%d%%", "o", "100", "%"]),
     ("tipo %qT, %q#T o %q+D en %<%s%>", ["tipo", "%qT", ",", "%q#T", "o", "%q+D", "en", "%<%s%>"]),  # GCC's
+    # a code point (Moses: 'U + %04X'), a setting's quoted value (Moses: "--atime-preserve = 'system'")
+    ("U+%04X o U+00E9, U+1F600.", ["U+%04X", "o", "U+00E9", ",", "U+1F600", "."]),
+    ("--atime-preserve='system' o -x=\"a\"", ["--atime-preserve='system'", "o", '-x="a"']),
     # a file name's extension after a placeholder (Moses: '%s .txt'), not a sentence's full stop or a closing tag's
     ("Guardado en %s.txt o {0}.png, no en %s. Y <b>x</b>.", ["Guardado", "en", "%s.txt", "o", "{0}.png", ",", "no",
                                                             "en", "%s", ".", "Y", "<b>", "x", "</b>", "."]),
@@ -139,6 +142,7 @@ QUOTED = [
     "Failed to install '%1', exited with status '%2'",
     "Try '%s --help' or 'Type=Link' for more.",
     "the users' files and the groups' names",
+    "PATTERN is 'default' or 'zeros'",
     "Report bugs to <%s>.",
     "%s home page: <%s>, length %ld < %ld, if a < b and c > d",
 ]

@@ -59,7 +59,9 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: string's escape, ``\"``, ``\n``, ``\\``, ``\u00e9`` (``ph``; Moses: ``\ "``); an identifier with underscores
 #: the accelerator pattern does not take, ``__init__``, ``__tls_get_addr``, ``DST__K_SET_PC`` (``ph``; Moses:
 #: ``_ _ tls _ get _ addr``); any other one-letter conversion, strftime's ``%Y-%m-%d``, ``%H:%M`` and binutils'
-#: ``%B``, GCC's ``%qT``, ``%q#D``, ``%<%s%>`` (``ph``; Moses: ``% B``, ``% qT``). The longest match at a position wins, the earlier pattern on a tie.
+#: ``%B``, GCC's ``%qT``, ``%q#D``, ``%<%s%>`` (``ph``; Moses: ``% B``, ``% qT``); a code point, ``U+00E9``,
+#: ``U+%04X`` (``ph``; Moses: ``U + 00E9``); a setting's quoted value, ``--atime-preserve='system'`` (Moses:
+#: ``= 'system'``). The longest match at a position wins, the earlier pattern on a tie.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
 _ESCAPE = r"\\(?:[\\\"'nrt0]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \\, \u00e9
@@ -79,7 +81,7 @@ BUILT_IN = (
     ("ph", r"\{\{\s*[\w.]+\s*\}\}|\$\{[^{}\s]+\}|\{[A-Za-z_][\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
     ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
-    ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=[\w.:/-]*\w"),
+    ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=(?:[\w.:/-]*\w|'[^'\s]*'|\"[^\"\s]*\")"),
     ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
     ("num", r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])"),
     ("num", r"(?<![\w+])\+\d+(?:[-.]\d+)*"),
@@ -90,6 +92,7 @@ BUILT_IN = (
     ("url", r"(?<![\w@.+-])@[^\W\d]\w*"),
     ("url", r"(?<=\])\((?:[^\s()<>]|\([^\s()<>]*\))+\)"),
     ("ph", _ESCAPE),
+    ("ph", r"(?<![\w+])U\+(?:[0-9A-Fa-f]{4,6}(?![\w+])|(?=%))"),
     ("ph", r"(?<![\w&])(?=\w*[^\W_])\w*_\w*(?:\.\w+)*"),
     ("ph", r"(?<![\d%])%(?:q?[+#]*[A-Za-z](?:[-:/.]?%[A-Za-z])*(?![A-Za-z])|[<>])"),
 )

@@ -280,7 +280,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     in the line, an opening guillemet, an opening quote the line closes) and against the previous one (the
     closing tag, a closing guillemet, a closing quote, an ellipsis); a typographic apostrophe between two words
     is in both, but after an s before another word (a plural's possessive: ``users’ files``), and a straight
-    one after an s before a lowercase word is that possessive, never an opening quote (``users' files``);
+    one after an s before a lowercase word is that possessive, never an opening quote (``users' files``), unless a
+    quote closes that word (``is 'default'``);
     angle brackets around one token are written against it (``<%s>``), a ``+`` after a modifier key against both
     its neighbours (``Ctrl+S``), the target of a Markdown link against its text (``[text](URL)``) and Markdown's
     emphasis marks against what they enclose (``**bold**``); full-width punctuation and bidirectional text's
@@ -325,7 +326,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
         elif word == "<" and i + 2 < len(words) and words[i + 2] == ">":
             right.add(i)  # one token in angle brackets (<%s>, as GNU writes where its address goes)
             left.add(i + 2)
-        elif word == "'" and _between_words(words, i) and words[i - 1][-1] in "sS" and words[i + 1][0].islower():
+        elif word == "'" and _between_words(words, i) and words[i - 1][-1] in "sS" and words[i + 1][0].islower() \
+                and words[i + 2:i + 3] != ["'"]:
             continue  # a plural's possessive (users' files), which Moses's detokeniser writes so
         elif word in _PAIRED_QUOTES:
             open_quotes.append((_PAIRED_QUOTES[word], i))
