@@ -166,19 +166,21 @@ class Lattices:
         return list(zip(bounds[:-1], bounds[1:]))
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
-                  high: float = np.inf, threads: int | None = None) -> Envelopes:
+                  high: float = np.inf, threads: int | None = None, samples: int | None = None) -> Envelopes:
         """Each sentence's upper envelope of ``A + gamma * B`` over its complete paths, where an edge adds
         ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
         (lines highest only outside are dropped; on a bounded segment, so are the lines that stay below the
-        best paths at ``SAMPLES`` points of it). word_ids: int32[len(words)], the ids the paths' words are
-        read out as (``_lattice_kernels.envelopes``). On ``threads`` threads (default: the cores available),
-        each a block of sentences of about as many edges; the result does not depend on their number."""
+        best paths at ``samples`` points of it, default ``SAMPLES``; any number gives the same envelopes).
+        word_ids: int32[len(words)], the ids the paths' words are read out as (``_lattice_kernels.envelopes``).
+        On ``threads`` threads (default: the cores available), each a block of sentences of about as many
+        edges; the result does not depend on their number."""
         x = self.joined
         a, b = np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
         word_ids = np.asarray(word_ids, dtype=np.int32)
         low, high = float(low), float(high)
-        bounded = np.isfinite(low) and np.isfinite(high) and SAMPLES > 0
-        gammas = np.linspace(low, high, SAMPLES) if bounded else np.zeros(0)
+        samples = SAMPLES if samples is None else samples
+        bounded = np.isfinite(low) and np.isfinite(high) and samples > 0
+        gammas = np.linspace(low, high, samples) if bounded else np.zeros(0)
         parts = _map(lambda block: envelopes(self.edge_offsets, self.node_offsets, x.source, x.target, a, b, x.option,
                                              x.word_offsets, word_ids, low, high, gammas, *block),
                      self._sentence_blocks(threads))
@@ -191,8 +193,12 @@ class Lattices:
 MIN_BLOCK = 100_000
 
 #: sample points of a bounded segment at which a line search finds every node's best completion, to drop the
-#: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``)
+#: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``; 0: no pruning)
 SAMPLES = 5
+#: the same along a coordinate direction, whose segment in a climb is long (up to ``max_step`` in one weight,
+#: whose slope is a raw feature), so that the best completions bend often between points far apart: more
+#: points cost more Viterbi passes and prune far more lines (docs/tuning-results.md)
+COORDINATE_SAMPLES = 17
 
 
 def _threads(threads: int | None, items: int) -> int:

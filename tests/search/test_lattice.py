@@ -189,12 +189,13 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
     rng = np.random.default_rng(8)
     a = joined.scores(model.weights / np.abs(model.weights).sum())
     ids = np.arange(len(joined.words), dtype=np.int32)
-    directions = [(rng.standard_normal(model.layout.size) / model.layout.size, low, high)
+    directions = [(rng.standard_normal(model.layout.size) / model.layout.size, low, high, None)
                   for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]]
-    directions += [(np.eye(model.layout.size)[k], -0.05, 2.0) for k in range(model.layout.size)]
-    for direction, low, high in directions:
+    directions += [(np.eye(model.layout.size)[k], -0.05, 2.0, samples) for k in range(model.layout.size)
+                   for samples in (None, lattice_module.COORDINATE_SAMPLES)]
+    for direction, low, high, samples in directions:
         b = joined.scores(direction)
-        envelopes = [joined.envelopes(a, b, ids, low, high, threads=n) for n in (1, 2, 3)]
+        envelopes = [joined.envelopes(a, b, ids, low, high, threads=n, samples=samples) for n in (1, 2, 3)]
         monkeypatch.setattr(lattice_module, "SAMPLES", 0)
         alone = joined.envelopes(a, b, ids, low, high, threads=1)
         monkeypatch.undo()
