@@ -87,6 +87,7 @@ EXAMPLES = [
     ("tipo %qT, %q#T o %q+D en %<%s%>", ["tipo", "%qT", ",", "%q#T", "o", "%q+D", "en", "%<%s%>"]),  # GCC's
     # a code point (Moses: 'U + %04X'), a setting's quoted value (Moses: "--atime-preserve = 'system'")
     ("U+%04X o U+00E9, U+1F600.", ["U+%04X", "o", "U+00E9", ",", "U+1F600", "."]),
+    ('--%s no tiene efecto, "-%c" o -- %s', ["--%s", "no", "tiene", "efecto", ",", '"', "-%c", '"', "o", "--", "%s"]),
     ("--atime-preserve='system' o -x=\"a\"", ["--atime-preserve='system'", "o", '-x="a"']),
     # a file name's extension after a placeholder (Moses: '%s .txt'), not a sentence's full stop or a closing tag's
     ("Guardado en %s.txt o {0}.png, no en %s. Y <b>x</b>.", ["Guardado", "en", "%s.txt", "o", "{0}.png", ",", "no",

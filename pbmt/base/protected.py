@@ -61,7 +61,8 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: ``_ _ tls _ get _ addr``); any other one-letter conversion, strftime's ``%Y-%m-%d``, ``%H:%M`` and binutils'
 #: ``%B``, GCC's ``%qT``, ``%q#D``, ``%<%s%>`` (``ph``; Moses: ``% B``, ``% qT``); a code point, ``U+00E9``,
 #: ``U+%04X`` (``ph``; Moses: ``U + 00E9``); a setting's quoted value, ``--atime-preserve='system'`` (Moses:
-#: ``= 'system'``). The longest match at a position wins, the earlier pattern on a tie.
+#: ``= 'system'``); an option's dashes before a placeholder, ``--%s``, ``-%c`` (``ph``; Moses: ``-- %s``). The longest
+#: match at a position wins, the earlier pattern on a tie.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
 _ESCAPE = r"\\(?:[\\\"'nrt0]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \\, \u00e9
@@ -93,6 +94,7 @@ BUILT_IN = (
     ("url", r"(?<=\])\((?:[^\s()<>]|\([^\s()<>]*\))+\)"),
     ("ph", _ESCAPE),
     ("ph", r"(?<![\w+])U\+(?:[0-9A-Fa-f]{4,6}(?![\w+])|(?=%))"),
+    ("ph", r"(?<![\w-])--?(?=%)"),
     ("ph", r"(?<![\w&])(?=\w*[^\W_])\w*_\w*(?:\.\w+)*"),
     ("ph", r"(?<![\d%])%(?:q?[+#]*[A-Za-z](?:[-:/.]?%[A-Za-z])*(?![A-Za-z])|[<>])"),
 )
