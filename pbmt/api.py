@@ -22,6 +22,7 @@ import base64
 import html
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, overload
 import numpy as np
 
 from pbmt.base.config import DEFAULT_MODEL, MosesConfig, config_path, read_weights
-from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.search.explain import Explanation as SearchExplanation
 from pbmt.search.explain import explain, explanation_data
 from pbmt.search.explain_views import alignment_grid, html_page, render_html, render_text
@@ -40,7 +41,7 @@ from pbmt.base.parallel import available_cores
 from pbmt.metrics.bleu import HYP_LEN, REF_LEN, bleu, brevity_penalty, format_bleu, precisions, segment_stats
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.base.nbest import parse_features
-from pbmt.features.translation import Translator, check_not_swapped
+from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator, check_not_swapped, check_token_form
 
 if TYPE_CHECKING:  # the tuners load on first use
     from pbmt.tune.tuner import Tuner
@@ -271,6 +272,7 @@ class Model:
 
     def __init__(self, model: TranslationModel):
         self.model = model
+        self._warned_of_form = False
 
     def __repr__(self) -> str:
         return f"pbmt.Model({str(self.model.config.path)!r}, search={self.settings.search!r})"
@@ -335,9 +337,26 @@ class Model:
             except MarkupError as err:
                 raise PbmtError(f"{where}: malformed markup: {err}") from None
 
+        lines = [text] if single else list(text)
         translations = [self._translation(translator, line, found(number, line), n_best)
-                        for number, line in enumerate([text] if single else text)]
+                        for number, line in enumerate(lines)]
+        self._warn_unless_token_form(lines, single)
         return translations[0] if single else translations
+
+    def _warn_unless_token_form(self, lines: list[str], single: bool) -> None:
+        """A UserWarning, once per Model, when ``lines`` given to a model whose pbmt.toml says nothing of its
+        text form (a Moses model: it reads text as its tokens, as Moses does) are clearly not in that form
+        (``check_token_form``): their translation is poor and nothing else says why. ``pbmt translate`` warns
+        alike."""
+        if self._warned_of_form or not self.model.preprocessing.keeps_tokens:
+            return
+        try:
+            check_token_form("text", [line.split() for line in lines], self.model.vocab,
+                             self.model.preprocessing.source_language, remedy=KEEPS_TOKENS_REMEDY)
+        except FormatError as err:
+            self._warned_of_form = True
+            where = "text" if single else f"text[{err.line - 1}]"
+            warnings.warn(f"{where}: {err.reason}", stacklevel=3)
 
     def complete(self, sentence: str, prefix: str, *, tokenized: bool = False, n_best: int = 5) -> Translation:
         """Interactive translation: the best translations of ``sentence`` that begin with ``prefix`` (target text,

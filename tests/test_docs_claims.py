@@ -134,3 +134,17 @@ def test_readmes_pbmt_toml_makes_plain_text_a_moses_models_tokens(bible, tmp_pat
         assert [token.lower() for token in got.source_tokens] == tokens  # source_tokens: in their own casing
         assert got.nbest[0].tokens == expected.nbest[0].tokens
         assert got.text != expected.text and " ".join(got.text.lower().split()) != expected.text
+
+
+
+def test_plain_text_given_to_a_moses_model_through_the_api_is_a_warning_once(bible, recwarn):
+    """README: without a pbmt.toml the Python API takes plain text as tokens, as Moses does, and warns (once per
+    model) naming the first item not in the model's token form; text in that form says nothing."""
+    model = pbmt.load(bible / "model" / "moses.ini")
+    model.translate(["dios es amor .", "y josué habló al pueblo ."])
+    assert not recwarn.list
+    with pytest.warns(UserWarning, match=r"^text\[1\]: 'Josué' is known to the model only as 'josué'; 2 of 3 lines "
+                                         r"are not in the model's token form \(.*pbmt tokenize --language L"):
+        model.translate(["dios es amor .", "Josué habló al pueblo.", "Dios es amor."])
+    model.translate("Josué habló al pueblo.")  # once: pytest.warns took the first, nothing comes now
+    assert not recwarn.list
