@@ -52,3 +52,23 @@ def test_prune_keeps_the_best_per_source_phrase(random_corpus, limit):
     assert np.array_equal(kept.features, table.features[sorted(expected)])
     with pytest.raises(PbmtError):
         prune(table, 0)
+
+
+def test_filtering_a_moses_model_with_untokenised_text_is_a_warning(bible, tmp_path, capsys):
+    """The shared model has no pbmt.toml: its input is taken as tokens, and plain text (punctuation on its words)
+    keeps fewer phrases than its tokens would; the warning names the first such line, as translate's does."""
+    from pbmt.commands.cli import main
+
+    plain, tokens = tmp_path / "dev.es", tmp_path / "dev.tok.es"
+    for text in (plain, tokens):
+        lines = (bible / text.name).read_text(encoding="utf-8").splitlines(keepends=True)
+        text.write_text("".join(lines[:5]), encoding="utf-8")
+    kept = {}
+    for text in (plain, tokens):
+        assert main(["filter", "-f", str(bible / "model" / "moses.ini"), "-i", str(text), "--out",
+                     str(tmp_path / text.name.replace(".", "-"))]) == 0
+        err = capsys.readouterr().err
+        kept[text] = int(err.split("kept ")[1].split(" of")[0].replace(",", ""))
+        warned = f"pbmt filter: warning: {plain}:1: " in err and "5 of 5 lines are not in the model's token form" in err
+        assert warned == (text == plain), err
+    assert kept[plain] < kept[tokens]
