@@ -144,6 +144,7 @@ QUOTED = [
     "Try '%s --help' or 'Type=Link' for more.",
     "the users' files and the groups' names",
     "PATTERN is 'default' or 'zeros'",
+    "'Copy To' and 'Move To' commands, rock 'n' roll",  # English's tokeniser leaves a quote on its word ('Copy)
     "Report bugs to <%s>.",
     "%s home page: <%s>, length %ld < %ld, if a < b and c > d",
 ]

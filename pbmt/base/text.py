@@ -334,6 +334,9 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
         elif word.startswith("`") and word.strip("`"):
             # Moses's tokeniser leaves a backquote on its word (`foo '): only the closing quote is to glue
             open_quotes.append((_PAIRED_QUOTES["`"], None))
+        elif word[:1] == "'" and word[1:].isalpha() and word[1:].lower() not in _AFTER_APOSTROPHE:
+            # and in English a straight quote on its word ('Copy To ' and), but a clitic's ('s, 'll)
+            open_quotes.append((_PAIRED_QUOTES["'"], None))
         elif (name := opening_tag(word)) is not None:
             open_tags.append((name, i))
         elif (name := closing_tag(word)) is not None:
