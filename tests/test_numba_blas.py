@@ -75,3 +75,24 @@ def test_the_files_answer_as_the_import_does():
     except ImportError:
         importable = False
     assert scipy_blas_found() == importable
+
+
+def test_numbas_own_method_is_back_after_its_first_call_whatever_it_found(monkeypatch):
+    """A numba whose first call imports no arraymath, or whose linalg has no ``ensure_blas``, runs as without
+    pbmt: numba's method called once through the wrapper, then in its class, and its ``ensure_blas`` untouched."""
+    from numba.np import linalg
+
+    from pbmt.base import numba_blas
+
+    numbas_check = linalg.ensure_blas
+    for without_check in (False, True):
+        calls = []
+        monkeypatch.setattr(numba_blas, "_NUMBAS", lambda context: calls.append(getattr(linalg, "ensure_blas", None)))
+        monkeypatch.setattr(numba_blas._CONTEXT, "load_additional_registries", numba_blas._load_additional_registries)
+        if without_check:
+            monkeypatch.delattr(linalg, "ensure_blas")
+        numba_blas._CONTEXT.load_additional_registries(None)
+        assert numba_blas._CONTEXT.load_additional_registries is numba_blas._NUMBAS
+        assert len(calls) == 1 and (calls[0] is None) == without_check
+        monkeypatch.undo()
+        assert linalg.ensure_blas is numbas_check

@@ -24,7 +24,7 @@ import sys
 from numba.core import cpu
 
 _CONTEXT = cpu.CPUContext
-_NUMBAS = _CONTEXT.load_additional_registries
+_NUMBAS = getattr(_CONTEXT, "load_additional_registries", None)
 
 
 def scipy_blas_found() -> bool:
@@ -46,26 +46,31 @@ def _found_or_import_error() -> None:
 
 def _load_additional_registries(self):
     """Numba's method, with ``numba.np.arraymath`` imported under ``_found_or_import_error`` as its BLAS check
-    (the first call imports it); numba's ``ensure_blas`` is back in both modules when it returns."""
+    (the first call imports it); numba's ``ensure_blas`` is back in both modules and numba's method in its class
+    when it returns, so that a numba whose first call imports arraymath elsewhere, or not at all, or has no
+    ``ensure_blas``, runs as it would without pbmt."""
     from numba.np import linalg
 
-    ensure_blas = linalg.ensure_blas
+    _CONTEXT.load_additional_registries = _NUMBAS  # one call is the first kernel's: later ones are numba's
+    ensure_blas = getattr(linalg, "ensure_blas", None)
+    if ensure_blas is None:
+        _NUMBAS(self)
+        return
     linalg.ensure_blas = _found_or_import_error
     try:
         _NUMBAS(self)
     finally:
         linalg.ensure_blas = ensure_blas
         arraymath = sys.modules.get("numba.np.arraymath")
-        if arraymath is not None:
+        if getattr(arraymath, "ensure_blas", None) is _found_or_import_error:
             arraymath.ensure_blas = ensure_blas
-            _CONTEXT.load_additional_registries = _NUMBAS  # checked: later calls need nothing of this
 
 
 def install() -> bool:
     """Have numba's check at the first kernel ask whether SciPy's BLAS exists rather than import it (once a
     process, before any kernel is loaded; ``import pbmt`` calls it). Returns whether it will: not once numba
-    has checked (either way)."""
-    if "numba.np.arraymath" in sys.modules:
+    has checked (either way), nor on a numba without the method this wraps."""
+    if _NUMBAS is None or "numba.np.arraymath" in sys.modules:
         return False
     _CONTEXT.load_additional_registries = _load_additional_registries
     return True
