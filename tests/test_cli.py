@@ -169,3 +169,17 @@ def test_keep_chooses_which_weights_moses_ini_gets(verbs, tmp_path):
     last = tmp_path / "last"
     assert (last / "moses.ini").read_text() == (last / "run2.moses.ini").read_text()
     shutil.rmtree(last)
+
+
+def test_explain_warns_of_plain_text_it_takes_as_tokens(bible, capsys):
+    """A Moses model with no pbmt.toml (or --tokenized) takes the sentence as tokens: plain text is explained with a
+    warning naming what is not in the model's token form, as translate warns; tokens say nothing."""
+    ini = str(bible / "model" / "moses.ini")
+    assert main(["explain", "-f", ini, "Josué habló al pueblo."]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("pbmt explain: warning: the sentence:1: 'Josué' is known to the model only as 'josué'")
+    assert "pbmt tokenize --language L" in err and err.count("\n") == 1
+    assert main(["explain", "-f", ini, "josué habló al pueblo ."]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["explain", "--tokenized", "Dios es amor."]) == 0
+    assert "'amor.' is 'amor .' in the model's tokens" in capsys.readouterr().err
