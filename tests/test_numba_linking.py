@@ -54,3 +54,12 @@ def test_the_kernels_marked_are_the_cube_searchs_outer_ones():
     assert numba_linking._DRIVERS == {name: f"_ZN4pbmt6search13_cube_kernels{len(name)}{name}"
                                       for name in ("cube_kernel", "new_cube_search", "_stack_room")}
     assert all(hasattr(_cube_kernels, name) for name in numba_linking._DRIVERS)
+
+
+def test_a_library_without_numbas_final_module_is_no_driver(monkeypatch):
+    """Another numba, whose code libraries keep their module under another name: a marked kernel keeps numba's
+    passes rather than failing to compile."""
+    from types import SimpleNamespace
+
+    monkeypatch.setitem(numba_linking._DRIVERS, "_outer", "_ZN5tests17test_numba_linking6_outer")
+    assert not numba_linking._is_driver(SimpleNamespace(name="_outer", other_module=None))

@@ -38,10 +38,12 @@ def driver(kernel):
 
 def _is_driver(library) -> bool:
     """Whether ``library`` (a numba code library being finalised) holds a marked kernel's own code: its name is the
-    kernel's and it defines the kernel's function (a kernel of the same name elsewhere defines another)."""
+    kernel's and it defines the kernel's function (a kernel of the same name elsewhere defines another). A numba
+    whose libraries keep their code under another name has none: its passes run, as without pbmt."""
     prefix = _DRIVERS.get(library.name)
-    return prefix is not None and any(not f.is_declaration and f.name.startswith(prefix)
-                                      for f in library._final_module.functions)
+    module = getattr(library, "_final_module", None)
+    return prefix is not None and module is not None and any(not f.is_declaration and f.name.startswith(prefix)
+                                                             for f in module.functions)
 
 
 def _optimize_final_module(self):
