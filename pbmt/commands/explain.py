@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pbmt.commands import precompile
 from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.search.explain import explain, reference_path
@@ -45,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     sentence = _one_line("-") if args.sentence == "-" else args.sentence
     model = load_model(args)
+    precompile.say_first_run(model.settings, "explain")
     translator = Translator(model, tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
     try:
         tokens, markup = translator.model_input(sentence)

@@ -18,16 +18,18 @@ the search kernel, the last on its path. The child lays out its word's options w
 longer path. Then the run waits for the child, and numba loads the kernels from the cache instead of compiling
 them a second time.
 
-The child starts only where it can pay: the search kernel the settings choose has no specialisation in the
-cache at all (a first run: a warm cache starts nothing), this process may use at least two cores and
-``--threads`` is not 1, the machine's load average is below those cores (on a busy machine the two processes
-would only take turns, as the scheduler shares the CPU between sessions, not processes, and the child's
-stand-in and the kernels loaded twice cost about a tenth more CPU), ``os.fork`` exists, and no other thread
-runs yet (a lock it held would stay locked in the child). ``PBMT_PRECOMPILE=0`` never starts it;
-``PBMT_PRECOMPILE=1`` starts it whatever the load. Its output goes nowhere
-and it dies with the run. A child that fails or is killed costs time only: the run compiles what it lacks.
-Modes whose sentences go through other kernels (``--documents``, ``--constraint``, ``--prefix``) start none,
-nor does a run on another machine's cluster (``--scheduler``: its workers compile in their own caches).
+The child starts only where it can pay: the search kernel the settings choose has no specialisation in the cache
+at all (``first_run``: a warm cache starts nothing, nor does one a 1-best run left, which lacks only an
+``--n-best`` run's kernels: the child would reach the path kernel the run compiles, wait for it and go on to the
+n-best kernels while the run waits for it, the same time and more CPU; the run says that it compiles), this
+process may use at least two cores and ``--threads`` is not 1, the machine's load average is below those cores (on
+a busy machine the two processes would only take turns, as the scheduler shares the CPU between sessions, not
+processes, and the child's stand-in and the kernels loaded twice cost about a tenth more CPU), ``os.fork`` exists,
+and no other thread runs yet (a lock it held would stay locked in the child). ``PBMT_PRECOMPILE=0`` never starts
+it; ``PBMT_PRECOMPILE=1`` starts it whatever the load. Its output goes nowhere and it dies with the run. A child
+that fails or is killed costs time only: the run compiles what it lacks. Modes whose sentences go through other
+kernels (``--documents``, ``--constraint``, ``--prefix``) start none, nor does a run on another machine's cluster
+(``--scheduler``: its workers compile in their own caches).
 """
 
 from __future__ import annotations
@@ -41,14 +43,16 @@ import sys
 import threading
 from typing import Callable
 
+from pbmt.base.nbest import write_lines
 from pbmt.base.numba_cache import compile_unless_elsewhere, has_cached
 from pbmt.base.parallel import available_cores
 from pbmt.features.translation import Translator
 from pbmt.model import cache
 from pbmt.model.model import SearchSettings
-from pbmt.search.decoder import kernel_parts, path_kernel, search_kernel
+from pbmt.search.decoder import k_best_paths, kernel_parts, path_kernel, search_kernel
 from pbmt.search.output import nbest_text
 
+NOTE = "first run: compiling the search kernels for this model's features (numba's cache keeps them for the next runs)"
 ENVIRONMENT = "PBMT_PRECOMPILE"  # "0": never start the child; "1": whatever the load
 STAND_IN_LINE = "a"  # what the child translates: an unknown word, so every sentence's search path
 
@@ -131,12 +135,26 @@ def worth_it(args: argparse.Namespace, settings: SearchSettings) -> bool:
     if getattr(args, "threads", 2) < 2 or args.documents is not None or args.constraint is not None \
             or args.prefix is not None or args.scheduler is not None:
         return False
-    return first_run(settings)
+    return first_run(settings)  # not for the n-best kernels alone (module docstring)
 
 
-def first_run(settings: SearchSettings) -> bool:
-    """Whether numba's cache holds no specialisation of the search kernel ``settings`` choose: the run compiles."""
-    return not has_cached(search_kernel(settings))
+def first_run(settings: SearchSettings, n_best: int = 0) -> bool:
+    """Whether numba's cache lacks the search kernel ``settings`` choose or, for an n-best list of ``n_best``
+    entries (0: none), the kernel writing its lines and (``n_best`` over 1) the one reading the n best
+    derivations (a cache a 1-best run left has neither: one sentence's first 100-best then took 13.6 CPU s, 108
+    s at load 11): the run compiles."""
+    kernels = [search_kernel(settings)] + [write_lines] * (n_best > 0) + [k_best_paths] * (n_best > 1)
+    return not all(map(has_cached, kernels))
+
+
+def say_first_run(settings: SearchSettings, verb: str, quiet: bool = False) -> bool:
+    """Whether the search kernels ``settings`` choose compile in this run (``first_run``); if so, and not
+    ``quiet``, say it on standard error (``pbmt VERB: NOTE``) before the wait."""
+    if not first_run(settings):
+        return False
+    if not quiet:
+        print(f"pbmt {verb}: {NOTE}", file=sys.stderr, flush=True)
+    return True
 
 
 def _load() -> float:

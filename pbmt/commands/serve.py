@@ -32,10 +32,12 @@ import socket
 import sys
 from pathlib import Path
 
+from pbmt.commands import precompile
 from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import read_lines
+from pbmt.features.translation import Translator
 
 DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
 
@@ -81,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     except BaseException:
         sock.close()
         raise
+    if precompile.say_first_run(model.settings, "serve", args.quiet):  # before listening: no request waits
+        Translator(model).translate(0, precompile.STAND_IN_LINE)
     settings = ServerSettings(args, args.workers, args.max_queue, args.max_words, args.max_sentences,
                               samples=samples, threads=args.threads)
     port = sock.getsockname()[1]

@@ -370,13 +370,11 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         _check_separators(args.input, lines, translator)
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     model_loaded = time.perf_counter()
-    note = None if args.quiet else partial(
-        print, "first run: compiling the search kernels for this model's features (numba's cache keeps them for "
-        "the next runs)", file=sys.stderr)
+    note = None if args.quiet else partial(print, precompile.NOTE, file=sys.stderr)
     if compiling is not None:  # its kernels are then loaded, not compiled again
         compiling.join(translator, note)
-    elif note is not None and precompile.first_run(translator.model.settings):  # compiled by the first sentence
-        note()
+    elif note is not None and precompile.first_run(translator.model.settings, translator.n_best):
+        note()  # the first sentence compiles them
     loaded = time.perf_counter()
     unreachable: list[str] = []
     _out_of_collector_sight()  # the model's objects and the kernels loaded

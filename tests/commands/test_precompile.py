@@ -210,3 +210,47 @@ def test_a_first_run_without_the_child_says_it_compiles(mode, tiny_model_dir, tm
         assert main(["translate", *(["-q"] if quiet else []), "-f", str(tiny_model_dir / "moses.ini"), "-i",
                      str(src), "-o", str(tmp_path / f"out{cold}{quiet}"), *more]) == 0
         assert (note in capsys.readouterr().err) is said
+
+
+def test_a_cache_warm_for_the_1_best_is_a_first_run_of_an_n_best_list(tiny_model_dir, tmp_path, monkeypatch,
+                                                                      capsys):
+    """A cache holding only what a 1-best run compiled (the search kernel) lacks the n-best kernels: an
+    ``--n-best`` run says it compiles (with no child: the two would compile them in turn); a 1-best run says
+    nothing."""
+    from pbmt.base.nbest import write_lines
+    from pbmt.search.decoder import k_best_paths
+
+    settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
+    monkeypatch.setattr(precompile, "available_cores", lambda: 2)
+    monkeypatch.setattr(precompile, "_load", lambda: 0.0)
+    monkeypatch.setattr(precompile.threading, "active_count", lambda: 1)
+    monkeypatch.delenv(precompile.ENVIRONMENT, raising=False)
+    for missing in (k_best_paths, write_lines):
+        monkeypatch.setattr(precompile, "has_cached", lambda kernel, missing=missing: kernel is not missing)
+        assert precompile.first_run(settings, 100) and not precompile.first_run(settings)
+        assert not precompile.worth_it(_args(tiny_model_dir / "moses.ini", "--n-best", "x"), settings)
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: kernel is not k_best_paths)
+    assert not precompile.first_run(settings, 1)  # a list of one entry: the 1-best's path kernel
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: True)
+    assert not precompile.first_run(settings, 100)
+
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: kernel is not k_best_paths)
+    monkeypatch.setenv(precompile.ENVIRONMENT, "0")
+    src = tmp_path / "in.txt"
+    src.write_text(LINES)
+    for n_best, said in [((), False), (("--n-best", str(tmp_path / "nbest")), True)]:
+        assert main(["translate", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o",
+                     str(tmp_path / "out"), *n_best]) == 0
+        assert ("first run: compiling the search kernels" in capsys.readouterr().err) is said
+
+
+def test_explain_and_serve_say_that_they_compile(tiny_model_dir, monkeypatch, capsys):
+    """explain and serve have no child: on a first run they say before the wait that they compile (serve
+    compiles before it listens), a warm cache or serve's -q says nothing."""
+    settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
+    for cold, quiet, said in [(True, False, True), (True, True, False), (False, False, False)]:
+        monkeypatch.setattr(precompile, "has_cached", lambda kernel, cold=cold: not cold)
+        assert precompile.say_first_run(settings, "serve", quiet) is cold
+        assert (capsys.readouterr().err == f"pbmt serve: {precompile.NOTE}\n") is said
+        assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "a b"]) == 0
+        assert (f"pbmt explain: {precompile.NOTE}" in capsys.readouterr().err) is cold
