@@ -46,7 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     sentence = _one_line("-") if args.sentence == "-" else args.sentence
     model = load_model(args)
-    precompile.say_first_run(model.settings, "explain")
     translator = Translator(model, tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
     try:
         tokens, markup = translator.model_input(sentence)
@@ -60,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
                              **({} if args.tokenized else {"remedy": KEEPS_TOKENS_REMEDY}))
         except FormatError as err:
             print(f"pbmt explain: warning: {err}", file=sys.stderr)
+    precompile.say_first_run(model.settings, "explain")
     try:
         e = explain(model, tokens, n_best=args.n_best_size, markup=markup)
     except ValueError as err:
