@@ -18,9 +18,11 @@ way, right before this one, so that both see the same machine. ``--record`` writ
 ``compile-first-run`` (both checkouts with ``--baseline``) and ``compile-kernels`` (this checkout's top
 kernels) as records in docs/runs/ (``python docs/generated.py`` then puts them in docs/decoding.md).
 
-    python benchmarks/bench_compile.py [--top 10] [--baseline DIR] [--serial] [--record] [--json FILE] [-- PBMT ARGS ...]
+    python benchmarks/bench_compile.py [--top 10] [--baseline DIR] [--serial] [--record] [--json FILE]
+        [--warmed-by 'PBMT ARGS'] [-- PBMT ARGS ...]
 
-PBMT ARGS (default ``translate -i data/sample.es``) measure another verb's first run.
+PBMT ARGS (default ``translate -i data/sample.es``) measure another verb's first run; ``--warmed-by`` runs a
+command first (untimed) whose caches the cold run starts from: the first ``--n-best`` run after a 1-best one.
 """
 
 from __future__ import annotations
@@ -82,10 +84,12 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def first_runs(checkout: Path, pbmt_args: list[str], more_env: dict | None = None) -> dict:
+def first_runs(checkout: Path, pbmt_args: list[str], more_env: dict | None = None,
+               warmed_by: list[str] | None = None) -> dict:
     """The three runs of ``pbmt PBMT_ARGS`` from ``checkout`` (its own ``pbmt`` package, its folder as the
     working directory) with empty caches in a temporary folder (and the environment variables ``more_env``),
-    and the cold run's compiled kernels (most seconds first)."""
+    and the cold run's compiled kernels (most seconds first). ``warmed_by``: a pbmt command run first, untimed,
+    whose caches the "cold" run starts from (a half-warm cache: the next verb a user runs)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {"NUMBA_CACHE_DIR": str(work / "numba"), "PBMT_CACHE_DIR": str(work / "models"),
@@ -96,6 +100,10 @@ def first_runs(checkout: Path, pbmt_args: list[str], more_env: dict | None = Non
 
         def timed(command):
             return run(command, None, Path(os.devnull), checkout, env)
+
+        if warmed_by:
+            results["warmed_by"] = ["pbmt", *warmed_by]
+            timed([sys.executable, "-m", "pbmt", *warmed_by])
 
         results["cold"] = timed([sys.executable, __file__, "--child", str(report), "--", *pbmt_args])
         compiled = [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []
@@ -135,20 +143,26 @@ def main() -> None:
     parser.add_argument("--record", action="store_true", help="write the doc table records compile-first-run "
                         "and compile-kernels (docs/runs/)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--warmed-by", metavar="ARGS", type=str.split, help="a pbmt command (one string) run "
+                        "first, untimed, in each checkout: the cold run starts from its caches (e.g. "
+                        "'translate -i data/sample.es' before the PBMT ARGS' --n-best run)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("pbmt_args", nargs="*", help="the pbmt command measured (default: README.md's)")
     args = parser.parse_args()
     pbmt_args = args.pbmt_args or README_COMMAND
+    if args.record and args.warmed_by:
+        parser.error("--record writes the cold first run's tables: not with --warmed-by")
     if args.child:
         sys.exit(record_compiles(pbmt_args, args.child))
 
     checkouts = (([("before", args.baseline.resolve(), {})] if args.baseline else []) + [("after", ROOT, {})]
                  + ([("after, one process", ROOT, {"PBMT_PRECOMPILE": "0"})] if args.serial else []))
-    measured = [(label, first_runs(checkout, pbmt_args, env)) for label, checkout, env in checkouts]
+    measured = [(label, first_runs(checkout, pbmt_args, env, args.warmed_by)) for label, checkout, env in checkouts]
     for label, results in measured:
         compiled = results["kernels"]
         print(f"{' '.join(results['command'])}  {label}: {results['checkout']} at {results['commit']}  (load "
-              f"average before {results['load_before']:.2f}, after {results['load_after']:.2f})")
+              f"average before {results['load_before']:.2f}, after {results['load_after']:.2f})"
+              + (f"; caches of {' '.join(results['warmed_by'])} first" if args.warmed_by else ""))
         for name, title in RUNS:
             print(f"  {title:38s} wall {results[name]['wall']:6.1f} s  cpu {results[name]['cpu']:6.1f} s")
         print(f"  {len(compiled)} kernel specialisations compiled, {sum(c['seconds'] for c in compiled):.1f} s "
