@@ -74,13 +74,22 @@ def load(config: str | os.PathLike = DEFAULT_MODEL, *, weights: Weights | None =
     return model if weights is None else model.with_weights(weights)
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether ``text`` is the path of something that exists; text longer than a file name may be, as Moses's
+    weights for a whole model are, is not (``Path.exists`` raises for it)."""
+    try:
+        return Path(text).exists()
+    except OSError:
+        return False
+
+
 def _weight_dict(weights: Weights) -> dict[str, tuple[float, ...]]:
     if isinstance(weights, Mapping):
         return {name: tuple(np.atleast_1d(np.asarray(value, dtype=np.float64)).tolist())
                 for name, value in weights.items()}
     if isinstance(weights, str) and "=" in weights:
         return parse_features(weights, "weights")
-    if isinstance(weights, str) and not Path(weights).exists():  # meant as text, as often as a path
+    if isinstance(weights, str) and not _names_a_file(weights):  # meant as text, as often as a path
         raise UsageError(f"weights {weights!r} is no file, nor weights as text: 'LM0= 0.5 WordPenalty0= -1' (an "
                          "'=' after each name), a dict by name, or a moses.ini's path")
     return read_weights(weights)

@@ -55,6 +55,9 @@ def test_load_takes_weights_search_and_settings(model, tmp_path):
         pbmt.load(weights={"LM9": 1.0})
     with pytest.raises(UsageError, match=r"weights 'LM0 0.5' is no file, nor weights as text: 'LM0= 0.5"):
         pbmt.load(weights="LM0 0.5")  # Moses's weight lines have an '=' after each name
+    moses = " ".join(f"TranslationModel0 {i / 10}" for i in range(40))  # longer than a file name may be
+    with pytest.raises(UsageError, match=r"weights 'TranslationModel0 0.0 .*' is no file, nor weights as text"):
+        pbmt.load(weights=moses)
 
 
 def test_translate_one_sentence_gives_text_score_and_alignment(model):
