@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -132,13 +133,27 @@ class Lattices:
         """What each edge adds to a path's ``F . vector``, float64[e] (vector: float64[n_features]); on ``threads``
         threads (default: the cores available), each a block of edges."""
         x = self.joined
+        local, rows = self._used_options
         vector = np.ascontiguousarray(vector, dtype=np.float64)
-        option_scores, weights = project(x.local, vector), np.ascontiguousarray(vector[x.columns])
+        option_scores, weights = project(local, vector), np.ascontiguousarray(vector[x.columns])
         out = np.empty(x.n_edges)
         bounds = np.linspace(0, x.n_edges, _threads(threads, max(1, x.n_edges // MIN_BLOCK)) + 1).astype(np.int64)
-        _map(lambda block: edge_scores(option_scores, x.option, x.transition, weights, *block, out),
+        _map(lambda block: edge_scores(option_scores, rows, x.transition, weights, *block, out),
              list(zip(bounds[:-1], bounds[1:])))
         return out
+
+    @cached_property
+    def _used_options(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(local float64[u, n_features], rows int64[e])``: the local features of the u options some edge uses
+        and each edge's row among them. The lattices ``near`` keeps share every option of the whole though their
+        edges use few (about a tenth near the point), so ``scores`` computes only those options' local scores;
+        when every option is used, the joined arrays themselves."""
+        x = self.joined
+        used = np.zeros(len(x.local), dtype=np.bool_)
+        used[x.option] = True
+        if used.all():
+            return x.local, x.option
+        return np.ascontiguousarray(x.local[used]), (np.cumsum(used) - 1)[x.option]
 
     def near(self, a: np.ndarray, margin: float, threads: int | None = None) -> "Lattices":
         """The lattices of the edges on some complete path whose score is within ``margin`` of its sentence's best,

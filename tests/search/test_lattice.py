@@ -89,6 +89,18 @@ def test_edge_scores_equal_features_times_vector(shared):
     np.testing.assert_allclose(joined.scores(vector), expected, rtol=1e-12, atol=1e-9)
 
 
+def test_near_lattices_score_only_the_options_their_edges_use(shared):
+    """A near lattice shares every option of the whole; its scores, from the options its edges use alone,
+    equal its edges' features times the vector."""
+    model, _ = shared
+    joined = Lattices.concatenate(dev_lattices(shared, 3))
+    a = joined.scores(model.weights)
+    near = joined.near(a, 0.5)
+    assert len(near._used_options[0]) < len(joined.joined.local)
+    vector = np.random.default_rng(5).standard_normal(model.layout.size)
+    np.testing.assert_allclose(near.scores(vector), near.joined.features() @ vector, rtol=1e-12, atol=1e-9)
+
+
 def brute_envelope(lines, low, high):
     """The upper envelope of (intercept, slope) lines over [low, high]: the highest line between consecutive
     pairwise crossings, merged where it does not change. Returns (breakpoints, lines in order)."""
