@@ -47,8 +47,8 @@ VERBS = {
 
 #: Another verb's (or tool's) spelling of a concept -> this verb's, for "did you mean": tune's --src is the
 #: -i/--input of translate and analyze, sacrebleu's -r/--reference pbmt's --refs.
-_SAME = {"src": "input", "source": "input", "ref": "refs", "reference": "refs", "references": "refs",
-         "nbest": "n-best"}
+_OTHER_SPELLINGS = {"src": "input", "source": "input", "ref": "refs", "reference": "refs", "references": "refs",
+                    "nbest": "n-best"}
 PLUGIN_VERBS = ("tune", "optimize", "rescore")  # the verbs of pbmt.commands.plugins's --plugins
 
 
@@ -143,7 +143,7 @@ class Parser(argparse.ArgumentParser):
         Options are compared without their dashes, which would otherwise make any two long options look alike."""
         if message.startswith("unrecognized arguments: "):
             names = {flag.lstrip("-"): flag for action in self._actions for flag in visible_flags(action)}
-            guesses = [(word, [names[_SAME.get(name, "")]] if _SAME.get(name) in names else
+            guesses = [(word, [names[_OTHER_SPELLINGS[name]]] if _OTHER_SPELLINGS.get(name) in names else
                         [names[close] for close in difflib.get_close_matches(name, names, n=1, cutoff=0.6)])
                        for word in message.split(": ", 1)[1].split() if word.startswith("-")
                        for name in [word.split("=")[0].lstrip("-")]]
