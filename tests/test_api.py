@@ -49,6 +49,9 @@ def test_load_takes_weights_search_and_settings(model, tmp_path):
     assert pbmt.load(weights=tmp_path / "weights.ini").weights["LM0"] == (0.75,)
     with pytest.raises(UsageError, match="unknown search setting stack"):
         pbmt.load(stack=10)
+    for setting, value in (("stack_size", -3), ("beam_threshold", 2.0), ("pop_limit", -1)):
+        with pytest.raises(UsageError, match=rf"^{setting} \(--"):  # the API's name first, then the option's
+            pbmt.load(**{setting: value})
     with pytest.raises(PbmtError, match="no such model configuration"):
         pbmt.load(tmp_path / "missing.ini")
     with pytest.raises(PbmtError, match="no feature named 'LM9'"):

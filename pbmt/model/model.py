@@ -72,16 +72,17 @@ class SearchSettings:
                                              ("max_phrase_length", None, "max-phrase-length", 1)):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
-                raise UsageError(f"{option + ' / ' if option else ''}[{section}] must be an integer of at least "
-                                 f"{least}, got {value!r}")
+                raise UsageError(f"{name} ({option + ', ' if option else ''}[{section}]) must be an integer of at "
+                                 f"least {least}, got {value!r}")
         b = self.beam_threshold
         if not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
-            raise UsageError(f"--beam-threshold / [beam-threshold] must be a probability ratio in [0, 1], got {b!r}")
+            raise UsageError(f"beam_threshold (--beam-threshold, [beam-threshold]) must be a probability ratio in "
+                             f"[0, 1], got {b!r}")
         if self.search not in SEARCH_ALGORITHMS:
             raise UsageError(f"unknown search algorithm {self.search!r}; known: {', '.join(SEARCH_ALGORITHMS)}")
         if not isinstance(self.pop_limit, (int, np.integer)) or isinstance(self.pop_limit, bool) or self.pop_limit < 0:
-            raise UsageError(f"--pop-limit / [cube-pruning-pop-limit] must be an integer of at least 0 (0: no "
-                             f"limit), got {self.pop_limit!r}")
+            raise UsageError(f"pop_limit (--pop-limit, [cube-pruning-pop-limit]) must be an integer of at least 0 "
+                             f"(0: no limit), got {self.pop_limit!r}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
