@@ -211,7 +211,7 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
         monkeypatch.setattr(lattice_module, "SAMPLES", 0)
         alone = joined.envelopes(a, b, ids, low, high, threads=1)
         monkeypatch.undo()
-        assert len(alone.intercept) >= len(lattices)
+        assert len(alone.intercept) > len(lattices) or np.count_nonzero(direction) == 1  # a coordinate may move no path
         for env in envelopes:
             for name in ("line_offsets", "intercept", "slope", "word_offsets", "words"):
                 np.testing.assert_array_equal(getattr(env, name), getattr(alone, name))
