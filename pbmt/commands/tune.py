@@ -57,13 +57,15 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from pbmt.base.config import MosesConfig
 from pbmt.base.errors import UsageError
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS
 from pbmt.commands.options import add_threads_argument
 from pbmt.commands.plugins import add_plugins_argument
+from pbmt.commands.precompile import say_first_run
 from pbmt.commands.translate import add_search_arguments, search_overrides
 from pbmt.commands.tuners import TunerOptions
-from pbmt.model.model import REORDERING_MODES
+from pbmt.model.model import REORDERING_MODES, SearchSettings
 from pbmt.tune.loop import LoopSettings
 from pbmt.tune.registry import TUNERS, algorithms, tuner_class, tuners
 from pbmt.tune.relevant_set import RelevantSetSettings
@@ -193,6 +195,9 @@ def run(args: argparse.Namespace) -> int:
     others = {o.destination for o in options.options.values()} - {o.destination for o in cls.options}
     job = TuningJob(**{k: v for k, v in vars(args).items() if k in common}, search=search_overrides(args),
                     settings={k: v for k, v in vars(args).items() if k not in common and k not in others})
+    if cls.loop == "decode-optimise":  # its decodes search as the job says; the first may compile for minutes
+        say_first_run(job.search_settings() or SearchSettings.from_config(MosesConfig.read(job.config)), "tune",
+                      args.quiet)
     context = {"workers": args.workers, "scheduler": args.scheduler, "threads": args.threads, "out": args.out,
                "progress": not args.quiet}
     lines = run_tuner(lambda reordering, n_sentences=None: options.build(cls, args, reordering, n_sentences,

@@ -254,3 +254,15 @@ def test_explain_and_serve_say_that_they_compile(tiny_model_dir, monkeypatch, ca
         assert (capsys.readouterr().err == f"pbmt serve: {precompile.NOTE}\n") is said
         assert main(["explain", "-f", str(tiny_model_dir / "moses.ini"), "a b"]) == 0
         assert (f"pbmt explain: {precompile.NOTE}" in capsys.readouterr().err) is cold
+
+
+def test_tune_says_that_its_first_decode_compiles(tiny_model_dir, tiny_dev, tmp_path, monkeypatch, capsys):
+    """tune's first decode compiles the search kernels on a cold cache (a minute or more, progress bar at 0):
+    it says so before the model loads, unless -q; a warm cache says nothing."""
+    for cold, quiet, said in [(True, False, True), (True, True, False), (False, False, False)]:
+        monkeypatch.setattr(precompile, "has_cached", lambda kernel, cold=cold: not cold)
+        out = tmp_path / f"tune{cold}{quiet}"
+        assert main(["tune", *(["-q"] if quiet else []), "-f", str(tiny_model_dir / "moses.ini"), "--src",
+                     str(tiny_dev / "dev.src"), "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "--out",
+                     str(out), "--iterations", "1"]) == 0
+        assert (f"pbmt tune: {precompile.NOTE}" in capsys.readouterr().err) is said
