@@ -140,6 +140,8 @@ def test_a_model_that_says_nothing_of_its_form_copies_the_text_with_a_warning(tm
         assert got.out == out + "\n"
         assert got.err.startswith(f"pbmt {verb}: warning: {tmp_path / 'moses.ini'}: no pbmt.toml beside it") \
             and "--language L" in got.err and got.err.count("\n") == 1
+        assert main([verb, "-q", "-f", str(tmp_path / "moses.ini"), "-i", str(text)]) == 0
+        assert capsys.readouterr() == (out + "\n", "")  # -q: errors only
     (tmp_path / "pbmt.toml").write_text('[preprocess]\ntokenize = true\nlowercase = true\n', encoding="utf-8")
     assert main(["tokenize", "-f", str(tmp_path / "moses.ini"), "-i", str(text)]) == 0
     assert capsys.readouterr() == ("y dijo : « hola » .\n", "")

@@ -46,6 +46,7 @@ def add_form_arguments(parser: argparse.ArgumentParser, side: str) -> None:
                         "one token, as it is")
     parser.add_argument("-i", "--input", default="-", help="text, one sentence a line ('-': standard input)")
     parser.add_argument("-o", "--output", default="-", help="where the lines go ('-': standard output)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no warnings)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +58,7 @@ def text_form(args: argparse.Namespace) -> TextForm:
     """The form ``add_form_arguments``'s options choose."""
     extra = ProtectedPatterns.read(args.protected).extra if args.protected else ()
     if args.language is not None:
-        if not moses_knows(args.language):
+        if not moses_knows(args.language) and not args.quiet:
             print(f"pbmt {args.verb}: warning: {unknown_language(args.language)}", file=sys.stderr)
         return TextForm(args.language, True, "lowercase" if args.lowercase else "none",
                         protected=ProtectedPatterns(extra))
@@ -71,7 +72,7 @@ def text_form(args: argparse.Namespace) -> TextForm:
 def warn_if_formless(args: argparse.Namespace, form: TextForm, done: str) -> None:
     """A warning when -f's model says nothing of its text form (a Moses model without a pbmt.toml), so that
     ``done`` (what the verb did to the text: next to nothing) is all: the user meant Moses's tokeniser."""
-    if args.language is None and not form.tokenize and form.casing == "none":
+    if args.language is None and not form.tokenize and form.casing == "none" and not args.quiet:
         print(f"pbmt {args.verb}: warning: {config_path(args.config)}: no pbmt.toml beside it says how the model "
               f"tokenises and cases text, so {done}; --language L (--lowercase too for a lowercased model) "
               "applies Moses's tokeniser for L", file=sys.stderr)

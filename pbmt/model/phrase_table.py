@@ -202,8 +202,7 @@ def _top_candidates(cand_offsets: np.ndarray, estimates: np.ndarray, limit: int)
     cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better, no NaN;
     ties keep file order). Returns (kept int64[k] in phrase order, best first within a phrase; new_offsets
     int64[n_src + 1]). The order is ``np.lexsort((-estimates, phrase))``'s, from two integer-friendly sorts
-    that take a third of its time (0.02 against 0.07 CPU s for the shared model's 370,000 candidates, a tenth of
-    a run's start-up): each candidate's rank among the distinct estimates (equal ones share it: one sort of the
+    that take a third of its time (pruning is part of every run's start-up): each candidate's rank among the distinct estimates (equal ones share it: one sort of the
     floats, whose instability cannot show), then a stable sort of ``phrase * distinct + rank``, which keeps
     file order among a phrase's equal estimates; the key is below ``n_src * n_cand``, far from int64's limit.
     """

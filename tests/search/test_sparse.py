@@ -154,9 +154,8 @@ def test_word_classes_of_ids_follow_the_vocabulary_given_not_one_at_the_same_add
     for _ in range(20):
         first = Vocab(["house", "green"])
         assert classes.of_ids(first, first.ids(["house", "green"])).tolist() == [0, 1]
-        address = id(first)
         del first
         gc.collect()
         second = Vocab(["green", "house"])  # same length, ids swapped
-        assert classes.of_ids(second, second.ids(["house", "green"])).tolist() == [0, 1], id(second) == address
+        assert classes.of_ids(second, second.ids(["house", "green"])).tolist() == [0, 1]
     assert "_cached_table" not in pickle.loads(pickle.dumps(classes)).__dict__
