@@ -53,7 +53,7 @@ import numpy as np
 from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import bleu, segment_stats_ids
 from pbmt.search.lattice import COORDINATE_SAMPLES, Lattices
-from pbmt.tune.mert import Mert, best_step
+from pbmt.tune.mert import Lines, Mert, best_step
 from pbmt.tune.options import MERT, number_or_none
 from pbmt.tune.pool import References
 from pbmt.tune.tuner import Option, TuningData
@@ -66,7 +66,7 @@ NEAR_MARGIN = 0.2
 WIDEN = 4.0
 
 
-class LatticeLines:
+class LatticeLines(Lines):
     """``pbmt.tune.mert.Lines`` of the dev set's lattices: each sentence's envelope over all its paths.
 
     lattices: one per dev sentence, in order; references: the dev references
@@ -211,7 +211,7 @@ def _near(lines, point: np.ndarray, margin: float):
     return lines.near(point, margin * (norm if norm > 0 else 1.0))
 
 
-class _Counted:
+class _Counted(Lines):
     """``Lines`` that tick a progress bar per line search and show the best BLEU found so far (a fit makes a
     few hundred, seconds each, and their number is not known beforehand)."""
 

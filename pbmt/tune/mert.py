@@ -309,7 +309,7 @@ class Mert(Tuner):
                 direction = rng.standard_normal(dim)
                 direction /= np.abs(direction).sum()
             searches.append((direction, j if j < dim else None, *_segment(point, direction, signs, reach)))
-        found = lines.search_all(searches) if isinstance(lines, PoolLines) else [lines.search(*s) for s in searches]
+        found = lines.search_all(searches)
         self.n_line_searches_ += len(searches)
         best_point, best_score = point, score
         for (direction, *_), (gamma, bleu_found) in zip(searches, found):
@@ -333,8 +333,13 @@ class Lines(Protocol):
         """``best_step`` along ``direction`` (float64[dim]; the unit vector of ``coordinate`` if not None)
         from the point of ``at``, within (low, high)."""
 
+    def search_all(self, searches: list[tuple[np.ndarray, int | None, float, float]]) -> list[tuple[float, float]]:
+        """``search(*s)`` of each of ``searches`` (a round's, all from the point of ``at``), in their order: one
+        after the other unless a class runs them at once (``PoolLines``)."""
+        return [self.search(*s) for s in searches]
 
-class PoolLines:
+
+class PoolLines(Lines):
     """``Lines`` of an n-best pool: each sentence's candidates (``line_search``); ``search_all`` runs several
     searches from one point on ``threads`` threads (the kernels release the GIL). A context manager: leaving
     it stops the threads."""
@@ -363,7 +368,7 @@ class PoolLines:
         return line_search(self.a, slopes, self.pool.offsets, self.pool.stats, low, high)
 
     def search_all(self, searches: list[tuple[np.ndarray, int | None, float, float]]) -> list[tuple[float, float]]:
-        """``search(*s)`` of each of ``searches``, in their order."""
+        """``search(*s)`` of each of ``searches``, in their order, on the threads."""
         if self.executor is None or len(searches) < 2:
-            return [self.search(*s) for s in searches]
+            return super().search_all(searches)
         return list(self.executor.map(lambda s: self.search(*s), searches))
