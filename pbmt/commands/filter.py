@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     prep = Preprocessing.read(args.config.parent)
     split = tokens if args.tokenized else prep.source_form.tokens
     sentences = [split(line) for _, line in read_lines(args.input)]
-    if args.tokenized or prep.keeps_tokens:  # text taken as tokens: untokenised text keeps the phrases of no one
+    if (args.tokenized or prep.keeps_tokens) and not args.quiet:  # text taken as tokens: untokenised text keeps the phrases of no one
         try:  # (no vocabulary read here: untokenised punctuation is what is caught)
             check_token_form("<stdin>" if str(args.input) == "-" else args.input, sentences, (), prep.source_language,
                              **({} if args.tokenized else {"remedy": KEEPS_TOKENS_REMEDY}))

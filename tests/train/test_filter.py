@@ -72,3 +72,6 @@ def test_filtering_a_moses_model_with_untokenised_text_is_a_warning(bible, tmp_p
         warned = f"pbmt filter: warning: {plain}:1: " in err and "5 of 5 lines are not in the model's token form" in err
         assert warned == (text == plain), err
     assert kept[plain] < kept[tokens]
+    assert main(["filter", "-q", "-f", str(bible / "model" / "moses.ini"), "-i", str(plain), "--out",
+                 str(tmp_path / "quiet")]) == 0
+    assert capsys.readouterr().err == ""  # -q: errors only
