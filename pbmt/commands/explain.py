@@ -24,7 +24,7 @@ from pbmt.search.explain import explain, reference_path
 from pbmt.search.explain_views import render_dot, render_html, render_reference, render_text
 from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.markup import MarkupError
-from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator, check_token_form
+from pbmt.features.translation import Translator, token_form_warning
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,11 +54,9 @@ def run(args: argparse.Namespace) -> int:
     if not tokens:
         raise PbmtError("the sentence is empty")
     if args.tokenized or model.preprocessing.keeps_tokens:  # taken as tokens: say so of plain text, as translate
-        try:
-            check_token_form("the sentence", [tokens], model.vocab, model.preprocessing.source_language,
-                             **({} if args.tokenized else {"remedy": KEEPS_TOKENS_REMEDY}))
-        except FormatError as err:
-            print(f"pbmt explain: warning: {err}", file=sys.stderr)
+        if warning := token_form_warning("the sentence", [tokens], model.vocab, model.preprocessing.source_language,
+                                         args.tokenized):
+            print(f"pbmt explain: warning: {warning}", file=sys.stderr)
     precompile.say_first_run(model.settings, "explain")
     try:
         e = explain(model, tokens, n_best=args.n_best_size, markup=markup)

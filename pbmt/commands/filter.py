@@ -17,9 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from pbmt.base.errors import FormatError
 from pbmt.base.files import read_lines
-from pbmt.features.translation import KEEPS_TOKENS_REMEDY, check_token_form
+from pbmt.features.translation import token_form_warning
 from pbmt.model.model import Preprocessing
 from pbmt.train.filter import filter_model
 from pbmt.base.text import tokens
@@ -42,11 +41,9 @@ def run(args: argparse.Namespace) -> int:
     split = tokens if args.tokenized else prep.source_form.tokens
     sentences = [split(line) for _, line in read_lines(args.input)]
     if (args.tokenized or prep.keeps_tokens) and not args.quiet:  # text taken as tokens: untokenised text keeps the phrases of no one
-        try:  # (no vocabulary read here: untokenised punctuation is what is caught)
-            check_token_form("<stdin>" if str(args.input) == "-" else args.input, sentences, (), prep.source_language,
-                             **({} if args.tokenized else {"remedy": KEEPS_TOKENS_REMEDY}))
-        except FormatError as err:
-            print(f"pbmt filter: warning: {err}", file=sys.stderr)
+        # (no vocabulary read here: untokenised punctuation is what is caught)
+        if warning := token_form_warning(args.input, sentences, (), prep.source_language, args.tokenized):
+            print(f"pbmt filter: warning: {warning}", file=sys.stderr)
     counts = filter_model(args.config, sentences, args.out, "<stdin>" if str(args.input) == "-" else str(args.input))
     if not args.quiet:
         for name, kept, total in counts:

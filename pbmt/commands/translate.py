@@ -66,7 +66,7 @@ from pbmt.base.run_state import digest_files, digest_text, model_files
 from pbmt.model.model import DEFAULT_ANNEAL, REORDERING_MODES, SEARCH_ALGORITHMS, SearchSettings, TranslationModel
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.output import nbest_text
-from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator, check_token_form
+from pbmt.features.translation import Translator, token_form_warning
 from pbmt.base.nbest import parse_features
 
 N_BEST_SIZE = 100  # entries per sentence of --n-best's list, by default
@@ -455,13 +455,11 @@ def _warn_unless_token_form(path, lines: list[str], translator: Translator, toke
     malformed markup counts as no tokens, its error comes when it is translated): plain text given with
     --tokenized passes its words through as unknown words, the output is poor but nothing fails. ``pbmt tune``
     refuses such a dev set; a translation is still made."""
-    remedy = None if tokenized else KEEPS_TOKENS_REMEDY
     model = translator.model
-    try:
-        check_token_form("<stdin>" if str(path) == "-" else path, [_read_tokens(translator, line) for line in lines],
-                         model.vocab, model.preprocessing.source_language, **({"remedy": remedy} if remedy else {}))
-    except FormatError as err:
-        print(f"pbmt translate: warning: {err}", file=sys.stderr)
+    warning = token_form_warning(path, [_read_tokens(translator, line) for line in lines], model.vocab,
+                                 model.preprocessing.source_language, tokenized)
+    if warning:
+        print(f"pbmt translate: warning: {warning}", file=sys.stderr)
 
 
 def _read_tokens(translator: Translator, line: str) -> list[str]:

@@ -345,6 +345,20 @@ def check_token_form(path, lines: Sequence[Sequence[str]], known: Container[str]
                           f"token form ({remedy})")
 
 
+def token_form_warning(path, lines: Sequence[Sequence[str]], known: Container[str], language: str,
+                       tokenized: bool) -> str | None:
+    """What a verb that reads ``lines`` (the tokens of each line of ``path``) as a model's tokens says of them
+    (``check_token_form``'s refusal, as a warning: a translation is still made), or None: ``tokenized``, the
+    user said the input is tokens; otherwise the model keeps its input's tokens (no pbmt.toml), and the remedy
+    is ``KEEPS_TOKENS_REMEDY``."""
+    try:
+        check_token_form("<stdin>" if str(path) == "-" else path, lines, known, language,
+                         **({} if tokenized else {"remedy": KEEPS_TOKENS_REMEDY}))
+    except FormatError as err:
+        return str(err)
+    return None
+
+
 def unsplittable(word: str) -> bool:
     """Whether Moses's tokeniser leaves ``word`` whole for certain: one character, or runs of Latin, Greek or
     Cyrillic letters (not modifier letters) and decimal digits joined by single hyphens ('Baal-gad'). A test
