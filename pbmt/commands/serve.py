@@ -37,7 +37,7 @@ from pbmt.commands.options import add_threads_argument
 from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.files import read_lines
-from pbmt.features.translation import Translator
+from pbmt.features.translation import KEEPS_TOKENS_REMEDY, Translator
 
 DEFAULT_SAMPLES = DEFAULT_MODEL.parents[1] / "sample.es"
 
@@ -89,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
                               samples=samples, threads=args.threads)
     port = sock.getsockname()[1]
     if not args.quiet:
+        if warning := formless_warning(args.config, model.preprocessing):
+            print(f"pbmt serve: warning: {warning}", file=sys.stderr)
         if not _is_loopback(args.host):
             print(f"pbmt serve: warning: listening on {args.host}, reachable from other machines; the API has no "
                   "authentication", file=sys.stderr)
@@ -120,6 +122,15 @@ def _family(host: str) -> socket.AddressFamily:
         return socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
     except ValueError:
         return socket.AF_INET
+
+
+def formless_warning(config, preprocessing) -> str | None:
+    """What the server says at start-up of a model whose ``pbmt.toml`` says nothing of its text form (a Moses
+    model: requests' text is read as its tokens, as it is), or None: translate, explain and the API check each
+    input's form; the server checks none, so it says it once."""
+    if not preprocessing.keeps_tokens:
+        return None
+    return f"{config}: requests' text is read as the model's tokens as it is ({KEEPS_TOKENS_REMEDY})"
 
 
 def _is_loopback(host: str) -> bool:

@@ -676,3 +676,16 @@ def test_every_json_answer_names_its_fields_in_one_style(server):
     keys = {key for answer in answers for key in _json_keys(answer)}
     assert {"translations", "nbest", "completions", "error", "worker_pids", "max_sentences"} <= keys
     assert all(re.fullmatch(r"[a-z][a-z0-9_]*", key) for key in keys), sorted(keys)
+
+
+def test_a_model_that_says_nothing_of_its_text_form_is_said_once_at_start_up(tiny_model_dir):
+    """The server checks no request's form: a model with no pbmt.toml (its input read as its tokens) is named at
+    start-up with the remedy translate gives; a model whose pbmt.toml says its form gets nothing."""
+    from pbmt.commands.serve import formless_warning
+    from pbmt.model.model import Preprocessing
+
+    said = formless_warning(tiny_model_dir / "moses.ini", Preprocessing.read(tiny_model_dir))
+    assert said.startswith(f"{tiny_model_dir / 'moses.ini'}: requests' text is read as the model's tokens")
+    assert "pbmt tokenize --language L" in said
+    embedded = Path(__file__).resolve().parents[2] / "data" / "model"
+    assert formless_warning(embedded / "moses.ini", Preprocessing.read(embedded)) is None
