@@ -147,14 +147,19 @@ def first_run(settings: SearchSettings, n_best: int = 0) -> bool:
     return not all(map(has_cached, kernels))
 
 
-def say_first_run(settings: SearchSettings, verb: str, quiet: bool = False) -> bool:
-    """Whether the search kernels ``settings`` choose compile in this run (``first_run``); if so, and not
-    ``quiet``, say it on standard error (``pbmt VERB: NOTE``) before the wait."""
-    if not first_run(settings):
+def say_first_run(settings: SearchSettings, verb: str, quiet: bool = False, n_best: int = 0) -> bool:
+    """Whether the search kernels ``settings`` choose (and an ``n_best`` list's) compile in this run
+    (``first_run``); if so, and not ``quiet``, ``say`` it before the wait."""
+    if not first_run(settings, n_best):
         return False
     if not quiet:
-        print(f"pbmt {verb}: {NOTE}", file=sys.stderr, flush=True)
+        say(verb)
     return True
+
+
+def say(verb: str) -> None:
+    """Say on standard error that ``pbmt VERB`` compiles its kernels (``NOTE``)."""
+    print(f"pbmt {verb}: {NOTE}", file=sys.stderr, flush=True)
 
 
 def _load() -> float:

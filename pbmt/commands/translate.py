@@ -370,11 +370,10 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         _check_separators(args.input, lines, translator)
     outputs = [args.output] + ([args.n_best] if args.n_best else []) + ([args.alignment] if args.alignment else [])
     model_loaded = time.perf_counter()
-    note = None if args.quiet else partial(print, precompile.NOTE, file=sys.stderr)
     if compiling is not None:  # its kernels are then loaded, not compiled again
-        compiling.join(translator, note)
-    elif note is not None and precompile.first_run(translator.model.settings, translator.n_best):
-        note()  # the first sentence compiles them
+        compiling.join(translator, None if args.quiet else partial(precompile.say, "translate"))
+    else:  # the first sentence compiles them
+        precompile.say_first_run(translator.model.settings, "translate", args.quiet, translator.n_best)
     loaded = time.perf_counter()
     unreachable: list[str] = []
     _out_of_collector_sight()  # the model's objects and the kernels loaded
