@@ -182,3 +182,26 @@ def test_a_binary_phrase_table_asks_for_the_text_one(tmp_path):
     with pytest.raises(FormatError, match=r"moses.ini:2: unsupported feature 'PhraseDictionaryCompact': pbmt reads "
                                           r"phrase tables as text \(PhraseDictionaryMemory path="):
         MosesConfig.read(path)
+
+
+def test_a_reordering_path_without_gz_reads_the_gz_as_moses_does(tiny_model_dir, tmp_path):
+    """Moses's lexicalized reordering opens ``path.gz`` when ``path`` names no file (and ini files of Moses
+    models name the table so); a phrase table's path= stays as written (its error names the .gz)."""
+    import shutil
+
+    import numpy as np
+
+    from pbmt.model.model import TranslationModel
+
+    shutil.copytree(tiny_model_dir, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    ini = tmp_path / "moses.ini"
+    ini.write_text(ini.read_text().replace("path=reordering-table.gz", "path=reordering-table"))
+    assert MosesConfig.read(ini).feature("LexicalReordering0").args["path"] == "reordering-table.gz"
+
+    expected = TranslationModel.load(tiny_model_dir / "moses.ini").reordering
+    assert np.count_nonzero(expected) and np.array_equal(TranslationModel.load(ini).reordering, expected)
+    (tmp_path / "reordering-table").write_text("")  # a file of the name given is read, as Moses reads it
+    assert MosesConfig.read(ini).feature("LexicalReordering0").args["path"] == "reordering-table"
+    ini.write_text(ini.read_text().replace("path=phrase-table.gz", "path=phrase-table"))
+    with pytest.raises(FormatError, match="phrase-table.gz is there: add .gz to path="):
+        TranslationModel.load(ini)

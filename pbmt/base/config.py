@@ -36,6 +36,7 @@ class FeatureType:
     default_name: str  # Moses names the k-th feature of a type default_name + str(k); a sparse one default_name
     n_scores: int | None  # None: given by the line's num-features=; 0: a sparse feature function
     needs_path: bool = False
+    finds_gz: bool = False  # a path= naming no file names path.gz when that is one (Moses's LexicalReordering)
 
     @property
     def sparse(self) -> bool:
@@ -49,7 +50,7 @@ FEATURE_TYPES: dict[str, FeatureType] = {
     "PhrasePenalty": FeatureType("PhrasePenalty", 1),
     "Distortion": FeatureType("Distortion", 1),
     "PhraseDictionaryMemory": FeatureType("TranslationModel", None, needs_path=True),
-    "LexicalReordering": FeatureType("LexicalReordering", None, needs_path=True),
+    "LexicalReordering": FeatureType("LexicalReordering", None, needs_path=True, finds_gz=True),
     "KENLM": FeatureType("LM", 1, needs_path=True),
     "OpSequenceModel": FeatureType("OpSequenceModel", 5, needs_path=True),
     # pbmt's sparse families (pbmt.model.sparse), named here so that every process parses their lines
@@ -167,10 +168,7 @@ class MosesConfig:
 
     def resolve(self, relative: str) -> Path:
         """A path from a feature line, resolved from the ini file's folder."""
-        p = Path(relative).expanduser()
-        if p.is_absolute() or self.path is None:
-            return p
-        return self.path.parent / p
+        return _resolved(self.path, relative)
 
     def setting(self, name: str, default: T, convert: Callable[[str], T] = str) -> T:
         """The value of section ``[name]`` converted (``int``: ASCII digits; ``float``: finite), or ``default`` if
@@ -344,8 +342,24 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
             raise FormatError(path, number, f"{type_} needs num-features=N")
         if spec.needs_path and "path" not in args:
             raise FormatError(path, number, f"{type_} needs path=FILE")
+        if spec.finds_gz and "path" in args:
+            args["path"] = _gz_if_meant(path, args["path"])
         features.append(Feature(type_, name, n_scores, args, number))
     return tuple(features)
+
+
+def _resolved(ini: Path | None, relative: str) -> Path:
+    """``relative`` (a path from a line of the ini ``ini``) resolved from ``ini``'s folder (None: as it is)."""
+    p = Path(relative).expanduser()
+    return p if p.is_absolute() or ini is None else ini.parent / p
+
+
+def _gz_if_meant(ini: Path, given: str) -> str:
+    """``given`` + ``.gz`` when ``given`` (a path= of the ini ``ini``) names no file and that name with ``.gz``
+    does, else ``given``: Moses's lexicalized reordering table opens ``path.gz`` so, and moses.ini files of
+    Moses models rely on it."""
+    resolved = _resolved(ini, given)
+    return f"{given}.gz" if not resolved.exists() and Path(f"{resolved}.gz").is_file() else given
 
 
 def _parse_weights(path: Path, lines: list[tuple[int, str]], features: tuple[Feature, ...]) -> dict[str, tuple[float, ...]]:
