@@ -49,6 +49,17 @@ def test_a_run_is_resumed_only_when_asked_and_only_the_same_run(tmp_path):
     assert folder(tmp_path, resume=True).resumed is not None
 
 
+def test_a_run_named_as_its_command_line_names_it_is_resumed_only_under_that_name(tmp_path):
+    RunFolder(tmp_path, "loop", COLUMNS, {"seed": 1}, called="--algorithm mert").save({}, {}, [])
+    for kind, called in (("samplerank", "--algorithm samplerank"), ("loop", "--algorithm pro")):
+        with pytest.raises(PbmtError, match=f"it holds a run of --algorithm mert, not of {called}; resume it with "
+                                            "--algorithm mert, or start afresh in another folder"):
+            RunFolder(tmp_path, kind, COLUMNS, {"seed": 1}, resume=True, called=called)
+    assert RunFolder(tmp_path, "loop", COLUMNS, {"seed": 1}, resume=True, called="--algorithm mert").resumed
+    with pytest.raises(PbmtError, match="it holds a loop run, not a samplerank one"):  # a run named by no one
+        RunFolder(tmp_path, "samplerank", COLUMNS, {"seed": 1}, resume=True)
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "a checkpoint of an older pbmt, which this one cannot resume; start afresh"),
     (2, "a checkpoint of an older pbmt, which this one cannot resume; start afresh"),

@@ -111,16 +111,19 @@ class RunFolder:
     only when its kind, settings and inputs are those given; ``resumed`` is
     then its ``Checkpoint`` (None for a fresh run: no checkpoint yet, as after
     a run killed in its first step), which it says unless ``quiet``. Every refusal is one PbmtError naming the
-    folder or the file and what differs. ``said``: for a setting the user knows by another name, (that name,
-    {stored value: what the user calls it}), which a refusal then says (a value not in it is said as stored).
+    folder or the file and what differs. ``called``: the run's tuner as the command line names it
+    (``--algorithm mert``), which the record keeps, so that a refusal to resume with another tuner names both
+    so (a record without it, of an older pbmt, is named by its kind). ``said``: for a setting the user knows
+    by another name, (that name, {stored value: what the user calls it}), which a refusal then says (a value
+    not in it is said as stored).
     """
 
     def __init__(self, out: str | os.PathLike, kind: str, columns: Sequence[str], settings: dict,
                  inputs: dict[str, str] | None = None, resume: bool = False, quiet: bool = True,
-                 said: Mapping[str, tuple[str, Mapping[str, str]]] | None = None):
+                 said: Mapping[str, tuple[str, Mapping[str, str]]] | None = None, called: str | None = None):
         self.out = Path(out)
         lock_folder(self.out)  # a second tuner into this folder stops here, before it reads the checkpoint
-        self.kind, self.columns = kind, tuple(columns)
+        self.kind, self.columns, self.called = kind, tuple(columns), called
         self.settings = json.loads(json.dumps(settings, default=str))  # as it reads back from the checkpoint
         self.inputs = dict(inputs or {})
         self.said = dict(said or {})
@@ -150,13 +153,16 @@ class RunFolder:
                 which = "an older" if record.get("format", 0) < FORMAT else "another"
                 raise PbmtError(f"{path}: a checkpoint of {which} pbmt, which this one cannot resume; start afresh in "
                                 f"another folder (or delete {CHECKPOINT})")
-            kind, settings, inputs = record["kind"], record["settings"], record["inputs"]
+            kind, settings, inputs, called = record["kind"], record["settings"], record["inputs"], record.get("called")
             rows, state = [list(map(str, row)) for row in record["log"]], record["state"]
         except PbmtError:
             raise
         except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as err:
             raise PbmtError(f"{path}: corrupt checkpoint ({type(err).__name__}: {err}); delete it to start the run "
                             "afresh") from None
+        if called is not None and self.called is not None and called != self.called:
+            raise PbmtError(f"{path}: cannot resume: it holds a run of {called}, not of {self.called}; resume it "
+                            f"with {called}, or start afresh in another folder")
         if kind != self.kind:
             raise PbmtError(f"{path}: cannot resume: it holds a {kind} run, not a {self.kind} one")
         differ = [name for name in sorted(set(inputs) | set(self.inputs)) if inputs.get(name) != self.inputs.get(name)]
@@ -182,7 +188,7 @@ class RunFolder:
             if len(row) != len(self.columns):
                 raise ValueError(f"a log row of {len(row)} fields for {len(self.columns)} columns")
         record = {"format": FORMAT, "kind": self.kind, "settings": self.settings, "inputs": self.inputs,
-                  "state": state, "log": self.rows}
+                  "state": state, "log": self.rows, **({"called": self.called} if self.called is not None else {})}
         encoded = np.frombuffer(json.dumps(record).encode("utf-8"), dtype=np.uint8)
         with atomic_write(self.out / CHECKPOINT, "wb") as handle:
             np.savez(handle, run=encoded, **arrays)

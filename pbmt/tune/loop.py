@@ -58,7 +58,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -157,7 +157,8 @@ Decoder = Callable[..., Sequence[Sequence[NBestEntry]]]
 def tune(decoder: Decoder, references: References, config: MosesConfig, layout: FeatureLayout,
          tuner: Tuner, out: str | Path, settings: LoopSettings = LoopSettings(),
          resume: bool = False, quiet: bool = True, inputs: dict[str, str] | None = None,
-         sparse: SparseWeights | None = None, model: TranslationModel | None = None) -> TuneResult:
+         sparse: SparseWeights | None = None, model: TranslationModel | None = None,
+         algorithm_names: Mapping[str, str] | None = None) -> TuneResult:
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
@@ -170,7 +171,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     decoder is then called as ``decoder(weights, path)``, ``path`` the sparse weights file to decode with
     (None: the model's own). ``model``: the model tuned; the folder then also gets what its ``moses.ini``
     cannot say (``TranslationModel.write_settings``: ``pbmt.toml`` and the sparse families' files, their
-    weights the kept ones), so that ``out / "moses.ini"`` loads as the tuned model.
+    weights the kept ones), so that ``out / "moses.ini"`` loads as the tuned model. ``algorithm_names``: the
+    ``--algorithm`` name of tuner classes by class name (``pbmt.tune.registry.algorithm_names``), which a
+    refusal to resume a checkpoint of an older pbmt (its tuner named by class alone) says.
     """
     if tuner.loop != "decode-optimise":
         raise PbmtError(f"{tuner.name} is a tuner of the {tuner.loop} loop, not of the decode-optimise loop")
@@ -179,7 +182,9 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     start = {} if sparse is None else {nbest_name(n): float(v) for n, v in zip(sparse.names, sparse.values)}
     run = RunFolder(out, "loop", LOOP_LOG.columns,
                     _fingerprint(settings, layout, tuner, references.n_sentences, sparse is not None),
-                    inputs, resume, quiet, {"optimizer": ("--algorithm", _algorithm_names(type(tuner)))})
+                    inputs, resume, quiet,
+                    {"optimizer": ("--algorithm", {**(algorithm_names or {}), type(tuner).__name__: tuner.name})},
+                    f"--algorithm {tuner.name}")
     out = run.out
     if run.resumed is not None:
         saved = run.resumed
@@ -303,18 +308,6 @@ def _fingerprint(settings: LoopSettings, layout: FeatureLayout, tuner: Tuner, n_
             "features": list(layout.names), "sizes": list(layout.sizes), "sentences": n_sentences,
             "optimizer": type(tuner).__name__, **{f"optimizer {k}": v for k, v in params.items()},
             **({"sparse features": True} if sparse else {})}
-
-
-def _algorithm_names(cls: type[Tuner]) -> dict[str, str]:
-    """The ``--algorithm`` name of every tuner class defined so far that names itself, by its class name, which
-    a checkpoint's fingerprint holds (``_fingerprint``; kept so that earlier checkpoints resume); ``cls``'s
-    wins over another class of its class name."""
-    found, todo = [], [Tuner]
-    while todo:
-        subclasses = todo.pop().__subclasses__()
-        found += subclasses
-        todo += subclasses
-    return {**{t.__name__: t.name for t in found if isinstance(vars(t).get("name"), str)}, cls.__name__: cls.name}
 
 
 def weight_line(layout: FeatureLayout, weights: np.ndarray) -> str:

@@ -7,7 +7,7 @@ whose ``fit`` reads a pool alone, which ``pbmt optimize`` and ``pbmt rescore`` r
 
 Tuners of one's own (``docs/writing-a-tuner.md``) join them for ``pbmt tune``, ``optimize`` and ``rescore``
 through ``add_tuner`` (``--plugins FILE``: ``pbmt.commands.plugins``); ``tuners()``, ``algorithms()`` and
-``pool_tuners()`` are the constants above with those added.
+``pool_tuners()`` are the constants above with those added, ``algorithm_names()`` the names by class name.
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ def tuners() -> tuple[type[Tuner], ...]:
 def algorithms() -> tuple[str, ...]:
     """The ``--algorithm`` names of ``tuners()``."""
     return tuple(dict.fromkeys(t.name for t in tuners()))
+
+
+def algorithm_names() -> dict[str, str]:
+    """The ``--algorithm`` name of each of ``tuners()`` by its class name (the name a checkpoint of an older pbmt
+    keeps its tuner by: ``pbmt.tune.loop.tune``)."""
+    return {t.__name__: t.name for t in tuners()}
 
 
 def pool_tuners() -> dict[str, type[Tuner]]:

@@ -265,7 +265,8 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     (``pbmt.base.run_state.tuning_inputs``), which a resumed run must match.
     """
     run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG.columns,
-                    _fingerprint(tuner, settings, layout, references.n_sentences), inputs, resume, quiet)
+                    _fingerprint(tuner, settings, layout, references.n_sentences), inputs, resume, quiet,
+                    called=f"--algorithm {tuner.name}")
     out = run.out
     if run.resumed is not None:
         saved = run.resumed

@@ -32,7 +32,7 @@ from pbmt.features.translation import KEEPS_TOKENS_REMEDY, check_not_swapped, ch
 from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
 from pbmt.tune.pool import References
-from pbmt.tune.registry import LOG_FORMATS
+from pbmt.tune.registry import LOG_FORMATS, algorithm_names
 from pbmt.tune.relevant_set import RelevantSetSettings, RelevantSetTuner, relevant_set_tune
 from pbmt.tune.sampler_chains import n_weights, with_sparse_weights
 from pbmt.tune.samplerank import SampleRank, SamplerTask
@@ -121,7 +121,8 @@ def _decode_optimise(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     with DevDecoder(model, sources, n_best, job.workers, quiet=job.quiet, scheduler=job.scheduler,
                     lattices="lattices" in tuner.reads, threads=job.threads) as decoder:
         result = tune(decoder, References(*references), model.config, model.layout, tuner, job.out, settings,
-                      resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse, model=model)
+                      resume=job.resume, quiet=job.quiet, inputs=job.inputs(), sparse=sparse, model=model,
+                      algorithm_names=algorithm_names())
     best = result.best
     count = len(result.iterations)
     kept = (f"those decoded in iteration {result.decoded_in}" if result.decoded_in

@@ -36,6 +36,22 @@ def test_resumed_and_parallel_runs_end_with_the_same_weights(tiny_model_dir, tin
     assert_resumed_as_uninterrupted(tmp_path / "parts", tmp_path / "full")
 
 
+@pytest.mark.parametrize("other", [["--algorithm", "samplerank", "--epochs", "1"],
+                                   ["--algorithm", "costmargin", "--passes", "3"],
+                                   ["--algorithm", "costmargin", "--features", "binary", "--passes", "2"]])
+def test_resuming_a_mert_run_with_another_loop_names_both_tuners_as_the_options_do(tiny_model_dir, tiny_dev,
+                                                                                  tmp_path, capsys, other):
+    assert main(tune_args(tiny_model_dir, tiny_dev, tmp_path, "--iterations", "1")) == 0
+    capsys.readouterr()
+    argv = [a for a in tune_args(tiny_model_dir, tiny_dev, tmp_path, "--resume", *other) if a != "--n-best-size"]
+    argv.remove("10"), argv.remove("--restarts"), argv.remove("4")  # options of MERT's loop alone
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    called = " ".join(other[:-2])
+    assert err == (f"pbmt tune: error: {tmp_path / CHECKPOINT}: cannot resume: it holds a run of --algorithm mert, "
+                   f"not of {called}; resume it with --algorithm mert, or start afresh in another folder\n")
+
+
 def test_tuning_raises_dev_bleu_on_the_shared_model(bible, tmp_path, capsys):
     """20 dev sentences, 30-best, two iterations: iteration 2 decodes with MERT's weights.
 

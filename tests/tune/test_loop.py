@@ -189,11 +189,37 @@ def test_resuming_with_another_tuner_names_both_by_their_algorithm_names(config,
         name = "random"
 
     run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=1)
-    with pytest.raises(PbmtError, match='other settings: --algorithm "mert" there, "random" now'):
+    with pytest.raises(PbmtError, match="it holds a run of --algorithm mert, not of --algorithm random; resume it "
+                                        "with --algorithm mert, or start afresh"):
         run(FakeDecoder(layout), config, layout, tmp_path, resume=True, optimizer=RandomSearch(), max_iterations=2)
     run(FakeDecoder(layout), config, layout, tmp_path / "random", optimizer=RandomSearch(), max_iterations=1)
-    with pytest.raises(PbmtError, match='other settings: --algorithm "random" there, "pro" now'):
+    with pytest.raises(PbmtError, match="it holds a run of --algorithm random, not of --algorithm pro"):
         run(FakeDecoder(layout), config, layout, tmp_path / "random", resume=True, optimizer=Pro(), max_iterations=2)
+
+
+def test_a_checkpoint_of_an_older_pbmt_names_its_tuner_by_the_names_given(config, layout, tmp_path):
+    """An older pbmt's record names its tuner by class alone: ``algorithm_names`` (the registry's, as ``pbmt
+    tune`` passes them) say it by its --algorithm name, a class not among them by its class name."""
+    import json
+
+    from pbmt.tune.registry import algorithm_names
+
+    run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=1)
+    with np.load(tmp_path / CHECKPOINT) as saved:
+        arrays = dict(saved)
+    record = json.loads(bytes(arrays.pop("run")))
+    del record["called"]
+    np.savez(tmp_path / CHECKPOINT, run=np.frombuffer(json.dumps(record).encode(), np.uint8), **arrays)
+
+    def resume(names):
+        return tune(FakeDecoder(layout), References(FakeDecoder(layout).references), config, layout, Pro(), tmp_path,
+                    LoopSettings(n_best=FakeDecoder(layout).n_best, max_iterations=2), resume=True,
+                    algorithm_names=names)
+
+    with pytest.raises(PbmtError, match='other settings: --algorithm "mert" there, "pro" now'):
+        resume(algorithm_names())
+    with pytest.raises(PbmtError, match='other settings: --algorithm "Mert" there, "pro" now'):
+        resume(None)
 
 
 def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_path):
@@ -203,7 +229,8 @@ def test_an_existing_run_needs_resume_and_the_same_settings(config, layout, tmp_
         run(FakeDecoder(layout), config, layout, tmp_path, max_iterations=2)
     with pytest.raises(PbmtError, match="cannot resume: the run was started with other settings: seed 1 there, 2 now"):
         run(FakeDecoder(layout), config, layout, tmp_path, resume=True, seed=2, max_iterations=2)
-    with pytest.raises(PbmtError, match="cannot resume: it holds a loop run, not a relevant-set one"):
+    with pytest.raises(PbmtError, match="cannot resume: it holds a run of --algorithm mert, not of --algorithm "
+                                        "costmargin"):
         from pbmt.tune.relevant_set import Costmargin, RelevantSetSettings, relevant_set_tune
         relevant_set_tune(FakeDecoder(layout), References(FakeDecoder(layout).references), config, layout,
                           Costmargin(), RelevantSetSettings(), tmp_path, resume=True)
