@@ -99,9 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_plugins_argument(parser)
     parser.add_argument("--seed", type=int, default=LoopSettings.seed, help="seed of the random generator")
     tuner_options().add_to(parser)
-    parser.add_argument("--threads", type=int, default=available_cores(), help="run MERT's line searches on this "
-                        "many threads (by default as many as the cores this process may use); the weights are the "
-                        "same on any number")
+    parser.add_argument("--threads", type=int, help="run MERT's line searches on this many threads (by default as "
+                        "many as the cores this process may use); the weights are the same on any number; the other "
+                        "optimisers run on one")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
@@ -110,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         raise PbmtError("--config writes a tuned moses.ini: give its path with --output")
     options, cls = tuner_options(), pool_tuners()[args.algorithm]
     options.check_given(cls, args)
-    tuner = options.build(cls, args, threads=args.threads)
+    tuner = options.build(cls, args, threads=available_cores() if args.threads is None else args.threads)
+    if (args.threads or 1) > 1 and "threads" not in cls.parameters() and not args.quiet:
+        print(f"note: {args.algorithm} runs on one thread (--threads is for MERT's line searches)", file=sys.stderr)
     config = MosesConfig.read(args.config) if args.config is not None else None
     started = time.perf_counter()
     references = References(*reference_lines(args.refs, args.config, args.tokenized))

@@ -140,6 +140,19 @@ def test_optimize_without_config_prints_the_weight_section(moses_nbest, capsys):
         assert capsys.readouterr().out.splitlines() == lines
 
 
+def test_optimize_says_once_that_an_optimiser_other_than_mert_runs_on_one_thread(moses_nbest, capsys):
+    argv = ["optimize", "--n-best", str(moses_nbest / "nbest"), "--refs", str(moses_nbest / "refs"),
+            "--algorithm", "pro"]
+    assert main(argv + ["--threads", "2"]) == 0
+    out, err = capsys.readouterr()
+    note = "note: pro runs on one thread (--threads is for MERT's line searches)\n"
+    assert err.startswith(note) and err.count("note:") == 1
+    for quiet in (["--threads", "1"], [], ["--threads", "2", "-q"]):  # not asked for, or asked for silence
+        assert main(argv + quiet) == 0
+        again = capsys.readouterr()
+        assert again.out == out and "note:" not in again.err and ("pool:" in again.err) == ("-q" not in quiet)
+
+
 def test_optimize_rejects_a_feature_count_that_differs_from_the_weights(bible, moses_nbest, tmp_path, capsys):
     ini = (bible / "model" / "moses.ini").read_text()
     ini = ini.replace("num-features=4", "num-features=5").replace("TranslationModel0= 0.2 0.2 0.2 0.2",
