@@ -76,7 +76,7 @@ class Vocab:
     def words(self, ids: Sequence[int] | np.ndarray) -> list[str]:
         """The words of a sequence of ids."""
         table = self._words
-        return [table[i] for i in ids]
+        return [table[i] for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)]
 
     def overlay(self, words: Iterable[str]) -> "Overlay":
         """An ``Overlay`` giving ``words`` not in this vocabulary ids of their own (in first-seen order), without
@@ -116,7 +116,10 @@ class Overlay:
 
     def ids(self, words: Iterable[str], add: bool = False) -> np.ndarray:
         """Ids of ``words`` as an ``int32`` array (UNK for words in neither part); an overlay never grows."""
-        return np.fromiter((self.get(w) for w in words), dtype=np.int32)
+        extra, known = self._extra_ids, self.base._ids
+        words = words if isinstance(words, (list, tuple)) else list(words)
+        return np.fromiter((known.get(w, UNK) if (found := extra.get(w)) is None else found for w in words),
+                           dtype=np.int32, count=len(words))
 
     def word(self, word_id: int) -> str:
         """The word with id ``word_id``."""
@@ -124,4 +127,6 @@ class Overlay:
 
     def words(self, ids: Sequence[int] | np.ndarray) -> list[str]:
         """The words of a sequence of ids."""
-        return [self.word(int(i)) for i in ids]
+        table, size, extra = self.base._words, self.size, self.extra
+        return [table[i] if i < size else extra[i - size]
+                for i in (ids.tolist() if isinstance(ids, np.ndarray) else map(int, ids))]

@@ -30,7 +30,7 @@ from pbmt.model.model import DEFAULT_ANNEAL, TranslationModel
 from pbmt.search.decoder import Paths, best_path_arrays, decode_paths, search
 from pbmt.search.derivation import Derivation
 from pbmt.search.options import UNKNOWN, TranslationOptions
-from pbmt.search.output import NBestList, word_alignment
+from pbmt.search.output import NBestList, derivation_layout
 from pbmt.search.transitions import Transitions, transitions
 from pbmt.base.placeholders import restore
 from pbmt.base.text import starts_lowercase, tokenizer, tokens
@@ -235,7 +235,7 @@ class Translator:
         if not len(found):
             return Translation("", (), (), source_length=len(words))
         nbest = NBestList(sentence_id, found, options, self.model, sentence_transitions) if self.n_best else ()
-        translation = self._translation(found.derivation(0, options), options, words, nbest)
+        translation = self._translation(found.chosen[found.offsets[0]:found.offsets[1]], options, words, nbest)
         if not (self.n_best and self.nbest_output):
             return translation
         return dataclasses.replace(translation, nbest_output=tuple(self.output(s.derivation, options, words)
@@ -258,7 +258,7 @@ class Translator:
         options = [TranslationOptions.build(self.model, overlay.ids(c), overlay) for c in cased]
         result = decode_document(self.model, options, rng, global_features, global_weights, steps_per_sentence,
                                  temperatures, lm_cache=self.model.lm_cache)
-        return ([self._translation(d, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
+        return ([self._translation(d.option, o, w, ()) for d, o, w in zip(result.derivations, options, words)],
                 result.score)
 
     def cased(self, words: list[str]) -> list[str]:
@@ -276,25 +276,33 @@ class Translator:
         opening one (``pbmt.base.markup.matched_quotes``), with a model of placeholders their originals put back
         (``pbmt.base.placeholders.restore``), detruecased (the first word capitalised unless
         ``source`` starts lowercase) and detokenised."""
-        words = options.vocab.words(derivation.target_words(options))
-        bounds = derivation.target_boundaries(options)
-        for block, option in enumerate(derivation.option):
-            if options.candidate[option] == UNKNOWN:
-                words[bounds[block]] = source[options.start[option]]
+        return self._text(derivation.option, derivation_layout(derivation.option, options), options, source)
+
+    def _text(self, chosen: np.ndarray, layout: tuple[np.ndarray, np.ndarray, list[tuple[int, int]]],
+              options: TranslationOptions, source: list[str]) -> str:
+        """``output`` of the derivation using the options ``chosen`` (in target order), laid out
+        (``derivation_layout``)."""
+        word_ids, starts, alignment = layout
+        words = options.vocab.words(word_ids)
+        chosen = np.asarray(chosen)
+        for block in np.flatnonzero(options.candidate[chosen] == UNKNOWN).tolist():
+            words[starts[block]] = source[options.start[chosen[block]]]
         if self.tokenized:
             return " ".join(words)
         preprocessing = self.model.preprocessing
         protected = preprocessing.source_form.protected
         if len(options.zones):
-            words = matched_quotes(words, word_alignment(derivation, options, self.model), source, options.zones)
+            words = matched_quotes(words, alignment, source, options.zones)
         if preprocessing.placeholders:
-            words = restore(words, word_alignment(derivation, options, self.model), source, protected)
+            words = restore(words, alignment, source, protected)
         return preprocessing.target_form.text(words, not starts_lowercase(source, protected))
 
-    def _translation(self, best: Derivation, options: TranslationOptions, source: list[str],
+    def _translation(self, best: np.ndarray, options: TranslationOptions, source: list[str],
                      nbest: Sequence[NBestEntry]) -> Translation:
-        return Translation(self.output(best, options, source), nbest,
-                           tuple(word_alignment(best, options, self.model)), source_length=len(source))
+        """The translation by the derivation using the options ``best`` (in target order)."""
+        layout = derivation_layout(best, options)
+        return Translation(self._text(best, layout, options, source), nbest, tuple(layout[2]),
+                           source_length=len(source))
 
 
 def _first_as(text: str, letter: str) -> str:

@@ -394,6 +394,15 @@ class TranslationModel:
         (``FeatureFunction.unknown_local``; ``letterless``: the word has no letter, a number or punctuation)."""
         return self._features_row(lambda f: f.unknown_local(n_words, letterless))
 
+    @cached_property
+    def unknown_rows(self) -> np.ndarray:
+        """``unknown_word_local`` of one unknown word with a letter (row 0) and of one without (row 1):
+        ``float64[2, layout.size]``, read-only as the model's other arrays, made once (every sentence's options
+        read them)."""
+        rows = np.stack([self.unknown_word_local(), self.unknown_word_local(letterless=True)])
+        rows.flags.writeable = False
+        return rows
+
     def markup_local(self, n_words: int, log_prob: float) -> np.ndarray:
         """Option-local features of a translation the input's markup gives (``pbmt.base.markup``), of ``n_words``
         target words with probability ``exp(log_prob)``: ``float64[layout.size]`` (``FeatureFunction.markup_local``)."""

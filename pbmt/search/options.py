@@ -172,20 +172,21 @@ def _unknown_words(model: TranslationModel, sentence: np.ndarray, unknown: np.nd
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What ``table_options`` reads of the words at positions ``unknown`` of ``sentence``, which the table does
     not know: (the option-local features of an unknown word with letters and of one without, ``float64[2,
-    n_features]``; which words have no letter, ``bool[n]``; the estimate of each passed through, ``float64[n]``:
-    ``TranslationModel.estimate``). Zeros where every word is known."""
+    n_features]``: ``TranslationModel.unknown_rows``; which words have no letter, ``bool[n]``; the estimate of each
+    passed through, ``float64[n]``: ``TranslationModel.estimate``). Zeros where every word is known, but for the
+    features (read-only, whatever the sentence: one specialisation of the kernel)."""
     n = len(sentence)
     letterless = np.zeros(n, bool)
     estimate = np.zeros(n)
     if not len(unknown):
-        return np.zeros((2, model.layout.size)), letterless, estimate
+        return model.unknown_rows, letterless, estimate
     words = sentence[unknown]
     letterless[unknown] = [not any(c.isalpha() for c in w) for w in vocab.words(words)]
     ones = np.arange(len(unknown) + 1, dtype=np.int64)
     links = np.zeros((len(unknown), 2), np.int16)  # each word to itself
     estimate[unknown] = model.estimate(PhrasePairs(ones, words, ones, words, ones, links, np.ones(len(unknown), bool),
                                                    vocab))
-    return np.stack([model.unknown_word_local(), model.unknown_word_local(letterless=True)]), letterless, estimate
+    return model.unknown_rows, letterless, estimate
 
 
 def _with_given(arrays: tuple, given: list, markup: Markup, model: TranslationModel, sentence: np.ndarray,

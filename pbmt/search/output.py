@@ -36,10 +36,22 @@ def option_links(options: TranslationOptions, option: int) -> list[tuple[int, in
 
 
 def word_alignment(derivation: Derivation, options: TranslationOptions, model: TranslationModel) -> list[tuple[int, int]]:
-    """(source position, target position) pairs from the phrase pairs' internal alignments."""
-    bounds = derivation.target_boundaries(options)
-    return sorted((s, int(bounds[b]) + t) for b, o in enumerate(derivation.option)
-                  for s, t in option_links(options, o))
+    """(source position, target position) pairs from the phrase pairs' internal alignments, sorted."""
+    return derivation_layout(derivation.option, options)[2]
+
+
+def derivation_layout(chosen: np.ndarray, options: TranslationOptions
+                      ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """What a derivation's output is made of, laid out in one call of ``path_layout`` (without the lock) instead
+    of Python a block: its target word ids (``int64[|e|]``), each block's first target position (``int64[k]``)
+    and its word alignment (the phrase pairs' internal alignments placed at their blocks: (source position,
+    target position) pairs, sorted). ``chosen``: the options the derivation uses, in target order
+    (``Derivation.option``)."""
+    chosen = np.array(chosen, dtype=np.int32)  # a writable copy: the kernel's one specialisation (not read-only)
+    used, words, _, blocks, links, _ = path_layout(np.array([0, len(chosen)], np.int64), chosen, options.start,
+                                                   options.end, options.tgt_offsets, options.tgt_words,
+                                                   options.align_offsets, options.align)
+    return used[words], blocks[:, 2], list(map(tuple, links.tolist()))
 
 
 class NBestList(Sequence[NBestEntry]):

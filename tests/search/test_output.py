@@ -15,7 +15,7 @@ from pbmt.model.sparse import BLOCK_KINDS, SparseModel, WordClasses, nbest_name
 from pbmt.search.decoder import decode_paths
 from pbmt.search.derivation import derivation_blocks, jump_features, sparse_features
 from pbmt.search.options import TranslationOptions
-from pbmt.search.output import NBestList, sparse_counts
+from pbmt.search.output import NBestList, derivation_layout, sparse_counts, word_alignment
 from pbmt.search.transitions import transitions
 
 # source words of the tiny model, an unknown word, and unknown words that pass through with the characters
@@ -101,3 +101,24 @@ def test_an_nbest_list_scores_with_the_searchs_transitions_as_with_its_own(tiny)
         handed = NBestList(2, paths, options, model, scores)
         assert handed == NBestList(2, paths, options, model) and len(handed) == 30
         assert handed.text() == NBestList(2, paths, options, model).text()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), n_best=st.integers(1, 8))
+def test_a_derivations_layout_is_its_blocks_laid_out_one_by_one(tiny, words, n_best):
+    """``derivation_layout`` (one kernel call) against each block's target words and alignment links placed one
+    after another in Python, the alignment sorted as (source, target) tuples, for every derivation of an n-best
+    list (unknown words among them: an option linked to itself)."""
+    options = TranslationOptions.of_words(tiny, words)
+    for scored in decode_paths(tiny, options, n_best=n_best).scored(options):
+        chosen = scored.derivation.option
+        target, starts, links = [], [], []
+        for option in chosen.tolist():
+            starts.append(len(target))
+            lo, hi = options.align_offsets[option], options.align_offsets[option + 1]
+            links += [(int(options.start[option]) + int(s), len(target) + int(t)) for s, t in options.align[lo:hi]]
+            target += options.tgt_words[options.tgt_offsets[option]:options.tgt_offsets[option + 1]].tolist()
+        word_ids, block_starts, alignment = derivation_layout(chosen, options)
+        assert word_ids.tolist() == target and block_starts.tolist() == starts
+        assert alignment == sorted(links) and all(type(x) is int for link in alignment for x in link)
+        assert word_alignment(scored.derivation, options, tiny) == alignment
