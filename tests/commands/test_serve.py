@@ -40,14 +40,16 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, model_dir: Path, *options: str):
+    def __init__(self, model_dir: Path, *options: str, env: dict[str, str] | None = None,
+                 ready_seconds: float = READY_SECONDS):
         self.model_dir = model_dir
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pbmt", "serve", "-f", str(model_dir / "moses.ini"), "--port", str(self.port),
-             "-q", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + READY_SECONDS
+             "-q", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=None if env is None else {**os.environ, **env})
+        deadline = time.monotonic() + ready_seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"pbmt serve exited with {self.process.returncode}: {self.process.stderr.read()}")
@@ -57,7 +59,7 @@ class Server:
             except httpx.TransportError:
                 time.sleep(0.3)
         self.stop()
-        raise AssertionError(f"pbmt serve did not answer within {READY_SECONDS} s")
+        raise AssertionError(f"pbmt serve did not answer within {ready_seconds} s")
 
     def post(self, path: str, body, **kwargs) -> httpx.Response:
         return httpx.post(self.url + path, json=body, timeout=120, **kwargs)
@@ -159,6 +161,29 @@ def test_worker_processes_answer_as_threads_do(server, tiny_model_dir):
         assert processes.process.pid not in health["worker_pids"]
     finally:
         processes.stop()
+
+
+def test_worker_processes_on_a_cold_numba_cache_answer_as_a_warm_server_does(server, tiny_model_dir, tmp_path):
+    """--workers 2 on an empty numba cache: the server compiles the search before it listens, then both workers
+    compile what the requests need (n-best lists) at once, into one cache under its locks
+    (``pbmt.base.numba_cache``): the warm server's answers, no error, and the cache filled."""
+    cache = tmp_path / "numba-cache"
+    cold = Server(tiny_model_dir, "--workers", "2", "--max-words", "20", "--max-sentences", "60",
+                  env={"NUMBA_CACHE_DIR": str(cache)}, ready_seconds=2 * READY_SECONDS)
+    try:
+        before = set(cache.rglob("*.nbi"))  # the search the server compiled before it listened
+        assert before
+        explain = {"sentence": TINY_SOURCES[1], "tokenized": True, "n_best": 3}
+        with ThreadPoolExecutor(2) as pool:  # the workers compile an explanation and n-best lists at once
+            explained = pool.submit(cold.post, "/explain", explain)
+            assert _concurrently(cold, FIFTY) == _concurrently(server, FIFTY)
+            assert explained.result().json() == server.post("/explain", explain).json()
+        assert len(cold.health()["worker_pids"]) == 2
+    finally:
+        cold.stop()
+    assert cold.process.returncode == 0 and "Traceback" not in cold.process.stderr.read()
+    assert {path.name.split("-")[0] for path in set(cache.rglob("*.nbi")) - before} >= {
+        "_nbest_kernels.k_best_paths", "_scoring_kernels.score_dense"}  # compiled by the workers, on the requests
 
 
 def test_the_server_waits_until_every_worker_has_answered_and_lists_those():
