@@ -64,3 +64,37 @@ def match_pairs(src_offsets, src_words, cand_offsets, tgt_offsets, tgt_words,
                     out[c] = d
                     break
     return out
+
+
+@njit(cache=True, nogil=True)
+def top_candidates(cand_offsets, estimates, limit):
+    """Indices of the ``limit`` best candidates of every source phrase, and the CSR offsets over them: what pruning
+    a table keeps (``PhraseTable.prune``), in one pass without the lock.
+
+    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better, no NaN);
+    limit >= 1. Returns (kept int64[k] in phrase order, best first within a phrase, equal estimates in file
+    order: ``np.lexsort((-estimates, phrase))``'s order, cut; new_offsets int64[n_src + 1]). Each phrase's best
+    are kept by insertion into its slice of ``kept`` (at most ``limit`` moves a candidate): linear in the
+    candidates for a fixed limit, where sorting all of them took most of a start-up's pruning.
+    """
+    n_src = cand_offsets.shape[0] - 1
+    new_offsets = np.zeros(n_src + 1, np.int64)
+    for p in range(n_src):
+        new_offsets[p + 1] = new_offsets[p] + min(cand_offsets[p + 1] - cand_offsets[p], limit)
+    kept = np.empty(new_offsets[n_src], np.int64)
+    for p in range(n_src):
+        first = new_offsets[p]
+        size = 0
+        for c in range(cand_offsets[p], cand_offsets[p + 1]):
+            value = estimates[c]
+            place = size
+            while place > 0 and estimates[kept[first + place - 1]] < value:  # an equal one stays before c
+                place -= 1
+            if place >= limit:
+                continue
+            last = min(size, limit - 1)
+            for k in range(last, place, -1):
+                kept[first + k] = kept[first + k - 1]
+            kept[first + place] = c
+            size = min(size + 1, limit)
+    return kept, new_offsets

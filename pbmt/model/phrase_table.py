@@ -25,7 +25,7 @@ from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import alignment_point, open_binary, parse_float, read_lines
 from pbmt.model import cache
 from pbmt.base.hashtable import build_table
-from pbmt.model._phrase_kernels import lookup_spans
+from pbmt.model._phrase_kernels import lookup_spans, top_candidates
 from pbmt.base.byte_text import intern_words
 from pbmt.model._table_text_kernels import MAX_PHRASE_POSITION, scan_lines, source_trie
 from pbmt.base.vocab import Vocab
@@ -158,7 +158,7 @@ class PhraseTable:
         """
         if limit <= 0:
             raise ValueError("the table limit must be positive")
-        kept, cand_offsets = _top_candidates(self.cand_offsets, np.asarray(estimates, np.float64), limit)
+        kept, cand_offsets = top_candidates(self.cand_offsets, np.ascontiguousarray(estimates, np.float64), limit)
         tgt_offsets, tgt_words = csr.take(self.tgt_offsets, self.tgt_words, kept)
         align_offsets, align = csr.take(self.align_offsets, self.align, kept)
         return read_only(replace(
@@ -194,34 +194,6 @@ class PhrasePairs:
 
     def __len__(self) -> int:
         return len(self.tgt_offsets) - 1
-
-
-def _top_candidates(cand_offsets: np.ndarray, estimates: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the ``limit`` best candidates of every source phrase, and the CSR offsets over them.
-
-    cand_offsets: int64[n_src + 1] CSR over candidates; estimates: float64[n_cand] (higher is better, no NaN;
-    ties keep file order). Returns (kept int64[k] in phrase order, best first within a phrase; new_offsets
-    int64[n_src + 1]). The order is ``np.lexsort((-estimates, phrase))``'s, from two integer-friendly sorts
-    that take a third of its time (pruning is part of every run's start-up): each candidate's rank among the distinct estimates (equal ones share it: one sort of the
-    floats, whose instability cannot show), then a stable sort of ``phrase * distinct + rank``, which keeps
-    file order among a phrase's equal estimates; the key is below ``n_src * n_cand``, far from int64's limit.
-    """
-    counts = np.diff(cand_offsets)
-    if len(estimates) == 0:
-        return np.zeros(0, np.int64), np.zeros_like(cand_offsets)
-    by_estimate = np.argsort(-estimates)
-    ranks = np.empty(len(estimates), np.int64)
-    ranks[0] = 0
-    ordered = estimates[by_estimate]
-    np.cumsum(ordered[1:] != ordered[:-1], out=ranks[1:])
-    rank = np.empty_like(ranks)
-    rank[by_estimate] = ranks
-    phrase = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    order = np.argsort(phrase * (ranks[-1] + 1) + rank, kind="stable")
-    place = np.arange(len(order)) - np.repeat(cand_offsets[:-1], counts)
-    new_offsets = np.zeros_like(cand_offsets)
-    np.cumsum(np.minimum(counts, limit), out=new_offsets[1:])
-    return order[place < limit].astype(np.int64), new_offsets
 
 
 def read_only(holder):

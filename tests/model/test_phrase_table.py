@@ -275,12 +275,12 @@ def test_a_first_load_shows_its_progress_on_a_terminal_only(tmp_path, monkeypatc
 @settings(max_examples=300, deadline=None)
 @given(counts=st.lists(st.integers(0, 7), max_size=12), limit=st.integers(1, 5), data=st.data())
 def test_top_candidates_are_each_phrases_best_by_estimate_ties_in_file_order(counts, limit, data):
-    from pbmt.model.phrase_table import _top_candidates
+    from pbmt.model._phrase_kernels import top_candidates
 
     values = st.sampled_from([-math.inf, -100.0, -3.5, -1.0, -0.0, 0.0, 0.25, 2.0])  # few: many ties
     estimates = np.array(data.draw(st.lists(values, min_size=sum(counts), max_size=sum(counts))), np.float64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    kept, new_offsets = _top_candidates(offsets, estimates, limit)
+    kept, new_offsets = top_candidates(offsets, estimates, limit)
     expected = [sorted(range(offsets[p], offsets[p + 1]), key=lambda c: (-estimates[c], c))[:limit]
                 for p in range(len(counts))]
     assert kept.dtype == np.int64 and kept.tolist() == [c for best in expected for c in best]
