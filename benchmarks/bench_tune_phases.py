@@ -2,7 +2,8 @@
 iteration (decode, pool, the tuner's fit, the rest: merging, the run files, checkpoint and plot) in CPU
 seconds of the whole process and of the main thread alone, for each tuner on one and on two threads, and the
 two runs' tuned weights (the last fit's, not the best decode's: ``--keep last``) the same, byte for byte (their
-digest printed, to compare with a baseline's).
+digest printed, to compare with a baseline's); and the CPU seconds of re-pruning the table for each iteration's
+weights, with the share of it at a decode's start, where the decode's other threads wait.
 
 Setting: the shared model (``../shared/data/bible-es-en/model``, its own settings: cube pruning) and the first
 ``--sentences`` tokenised dev sentences with their references; for each tuner of ``--tuners`` and each thread
@@ -28,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from hashlib import sha256
 from pathlib import Path
@@ -54,6 +56,31 @@ class Clock:
                 self.spent[name][0] += time.process_time() - process
                 self.spent[name][1] += time.thread_time() - thread
         return run
+
+
+class _Pruning:
+    """CPU seconds of ``TranslationModel.with_weights`` (the table pruned for new weights) by where it ran: on the
+    thread ``DevDecoder.prepare`` starts (``ahead``: beside the loop's own work) or in a decode (``held``: the
+    decode's other threads wait for it). ``with_weights``: the method it replaced, to put back."""
+
+    def __init__(self, model_class):
+        self.with_weights = model_class.with_weights
+        self.spent = {"ahead": 0.0, "held": 0.0}
+
+    def __call__(self, model, weights):
+        started = time.thread_time()
+        try:
+            return self.with_weights(model, weights)
+        finally:
+            where = "ahead" if threading.current_thread().name == "pbmt-prune" else "held"
+            self.spent[where] += time.thread_time() - started
+
+
+def _timed_pruning(model_class) -> _Pruning:
+    """Time ``model_class.with_weights`` from now on (``_Pruning``)."""
+    pruning = _Pruning(model_class)
+    model_class.with_weights = lambda model, weights: pruning(model, weights)
+    return pruning
 
 
 def main() -> int:
@@ -102,6 +129,9 @@ def main() -> int:
                 tuner.fit = clock.timed("fit", tuner.fit)
                 pooled, loop.decoded_pool = loop.decoded_pool, clock.timed("pool", loop.decoded_pool)
                 decode = clock.timed("decode", decoder)
+                if hasattr(decoder, "prepare"):  # the next decode's table pruned while the loop writes its files
+                    decode.prepare = decoder.prepare
+                pruning = _timed_pruning(TranslationModel)
                 process, thread = time.process_time(), time.thread_time()
                 try:
                     with tempfile.TemporaryDirectory() as out:
@@ -110,12 +140,14 @@ def main() -> int:
                                                              output="last"))
                 finally:
                     loop.decoded_pool = pooled
+                    TranslationModel.with_weights = pruning.with_weights
                 whole = [time.process_time() - process, time.thread_time() - thread]
                 clock.spent["rest"] = [w - sum(s[i] for s in clock.spent.values()) for i, w in enumerate(whole)]
                 weights.setdefault(name, {})[threads] = result.weights.tobytes()
                 phases = ", ".join(f"{p} {c:.2f} ({m:.2f})" for p, (c, m) in clock.spent.items())
                 print(f"{name}, {threads} thread(s), {len(result.iterations)} iterations: CPU s (main thread's): "
-                      f"{phases}; whole {whole[0]:.2f} ({whole[1]:.2f}); load {os.getloadavg()[0]:.1f}; tuned "
+                      f"{phases}; whole {whole[0]:.2f} ({whole[1]:.2f}); re-pruning {sum(pruning.spent.values()):.2f}, "
+                      f"{pruning.spent['held']:.2f} of it at a decode's start; load {os.getloadavg()[0]:.1f}; tuned "
                       f"weights {sha256(weights[name][threads]).hexdigest()[:12]}")
                 if threads == max(counts) and threads > 1:
                     serial = whole[1] / whole[0]

@@ -162,7 +162,8 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     """Run the loop (module docstring) and write its outputs to the folder ``out``.
 
     decoder(weights) gives the n-best entries of every dev sentence, best first
-    (sentence ids 0..n-1 index ``references``); config: the moses.ini whose
+    (sentence ids 0..n-1 index ``references``); a decoder with a ``prepare`` method (``DevDecoder``) is given
+    the next call's arguments as soon as the fit has made them; config: the moses.ini whose
     weights are the start and into which the tuned weights are written;
     layout: the decoder's feature columns. ``quiet``: no per-iteration
     summary on standard error. ``inputs``: digests of the files the run reads
@@ -200,8 +201,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     while finished is None and len(records) < settings.max_iterations:
         number = len(records) + 1
         started = time.perf_counter()
-        nbest = (decoder(weights) if sparse is None
-                 else decoder(weights[:layout.size], _sparse_file(out, number - 1) if number > 1 else None))
+        nbest = decoder(*_decode_arguments(weights, layout, out, number, sparse))
         batch, dev_bleu = decoded_pool(nbest, layout, references, settings.dedup)
         pool, n_new = pool.merge(batch)
         if sparse is not None:  # the sparse names the pool has just seen join the weights
@@ -230,6 +230,8 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
                       _sparse_file(out, number) if sparse is not None else None)
         if sparse is not None:
             _decoder_weights(start, pool, weights).write(_sparse_file(out, number))
+        if finished is None and len(records) < settings.max_iterations and hasattr(decoder, "prepare"):
+            decoder.prepare(*_decode_arguments(weights, layout, out, number + 1, sparse))
         run.save({"weights": weights, **pool.arrays()},
                  {"rng": generator_state(rng), "finished": finished, "records": [asdict(r) for r in records]},
                  [_log_row(r, layout) for r in records])
@@ -252,6 +254,15 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
     if model is not None:
         (model if kept is None else replace(model, sparse=model.sparse.weights_from(kept))).write_settings(out)
     return TuneResult(weights, tuple(records), stop_reason, decoded_in, kept)
+
+
+def _decode_arguments(weights: np.ndarray, layout: FeatureLayout, out: Path, number: int,
+                      sparse: SparseWeights | None) -> tuple:
+    """What iteration ``number`` calls the decoder with: the weights, or, tuning sparse features, the dense
+    weights and the sparse weights file the previous iteration wrote (None in the first: the model's)."""
+    if sparse is None:
+        return (weights,)
+    return weights[:layout.size], _sparse_file(out, number - 1) if number > 1 else None
 
 
 def _sparse_file(out: Path, number: int) -> Path:
@@ -368,11 +379,12 @@ class DevDecoder:
         self.lattices: list[Lattice | None] = []
         self._map = ParallelMap(_decode, _NBestWorker(model, n_best, lattices), workers, scheduler, threads=threads,
                                 size=len(self.sources))
+        self._preparing: threading.Thread | None = None
         if (note := self._map.note("decoded")) and not quiet:
             tqdm.write(note, file=sys.stderr)
 
     def __call__(self, weights: np.ndarray, sparse: Path | None = None) -> list[tuple[NBestEntry, ...]]:
-        key = (tuple(float(w) for w in weights), None if sparse is None else str(sparse))
+        key = _key(weights, sparse)
         items = [(key, i, line) for i, line in enumerate(self.sources)]
         progress = tqdm(total=len(items), unit="sent", desc="decoding", disable=self.quiet or None, file=sys.stderr,
                         leave=False)
@@ -384,7 +396,24 @@ class DevDecoder:
             return [entries for entries, _ in results]
         return results
 
+    def prepare(self, weights: np.ndarray, sparse: Path | None = None) -> None:
+        """Start pruning the model's table for the next call's ``weights`` (and ``sparse`` file) on a thread of its
+        own, so that it overlaps what the caller does before that call (the loop's run files, checkpoint and
+        plot) instead of holding the decode threads at the call's start; the call then finds it done (or waits
+        for it). Workers in other processes prune their own copy at the call, as before."""
+        if not self._map.distributed:
+            self._join()
+            self._preparing = threading.Thread(target=self._map.state.prepare, args=(_key(weights, sparse),),
+                                               name="pbmt-prune", daemon=True)
+            self._preparing.start()
+
+    def _join(self) -> None:
+        if self._preparing is not None:
+            self._preparing.join()
+            self._preparing = None
+
     def close(self) -> None:
+        self._join()
         self._map.close()
 
     def __enter__(self) -> "DevDecoder":
@@ -409,7 +438,8 @@ class _NBestWorker:
     def __reduce__(self):
         return type(self), (self.base, self.n_best, self.lattices)
 
-    def nbest(self, weights: tuple[tuple[float, ...], str | None], sentence: int, line: str):
+    def translator(self, weights: tuple[tuple[float, ...], str | None]) -> Translator:
+        """The translator of the model under ``weights``, pruned for them unless it was for the last weights."""
         with self.lock:
             if weights != self.pruned[0]:
                 dense, sparse = weights
@@ -417,11 +447,27 @@ class _NBestWorker:
                 if sparse is not None:
                     model = replace(model, sparse=model.sparse.weights_from(SparseWeights.read(sparse), sparse))
                 self.pruned = (weights, Translator(model, n_best=self.n_best, tokenized=True))
-            translator = self.pruned[1]
+            return self.pruned[1]
+
+    def prepare(self, weights: tuple[tuple[float, ...], str | None]) -> None:
+        """``translator(weights)`` ahead of the decode (``DevDecoder.prepare``); an error is left to the decode's
+        own call, which meets it again and raises it where the loop handles it."""
+        try:
+            self.translator(weights)
+        except Exception:  # noqa: BLE001 - raised again by the decode's call, on the loop's thread
+            pass
+
+    def nbest(self, weights: tuple[tuple[float, ...], str | None], sentence: int, line: str):
+        translator = self.translator(weights)
         if self.lattices:
             translation, lattice = translator.translate_with_lattice(sentence, line)
             return translation.nbest, lattice
         return translator.translate(sentence, line).nbest
+
+
+def _key(weights: np.ndarray, sparse: Path | None) -> tuple[tuple[float, ...], str | None]:
+    """The key a decode's weights travel under: the dense weights and the sparse weights file (None: the model's)."""
+    return tuple(float(w) for w in weights), None if sparse is None else str(sparse)
 
 
 def _decode(worker: _NBestWorker, item: tuple[tuple, int, str]):

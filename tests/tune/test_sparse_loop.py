@@ -14,6 +14,7 @@ from pbmt.model.sparse import SparseModel, SparseWeights, weight_name
 from pbmt.tune.loop import DevDecoder, LoopSettings, tune
 from pbmt.tune.mira import Mira
 from pbmt.tune.pool import References
+from resumption import assert_resumed_as_uninterrupted
 
 
 def _nonzero(weights: SparseWeights) -> dict[str, float]:
@@ -112,3 +113,29 @@ def test_each_decode_scores_with_the_sparse_weights_the_last_iteration_proposed(
         assert ((tmp_path / "resumed" / f"run{k}.sparse-weights.txt").read_text()
                 == (tmp_path / "whole" / f"run{k}.sparse-weights.txt").read_text())
     assert [r.new_weights for r in resumed.iterations] == [r.new_weights for r in result.iterations]
+
+
+def test_each_decode_finds_its_table_pruned_by_the_thread_the_loop_started_after_the_fit(sparse_model_dir, tiny_dev,
+                                                                                        tmp_path, monkeypatch):
+    """``DevDecoder.prepare``: the loop hands the next decode's weights and sparse file over as soon as the fit
+    has made them, and the table is pruned for them on a thread of its own while the loop writes its files; the
+    run is the one of a decoder that prunes at the call (the recorder has no ``prepare``), byte for byte."""
+    import threading
+
+    model = TranslationModel.load(sparse_model_dir / "moses.ini")
+    sources = (tiny_dev / "dev.src").read_text().splitlines()
+    refs = (tiny_dev / "dev.ref").read_text().splitlines()
+    expected, calls = _loop(model, sources, refs, tmp_path / "at-the-call", 3)
+    pruned_on = []
+    with_weights = TranslationModel.with_weights
+    monkeypatch.setattr(TranslationModel, "with_weights", lambda self, weights: pruned_on.append(
+        threading.current_thread().name) or with_weights(self, weights))
+    with DevDecoder(model, sources, 10, threads=2) as decoder:
+        result = tune(decoder, References(refs), model.config, model.layout, Mira(epochs=5), tmp_path / "ahead",
+                      LoopSettings(n_best=10, max_iterations=3, output="last"), sparse=model.sparse.named_weights(),
+                      model=model)
+    assert len(calls) == 3 and len(pruned_on) == 3 and pruned_on[1:] == ["pbmt-prune"] * 2
+    assert pruned_on[0] != "pbmt-prune"  # the first decode's weights are known at its call alone
+    assert result.weights.tobytes() == expected.weights.tobytes()
+    assert_resumed_as_uninterrupted(tmp_path / "ahead", tmp_path / "at-the-call",
+                                    ("moses.ini", *(f"run{k}.sparse-weights.txt" for k in (1, 2, 3))))
