@@ -32,8 +32,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from pbmt.commands.options import add_threads_argument
-from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model, paired_lines
-from pbmt.base.files import atomic_write, read_lines
+from pbmt.commands.translate import DEFAULT_MODEL, add_model_arguments, load_model, model_inputs, paired_lines
+from pbmt.base.files import Outputs, read_lines
 from pbmt.base.parallel import CLUSTER_MIN_ITEMS, ParallelMap
 from pbmt.search.search_errors import SentenceAnalysis, Verdict, analyze_sentence, summarize
 from pbmt.features.translation import Translator
@@ -86,6 +86,24 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for _, line in read_lines(args.input)]
     references = paired_lines(args.refs, "--refs", args.input, len(lines))
     translator = Translator(load_model(args), tokenized=args.tokenized)
+    with Outputs([args.input, args.refs, *model_inputs(args, translator.model)]) as outputs:
+        if args.output:  # refused now, if it must be, not after the analysis
+            outputs.claim([args.output])
+        analyses = _analyses(args, translator, lines, references)
+        if args.output:
+            out = outputs.open(args.output)
+            out.write("line\tverdict\treference_score\tbest_score\tcause\tdetail\tbest\n")
+            for number, a in enumerate(analyses, 1):
+                cause = _cause(a.reason) or a.pruned_by
+                out.write(f"{number}\t{a.verdict.value}\t{_score(a.reference_score)}\t{_score(a.best_score)}\t"
+                          f"{cause}\t{a.detail}\t{' '.join(a.best)}\n")
+    print(report(analyses, translator.model.settings, args.bootstrap, args.seed))
+    return 0
+
+
+def _analyses(args: argparse.Namespace, translator: Translator, lines: list[str],
+              references: list[str]) -> list[SentenceAnalysis]:
+    """Each line's analysis against its reference, in order, on --threads (or --workers)."""
     analyzer = _Analyzer(translator, args.causes)
     progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="analysing")
     with ParallelMap(_analyze, analyzer, args.workers, args.scheduler, threads=args.threads,
@@ -94,15 +112,7 @@ def run(args: argparse.Namespace) -> int:
             tqdm.write(note, file=sys.stderr)
         analyses = list(pool.map(list(zip(lines, references)), chunksize=4, progress=progress.update))
     progress.close()
-    if args.output:
-        with atomic_write(args.output, "w", inputs=[args.input, args.refs]) as out:
-            out.write("line\tverdict\treference_score\tbest_score\tcause\tdetail\tbest\n")
-            for number, a in enumerate(analyses, 1):
-                cause = _cause(a.reason) or a.pruned_by
-                out.write(f"{number}\t{a.verdict.value}\t{_score(a.reference_score)}\t{_score(a.best_score)}\t"
-                          f"{cause}\t{a.detail}\t{' '.join(a.best)}\n")
-    print(report(analyses, translator.model.settings, args.bootstrap, args.seed))
-    return 0
+    return analyses
 
 
 def _score(value: float) -> str:

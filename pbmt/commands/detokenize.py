@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from pbmt.commands.tokenize import add_form_arguments, text_form, warn_if_formless
+from pbmt.commands.tokenize import add_form_arguments, form_inputs, text_form, warn_if_formless
 from pbmt.base.files import Outputs, read_lines
 from pbmt.base.text import tokens
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     """Detokenise; returns 0."""
     form = text_form(args)
     lines = [form.text(tokens(line)) for _, line in read_lines(args.input)]
-    with Outputs([args.input, args.protected]) as outputs:
+    with Outputs(form_inputs(args)) as outputs:
         outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     warn_if_formless(args, form, "the tokens were joined by spaces")
     return 0

@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 
 from pbmt.commands import precompile
-from pbmt.commands.translate import DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model
+from pbmt.commands.translate import (DEFAULT_MODEL, add_markup_arguments, add_model_arguments, load_model,
+                                     model_inputs)
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.search.explain import explain, reference_path
 from pbmt.search.explain_views import render_dot, render_html, render_reference, render_text
-from pbmt.base.files import atomic_write, read_lines
+from pbmt.base.files import Outputs, read_lines
 from pbmt.base.markup import MarkupError
 from pbmt.features.translation import Translator, token_form_warning
 
@@ -46,6 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     sentence = _one_line("-") if args.sentence == "-" else args.sentence
     model = load_model(args)
+    with Outputs(model_inputs(args, model)) as outputs:  # --html and --dot refused before the search, if they must be
+        outputs.claim([path for path in (args.html, args.dot) if path is not None])
+        _explain(args, model, sentence, outputs)
+    return 0
+
+
+def _explain(args: argparse.Namespace, model, sentence: str, outputs: Outputs) -> None:
+    """Explain ``sentence`` on standard output, and into ``outputs`` (claimed) as --html and --dot ask."""
     translator = Translator(model, tokenized=args.tokenized, xml_input=args.xml_input, quote_zones=args.quote_zones)
     try:
         tokens, markup = translator.model_input(sentence)
@@ -69,12 +78,9 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError("--reference is empty")
         sys.stdout.write("\n" + render_reference(reference_path(e, model, reference)))
     if args.html:
-        with atomic_write(args.html) as handle:
-            handle.write(render_html(e, model, args.options_per_span))
+        outputs.open(args.html).write(render_html(e, model, args.options_per_span))
     if args.dot:
-        with atomic_write(args.dot) as handle:
-            handle.write(render_dot(e, model))
-    return 0
+        outputs.open(args.dot).write(render_dot(e, model))
 
 
 def _one_line(path) -> str:

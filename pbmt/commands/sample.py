@@ -36,7 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from pbmt.commands.options import add_threads_argument
-from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model
+from pbmt.commands.translate import DEFAULT_MODEL, add_search_arguments, load_model, model_inputs
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
 from pbmt.metrics.bleu import segment_stats, sentence_bleu_plus1
@@ -154,13 +154,15 @@ def run(args: argparse.Namespace) -> int:
             raise PbmtError(f"{args.refs} has {len(references)} lines but {args.input} has {len(lines)}")
     items = [(i, line, ref) for i, (line, ref) in enumerate(zip(lines, references))]
     loaded = time.perf_counter()
-    progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="sampling")
-    with ParallelMap(_work, sampler, args.workers, args.scheduler, threads=args.threads, size=len(lines)) as pool:
-        if (note := pool.note("sampled")) and not args.quiet:
-            tqdm.write(note, file=sys.stderr)
-        results = list(pool.map(items, chunksize=4, progress=progress.update))
-    progress.close()
-    with Outputs([args.input, args.refs]) as outputs:
+    with Outputs([args.input, args.refs, *model_inputs(args, sampler.model)]) as outputs:
+        outputs.claim([args.output, *([args.trace] if args.trace else [])])  # refused now, if they must be
+        progress = tqdm(total=len(lines), unit="sent", disable=args.quiet or None, file=sys.stderr, desc="sampling")
+        with ParallelMap(_work, sampler, args.workers, args.scheduler, threads=args.threads,
+                         size=len(lines)) as pool:
+            if (note := pool.note("sampled")) and not args.quiet:
+                tqdm.write(note, file=sys.stderr)
+            results = list(pool.map(items, chunksize=4, progress=progress.update))
+        progress.close()
         translations = outputs.open(args.output)
         handle = outputs.open(args.trace) if args.trace else None  # both opened before either is written
         translations.writelines(f"{text}\n" for text, _ in results)

@@ -23,11 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from pbmt.commands.translate import DEFAULT_MODEL
-from pbmt.base.config import config_path
+from pbmt.base.config import MosesConfig, config_path
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, read_lines
 from pbmt.model.model import Preprocessing
 from pbmt.base.protected import ProtectedPatterns
+from pbmt.base.run_state import model_files
 from pbmt.base.text import TextForm, moses_knows, unknown_language
 
 SIDES = ("source", "target")
@@ -69,6 +70,13 @@ def text_form(args: argparse.Namespace) -> TextForm:
     return replace(form, protected=ProtectedPatterns(extra + form.protected.extra)) if extra else form
 
 
+def form_inputs(args: argparse.Namespace) -> list[Path | str | None]:
+    """--input, --protected and, without --language, the files of -f's model (its pbmt.toml and truecasers, which
+    ``text_form(args)`` reads, its tables): files no output of the run may replace."""
+    model = [] if args.language is not None else model_files(MosesConfig.read(config_path(args.config)))
+    return [args.input, args.protected, *model]
+
+
 def warn_if_formless(args: argparse.Namespace, form: TextForm, done: str) -> None:
     """A warning when -f's model says nothing of its text form (a Moses model without a pbmt.toml), so that
     ``done`` (what the verb did to the text: next to nothing) is all: the user meant Moses's tokeniser."""
@@ -82,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """Tokenise; returns 0."""
     form = text_form(args)
     lines = [" ".join(form.tokens(line)) for _, line in read_lines(args.input)]
-    with Outputs([args.input, args.protected]) as outputs:
+    with Outputs(form_inputs(args)) as outputs:
         outputs.open(args.output).writelines(f"{line}\n" for line in lines)
     warn_if_formless(args, form, "the lines were copied as they are")
     return 0

@@ -216,6 +216,12 @@ def load_model(args: argparse.Namespace, config: MosesConfig | None = None,
     return model
 
 
+def model_inputs(args: argparse.Namespace, model: TranslationModel) -> list[Path | None]:
+    """The files ``model`` (``load_model(args)``) was read from, ``--weights``'s file included: inputs no output of
+    the run may replace (``pbmt.base.files.Outputs``)."""
+    return [args.weights and _weights_file(args.weights), *model_files(model.config)]
+
+
 def search_settings(args: argparse.Namespace, config: MosesConfig | None = None) -> SearchSettings:
     """The search settings of ``--config``'s ini (``config`` if already read) under the command line's
     (``search_overrides``)."""

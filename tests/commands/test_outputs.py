@@ -1,0 +1,79 @@
+"""Every verb that writes a file refuses an output that names one of the files its run reads (the model's
+moses.ini, pbmt.toml, truecasers and tables, --weights, the input): exit 2, one line, the file left byte for byte
+as it was, and nothing else written; refused before the work, not after it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pbmt.commands.cli import main
+from repo_data import EMBEDDED_MODEL
+
+SOURCE = "a b c\nc a e b\n"
+TOML = ('[preprocess]\ntokenize = true\nlowercase = false\ntruecase = true\nsource_language = "es"\n'
+        'target_language = "en"\nsource_truecaser = "truecase-model.source.gz"\n'
+        'target_truecaser = "truecase-model.target.gz"\n')
+MODEL_FILES = ["moses.ini", "pbmt.toml", "truecase-model.source.gz", "truecase-model.target.gz", "phrase-table.gz"]
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model_dir, tmp_path_factory) -> Path:
+    """The tiny model with a pbmt.toml naming the embedded model's truecasers, beside them."""
+    folder = tmp_path_factory.mktemp("guarded-model")
+    shutil.copytree(tiny_model_dir, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    (folder / "pbmt.toml").write_text(TOML)
+    for name in ("truecase-model.source.gz", "truecase-model.target.gz"):
+        shutil.copy(EMBEDDED_MODEL.parent / name, folder / name)
+    return folder
+
+
+def _verbs(ini: Path, source: Path, weights: Path) -> dict[str, callable]:
+    """verb -> argv writing its output (one of each file-writing option) to the path given."""
+    sample = ["sample", "-q", "-f", ini, "-i", source, "--steps-per-sentence", "10", "--threads", "1"]
+    analyze = ["analyze", "-q", "-f", ini, "-i", source, "--refs", source, "--threads", "1", "--bootstrap", "10"]
+    return {
+        "tokenize": lambda out: ["tokenize", "-q", "-f", ini, "-i", source, "-o", out],
+        "detokenize": lambda out: ["detokenize", "-q", "-f", ini, "-i", source, "-o", out],
+        "explain --html": lambda out: ["explain", "-f", ini, "a b", "--html", out],
+        "explain --dot": lambda out: ["explain", "-f", ini, "a b", "--dot", out],
+        "analyze": lambda out: [*analyze, "-o", out],
+        "analyze --weights": lambda out: [*analyze, "--weights", weights, "-o", out],
+        "sample": lambda out: [*sample, "-o", out],
+        "sample --trace": lambda out: [*sample, "--trace", out],
+    }
+
+
+VERBS = list(_verbs(Path(), Path(), Path()))
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_an_output_naming_a_file_the_run_reads_is_refused_and_the_file_stays(model, tmp_path, capsys, verb):
+    source, weights = tmp_path / "in.txt", tmp_path / "weights.ini"
+    source.write_text(SOURCE)
+    weights.write_text("[weight]\nLM0= 0.4\n")
+    argv = _verbs(model / "moses.ini", source, weights)[verb]
+    targets = ([model / name for name in MODEL_FILES] + ([source] if "explain" not in verb else [])
+               + ([weights] if "weights" in verb else []))
+    listing = sorted(p.name for p in model.iterdir() if not p.name.endswith(".pbmt-cache"))
+    for target in targets:
+        before = target.read_bytes()
+        assert main([str(a) for a in argv(target)]) == 2, target
+        err = capsys.readouterr().err
+        assert err.startswith(f"pbmt {verb.split()[0]}: error: {target}: is an input of this run too"), err
+        assert err.count("\n") == 1 and "SOURCE" not in capsys.readouterr().out
+        assert target.read_bytes() == before
+    assert sorted(p.name for p in model.iterdir() if not p.name.endswith(".pbmt-cache")) == listing
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "weights.ini"])
+    assert main([str(a) for a in argv(tmp_path / "out")]) == 0 and (tmp_path / "out").stat().st_size > 0
+
+
+def test_explain_refuses_one_file_for_both_html_and_dot_before_explaining(model, tmp_path, capsys):
+    page = tmp_path / "page.html"
+    assert main(["explain", "-f", str(model / "moses.ini"), "a b", "--html", str(page), "--dot", str(page)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"pbmt explain: error: {page}: named twice as an output of this run; give each output "
+                            "its own file\n") and captured.out == ""
+    assert list(tmp_path.iterdir()) == []
