@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 import pbmt.commands.eval
-from pbmt.commands.cli import main
+from pbmt.commands.cli import build_parser, main
 from pbmt.base.errors import PbmtError, UsageError
 from reliability import SHARED, fuzz, run  # noqa: F401 - a fixture
 
@@ -87,6 +87,21 @@ def test_bad_arguments_are_usage_errors(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["translate", "--stack", "many"])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize("argv", [["translate", "--stack", "99999999999999999999"],
+                                  ["translate", "--pop-limit", str(2 ** 31)],
+                                  ["translate", "--distortion-limit", str(2 ** 63)],
+                                  ["translate", "--ttable-limit", str(2 ** 64 + 1)],
+                                  ["explain", "x", "--n-best-size", str(2 ** 63)]])
+def test_an_integer_beyond_32_bits_is_a_usage_error_naming_the_option(capsys, argv):
+    """Such values reached the kernels' int64 arguments (an OverflowError's traceback) or arrays that size."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"pbmt {argv[0]}: error: {argv[-2]} must be ") and "and at most 2,147,483,647, not" in err
+    assert build_parser().parse_args([*argv[:-1], str(2 ** 31 - 1)])
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from pbmt import __version__
 from pbmt.commands.options import range_of, visible_flags
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.feature_modules import module_frame
-from pbmt.base.files import parse_finite, parse_int, release_folders
+from pbmt.base.files import MAX_INDEX, parse_finite, parse_int, release_folders
 
 # verb -> its one-line summary; its module (``verb_module``) has add_arguments(parser) and run(args) -> int
 VERBS = {
@@ -133,6 +133,9 @@ class Parser(argparse.ArgumentParser):
             for number in value if isinstance(value, (list, tuple)) else [value]:
                 if isinstance(number, (int, float)) and number not in allowed:
                     self.error(f"{'/'.join(visible_flags(action))} must be {allowed}, not {number:g}")
+                if isinstance(number, int) and abs(number) > MAX_INDEX:  # pbmt's counts and kernels' ints: 32 bits
+                    self.error(f"{'/'.join(visible_flags(action))} must be {allowed} and at most {MAX_INDEX:,}, "
+                               f"not {number:,}")
         return namespace, extras
 
     def error(self, message: str):

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 
 from pbmt.base.parallel import available_cores
+from pbmt.model import MAX_ORDER
 from pbmt.train import MAX_SUPPORTED_LENGTH
 
 
@@ -52,11 +53,17 @@ class Range:
         return self.high is None or (value < self.high or (not self.open_high and value == self.high))
 
     def __str__(self) -> str:
+        low, high = _number(self.low), _number(self.high)
         if self.high is None:
-            return "positive" if self.low == 0 and self.open_low else f"at least {self.low:g}"
+            return "positive" if self.low == 0 and self.open_low else f"at least {low}"
         if not (self.open_low or self.open_high):
-            return f"{self.low:g} to {self.high:g}"
-        return f"in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}{')' if self.open_high else ']'}"
+            return f"{low} to {high}"
+        return f"in {'(' if self.open_low else '['}{low}, {high}{')' if self.open_high else ']'}"
+
+
+def _number(value: float | None) -> str:
+    """A bound as README.md writes it: whole numbers in digits with thousands separators, others as ``:g``."""
+    return "" if value is None else f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=True), Range(0, 1)
@@ -67,7 +74,7 @@ COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=
 RANGES: dict[str, Range] = {
     # counts: at least 1
     **dict.fromkeys(["n_best_size", "stack", "ttable_limit", "workers", "options_per_span", "trace_every",
-                     "order", "lm_order", "osm", "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
+                     "sentences", "iterations", "pro_samples", "pro_keep", "sgd_passes",
                      "oracle_beam", "epochs", "held_out", "batch_size", "samples_per_sentence", "chains",
                      "max_batches", "eval_every", "min_count", "prune", "shard_size", "max_queue", "max_words",
                      "max_sentences", "threads", "bootstrap", "sparse_min_sentences"], COUNT),
@@ -84,11 +91,16 @@ RANGES: dict[str, Range] = {
     "distortion_limit": Range(-1),  # -1: no limit
     "passes": Range(2),  # the two seed decodings of the relevant-set tuners
     "max_phrase_length": Range(1, MAX_SUPPORTED_LENGTH),
+    **dict.fromkeys(["order", "lm_order", "osm"], Range(1, MAX_ORDER)),  # n-gram orders
     "port": Range(0, 65535),  # 0: any free port
     "baseline": Range(0, 100),  # BLEU in percent
 }
+#: Most steps of one sentence's sampler: it keeps 17 bytes a step (the temperature schedule, the steps it records),
+#: 170 MB at this bound, about an hour of one sentence's sampling at thousands of steps a second.
+MAX_STEPS = 10_000_000
 RANGE_OF_VERB: dict[tuple[str, str], Range] = {
-    ("sample", "steps_per_sentence"): COUNT,  # translate --documents: 0 steps keeps the decoder's translation
+    # translate --documents: 0 steps keeps the decoder's translation
+    ("sample", "steps_per_sentence"): Range(1, MAX_STEPS),
     ("tune", "temperature"): POSITIVE,  # SampleRank's; sample's 0 is greedy
 }
 

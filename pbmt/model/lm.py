@@ -25,7 +25,7 @@ import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import open_text, parse_float
-from pbmt.model import cache
+from pbmt.model import MAX_ORDER, cache
 from pbmt.base.hashtable import table_capacity
 from pbmt.model._lm_kernels import (
     CACHE_BITS,
@@ -296,6 +296,8 @@ def _read_counts(lines: _Lines) -> list[tuple[int, int]]:
                 f"expected 'ngram N=count' in the \\data\\ header, found {_show(line)}"
             )
         order, count = int(match[1]), int(match[2])
+        if order > MAX_ORDER:
+            raise lines.error(f"'ngram {order}=': pbmt loads n-grams of order at most {MAX_ORDER}")
         if order != len(counts) + 1:
             raise lines.error(f"expected 'ngram {len(counts) + 1}=count', found order {order}")
         counts.append((count, lines.number))

@@ -70,6 +70,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from pbmt.model import MAX_ORDER
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.files import Outputs, left_clean_on_failure, output_target, process_running, read_lines
 from pbmt.train.arpa import ArpaModel, write_arpa
@@ -95,17 +96,22 @@ def parse_memory(text: str) -> int:
     """Bytes of a memory size written as lmplz's ``-S`` (and Unix ``sort -S``)
     takes it: a number with a suffix ``b`` (bytes), ``K``, ``M``, ``G``, ``T``
     (powers of 1024) or ``%`` (of the physical memory); no suffix means K.
-    ValueError for anything else or a size under 1 KiB."""
+    ValueError for anything else, a size under 1 KiB or one above the physical memory (buffers that size could
+    not be held)."""
     match = _SIZE.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"memory size {text!r} is not a number with a suffix b, K, M, G, T or % (e.g. 2G, 80%)")
     number, suffix = float(match.group(1)), match.group(2).lower()
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if suffix == "%":
-        size = number / 100 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        size = number / 100 * physical
     else:
         size = number * 1024 ** "bkmgtp".index(suffix or "k")
     if size < 1024:
         raise ValueError(f"memory size {text!r} is under 1K")
+    if size > physical:
+        raise ValueError(f"memory size {text!r} is more than this machine's physical memory "
+                         f"({physical / 1024 ** 3:.1f}G; 100% is all of it)")
     return int(size)
 
 
@@ -400,8 +406,8 @@ def _levels(runs: _Runs, folder: Path, rows: int, progress: bool) -> list[Path]:
 def _estimate(sentences, order: int, discount_fallback, memory: int, folder: Path,
               progress: bool = False) -> ArpaModel:
     """The model, its arrays memory-mapped from files in ``folder``."""
-    if order < 1:
-        raise PbmtError(f"the n-gram order must be at least 1, got {order}")
+    if not 1 <= order <= MAX_ORDER:
+        raise PbmtError(f"the n-gram order must be 1 to {MAX_ORDER}, got {order}")
     if discount_fallback is not None:
         discount_fallback = _check_fallback(discount_fallback)
     # bytes per buffered token while counting, per record in a merge or a probability pass

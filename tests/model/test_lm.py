@@ -309,6 +309,8 @@ def test_lines_of_whitespace_alone_separate_sections_as_in_kenlm(tmp_path, blank
         ("-0.3\ta b", "-inf\ta b", 15, "log10 probability '-inf' is not a finite number"),
         ("b a\t0", "b a\t1e999", 16, "backoff '1e999' is not a finite number"),
         ("b a\t0", "b a\t1_0", 16, "backoff '1_0' is not a number"),
+        ("ngram 3=2", "\n".join(f"ngram {k}={2 if k == 3 else 0}" for k in range(3, 129)), 129,
+         "'ngram 128=': pbmt loads n-grams of order at most 127"),  # orders are int8 in the trie
     ],
 )
 def test_malformed_arpa_names_file_and_line(tmp_path, old, new, line, message):

@@ -283,7 +283,7 @@ def test_memory_sizes_are_spelled_as_lmplz_takes_them(text, size):
     assert parse_memory(text) == size
 
 
-@pytest.mark.parametrize("text", ["5X", "", "G", "0", "100b", "-1G"])
+@pytest.mark.parametrize("text", ["5X", "", "G", "0", "100b", "-1G", "101%", "99999999999999999999G"])
 def test_bad_memory_sizes(text):
     with pytest.raises(ValueError, match="memory size"):
         parse_memory(text)
