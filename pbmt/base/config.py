@@ -23,7 +23,7 @@ from typing import Callable, TypeVar
 
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.feature_modules import load_feature_modules
-from pbmt.base.files import atomic_write, parse_float, parse_int, read_lines
+from pbmt.base.files import Outputs, atomic_write, parse_float, parse_int, read_lines
 from pbmt.base.nbest import parse_features
 
 T = TypeVar("T")
@@ -120,9 +120,10 @@ class MosesConfig:
         settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
         return cls(features, weights, settings, path, {name: headers[name] for name in settings}, modules)
 
-    def write(self, path: str | Path) -> None:
-        """Write as a version 2 ``moses.ini`` (atomically). Paths are written as given, but that an absolute
-        path in or below the folder written to is written relative to it, so that the folder can move."""
+    def write(self, path: str | Path, outputs: Outputs | None = None) -> None:
+        """Write as a version 2 ``moses.ini`` (atomically; into ``outputs``, one run's files renamed together, when
+        given). Paths are written as given, but that an absolute path in or below the folder written to is written
+        relative to it, so that the folder can move."""
         folder = os.path.abspath(Path(path).parent)
         features = [replace(f, args={**f.args, "path": relative_path(f.args["path"], folder)}) if "path" in f.args
                     else f for f in self.features]
@@ -132,6 +133,9 @@ class MosesConfig:
         out += ["[feature]", *(f.to_line() for f in features), ""]
         out += ["[weight]"]
         out += [f"{name}= " + " ".join(format(w, ".9g") for w in ws) for name, ws in self.weights.items()]
+        if outputs is not None:
+            outputs.open(path).write("\n".join(out) + "\n")
+            return
         with atomic_write(path) as handle:
             handle.write("\n".join(out) + "\n")
 

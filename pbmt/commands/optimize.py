@@ -50,7 +50,8 @@ from pbmt.commands.tuners import TunerOptions
 from pbmt.base.config import MosesConfig
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.parallel import available_cores
-from pbmt.base.files import atomic_write
+from pbmt.base.files import Outputs
+from pbmt.base.run_state import model_files
 from pbmt.model.features import FeatureLayout
 from pbmt.model.sparse import SparseWeights, nbest_name, read_sparse, weight_name
 from pbmt.tune.loop import LoopSettings, tuned_config
@@ -133,20 +134,22 @@ def run(args: argparse.Namespace) -> int:
     loaded = time.perf_counter()
     weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
     dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
-    if config is not None:
-        tuned = tuned_config(config, pool.layout, dense)
-        if tuned.sparse_features:  # its [weight-file]: the sparse weights tuned here, else the model's own
-            weight_file = args.sparse_weights if sparse else config.weight_file
-            tuned = tuned.with_weight_file(None if weight_file is None else os.path.abspath(weight_file))
-        tuned.write(args.output)
-        if sparse:
-            SparseWeights(tuple(weight_name(n) for n in pool.sparse_names), tuned_sparse).write(args.sparse_weights)
-    else:
-        lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
-                                for name, values in pool.layout.as_dict(dense).items()]
-        lines += [f"{name}= {value:.9g}" for name, value in zip(pool.sparse_names, tuned_sparse) if value != 0.0]
-        with atomic_write(args.output, inputs=[args.n_best, *args.refs]) as handle:
-            handle.write("\n".join(lines) + "\n")
+    # the tuned moses.ini (or the weights) and the sparse weights replace none of the files read nor the model's
+    with Outputs([args.n_best, *args.refs, *(model_files(config) if config is not None else [])]) as outputs:
+        if config is not None:
+            tuned = tuned_config(config, pool.layout, dense)
+            if tuned.sparse_features:  # its [weight-file]: the sparse weights tuned here, else the model's own
+                weight_file = args.sparse_weights if sparse else config.weight_file
+                tuned = tuned.with_weight_file(None if weight_file is None else os.path.abspath(weight_file))
+            tuned.write(args.output, outputs)
+            if sparse:
+                SparseWeights(tuple(weight_name(n) for n in pool.sparse_names),
+                              tuned_sparse).write(args.sparse_weights, outputs)
+        else:
+            lines = ["[weight]"] + [f"{name}= " + " ".join(format(v, ".9g") for v in values)
+                                    for name, values in pool.layout.as_dict(dense).items()]
+            lines += [f"{name}= {value:.9g}" for name, value in zip(pool.sparse_names, tuned_sparse) if value != 0.0]
+            outputs.open(args.output).write("\n".join(lines) + "\n")
     if sparse and not args.quiet:
         print(f"sparse features: {np.count_nonzero(tuned_sparse)} of {len(pool.sparse_names)} with a non-zero "
               "weight", file=sys.stderr)

@@ -54,7 +54,9 @@ from pbmt.commands.options import default_of, preset_values
 from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions, listed
 from pbmt.base.errors import PbmtError, UsageError
+from pbmt.base.config import MosesConfig
 from pbmt.base.files import atomic_write
+from pbmt.base.run_state import model_files
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.gains import names_of
 from pbmt.tune.listnet import NORMALISATIONS, PRESETS, ListNet
@@ -137,6 +139,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary on standard error")
 
 
+def _inputs(args: argparse.Namespace) -> list[Path | str | None]:
+    """The files the run reads (the lists, references, sources, weights, LMs, plugins; -f's model, whose pbmt.toml
+    and truecasers make text its token form): no output may replace one."""
+    model = model_files(MosesConfig.read(args.config)) if args.config is not None else []
+    return [args.n_best, args.src, args.weights, *(args.refs or []), *args.lm, *args.plugins, *model]
+
+
 def run(args: argparse.Namespace) -> int:
     if args.train and (args.refs is None or args.out is None):
         raise UsageError("--train needs --refs and --out")
@@ -150,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         references = _references(args, lists)
         model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
                       **_params(args))
-        model.write(args.out)
+        model.write(args.out, _inputs(args))
         stats = references.stats(lists.texts, lists.sentence)
         before, after = lists.offsets[:-1], model.best(lists)
         if not args.quiet:
@@ -164,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     best = model.best(lists)
     lines = [lists.texts[i] if i >= 0 else "" for i in best]
     references = _references(args, lists) if args.refs is not None and not args.quiet else None
-    with atomic_write(args.output, inputs=[args.n_best, args.src, args.weights, *(args.refs or [])]) as handle:
+    with atomic_write(args.output, inputs=_inputs(args)) as handle:
         handle.write("".join(line + "\n" for line in lines))
     if references is not None:
         filled = best >= 0

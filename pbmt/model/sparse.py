@@ -66,7 +66,7 @@ import numpy as np
 
 from pbmt.base.config import FEATURE_TYPES, WEIGHT_FILE, Feature, MosesConfig
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import atomic_write, parse_float, read_lines
+from pbmt.base.files import Outputs, atomic_write, parse_float, read_lines
 from pbmt.model import distortion_bins
 from pbmt.model.block_features import KINDS as BLOCK_KINDS, PREFIXES as BLOCK_PREFIXES, BlockWeights, is_block_name
 from pbmt.model.features import FEATURES, FeatureFunction, register
@@ -198,14 +198,17 @@ class SparseWeights:
             values.append(value)
         return cls(tuple(names), np.array(values, np.float64))
 
-    def write(self, path: str | os.PathLike) -> None:
-        """Write the non-zero weights, largest magnitude first (atomically)."""
+    def write(self, path: str | os.PathLike, outputs: Outputs | None = None) -> None:
+        """Write the non-zero weights, largest magnitude first (atomically; into ``outputs``, one run's files
+        renamed together, when given)."""
         order = np.argsort(-np.abs(self.values), kind="stable")
+        text = "# sparse feature weights (pbmt): name value\n" + "".join(
+            f"{self.names[i]} {float(self.values[i])!r}\n" for i in order if self.values[i] != 0.0)
+        if outputs is not None:
+            outputs.open(path).write(text)
+            return
         with atomic_write(path) as handle:
-            handle.write("# sparse feature weights (pbmt): name value\n")
-            for i in order:
-                if self.values[i] != 0.0:
-                    handle.write(f"{self.names[i]} {float(self.values[i])!r}\n")
+            handle.write(text)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -234,8 +234,9 @@ class RescoringModel:
             chosen[lengths > 0] = argmax_by_sentence(self.scores(lists), filled)
         return chosen
 
-    def write(self, path: str | Path) -> None:
-        """Write the weights file (module docstring), atomically."""
+    def write(self, path: str | Path, inputs: Iterable[str | Path | None] = ()) -> None:
+        """Write the weights file (module docstring), atomically; ``path`` naming one of ``inputs`` (the files
+        the run read) is a UsageError."""
         lines = ["# pbmt rescore weights: [weight] in raw feature space; [rescore] (JSON to the end of the file)",
                  "# says how they were learned and, for feature normalisation, the dev set's feature range.",
                  "[weight]"]
@@ -249,7 +250,7 @@ class RescoringModel:
                              "maximum": _named(self.layout, self.scaling.maximum),
                              "scaled_weights": _named(self.layout, self.scaled_weights)})
         lines += ["", "[rescore]", json.dumps(settings, indent=1)]
-        with atomic_write(path) as handle:
+        with atomic_write(path, inputs=inputs) as handle:
             handle.write("\n".join(lines) + "\n")
 
     @classmethod

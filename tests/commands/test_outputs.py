@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pbmt.commands.cli import main
+from reliability import fuzz, optimize_args  # noqa: F401 - a fixture
 from repo_data import EMBEDDED_MODEL
 
 SOURCE = "a b c\nc a e b\n"
@@ -77,3 +78,48 @@ def test_explain_refuses_one_file_for_both_html_and_dot_before_explaining(model,
     assert captured.err == (f"pbmt explain: error: {page}: named twice as an output of this run; give each output "
                             "its own file\n") and captured.out == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def _refused_and_kept(argv: list, target: Path, verb: str, capsys) -> None:
+    before = target.read_bytes()
+    assert main([str(a) for a in argv]) == 2, target
+    err = capsys.readouterr().err
+    assert err.startswith(f"pbmt {verb}: error: {target}: is an input of this run too") and err.count("\n") == 1, err
+    assert target.read_bytes() == before
+
+
+def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_model(fuzz, tmp_path, capsys):
+    """With -f, the tuned moses.ini replaced the n-best list, the references, the ini itself or the model's LM."""
+    model = tmp_path / "model"
+    shutil.copytree(fuzz["model"], model, ignore=shutil.ignore_patterns("*.pbmt-cache"))
+    nbest, refs = tmp_path / "nbest.txt", tmp_path / "refs.txt"
+    shutil.copy(fuzz["nbest"], nbest)
+    shutil.copy(fuzz["refs"], refs)
+    ini = model / "moses.ini"
+    for target in (nbest, refs, ini, model / "lm.arpa", model / "pbmt.toml"):
+        _refused_and_kept(optimize_args(nbest, refs, ini, target), target, "optimize", capsys)
+    without_ini = optimize_args(nbest, refs, ini, refs)
+    _refused_and_kept(without_ini[:without_ini.index("-f")] + without_ini[without_ini.index("-f") + 2:], refs,
+                      "optimize", capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "nbest.txt", "refs.txt"]
+    assert main([str(a) for a in optimize_args(nbest, refs, ini, tmp_path / "tuned.ini")]) == 0
+    weights = (tmp_path / "tuned.ini").read_text()
+    assert weights[weights.index("[weight]"):] == fuzz["tuned"][fuzz["tuned"].index("[weight]"):]
+
+
+def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuzz, tmp_path, capsys):
+    """--train --out replaced the n-best list or the references; -o the LM of --lm."""
+    nbest, refs, lm = tmp_path / "nbest.txt", tmp_path / "refs.txt", tmp_path / "lm.arpa"
+    shutil.copy(fuzz["nbest"], nbest)
+    shutil.copy(fuzz["refs"], refs)
+    shutil.copy(fuzz["model"] / "lm.arpa", lm)
+    train = ["rescore", "-q", "--n-best", nbest, "--refs", refs, "--tokenized", "--lm", lm, "--train",
+             "--algorithm", "mert", "--restarts", "1", "--random-directions", "1"]
+    for target in (nbest, refs, lm):
+        _refused_and_kept([*train, "--out", target], target, "rescore", capsys)
+    assert main([str(a) for a in [*train, "--out", tmp_path / "weights"]]) == 0
+    apply = ["rescore", "-q", "--n-best", nbest, "--lm", lm, "--weights", tmp_path / "weights"]
+    for target in (nbest, lm, tmp_path / "weights"):
+        _refused_and_kept([*apply, "-o", target], target, "rescore", capsys)
+    assert main([str(a) for a in [*apply, "-o", tmp_path / "best.txt"]]) == 0
+    assert len((tmp_path / "best.txt").read_text().splitlines()) == len(refs.read_text().splitlines())

@@ -41,7 +41,7 @@ def test_output_depends_on_the_seed_only(tiny_model_dir, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["--decision", "max-derivation", "--steps-per-sentence", "100", "--burn-in-per-sentence", "100"], "burn-in"),
     (["--anneal", "1", "0"], "positive"),
-    (["--steps-per-sentence", "0"], "at least 1"),
+    (["--steps-per-sentence", "0"], "1 to 10,000,000"),
 ])
 def test_bad_arguments(tiny_model_dir, tmp_path, capsys, args, message):
     try:
