@@ -9,7 +9,12 @@ stale: it crashes or computes with the old code. ``install`` registers a cache
 locator that stamps every kernel of pbmt, and of a model's feature modules
 (``pbmt.base.feature_modules``), with its own file's stamp and the
 ``fingerprint`` of pbmt's kernel sources: a change to any of them recompiles
-every cached kernel once, and nothing else does. The cache files stay where
+every cached kernel once, and nothing else does. A stamp per kernel module (the
+sources its module imports) would not be sound: the searches' kernels inline the
+feature kernels registered for their sentence data (``pbmt.model._feature_kernels``)
+from modules they never import (the LM's, the OSM's, the reordering's), and a
+named tuple's layout is compiled into every kernel it is passed to, while the
+modules defining them import, directly or not, nearly every other kernel source. The cache files stay where
 numba puts them (beside the module, under ``NUMBA_CACHE_DIR`` when set, or in
 the user-wide folder); only the stamp in their index differs.
 
