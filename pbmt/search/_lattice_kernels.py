@@ -15,6 +15,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from pbmt.search._lattice_point_kernels import POINTS_PER_START, point_space, sample_points
 from pbmt.search._scoring_kernels import transition
 
 
@@ -121,36 +122,6 @@ def _room(array, need):
     for i in range(array.shape[0]):
         out[i] = array[i]
     return out
-
-
-@njit(cache=True, nogil=True)
-def _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix):
-    """Each node's best completion and best prefix at each of the sample points ``gammas`` (float64[g]), by
-    one backward and one forward Viterbi pass over a sentence's edges ``lo_e:hi_e`` (sorted by target, so
-    every edge's source is final before the edge is read forward, and its target backward): ``best[v, i]``,
-    the highest ``A + gammas[i] * B`` over the paths from node v to the final node, ``best_slope[v, i]`` the
-    B of that path, and ``prefix[v, i]`` the highest over the paths from the start to v (float64[>= n_nodes,
-    g], written)."""
-    for v in range(n_nodes):
-        for i in range(gammas.shape[0]):
-            best[v, i] = -np.inf
-            best_slope[v, i] = 0.0
-            prefix[v, i] = -np.inf
-    best[n_nodes - 1, :] = 0.0
-    prefix[0, :] = 0.0
-    for e in range(lo_e, hi_e):
-        s = source[e]
-        t = target[e]
-        for i in range(gammas.shape[0]):
-            prefix[t, i] = max(prefix[t, i], prefix[s, i] + a[e] + gammas[i] * b[e])
-    for e in range(hi_e - 1, lo_e - 1, -1):
-        s = source[e]
-        t = target[e]
-        for i in range(gammas.shape[0]):
-            value = best[t, i] + a[e] + gammas[i] * b[e]
-            if value > best[s, i]:
-                best[s, i] = value
-                best_slope[s, i] = best_slope[t, i] + b[e]
 
 
 @njit(cache=True, nogil=True)
@@ -436,7 +407,7 @@ def _sweep(lo_e, hi_e, source, target, a, b, low, high, n_g, pool, buffers, prun
 
 @njit(cache=True, nogil=True)
 def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_offsets, words, low, high, gammas,
-              first, last):
+              rounds, first, last):
     """Sentences ``first:last``'s upper envelopes of ``A(path) + gamma * B(path)`` over every complete path of
     their lattices, by one sweep over each lattice's nodes in topological order (Macherey et al., 2008,
     Algorithm 1).
@@ -465,6 +436,9 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     the sample points is never looked at (``_hopeless``). This pruning is
     exact (such paths are never highest) and leaves a few percent of the
     edges to sweep on a climb's bounded segment (docs/tuning-results.md).
+    Before, ``rounds`` rounds add points where each sentence's best paths
+    change (``_lattice_point_kernels.sample_points``, at most
+    ``POINTS_PER_START`` times g points a sentence).
 
     Returns ``(line_offsets int64[last-first+1], A float64[k], B float64[k],
     out_offsets int64[k+1], out_words int32[...])``: sentence first+s's final
@@ -490,11 +464,8 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     buf_p = np.empty((2, 64), dtype=np.int64)
     node_lo = np.empty(16, dtype=np.int64)
     node_hi = np.empty(16, dtype=np.int64)
-    best = np.empty((16, n_g))
-    best_slope = np.empty((16, n_g))
-    prefix = np.empty((16, n_g))
-    bound = np.full((6, n_g), np.nan)
-    bound[GAMMA] = gammas
+    space = point_space(16, POINTS_PER_START * n_g)
+    bound = np.full((6, 0), np.nan)
     path = np.empty(64, dtype=np.int64)
     k = 0
     for s in range(first, last):
@@ -504,33 +475,37 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
         node_lo = _room(node_lo, n_nodes)
         node_hi = _room(node_hi, n_nodes)
         tol = 0.0
+        n_s = 0
+        best = space.best
         if n_g > 0:
-            if best.shape[0] < n_nodes:
-                best = np.empty((2 * n_nodes, n_g))
-                best_slope = np.empty((2 * n_nodes, n_g))
-                prefix = np.empty((2 * n_nodes, n_g))
-            _completions(lo_e, hi_e, n_nodes, source, target, a, b, gammas, best, best_slope, prefix)
-            for i in range(n_g):
+            if space.best.shape[0] < n_nodes:
+                space = point_space(2 * n_nodes, space.gamma.shape[0])
+            n_s = sample_points(lo_e, hi_e, n_nodes, source, target, a, b, gammas, rounds, space)
+            points, best_slope = space.gamma, space.best_slope
+            best = space.best if n_s > n_g else space.col_best
+            bound = np.full((6, n_s), np.nan)
+            for i in range(n_s):
+                bound[GAMMA, i] = points[i]
                 bound[TOP, i] = best[0, i]
-                bound[SLOPE, i] = best_slope[0, i]
+                bound[SLOPE, i] = best_slope[i]
                 tol = max(tol, abs(best[0, i]))
             # a margin far above the rounding of sums taken in another order
             tol = 1e-9 * (1.0 + tol)
-            for i in range(n_g - 1):
+            for i in range(n_s - 1):
                 # the lines of the best paths at sample points i and i + 1 cross at x
-                slope_i, slope_j = best_slope[0, i], best_slope[0, i + 1]
-                bound[CROSS, i] = np.nan
+                slope_i, slope_j = best_slope[i], best_slope[i + 1]
                 if slope_j > slope_i:
-                    x = gammas[i] + (best[0, i] - best[0, i + 1] + slope_j * (gammas[i + 1] - gammas[i])) / \
+                    x = points[i] + (best[0, i] - best[0, i + 1] + slope_j * (points[i + 1] - points[i])) / \
                         (slope_j - slope_i)
-                    if gammas[i] < x < gammas[i + 1]:
+                    if points[i] < x < points[i + 1]:
                         bound[CROSS, i] = x
-                        bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - gammas[i])
-                        bound[CROSS_SHARE, i] = (x - gammas[i]) / (gammas[i + 1] - gammas[i])
+                        bound[CROSS_TOP, i] = best[0, i] + slope_i * (x - points[i])
+                        bound[CROSS_SHARE, i] = (x - points[i]) / (points[i + 1] - points[i])
         while True:  # the sweep, again with more room while the sentence's envelopes outgrow the work space
-            pool_need, buf_need = _sweep(lo_e, hi_e, source, target, a, b, low, high, n_g,
+            pool_need, buf_need = _sweep(lo_e, hi_e, source, target, a, b, low, high, n_s,
                                          EnvelopePool(pool_a, pool_b, pool_edge, pool_prev, node_lo, node_hi),
-                                         EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p), Pruning(best, bound, tol), prefix)
+                                         EnvelopeBuffers(buf_a, buf_b, buf_e, buf_p),
+                                         Pruning(best, bound, tol), space.prefix)
             if pool_need == 0 and buf_need == 0:
                 break
             if pool_need > 0:

@@ -181,11 +181,14 @@ class Lattices:
         return list(zip(bounds[:-1], bounds[1:]))
 
     def envelopes(self, a: np.ndarray, b: np.ndarray, word_ids: np.ndarray, low: float = -np.inf,
-                  high: float = np.inf, threads: int | None = None, samples: int | None = None) -> Envelopes:
+                  high: float = np.inf, threads: int | None = None, samples: int | None = None,
+                  rounds: int = 0) -> Envelopes:
         """Each sentence's upper envelope of ``A + gamma * B`` over its complete paths, where an edge adds
         ``a`` to A and ``b`` to B (float64[e], e.g. ``scores(w)``, ``scores(d)``), for ``low <= gamma <= high``
         (lines highest only outside are dropped; on a bounded segment, so are the lines that stay below the
-        best paths at ``samples`` points of it, default ``SAMPLES``; any number gives the same envelopes).
+        best paths at ``samples`` points of it, default ``SAMPLES``, and at the points where ``rounds`` rounds
+        split each sentence's segment where its best paths change, ``_lattice_point_kernels``; any number of
+        either gives the same envelopes).
         word_ids: int32[len(words)], the ids the paths' words are read out as (``_lattice_kernels.envelopes``).
         On ``threads`` threads (default: the cores available), each a block of sentences of about as many
         edges; the result does not depend on their number."""
@@ -197,7 +200,7 @@ class Lattices:
         bounded = np.isfinite(low) and np.isfinite(high) and samples > 0
         gammas = np.linspace(low, high, samples) if bounded else np.zeros(0)
         parts = _map(lambda block: envelopes(self.edge_offsets, self.node_offsets, x.source, x.target, a, b, x.option,
-                                             x.word_offsets, word_ids, low, high, gammas, *block),
+                                             x.word_offsets, word_ids, low, high, gammas, rounds, *block),
                      self._sentence_blocks(threads))
         return Envelopes(_joined_offsets([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                          np.concatenate([p[2] for p in parts]), _joined_offsets([p[3] for p in parts]),
@@ -210,10 +213,12 @@ MIN_BLOCK = 100_000
 #: sample points of a bounded segment at which a line search finds every node's best completion, to drop the
 #: lines that cannot reach the envelope before sweeping (``_lattice_kernels.envelopes``; 0: no pruning)
 SAMPLES = 5
-#: the same along a coordinate direction, whose segment in a climb is long (up to ``max_step`` in one weight,
-#: whose slope is a raw feature), so that the best completions bend often between points far apart: more
-#: points cost more Viterbi passes and prune far more lines (docs/tuning-results.md)
-COORDINATE_SAMPLES = 17
+#: along a coordinate direction, rounds of splitting each sentence's segment where its best paths change
+#: (``_lattice_point_kernels``): the segment in a climb is long (up to ``max_step`` in one weight, whose slope
+#: is a raw feature), so that the best paths change often between points far apart and most lines survive
+#: the pruning at ``SAMPLES`` points alone; a random direction's short segment prunes well without
+#: (docs/tuning-results.md)
+COORDINATE_ROUNDS = 2
 
 
 def _threads(threads: int | None, items: int) -> int:

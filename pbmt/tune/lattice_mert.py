@@ -52,7 +52,7 @@ import numpy as np
 
 from pbmt.base.errors import PbmtError
 from pbmt.metrics.bleu import bleu, segment_stats_ids
-from pbmt.search.lattice import COORDINATE_SAMPLES, Lattices
+from pbmt.search.lattice import COORDINATE_ROUNDS, Lattices
 from pbmt.tune.mert import Lines, Mert, best_step
 from pbmt.tune.options import MERT, number_or_none
 from pbmt.tune.pool import References
@@ -119,7 +119,7 @@ class LatticeLines(Lines):
     def search(self, direction: np.ndarray, coordinate: int | None, low: float, high: float) -> tuple[float, float]:
         slopes = self.lattices.scores(self._vector(direction), self.threads)
         envelopes = self.lattices.envelopes(self.a, slopes, self.word_ids, low, high, self.threads,
-                                            None if coordinate is None else COORDINATE_SAMPLES)
+                                            rounds=0 if coordinate is None else COORDINATE_ROUNDS)
         offsets = envelopes.line_offsets
         successive = np.ones(len(envelopes.intercept) - 1, dtype=bool) if len(envelopes.intercept) else \
             np.zeros(0, dtype=bool)

@@ -7,6 +7,7 @@ import pytest
 from pbmt.model.model import SearchSettings, TranslationModel
 from pbmt.search.decoder import best_paths, search
 from pbmt.search.derivation import Derivation, score_derivation
+from pbmt.search._lattice_point_kernels import point_space, sample_points
 from pbmt.search.lattice import Lattices, graph_lattice, hypothesis_features
 from pbmt.search.options import TranslationOptions
 
@@ -192,7 +193,8 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
     """Blocks of sentences on threads and the lines dropped at the sample points change no envelope: the
     shared model's graphs of a few dev lines, along random directions over bounded segments and along every
     coordinate over a climb's long segment (where each line is tested only where its node's envelope has it
-    highest), against one thread with no pruning."""
+    highest), at 5 or 17 points, with or without the rounds that split the segment where the best paths change
+    (6 rounds: until the work space has no room left), against one thread with no pruning."""
     import pbmt.search.lattice as lattice_module
 
     model, _ = shared
@@ -201,13 +203,15 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
     rng = np.random.default_rng(8)
     a = joined.scores(model.weights / np.abs(model.weights).sum())
     ids = np.arange(len(joined.words), dtype=np.int32)
-    directions = [(rng.standard_normal(model.layout.size) / model.layout.size, low, high, None)
-                  for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]]
-    directions += [(np.eye(model.layout.size)[k], -0.05, 2.0, samples) for k in range(model.layout.size)
-                   for samples in (None, lattice_module.COORDINATE_SAMPLES)]
-    for direction, low, high, samples in directions:
+    randoms = [(rng.standard_normal(model.layout.size) / model.layout.size, low, high)
+               for low, high in [(-0.3, 0.2), (-0.05, 0.6), (0.0, 0.01)]]
+    directions = [(direction, low, high, None, rounds) for direction, low, high in randoms for rounds in (0, 2)]
+    directions += [(np.eye(model.layout.size)[k], -0.05, 2.0, samples, rounds) for k in range(model.layout.size)
+                   for samples, rounds in ((None, 0), (17, 0), (None, lattice_module.COORDINATE_ROUNDS), (3, 6))]
+    for direction, low, high, samples, rounds in directions:
         b = joined.scores(direction)
-        envelopes = [joined.envelopes(a, b, ids, low, high, threads=n, samples=samples) for n in (1, 2, 3)]
+        envelopes = [joined.envelopes(a, b, ids, low, high, threads=n, samples=samples, rounds=rounds)
+                     for n in (1, 2, 3)]
         monkeypatch.setattr(lattice_module, "SAMPLES", 0)
         alone = joined.envelopes(a, b, ids, low, high, threads=1)
         monkeypatch.undo()
@@ -215,3 +219,41 @@ def test_envelopes_on_threads_and_pruned_are_the_sweep_alone(shared, monkeypatch
         for env in envelopes:
             for name in ("line_offsets", "intercept", "slope", "word_offsets", "words"):
                 np.testing.assert_array_equal(getattr(env, name), getattr(alone, name))
+
+
+@pytest.mark.parametrize("sentence", ["a b c", "c a e b", "e d c b a"])
+def test_split_points_find_the_enumerated_envelope(tiny, sentence):
+    """Splitting a segment at the crossing of its ends' best lines until nothing splits finds, by Viterbi
+    passes alone, every line of the sentence's envelope over the segment as the best path at some point (the
+    envelope of the enumerated paths); the points are in increasing order and each node's best completion and
+    best prefix there are the enumerated paths' highest."""
+    model = dataclasses.replace(tiny, settings=SearchSettings(stack_size=10**6, beam_threshold=0.0,
+                                                              distortion_limit=2))
+    options, graph = graph_of(model, sentence)
+    lattice = graph_lattice(graph, options, model)
+    joined = Lattices.concatenate([lattice])
+    d = np.random.default_rng(len(sentence)).standard_normal(model.layout.size)
+    a, b = joined.scores(model.weights), joined.scores(d)
+    paths = complete_paths(lattice)
+    lines = np.array([[a[p].sum(), b[p].sum()] for p in paths])
+    low, high = -2.0, 3.0
+    _, expected = brute_envelope(lines, low, high)
+    assert len(expected) > 2
+    cap, rows = 256, lattice.n_nodes
+    space = point_space(rows, cap)
+    n = sample_points(0, lattice.n_edges, lattice.n_nodes, lattice.source, lattice.target, a, b,
+                      np.array([low, high]), 50, space)
+    assert n < cap
+    points = space.gamma[:n]
+    assert np.all(np.diff(points) > 0) and points[0] == low and points[-1] == high
+    best = space.best if n > 2 else space.col_best
+    found = {round(float(slope), 9) for slope in space.best_slope[:n]}
+    assert found == {round(float(slope), 9) for slope in expected[:, 1]}
+    np.testing.assert_allclose(best[0, :n], [np.max(lines[:, 0] + g * lines[:, 1]) for g in points], atol=1e-9)
+    for v in range(lattice.n_nodes):
+        into = [p for p in paths if v == 0 or v in lattice.target[p]]
+        at = [list(lattice.target[p]).index(v) + 1 if v else 0 for p in into]
+        prefix = [max(a[p[:k]].sum() + g * b[p[:k]].sum() for p, k in zip(into, at)) for g in points]
+        completion = [max(a[p[k:]].sum() + g * b[p[k:]].sum() for p, k in zip(into, at)) for g in points]
+        np.testing.assert_allclose(space.prefix[v, :n], prefix, atol=1e-9)
+        np.testing.assert_allclose(best[v, :n], completion, atol=1e-9)
