@@ -70,6 +70,12 @@ CLASSES: list[tuple[str, re.Pattern]] = [
     ("accelerator", re.compile(r"(?<![_&])[_&](?=[^\W\d_])")),
 ]
 CLASS_NAMES = [name for name, _ in CLASSES]
+#: Code in documentation (manual pages), counted as the classes above but apart from their "all": a manual page's
+#: name with its section or a call, ``stat(2)``, ``open()``; a command-line option, ``-H``, ``--follow``.
+CODE_CLASSES: list[tuple[str, re.Pattern]] = [
+    ("page or call", re.compile(r"(?<![\w.])[^\W\d][\w.-]*\((?:[0-9][a-z]*)?\)")),
+    ("option", re.compile(r"(?<![\w-])--?[^\W\d_][\w-]*")),
+]
 #: quote marks, each opening one with the marks that may close it: GNU's `%s', '%s', "%s", «%s», “%s”, ‘%s’, „%s“
 QUOTE_PAIRS = {"`": "'", "'": "'", '"': '"', "«": "»", "‹": "›", "“": "”", "‘": "’", "„": "“”"}
 _PLACEHOLDER = "|".join(f"(?:{pattern.pattern})" for name, pattern in CLASSES
@@ -78,10 +84,10 @@ _CLOSING = "".join(sorted(set("".join(QUOTE_PAIRS.values()))))
 QUOTED = re.compile(f"([{''.join(QUOTE_PAIRS)}])((?:{_PLACEHOLDER})+)([{_CLOSING}])")
 
 
-def protected_tokens(text: str) -> dict[str, Counter]:
+def protected_tokens(text: str, classes: list[tuple[str, re.Pattern]] = CLASSES) -> dict[str, Counter]:
     """The protected tokens of a text by class, as multisets (accelerators: the marks only)."""
     found: dict[str, Counter] = {}
-    for name, pattern in CLASSES:
+    for name, pattern in classes:
         tokens = pattern.findall(text)
         if tokens:
             found[name] = Counter(tokens)
@@ -107,20 +113,21 @@ def starts_lowercase(text: str) -> bool:
     return bool(text) and text[0].isalpha() and text[0].islower()
 
 
-def keep_rates(sources: list[str], references: list[str], outputs: list[str]) -> dict:
+def keep_rates(sources: list[str], references: list[str], outputs: list[str],
+               classes: list[tuple[str, re.Pattern]] = CLASSES) -> dict:
     """Per class and overall: segments counted and segments whose output keeps the source's tokens."""
     counted = Counter()
     kept = Counter()
     for source, reference, output in zip(sources, references, outputs, strict=True):
-        want, ref, got = protected_tokens(source), protected_tokens(reference), protected_tokens(output)
-        classes = [name for name in want if ref.get(name) == want[name]]
-        for name in classes:
+        want, ref, got = (protected_tokens(text, classes) for text in (source, reference, output))
+        shared = [name for name in want if ref.get(name) == want[name]]
+        for name in shared:
             counted[name] += 1
             kept[name] += got.get(name) == want[name]
-        if classes:
+        if shared:
             counted["all"] += 1
-            kept["all"] += all(got.get(name) == want[name] for name in classes)
-    return {name: {"segments": counted[name], "kept": kept[name]} for name in [*CLASS_NAMES, "all"]}
+            kept["all"] += all(got.get(name) == want[name] for name in shared)
+    return {name: {"segments": counted[name], "kept": kept[name]} for name in [*(n for n, _ in classes), "all"]}
 
 
 def lowercase_rate(sources: list[str], references: list[str], outputs: list[str]) -> dict:
@@ -133,6 +140,7 @@ def scores(sources: list[str], references: list[str], outputs: list[str]) -> dic
     return {"bleu_13a": sacrebleu.corpus_bleu(outputs, [references]).score,
             "bleu_whitespace": sacrebleu.corpus_bleu(outputs, [references], tokenize="none").score,
             "protected": keep_rates(sources, references, outputs),
+            "code": keep_rates(sources, references, outputs, CODE_CLASSES),
             "lowercase": lowercase_rate(sources, references, outputs),
             "quoted": quoted_rate(sources, references, outputs)}
 
@@ -257,6 +265,7 @@ def main() -> None:
     for label, path in round_trips.items():
         restored = path.read_text(encoding="utf-8").splitlines()
         figures["round_trips"][label] = {"protected": keep_rates(sources, references, restored),
+                                         "code": keep_rates(sources, references, restored, CODE_CLASSES),
                                          "lowercase": lowercase_rate(sources, references, restored),
                                          "quoted": quoted_rate(sources, references, restored),
                                          "identical": sum(a == b for a, b in zip(sources, restored))}
@@ -282,6 +291,10 @@ def print_table(figures: dict) -> None:
             [share(row["quoted"]) if "quoted" in row else "–"]
         bleu = [f"{row['bleu_13a']:.2f}", f"{row['bleu_whitespace']:.2f}"] if "bleu_13a" in row else ["", ""]
         print(f"| {label} | " + " | ".join(cells + bleu) + " |")
+    code = [name for name, _ in CODE_CLASSES] + ["all"]
+    print("\n| | " + " | ".join(code) + " |\n" + "|---" * (len(code) + 1) + "|")
+    for label, row in rows.items():
+        print(f"| {label} | " + " | ".join(share(row["code"][name]) for name in code) + " |")
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ import tarfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 PACKAGES = """
@@ -266,33 +267,39 @@ def main() -> None:
     stats: dict = {"seed": args.seed, "packages_asked": len(packages), "debs": len(debs),
                    "source_packages": len(units), "unused": {name: len(units[name]) for name in sorted(names["unused"])},
                    "splits": {}}
+    write_splits(args.out, units, names, stats, "source packages", lambda s: s.origin.split("/")[0])
+    print(f"left out: {len(stats['unused'])} source packages, {sum(stats['unused'].values())} segments")
+
+
+def write_splits(out: Path, units: dict[str, list[Segment]], names: dict[str, list[str]], stats: dict, unit: str,
+                 unit_of: Callable[[Segment], str]) -> None:
+    """Write ``OUT/{train,dev,test}.{es,en,origin}`` (each split's units' segments, repeats removed) and
+    ``OUT/stats.json`` (``stats`` with each split's sizes, its units by ``unit_of`` a segment, and for dev and test
+    the sources also in train), and print the sizes; ``unit`` names the units (``source packages``, ``pages``)."""
+    key = unit.split()[-1]
+    stats["splits"] = {}
     train_sources: set[str] = set()
     for part in ("train", "dev", "test"):
         segments = unique([s for name in sorted(names[part]) for s in units[name]])
-        for side in ("es", "en"):
-            (args.out / f"{part}.{side}").write_text("".join(getattr(s, side) + "\n" for s in segments),
-                                                    encoding="utf-8")
-        (args.out / f"{part}.origin").write_text("".join(s.origin + "\n" for s in segments), encoding="utf-8")
+        for side in ("es", "en", "origin"):
+            (out / f"{part}.{side}").write_text("".join(getattr(s, side) + "\n" for s in segments), encoding="utf-8")
         if part == "train":
             train_sources = {s.es for s in segments}
-        sizes = Counter(s.origin.split("/")[0] for s in segments)
         stats["splits"][part] = {
             "segments": len(segments),
             "words_es": sum(len(s.es.split()) for s in segments),
             "words_en": sum(len(s.en.split()) for s in segments),
-            "packages": dict(sorted(sizes.items())),
+            key: dict(sorted(Counter(unit_of(s) for s in segments).items())),
         }
         if part != "train":
             stats["splits"][part]["source_seen_in_train"] = sum(s.es in train_sources for s in segments)
-    (args.out / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
     for part, figures in stats["splits"].items():
         seen = f", {figures['source_seen_in_train']} sources also in train" if part != "train" else ""
         print(f"{part}: {figures['segments']} segments, {figures['words_es']} / {figures['words_en']} words (es / en), "
-              f"{len(figures['packages'])} source packages{seen}")
+              f"{len(figures[key])} {unit}{seen}")
         if part != "train":
-            print("  " + ", ".join(f"{name} {count}" for name, count in figures["packages"].items()))
-    print(f"left out: {len(stats['unused'])} source packages, {sum(stats['unused'].values())} segments")
-
+            print("  " + ", ".join(f"{name} {count}" for name, count in figures[key].items()))
 
 if __name__ == "__main__":
     main()

@@ -96,3 +96,69 @@ def test_split_is_by_package_deterministic_and_keeps_large_packages_out_of_test(
     assert sum(len(units[n]) for n in first["test"]) >= 40
     assert sorted(sum(first.values(), [])) == sorted(units)
     assert first != corpus.split(units, 2, 40, 20, 100, 0.5)
+
+
+def test_code_classes_count_pages_calls_and_options_apart_from_all():
+    text = "véase stat(2), open() y -H o --follow; no volumen(es), e-mail ni 2 -3"
+    assert bench.protected_tokens(text, bench.CODE_CLASSES) == {
+        "page or call": Counter({"stat(2)": 1, "open()": 1}), "option": Counter({"-H": 1, "--follow": 1})}
+    rates = bench.keep_rates([text], [text], ["see stat (2), open() and -h or --follow"], bench.CODE_CLASSES)
+    assert rates == {"page or call": {"segments": 1, "kept": 0}, "option": {"segments": 1, "kept": 0},
+                     "all": {"segments": 1, "kept": 0}}
+
+
+manpages = load("manpage_corpus")
+
+SPANISH_PAGE = r""".\" comentario
+.TH TAIL 1 "Septiembre de 2022" "GNU coreutils 9.1"
+.SH NOMBRE
+tail \- muestra la parte final de un archivo
+.SH DESCRIPCIÓN
+.PP
+Muestra las últimas 10 líneas. Si se indica más de un
+archivo, se encabeza cada salida.
+.TP
+\fB\-c\fP, \fB\-\-bytes\fP=\fI\,[\/\fP+]NUM
+muestra los últimos NUM bytes \(em véase
+.BR stat (2)
+.nf
+tail \-f registro
+.fi
+.PP
+Un párrafo que la versión inglesa no tiene.
+.SH VÉASE TAMBIÉN
+\fBhead\fP(1)
+"""
+ENGLISH_PAGE = r""".TH TAIL "1" "September 2022" "GNU coreutils 9.1"
+.SH NAME
+tail \- output the last part of files
+.SH DESCRIPTION
+.PP
+Print the last 10 lines.
+With more than one FILE, precede each with a header.
+.TP
+\fB\-c\fR, \fB\-\-bytes\fR=\fI\,[\/\fR+]NUM
+output the last NUM bytes \(em see
+.BR stat (2)
+.nf
+tail \-f log
+.fi
+.SH "SEE ALSO"
+\fBhead\fP(1)
+"""
+
+
+def test_manual_pages_pair_by_their_requests_and_split_into_sentences_only_when_both_sides_agree():
+    pairs = [segment for block in manpages.paired_blocks(SPANISH_PAGE, ENGLISH_PAGE)
+             for segment in manpages.segments(*block)]
+    assert pairs == [
+        ("NOMBRE", "NAME"),
+        ("tail - muestra la parte final de un archivo", "tail - output the last part of files"),
+        ("DESCRIPCIÓN", "DESCRIPTION"),
+        ("Muestra las últimas 10 líneas.", "Print the last 10 lines."),
+        ("Si se indica más de un archivo, se encabeza cada salida.", "With more than one FILE, precede each with a header."),
+        ("-c, --bytes=[+]NUM muestra los últimos NUM bytes — véase stat(2)",
+         "-c, --bytes=[+]NUM output the last NUM bytes — see stat(2)"),
+        ("VÉASE TAMBIÉN", "SEE ALSO"),
+        ("head(1)", "head(1)"),
+    ]

@@ -99,6 +99,23 @@ EXAMPLES = [
     ('{"m": "no se abre \\"%s\\"", "n": "a\\tb"}, \\u00e9 y \\\\', ["{", '"', "m", '"', ":", '"', "no", "se", "abre",
                                                                   '\\"%s\\"', '"', ",", '"', "n", '"', ":", '"',
                                                                   "a\\tb", '"', "}", ",", "\\u00e9", "y", "\\\\"]),
+    # KDE's help texts: a line break and an opening tag after a closing one are tokens of their own, so the word
+    # after them is translated (was '<nl/>Para' and '</para><para>', one token each), written back against them
+    ("<para>Hola.</para><para>Pulse.<nl/>Para ver.<nl/></para>", ["<para>", "Hola", ".", "</para>", "<para>", "Pulse",
+                                                                 ".", "<nl/>", "Para", "ver", ".", "<nl/>", "</para>"]),
+    ("una<br>dos<br />tres <b>x</b><br/>", ["una", "<br>", "dos", "<br\ue020/>", "tres", "<b>", "x", "</b>", "<br/>"]),
+    # a call and a manual page's section (Moses: 'stat ( %s )', written back 'stat (%s)'), a hyphenated word with an
+    # accelerator (Moses: 'Auto- ocul_tar'), a setting with a placeholder and a range (Moses: '%s = %s', '%s .. %s')
+    ("Véase stat(2), open() o ld.so(8): stat(%s) y %1(%2).", ["Véase", "stat(2)", ",", "open()", "o", "ld.so(8)", ":",
+                                                             "stat(%s)", "y", "%1(%2)", "."]),
+    ("Auto-ocul_tar y _Solo-lectura", ["Auto-ocul_tar", "y", "_Solo-lectura"]),
+    ("cabecera %s=%s fuera de %s..%s (clave=%s, 1..10)", ["cabecera", "%s=%s", "fuera", "de", "%s..%s", "(",
+                                                           "clave=%s", ",", "1..10", ")"]),
+    # options, whose letters' case the truecaser changed (-H came out -h), and an option's optional value (Moses:
+    # '--color [= CUANDO]'), a version and later (Moses: 'GPLv3 +'), C's escapes (Moses: '\ a')
+    ("con -H, --title/-T o --color[=CUANDO]; GPLv3+: \\a y \\e",
+     ["con", "-H", ",", "--title", "/", "-T", "o", "--color", "[", "=", "CUANDO", "]", ";", "GPLv3+", ":", "\\a", "y",
+      "\\e"]),
 ]
 
 
@@ -117,6 +134,17 @@ def test_a_run_of_emphasis_marks_spaced_both_sides_is_left_as_moses_has_it():
         words = ES.tokens(line)
         assert [w for w in words if "*" in w] == [w for w in MosesTokenizer("es").tokenize(line) if "*" in w]
         assert EN.text(words) == MosesDetokenizer("en").detokenize(words)
+
+
+def test_a_words_optional_ending_in_parentheses_is_no_call():
+    """``volumen(es)``'s ending is Spanish to translate, not a call's argument (``stat(2)``, ``%1(%2)``)."""
+    assert ES.tokens("el volumen(es) (2)") == ["el", "volumen", "(", "es", ")", "(", "2", ")"]
+
+
+def test_a_word_between_dashes_is_no_option():
+    for line in ["--More-- o --waiting-- (pass %d)", "all -Wunused- warnings, -malign-:"]:
+        assert EN.text(EN.tokens(line)) == line
+        assert not {"--More", "--waiting", "-Wunused", "-malign"} & set(EN.tokens(line))
 
 
 def test_a_paired_tag_is_written_against_what_it_encloses_and_an_unpaired_one_as_a_word():

@@ -54,18 +54,25 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: sign with its scale and the number it touches, ``°C``, ``25°C``, ``45°``: Moses writes ``-5 ° C``), and what
 #: Moses's tokeniser cuts into characters its detokeniser spaces apart: a CDATA section, comment, ``<!DOCTYPE>`` or
 #: ``<?xml?>`` (``tag``; ``< ! [ CDATA [``), an operator (``!=``, ``==``, ``<=``, ``&&``, ``||``, ``->``, ``=>``,
-#: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#`` and a hashtag (``ph``), a mention ``@name`` (``url``); a Markdown
+#: ``::``, ``//``: ``a ! = b``), ``C++``, ``C#``, a version and later ones, ``GPLv3+``, and a hashtag (``ph``), a mention ``@name`` (``url``); a Markdown
 #: link's target with its parentheses, ``[text](URL)``, so no phrase takes the ``)`` from its ``.`` (``url``); a
 #: string's escape, ``\"``, ``\n``, ``\\``, ``\u00e9`` (``ph``; Moses: ``\ "``); an identifier with underscores
 #: the accelerator pattern does not take, ``__init__``, ``__tls_get_addr``, ``DST__K_SET_PC`` (``ph``; Moses:
 #: ``_ _ tls _ get _ addr``); any other one-letter conversion, strftime's ``%Y-%m-%d``, ``%H:%M`` and binutils'
 #: ``%B``, GCC's ``%qT``, ``%q#D``, ``%<%s%>`` (``ph``; Moses: ``% B``, ``% qT``); a code point, ``U+00E9``,
 #: ``U+%04X`` (``ph``; Moses: ``U + 00E9``); a setting's quoted value, ``--atime-preserve='system'`` (Moses:
-#: ``= 'system'``); an option's dashes before a placeholder, ``--%s``, ``-%c`` (``ph``; Moses: ``-- %s``). The longest
-#: match at a position wins, the earlier pattern on a tie.
+#: ``= 'system'``); an option's dashes before a placeholder, ``--%s``, ``-%c`` (``ph``; Moses: ``-- %s``); a call or a
+#: manual page's name with its section, ``stat(2)``, ``open()``, ``stat(%s)``, ``%1(%2)`` (``ph``; Moses: ``stat ( 2
+#: )``, which its detokeniser writes ``stat (2)``), but not a word's optional ending, ``volume(s)``; a hyphenated word
+#: with an accelerator mark, ``Auto-hi_de``, ``_Read-Only`` (``acc``; Moses: ``Auto- hi_de``); a setting whose key
+#: or value is a placeholder, ``keyword=%s``, ``%s=%s``, and a range, ``%s..%s``, ``1..10`` (``ph``; Moses: ``%s =
+#: %s``, ``%s .. %s``, which its detokeniser writes ``%s.. %s``); a command-line option, ``-H``, ``--follow``,
+#: ``-print0``, but not a word between dashes, ``--More--`` (``ph``: its letters' case is its meaning, where the
+#: truecaser made ``-H`` ``-h``). The longest match
+#: at a position wins, the earlier pattern on a tie.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
-_ESCAPE = r"\\(?:[\\\"'nrt0]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \\, \u00e9
+_ESCAPE = r"\\(?:[\\\"'nrt0abefv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \a, \\, \u00e9
 BUILT_IN = (
     ("url", r"(?:[A-Za-z][A-Za-z0-9+-]{1,15}://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
     ("url", r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
@@ -81,15 +88,18 @@ BUILT_IN = (
     ("ph", r"%L?\d+|%\{\w+\}"),
     ("ph", r"\{\{\s*[\w.]+\s*\}\}|\$\{[^{}\s]+\}|\{[A-Za-z_][\w.\[\]-]*(?:![rsa])?(?::[^{}\s]*)?\}"
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
-    ("acc", r"(?<![\w&])(?:[_&](?=[^\W\d_])\w+|[^\W_]+(?:_|&(?!\w+;))[^\W_]\w*)"),
-    ("ph", r"(?<![\w=-])-*[A-Za-z][\w.-]{0,99}=(?:[\w.:/-]*\w|'[^'\s]*'|\"[^\"\s]*\")"),
+    ("acc", r"(?<![\w&-])(?:[_&](?=[^\W\d_])\w+(?:-[^\W_]+)*|[^\W_]+(?:-[^\W_]+)*(?:_|&(?!\w+;))[^\W_]\w*"
+            r"(?:-[^\W_]+)*)"),
+    ("ph", r"(?<![\w=-])-*(?:[A-Za-z][\w.-]{0,99}|%[a-z]{1,2})=(?:[\w.:/%-]*\w|'[^'\s]*'|\"[^\"\s]*\")"),
+    ("ph", r"(?<![\w.%])(?:%[a-z]{1,2}|\d+)\.\.(?:%[a-z]{1,2}|\d+)(?![\w.])"),
+    ("ph", r"(?<![\w-])--?[^\W\d_](?:[\w-]{0,99}\w)?(?![\w-])"),
     ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
     ("num", r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:])"),
     ("num", r"(?<![\w+])\+\d+(?:[-.]\d+)*"),
     ("num", r"°[CFK]?(?![^\W\d_])"),
     ("tag", r"<!\[CDATA\[.*?\]\]>|<!--.*?-->|<![A-Za-z][^<>]*>|<\?[A-Za-z][^<>]*?\?>"),
     ("ph", r"(?<![-!=<>&|:/+*])(?:===?|!==?|<=|>=|&&|\|\||->|=>|::|//)(?![=>&|:/])"),
-    ("ph", r"(?<![\w+])[A-Za-z]\+\+|(?<![\w#])[A-Za-z]#(?![\w#])|(?<![\w#&])#[^\W_]\w*"),
+    ("ph", r"(?<![\w+])[A-Za-z][\w.]{0,99}\d\+(?![\w+])|(?<![\w+])[A-Za-z]\+\+|(?<![\w#])[A-Za-z]#(?![\w#])|(?<![\w#&])#[^\W_]\w*"),
     ("url", r"(?<![\w@.+-])@[^\W\d]\w*"),
     ("url", r"(?<=\])\((?:[^\s()<>]|\([^\s()<>]*\))+\)"),
     ("ph", _ESCAPE),
@@ -97,6 +107,7 @@ BUILT_IN = (
     ("ph", r"(?<![\w-])--?(?=%)"),
     ("ph", r"(?<![\w&])(?=\w*[^\W_])\w*_\w*(?:\.\w+)*"),
     ("ph", r"(?<![\d%])%(?:q?[+#]*[A-Za-z](?:[-:/.]?%[A-Za-z])*(?![A-Za-z])|[<>])"),
+    ("ph", r"(?<![\w.(%])(?:%\d+|[^\W\d][\w.-]{0,99})\((?:\d[a-z]{0,4}|%\d+|%[-#0-9.*]*[hlqjzt]{0,2}[A-Za-z]|)\)"),
 )
 #: Built-in patterns that can start anywhere inside a run of their first characters (an e-mail address's name), each
 #: with a copy that starts only where such a run does: a search tries every position of a run and reads it to its
@@ -111,6 +122,8 @@ _SPACE_OFFSET = 0xE000
 _ENCODED = re.compile("[\uE009\uE020\uE03C\uE03E]")
 _OPENING_TAG = re.compile(r"(?:<|&lt;)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(?<!/)(?:>|&gt;)")
 _CLOSING_TAG = re.compile(r"(?:<|&lt;)/([A-Za-z][\w:.-]*)\s*(?:>|&gt;)")
+#: An element with no content: ``<nl/>``, ``<br />``, ``<img src="x"/>``, and HTML's ``<br>``, which has no closing tag.
+_EMPTY_TAG = re.compile(r"(?:<|&lt;)(?:[A-Za-z][\w:.-]*(?:\s[^<>]*?)?/|[Bb][Rr]\s*)(?:>|&gt;)")
 
 
 def encode(span: str) -> str:
@@ -136,6 +149,12 @@ def closing_tag(token: str) -> str | None:
     """The element name of a closing tag (``</b>``, ``&lt;/b&gt;``), else None."""
     m = _CLOSING_TAG.fullmatch(decode(token))
     return m.group(1).lower() if m else None
+
+
+def empty_tag(token: str) -> bool:
+    """Whether a token is an element with no content (``<nl/>``, ``<br/>``, ``<br>``): a line break in KDE's and
+    HTML's messages, written against its neighbours (``window.<nl/>For``) and a token of its own."""
+    return _EMPTY_TAG.fullmatch(decode(token)) is not None
 
 
 @dataclass(frozen=True)
@@ -248,22 +267,34 @@ def _extension(line: str, dot: int, span: str) -> bool:
 def _joined(line: str, spans: list[Span]) -> list[Span]:
     """``spans`` with touching spans merged and each extended over the letters, digits and ``_`` it touches and a
     file name's extension after it (``%s.txt``), except where an opening tag meets what follows it or a closing tag
-    what precedes it."""
+    what precedes it, and for an empty element (``<nl/>``) and an opening tag after a closing one (``</para><para>``):
+    a word touching them is translated, and the tags are paired, only as tokens of their own."""
     out: list[Span] = []
     for span in spans:
         start, end = span.start, span.end
         text = line[start:end]
-        if not closing_tag(text):
+        alone = empty_tag(text)
+        if not closing_tag(text) and not alone:
             while start > 0 and _joins(line[start - 1]) and (not out or start > out[-1].end):
                 start -= 1
-        if not opening_tag(text):
+        if not opening_tag(text) and not alone:
             while end < len(line) and (_joins(line[end]) or line[end] == "." and _extension(line, end, text)):
                 end += 1
-        if out and start <= out[-1].end and not _opens(line, out[-1]) and not closing_tag(text):
+        if out and start <= out[-1].end and not alone and not closing_tag(text) and not _apart(line, out[-1], text):
             out[-1] = Span(out[-1].start, max(end, out[-1].end), out[-1].kind)
         else:
             out.append(Span(start, end, span.kind))
     return out
+
+
+def _apart(line: str, span: Span, text: str) -> bool:
+    """Whether the protected ``text`` that touches ``span`` of ``line`` stays a token of its own: after an opening
+    tag or an empty element, and an opening tag after a closing one."""
+    if _opens(line, span):
+        return True
+    before = line[span.start:span.end]
+    return line[span.end - 1] in ">;" and (empty_tag(before) or closing_tag(before) is not None
+                                            and opening_tag(text) is not None)
 
 
 def _opens(line: str, span: Span) -> bool:

@@ -48,7 +48,7 @@ import regex
 from pbmt.base.errors import FormatError
 from pbmt.base.files import atomic_write, read_lines
 from pbmt.base.placeholders import classes, unmarked
-from pbmt.base.protected import ProtectedPatterns, closing_tag, decode, encode, opening_tag
+from pbmt.base.protected import ProtectedPatterns, closing_tag, decode, empty_tag, encode, opening_tag
 
 CASINGS = ("truecase", "lowercase", "none")
 
@@ -110,6 +110,8 @@ _BIDI_OPENING = frozenset("\u202a\u202b\u202d\u202e\u2066\u2067\u2068")
 _BIDI_CLOSING = frozenset("\u202c\u2069")
 _BIDI_MARKS = frozenset("\u200e\u200f\u061c")
 _LETTER = regex.compile(r"[\p{L}\p{N}]")
+#: A command-line option (``--color``, ``-H``), whose optional value is written against it (``--color[=WHEN]``).
+_OPTION = regex.compile(r"--?[^\W\d_]")
 
 
 def nfc(line: str) -> str:
@@ -286,7 +288,11 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     its neighbours (``Ctrl+S``), the target of a Markdown link against its text (``[text](URL)``) and Markdown's
     emphasis marks against what they enclose (``**bold**``); full-width punctuation and bidirectional text's
     invisible marks as ``_WIDE_CLOSING`` and ``_BIDI_OPENING`` say; a slash between words and an en dash between
-    numbers against both their neighbours (``and/or``, ``2012–2021``, where Moses writes ``and / or``)."""
+    numbers against both their neighbours (``and/or``, ``2012–2021``, where Moses writes ``and / or``), as is a slash
+    between two options (``--title/-T``); an option's
+    optional value against the option (``--color[=WHEN]``, where Moses writes ``--color [= WHEN]``); an empty
+    element (``<nl/>``, ``<br>``: a line break) against both its neighbours and a closing tag against a tag after it
+    (``</para><para>``), as the gettext training messages write them all but 5 times in 180."""
     right, left = set(), set()
     open_tags: list[tuple[str, int]] = []
     open_quotes: list[tuple[frozenset[str], int | None]] = []
@@ -311,8 +317,12 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
             right.add(i)
         elif word[:1] == "(" and len(word) > 1 and i and words[i - 1] == "]":
             left.add(i)  # Markdown's link, [text](https://...): its target one protected token
-        elif word == "/" and _between_words(words, i) or word == "–" and _between_numbers(words, i):
-            left.add(i)  # and/or, shift/reduce, 2012–2021
+        elif word == "[" and 0 < i < len(words) - 2 and words[i + 1] == "=" and _OPTION.match(words[i - 1]):
+            left.add(i)  # an option's optional value: --color[=WHEN]
+            right.update((i, i + 1))
+        elif word == "/" and (_between_words(words, i) or 0 < i < len(words) - 1 and _OPTION.match(words[i - 1])
+                              and _OPTION.match(words[i + 1])) or word == "–" and _between_numbers(words, i):
+            left.add(i)  # and/or, shift/reduce, --title/-T, 2012–2021
             right.add(i)
         elif word in _WIDE_CLOSING or word in _BIDI_CLOSING or word in _BIDI_MARKS and i:
             left.add(i)
@@ -337,9 +347,15 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
         elif word[:1] == "'" and word[1:].isalpha() and word[1:].lower() not in _AFTER_APOSTROPHE:
             # and in English a straight quote on its word ('Copy To ' and), but a clitic's ('s, 'll)
             open_quotes.append((_PAIRED_QUOTES["'"], None))
+        elif word[:1] in "<&" and empty_tag(word):
+            left.add(i)  # a line break: window.<nl/>For
+            right.add(i)
         elif (name := opening_tag(word)) is not None:
             open_tags.append((name, i))
         elif (name := closing_tag(word)) is not None:
+            if i + 1 < len(words) and words[i + 1][:1] in "<&" and (
+                    opening_tag(words[i + 1]) or closing_tag(words[i + 1]) or empty_tag(words[i + 1])):
+                right.add(i)  # </para><para>
             for k in range(len(open_tags) - 1, -1, -1):
                 if open_tags[k][0] == name:
                     right.add(open_tags[k][1])
