@@ -116,6 +116,10 @@ EXAMPLES = [
     ("con -H, --title/-T o --color[=CUANDO]; GPLv3+: \\a y \\e",
      ["con", "-H", ",", "--title", "/", "-T", "o", "--color", "[", "=", "CUANDO", "]", ";", "GPLv3+", ":", "\\a", "y",
       "\\e"]),
+    # an option's value in capitals is a name to translate (--suffix=SUFIJO, reference --suffix=SUFFIX), another
+    # value stays with its option or key
+    ("use --suffix=SUFIJO, -o=ARCHIVO o --owner=paquete, Type=LINK", ["use", "--suffix=", "SUFIJO", ",", "-o=",
+                                                                    "ARCHIVO", "o", "--owner=paquete", ",", "Type=LINK"]),
 ]
 
 

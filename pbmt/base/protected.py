@@ -68,10 +68,14 @@ from pbmt.base.vocab import SPECIAL_WORDS
 #: or value is a placeholder, ``keyword=%s``, ``%s=%s``, and a range, ``%s..%s``, ``1..10`` (``ph``; Moses: ``%s =
 #: %s``, ``%s .. %s``, which its detokeniser writes ``%s.. %s``); a command-line option, ``-H``, ``--follow``,
 #: ``-print0``, but not a word between dashes, ``--More--`` (``ph``: its letters' case is its meaning, where the
-#: truecaser made ``-H`` ``-h``). The longest match
+#: truecaser made ``-H`` ``-h``); an option's equals sign before a value in capitals, ``--suffix=`` of
+#: ``--suffix=SUFIJO``, whose value is a name to translate, ``SUFFIX`` (``ph``; a value not in capitals stays with its
+#: option, ``--owner=paquete``, ``Type=LINK``). The longest match
 #: at a position wins, the earlier pattern on a tie.
 _END = r"[^\s<>\"'«»“”‘’.,;:!?)\]}]"  # a URL's last character: not the punctuation after it
 _NUMBER = r"\d+(?:[.,]\d+)*"  # a number in a number expression: 10, 1.5, 192.168.0.1
+_OPTION_IS = r"-+[A-Za-z][\w.-]{0,99}="  # an option and its equals sign: --suffix=
+_METAVARIABLE = r"[A-ZÁÉÍÓÚÑ][A-ZÁÉÍÓÚÑ0-9_-]*[A-ZÁÉÍÓÚÑ0-9](?![\w.:/%-])"  # a value to fill in: NUM, SUFIJO
 _ESCAPE = r"\\(?:[\\\"'nrt0abefv]|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2})"  # a string's escape: \", \n, \a, \\, \u00e9
 BUILT_IN = (
     ("url", r"(?:[A-Za-z][A-Za-z0-9+-]{1,15}://|www\.)[^\s<>\"'«»“”‘’]*" + _END),
@@ -90,7 +94,9 @@ BUILT_IN = (
            r"|\{\d+(?:[,:][^{}\s]*)?\}|\{\}|\$[A-Za-z_]\w*"),
     ("acc", r"(?<![\w&-])(?:[_&](?=[^\W\d_])\w+(?:-[^\W_]+)*|[^\W_]+(?:-[^\W_]+)*(?:_|&(?!\w+;))[^\W_]\w*"
             r"(?:-[^\W_]+)*)"),
-    ("ph", r"(?<![\w=-])-*(?:[A-Za-z][\w.-]{0,99}|%[a-z]{1,2})=(?:[\w.:/%-]*\w|'[^'\s]*'|\"[^\"\s]*\")"),
+    ("ph", r"(?<![\w=-])(?!" + _OPTION_IS + _METAVARIABLE + r")-*(?:[A-Za-z][\w.-]{0,99}|%[a-z]{1,2})="
+           r"(?:[\w.:/%-]*\w|'[^'\s]*'|\"[^\"\s]*\")"),
+    ("ph", r"(?<![\w=-])" + _OPTION_IS + "(?=" + _METAVARIABLE + ")"),
     ("ph", r"(?<![\w.%])(?:%[a-z]{1,2}|\d+)\.\.(?:%[a-z]{1,2}|\d+)(?![\w.])"),
     ("ph", r"(?<![\w-])--?[^\W\d_](?:[\w-]{0,99}\w)?(?![\w-])"),
     ("num", rf"(?=[-\d])(?:(?<![\w.-])-)?(?:\d+-\d+-\d+T)?{_NUMBER}(?:[:/]{_NUMBER})+(?:-\w+(?:[:/.,]\d+)*)*"),
@@ -268,7 +274,8 @@ def _joined(line: str, spans: list[Span]) -> list[Span]:
     """``spans`` with touching spans merged and each extended over the letters, digits and ``_`` it touches and a
     file name's extension after it (``%s.txt``), except where an opening tag meets what follows it or a closing tag
     what precedes it, and for an empty element (``<nl/>``) and an opening tag after a closing one (``</para><para>``):
-    a word touching them is translated, and the tags are paired, only as tokens of their own."""
+    a word touching them is translated, and the tags are paired, only as tokens of their own; nor does an option's
+    equals sign take in the value after it (``--suffix=`` ``SUFIJO``)."""
     out: list[Span] = []
     for span in spans:
         start, end = span.start, span.end
@@ -277,7 +284,7 @@ def _joined(line: str, spans: list[Span]) -> list[Span]:
         if not closing_tag(text) and not alone:
             while start > 0 and _joins(line[start - 1]) and (not out or start > out[-1].end):
                 start -= 1
-        if not opening_tag(text) and not alone:
+        if not opening_tag(text) and not alone and not (text[0] == "-" and text[-1] == "="):
             while end < len(line) and (_joins(line[end]) or line[end] == "." and _extension(line, end, text)):
                 end += 1
         if out and start <= out[-1].end and not alone and not closing_tag(text) and not _apart(line, out[-1], text):

@@ -290,7 +290,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
     invisible marks as ``_WIDE_CLOSING`` and ``_BIDI_OPENING`` say; a slash between words and an en dash between
     numbers against both their neighbours (``and/or``, ``2012–2021``, where Moses writes ``and / or``), as is a slash
     between two options (``--title/-T``); an option's
-    optional value against the option (``--color[=WHEN]``, where Moses writes ``--color [= WHEN]``); an empty
+    optional value against the option (``--color[=WHEN]``, where Moses writes ``--color [= WHEN]``), as is the value
+    to fill in after its equals sign (``--suffix=SUFFIX``); an empty
     element (``<nl/>``, ``<br>``: a line break) against both its neighbours and a closing tag against a tag after it
     (``</para><para>``), as the gettext training messages write them all but 5 times in 180."""
     right, left = set(), set()
@@ -317,6 +318,8 @@ def _glued(words: Sequence[str], quotes: bool) -> tuple[set[int], set[int]]:
             right.add(i)
         elif word[:1] == "(" and len(word) > 1 and i and words[i - 1] == "]":
             left.add(i)  # Markdown's link, [text](https://...): its target one protected token
+        elif word[-1:] == "=" and len(word) > 2 and _OPTION.match(word) and i < len(words) - 1:
+            right.add(i)  # an option's value to fill in: --suffix=SUFFIX
         elif word == "[" and 0 < i < len(words) - 2 and words[i + 1] == "=" and _OPTION.match(words[i - 1]):
             left.add(i)  # an option's optional value: --color[=WHEN]
             right.update((i, i + 1))
