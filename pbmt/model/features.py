@@ -48,12 +48,12 @@ import numpy as np
 from pbmt.base.config import FEATURE_TYPES, Feature, FeatureType, MosesConfig
 from pbmt.base.errors import FormatError, PbmtError
 from pbmt.base.feature_modules import error_place
-from pbmt.model._feature_kernels import feature_end, feature_transition, register_kernels
+from pbmt.model._feature_kernels import feature_end, feature_transition, kernels_registered, register_kernels
 from pbmt.base.vocab import Vocab
 from pbmt.model.phrase_table import PhrasePairs
 
-__all__ = ["FEATURES", "FeatureFunction", "FeatureLayout", "feature_end", "feature_transition", "make_features",
-           "register", "register_kernels"]
+__all__ = ["FEATURES", "FeatureFunction", "FeatureLayout", "checked_scores", "defined_at", "feature_end",
+           "feature_transition", "kernels_registered", "make_features", "register", "register_kernels"]
 
 
 class FeatureFunction:
@@ -128,13 +128,18 @@ class FeatureFunction:
 
 #: The feature classes by the Moses name a ``moses.ini`` line starts with.
 FEATURES: dict[str, type[FeatureFunction]] = {}
+_PBMT_NAMES = frozenset(FEATURE_TYPES)  # the names of pbmt's own features, which a feature of one's own cannot take
 
 
 def register(cls: type[FeatureFunction]) -> type[FeatureFunction]:
     """Class decorator: make ``cls`` the feature of ``moses.ini`` lines starting with ``cls.moses_name``. A
-    feature Moses does not know declares its line's syntax (``cls.syntax``)."""
+    feature Moses does not know declares its line's syntax (``cls.syntax``). A class defined outside pbmt may
+    not take the name of one of pbmt's own features (it would replace it in every model loaded after it)."""
     if not cls.moses_name:
         raise ValueError(f"{cls.__name__} has no moses_name")
+    if cls.moses_name in _PBMT_NAMES and not _is_pbmts(cls):
+        raise ValueError(f"{cls.__name__}: {cls.moses_name!r} is the name of one of pbmt's own features; give "
+                         "yours a moses_name of its own")
     syntax = cls.syntax or FEATURE_TYPES.get(cls.moses_name)
     if syntax is None:
         raise ValueError(f"{cls.__name__}: {cls.moses_name} is not a Moses feature pbmt reads; give its syntax")
@@ -159,17 +164,70 @@ def make_features(config: MosesConfig, vocab: Vocab) -> tuple[FeatureFunction, .
             raise FormatError(config.path or "moses.ini", spec.line, f"no feature is registered as {spec.type!r}; "
                               f"known: {', '.join(FEATURES)}")
         try:
-            made.append(cls(spec, config, vocab))
+            feature = cls(spec, config, vocab)
+            problem = _broken_contract(feature)
         except PbmtError:
             raise
         except Exception as err:
-            if cls.__module__.split(".")[0] == "pbmt":
+            if _is_pbmts(cls):
                 raise
             # a feature of a model's own module (pbmt.toml's [features]): its error is the line's, said on one line
             module = Path(inspect.getfile(cls))
             raise FormatError(config.path or "moses.ini", spec.line, f"{spec.type}: {error_place(err, module, module)}"
                               f"{type(err).__name__}: {' '.join(str(err).split())}") from None
+        if problem is not None:
+            raise FormatError(config.path or "moses.ini", spec.line, f"{spec.type}: {defined_at(feature)}: {problem}")
+        made.append(feature)
     return tuple(made)
+
+
+def _is_pbmts(cls: type) -> bool:
+    return cls.__module__.split(".")[0] == "pbmt"
+
+
+def defined_at(feature: FeatureFunction) -> str:
+    """``file:line`` of the class of ``feature``, for an error that is its author's."""
+    cls = type(feature)
+    try:
+        return f"{inspect.getsourcefile(cls)}:{inspect.getsourcelines(cls)[1]}"
+    except (OSError, TypeError):
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _broken_contract(feature: FeatureFunction) -> str | None:
+    """What ``feature`` declares that the searches cannot run (``FeatureFunction``'s contract), or None: a
+    ``state_width`` that is not a count, a ``begin_state`` that is not ``int64[state_width]`` (the searches'
+    state rows would shift), transitions scored without ``sentence_data``."""
+    width = feature.state_width
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
+        return f"state_width is {width!r}, not a count of int64 values"
+    if not feature.scores_transitions:
+        return None
+    if type(feature).sentence_data is FeatureFunction.sentence_data:
+        return "scores_transitions is True but the class has no sentence_data (what its kernels read of a sentence)"
+    begin = feature.begin_state()
+    if not isinstance(begin, np.ndarray) or begin.shape != (width,) or begin.dtype.kind not in "iu":
+        shown = (f"{begin.dtype}{list(begin.shape)}" if isinstance(begin, np.ndarray) else type(begin).__name__)
+        return f"begin_state() returned {shown}, not int64[{width}] (int64[state_width])"
+    return None
+
+
+def checked_scores(feature: FeatureFunction, method: str, values, rows: int | None) -> np.ndarray | None:
+    """``values``, what ``feature``'s ``method`` (``local``, ``estimate``, ``unknown_local``, ``markup_local``)
+    returned, checked: None, or ``float64[rows, n_scores]`` (``rows`` None: ``float64[n_scores]``) without NaN.
+    PbmtError naming the feature's class and what it returned otherwise: another shape would be broadcast into
+    other columns or fail deep in a search."""
+    if values is None:
+        return None
+    shape = (feature.n_scores,) if rows is None else (rows, feature.n_scores)
+    array = np.asarray(values)
+    if array.shape != shape or array.dtype.kind not in "fiu" or np.isnan(array).any():
+        got = (f"{array.dtype}{list(array.shape)}" if array.shape != shape or array.dtype.kind not in "fiu"
+               else "NaN values")
+        wanted = "[n_scores]" if rows is None else "[rows, n_scores]"
+        raise PbmtError(f"feature {feature.name} ({type(feature).__name__}, {defined_at(feature)}): {method} returned "
+                        f"{got}, not float64[{', '.join(map(str, shape))}] (float64{wanted}, no NaN)")
+    return array
 
 
 @dataclass(frozen=True)

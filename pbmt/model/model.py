@@ -26,7 +26,7 @@ from pbmt.base.errors import FormatError, PbmtError, UsageError
 from pbmt.base.files import atomic_write, open_binary, parse_int
 from pbmt.model import cache
 from pbmt.model.block_features import BlockScores
-from pbmt.model.features import FeatureFunction, FeatureLayout, make_features
+from pbmt.model.features import FeatureFunction, FeatureLayout, checked_scores, make_features
 from pbmt.model.lm import LMCache, NgramLM
 from pbmt.model import osm  # noqa: F401 (registers OpSequenceModel)
 from pbmt.model.moses_features import KENLM, LexicalReordering, PhraseDictionaryMemory
@@ -359,7 +359,7 @@ class TranslationModel:
         phrases, kept = full.prune(self.settings.table_limit, self._weighted_local(full, weights) + table_estimate)
         local = np.zeros((phrases.n_candidates, layout.size))
         for feature, (_, columns) in zip(self.features, layout.slices):
-            values = feature.local(phrases)
+            values = checked_scores(feature, "local", feature.local(phrases), phrases.n_candidates)
             if values is not None:
                 local[:, columns] = values
         reordering = (np.hstack([table.scores_for(phrases) for table in self.reordering_tables])
@@ -375,7 +375,7 @@ class TranslationModel:
         pruning score without the estimates, ``float64[n_cand]``."""
         total = np.zeros(table.n_candidates)
         for feature, (_, columns) in zip(self.features, self.layout.slices):
-            values = feature.local(table)
+            values = checked_scores(feature, "local", feature.local(table), table.n_candidates)
             if values is not None:
                 total += values @ weights[columns]
         return total
@@ -392,7 +392,8 @@ class TranslationModel:
     def unknown_word_local(self, n_words: int = 1, letterless: bool = False) -> np.ndarray:
         """Option-local features of ``n_words`` unknown words passed through: ``float64[layout.size]``
         (``FeatureFunction.unknown_local``; ``letterless``: the word has no letter, a number or punctuation)."""
-        return self._features_row(lambda f: f.unknown_local(n_words, letterless))
+        return self._features_row(lambda f: checked_scores(f, "unknown_local", f.unknown_local(n_words, letterless),
+                                                           None))
 
     @cached_property
     def unknown_rows(self) -> np.ndarray:
@@ -406,7 +407,7 @@ class TranslationModel:
     def markup_local(self, n_words: int, log_prob: float) -> np.ndarray:
         """Option-local features of a translation the input's markup gives (``pbmt.base.markup``), of ``n_words``
         target words with probability ``exp(log_prob)``: ``float64[layout.size]`` (``FeatureFunction.markup_local``)."""
-        return self._features_row(lambda f: f.markup_local(n_words, log_prob))
+        return self._features_row(lambda f: checked_scores(f, "markup_local", f.markup_local(n_words, log_prob), None))
 
     @property
     def lms(self) -> tuple[NgramLM, ...]:
@@ -449,7 +450,7 @@ class TranslationModel:
         total = np.zeros(len(pairs))
         for feature, (_, columns) in zip(self.features, self.layout.slices):
             if weights[columns].any():
-                values = feature.estimate(pairs)
+                values = checked_scores(feature, "estimate", feature.estimate(pairs), len(pairs))
                 if values is not None:
                     total += values @ weights[columns]
         return total
@@ -484,7 +485,7 @@ class TranslationModel:
             stored = cache.load_arrays(table.path, kind, _ESTIMATE_VERSION, ["values"])
             if stored is not None and stored["values"].shape[0] == table.n_candidates:
                 return stored["values"]
-        values = feature.estimate(pairs())
+        values = checked_scores(feature, "estimate", feature.estimate(pairs()), table.n_candidates)
         if values is not None:
             if kind is not None:
                 cache.save_arrays(table.path, kind, _ESTIMATE_VERSION, {"values": values})

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pbmt.base.errors import PbmtError
 from pbmt.model.distortion_bins import jump_data
+from pbmt.model.features import defined_at, kernels_registered
 from pbmt.model.moses_features import NoTransition, SparseData
 from pbmt.model.lm import LMCache
 from pbmt.model.model import TranslationModel
@@ -91,7 +93,12 @@ def transitions(model: TranslationModel, options: TranslationOptions, lm_cache: 
             continue
         lo = len(begin)
         begin.extend(feature.begin_state().tolist())
-        slot = Slot(feature.sentence_data(options, cache), columns.start, columns.stop - columns.start, lo, len(begin))
+        data = feature.sentence_data(options, cache)
+        if not kernels_registered(data):
+            raise PbmtError(f"feature {feature.name} ({type(feature).__name__}, {defined_at(feature)}): sentence_data "
+                            f"returned a {type(data).__name__}, not an instance of a named tuple class given to "
+                            "register_kernels with its kernels")
+        slot = Slot(data, columns.start, columns.stop - columns.start, lo, len(begin))
         (stateful if feature.state_width else stateless).append(slot)
         key_option |= feature.reads_previous_option
         if feature.state_width:
