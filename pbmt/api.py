@@ -446,10 +446,14 @@ class Model:
         "moses.ini")`` is the tuned model."""
         from pbmt.tune.loop import DevDecoder, LoopSettings, tune  # the tuners load on first use
         from pbmt.tune.pool import References
-        from pbmt.tune.registry import POOL_TUNERS
+        from pbmt.tune.registry import POOL_TUNERS, broken_tuner
         from pbmt.tune.tuner import Tuner
 
         if isinstance(algorithm, Tuner):
+            cls = type(algorithm)
+            problem = None if cls.__module__.split(".")[0] == "pbmt" else broken_tuner(cls)
+            if problem is not None:
+                raise UsageError(f"tuner class {cls.__qualname__} has {problem} (docs/writing-a-tuner.md)")
             if algorithm.loop != "decode-optimise" or tuple(algorithm.reads) != ("pool",):
                 raise UsageError(f"{type(algorithm).__name__} is a tuner of the {algorithm.loop} loop reading "
                                  f"{' and '.join(algorithm.reads)}; Model.tune gives fit the pool of the "

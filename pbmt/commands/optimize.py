@@ -58,7 +58,7 @@ from pbmt.tune.loop import LoopSettings, tuned_config
 from pbmt.tune.pool import Pool, References, read_pool
 from pbmt.tune.registry import POOL_TUNERS, pool_tuners
 from pbmt.tune.runs import reference_lines
-from pbmt.tune.tuner import TuningData
+from pbmt.tune.tuner import TuningData, fitted_weights
 
 
 
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.algorithm} tunes the dense features only; the list's {len(pool.sparse_names)} sparse features "
               f"are left out ({' and '.join(sparse_tuners())} tune them)", file=sys.stderr)
     loaded = time.perf_counter()
-    weights = tuner.fit(TuningData(pool=pool), initial, np.random.default_rng(args.seed)).weights_
+    weights = fitted_weights(tuner, TuningData(pool=pool), initial, np.random.default_rng(args.seed))
     dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
     # the tuned moses.ini (or the weights) and the sparse weights replace none of the files read nor the model's
     with Outputs([args.n_best, *args.refs, *(model_files(config) if config is not None else [])]) as outputs:

@@ -77,7 +77,7 @@ from pbmt.base.nbest import NBestEntry
 from pbmt.search.lattice import Lattice
 from pbmt.tune.pool import Pool, References, pool_from_entries
 from pbmt.tune.pool_lists import pool_from_lists
-from pbmt.tune.tuner import Tuner, TuningData
+from pbmt.tune.tuner import Tuner, TuningData, fitted_weights
 
 # log.tsv, one line per iteration: the weights decoded and their dev BLEU, then the weights the tuner proposed on
 # the pool and the pool's BLEU under them (the next line decodes those weights)
@@ -215,10 +215,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
             graphs = "lattices" in tuner.reads
             data = TuningData(pool=pool, lattices=decoder.lattices if graphs else None,
                               references=references if graphs else None)
-            fitted = tuner.fit(data, weights, rng)
-            new_weights = np.array(fitted.weights_, dtype=np.float64)
-            if new_weights.shape != weights.shape or not np.all(np.isfinite(new_weights)):
-                raise PbmtError(f"the tuner returned invalid weights {new_weights}")
+            new_weights = fitted_weights(tuner, data, weights, rng)
             if np.max(np.abs(new_weights - weights)) < settings.weight_tolerance:
                 finished = f"no weight moved by {settings.weight_tolerance:g} or more"
         optimized = time.perf_counter()

@@ -12,6 +12,8 @@ through ``add_tuner`` (``--plugins FILE``: ``pbmt.commands.plugins``); ``tuners(
 
 from __future__ import annotations
 
+import inspect
+
 from pbmt.base.errors import UsageError
 from pbmt.tune.apro import Apro
 from pbmt.tune.block_training import BLOCK_TRAINING_LOG, BlockTraining
@@ -24,7 +26,7 @@ from pbmt.tune.pro import Pro
 from pbmt.tune.loop import LOOP_LOG
 from pbmt.tune.relevant_set import RELEVANT_SET_LOG, Costmargin, Perceptron
 from pbmt.tune.samplerank import SAMPLERANK_LOG, SampleRank
-from pbmt.tune.tuner import Tuner
+from pbmt.tune.tuner import Option, Tuner
 
 TUNERS: tuple[type[Tuner], ...] = (Mert, LatticeMert, Pro, Apro, ListNet, Mira, Costmargin, Perceptron, SampleRank,
                                    BlockTraining)
@@ -65,15 +67,16 @@ def add_tuner(cls: type[Tuner], where: str) -> None:
     options (``--iterations``, ``--keep``, ``--dedup``) before its own ``options``. The loop is the only one
     open to it: the others call methods of pbmt's own tuners. UsageError, naming ``where``, for a class that
     breaks the contract (``pbmt.tune.tuner``) in a way the command line would only find later."""
-    problem = _broken(cls)
+    problem = broken_tuner(cls)
     if problem is not None:
         raise UsageError(f"{where}: tuner class {cls.__qualname__} has {problem}")
     cls.options = (*[o for o in LOOP_OPTIONS if o not in cls.options], *cls.options)
     _ADDED[cls.name] = cls
 
 
-def _broken(cls: type[Tuner]) -> str | None:
-    """What ``cls`` has that ``add_tuner`` refuses, or None."""
+def broken_tuner(cls: type[Tuner]) -> str | None:
+    """What ``cls``, a tuner class of one's own, has that ``add_tuner`` and ``pbmt.api.Model.tune`` refuse (said
+    after "tuner class NAME has"), or None."""
     name = vars(cls).get("name")
     if not isinstance(name, str) or not name:
         return "no name (its --algorithm value)"
@@ -94,6 +97,21 @@ def _broken(cls: type[Tuner]) -> str | None:
         return f"features {cls.features!r}: a tuner of one's own tunes the model's dense weights"
     if cls.fit is Tuner.fit:
         return "no fit method of its own"
+    try:
+        inspect.signature(cls.fit).bind(None, "data", "initial_weights", "rng")
+    except TypeError:
+        return f"fit{inspect.signature(cls.fit)}, which does not take (self, data, initial_weights, rng)"
+    parameters = cls.parameters()
+    missing = [name for name, default in parameters.items() if default is inspect.Parameter.empty]
+    if missing:
+        return (f"constructor parameters without a default ({', '.join(missing)}): a tuner's settings are keyword "
+                "arguments with defaults, which the command line's options default to")
+    for option in cls.options:
+        if not isinstance(option, Option):
+            return f"an option {option!r} that is not a pbmt.tune.tuner.Option"
+        if option.parameter is not None and option.parameter not in parameters:
+            return (f"option {'/'.join(option.flags)} setting {option.parameter!r}, which its constructor does not "
+                    f"take (it takes {', '.join(parameters) or 'nothing'})")
     return None
 
 

@@ -47,7 +47,7 @@ from pbmt.base.files import atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.registry import pool_tuners
-from pbmt.tune.tuner import TuningData
+from pbmt.tune.tuner import TuningData, fitted_weights
 from pbmt.base import csr
 from pbmt.base.nbest import NBestText, parse_line, scan_nbest
 from pbmt.tune.pool import Pool, References, argmax_by_sentence, scanned_layout
@@ -320,11 +320,11 @@ def train(lists: NBestLists, references: References, specs: Sequence[FeatureSpec
     n_decoder = lists.layout.size - sum(sizes[s.name] for s in specs)
     initial = np.zeros(lists.layout.size)
     initial[:n_decoder] = decoder_weights(lists.features[:, :n_decoder], lists.totals, lists.offsets)
-    fitted = optimizer.fit(TuningData(pool=pool), initial, rng)
-    weights = np.array(fitted.weights_, dtype=np.float64)
+    weights = fitted_weights(optimizer, TuningData(pool=pool), initial, rng)
     parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in optimizer.params().items()}
-    if isinstance(fitted, ListNet):
-        return RescoringModel(lists.layout, weights, tuple(specs), algorithm, fitted.normalisation,
-                              fitted.score_range if fitted.normalisation == "score" else None, fitted.scaling_,
-                              fitted.scaled_weights_ if fitted.scaling_ is not None else None, parameters)
+    if isinstance(optimizer, ListNet):
+        return RescoringModel(lists.layout, weights, tuple(specs), algorithm, optimizer.normalisation,
+                              optimizer.score_range if optimizer.normalisation == "score" else None,
+                              optimizer.scaling_, optimizer.scaled_weights_ if optimizer.scaling_ is not None else None,
+                              parameters)
     return RescoringModel(lists.layout, weights, tuple(specs), algorithm, parameters=parameters)

@@ -146,6 +146,35 @@ class TuningData:
             raise PbmtError(f"{tuner.name} reads {' and '.join(missing)}, which its loop did not provide")
 
 
+def fitted_weights(tuner: "Tuner", data: TuningData, initial_weights: np.ndarray,
+                   rng: np.random.Generator) -> np.ndarray:
+    """``tuner.fit(data, initial_weights, rng).weights_`` as float64[len(initial_weights)], checked: ``fit``
+    returns a fitted tuner whose ``weights_`` are as many as ``initial_weights`` and finite. PbmtError, one
+    line naming the tuner's class and file, otherwise: a tuner of one's own that breaks the contract."""
+    fitted = tuner.fit(data, initial_weights, rng)
+    weights = getattr(fitted, "weights_", None)
+    problem = ("returned None, not the tuner (end fit with `return self`)" if fitted is None else
+               "set no weights_" if weights is None else None)
+    if problem is None:
+        try:
+            weights = np.array(weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            problem = f"set weights_ to a {type(weights).__name__}, not numbers"
+    if problem is None and weights.shape != np.shape(initial_weights):
+        problem = (f"set weights_ of shape {weights.shape}, not {np.shape(initial_weights)}: one weight per column "
+                   "of the pool, in the order of initial_weights")
+    if problem is None and not np.isfinite(weights).all():
+        problem = f"set weights_ with {np.count_nonzero(~np.isfinite(weights))} that are not finite"
+    if problem is not None:
+        cls = type(tuner)
+        try:
+            where = f" ({inspect.getsourcefile(cls)}:{inspect.getsourcelines(cls.fit)[1]})"
+        except (OSError, TypeError):
+            where = ""
+        raise PbmtError(f"{cls.__name__}.fit{where} {problem}")
+    return weights
+
+
 class Tuner:
     """The base of every tuner (module docstring). A subclass sets ``name`` (its ``--algorithm`` value),
     ``title`` (its name in prose), ``loop`` (one of ``LOOPS``), ``reads`` (the ``TuningData`` fields its ``fit``

@@ -162,6 +162,16 @@ ERRORS = [
      r"random-search's option --seed is spelt as one of pbmt optimize's own"),
     ("restarts.py", EXAMPLE.read_text().replace('"--tries"', '"--restarts"'), 2,
      r"random-search's option --restarts is spelt as an option of mert: give it another name"),
+    ("nodefault.py", EXAMPLE.read_text().replace("tries: int = 20", "tries: int"), 2,
+     r"--plugins nodefault.py:6: tuner class RandomSearch has constructor parameters without a default \(tries\): "
+     r"a tuner's settings are keyword arguments with defaults"),
+    ("parameter.py", EXAMPLE.read_text().replace('"tries", RANDOM', '"n_tries", RANDOM'), 2,
+     r"--plugins parameter.py:6: tuner class RandomSearch has option --tries setting 'n_tries', which its "
+     r"constructor does not take \(it takes tries, step\)"),
+    ("fit.py", EXAMPLE.read_text().replace("def fit(self, data, initial_weights, rng)",
+                                           "def fit(self, data, initial_weights)"), 2,
+     r"--plugins fit.py:6: tuner class RandomSearch has fit\(self, data, initial_weights\), which does not take "
+     r"\(self, data, initial_weights, rng\)"),
 ]
 
 
@@ -196,6 +206,37 @@ def test_an_error_in_a_plugins_fit_names_the_plugins_line(lists, tmp_path, capsy
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == (f"pbmt optimize: error in the plugin {tmp_path / 'broken.py'} (--plugins): "
                     f"{tmp_path / 'broken.py'}:20: ZeroDivisionError: division by zero")
+
+
+FITS = [
+    ("        return self\n", "", "returned None, not the tuner"),
+    ("        self.weights_ = best\n", "", "set no weights_"),
+    ("self.weights_ = best\n", "self.weights_ = best[:-1]\n", r"set weights_ of shape \(3,\), not \(4,\)"),
+    ("self.weights_ = best\n", "self.weights_ = best * np.nan\n", "set weights_ with 4 that are not finite"),
+    ("self.weights_ = best\n", "self.weights_ = 'best'\n", "set weights_ to a str, not numbers"),
+]
+
+
+@pytest.mark.parametrize("old, new, problem", FITS, ids=["none", "unset", "short", "nan", "text"])
+def test_a_fit_that_breaks_the_contract_is_one_line_naming_the_tuner(lists, tmp_path, capsys, old, new, problem):
+    """Each was 'internal error: this is a bug in pbmt' (an AttributeError in the loop) or a message printing
+    the weights over several lines."""
+    (tmp_path / "mine.py").write_text("import numpy as np\n" + EXAMPLE.read_text().replace(old, new))
+    assert main(["optimize", "--n-best", str(lists / "nbest"), "--refs", str(lists / "refs"), "--plugins",
+                 str(tmp_path / "mine.py"), "--algorithm", "random-search"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.fullmatch(rf"pbmt optimize: error: RandomSearch.fit \({tmp_path / 'mine.py'}"
+                                                  rf":\d+\) {problem}.*\n", err), err
+
+
+def test_model_tune_refuses_a_tuner_object_that_breaks_the_contract(tiny_model_dir):
+    import pbmt
+
+    namespace: dict = {}
+    exec(EXAMPLE.read_text().replace('    title = "random search"\n', ""), namespace)
+    model = pbmt.load(tiny_model_dir / "moses.ini")
+    with pytest.raises(pbmt.base.errors.UsageError, match=r"^tuner class RandomSearch has no title"):
+        model.tune(["a b"], ["a b"], algorithm=namespace["RandomSearch"](), tokenized=True)
 
 
 def test_plugin_files_are_read_before_the_parser():
