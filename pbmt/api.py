@@ -284,7 +284,23 @@ class Model:
         self._warned_of_form = False
 
     def __repr__(self) -> str:
-        return f"pbmt.Model({str(self.model.config.path)!r}, search={self.settings.search!r})"
+        """The model's ``moses.ini``, its search and, when they differ from that file's (``with_weights``, a
+        tuned ``Tuning.model``), its weights, as ``pbmt.load`` takes them: two models of one file under other
+        weights do not look alike."""
+        changed = self._weights_unlike_the_file()
+        shown = {name: values[0] if len(values) == 1 else list(values) for name, values in changed.items()}
+        return (f"pbmt.Model({str(self.model.config.path)!r}, search={self.settings.search!r}"
+                + (f", weights={shown!r})" if shown else ")"))
+
+    def _weights_unlike_the_file(self) -> dict[str, tuple[float, ...]]:
+        """The weights, by feature name, that differ from those of the ``moses.ini`` the model was read from
+        (none when the file cannot be read now)."""
+        try:
+            written = read_weights(self.model.config.path)
+        except (OSError, PbmtError):
+            return {}
+        return {name: values for name, values in self.weights.items()
+                if tuple(written.get(name, ())) != tuple(values)}
 
     @property
     def weights(self) -> dict[str, tuple[float, ...]]:

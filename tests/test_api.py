@@ -40,6 +40,18 @@ def test_the_package_exports_the_api_lazily_and_typed():
         pbmt.nothing  # noqa: B018
 
 
+def test_a_models_repr_says_the_weights_that_differ_from_its_files(model):
+    """A tuned model (``Tuning.model``) and ``with_weights`` models printed as the untuned model did."""
+    path = str(pbmt.DEFAULT_MODEL)
+    assert repr(model) == f"pbmt.Model({path!r}, search='cube')"
+    assert repr(pbmt.load(weights={"LM0": 0.5})) == repr(model)  # the file's own weight
+    other = model.with_weights({"LM0": 0.25, "TranslationModel0": [0.1, 0.2, 0.3, 0.4]})
+    assert repr(other) == (f"pbmt.Model({path!r}, search='cube', weights={{'TranslationModel0': [0.1, 0.2, 0.3, "
+                           "0.4], 'LM0': 0.25})")
+    # the arguments that load it again
+    assert pbmt.load(path, weights={'TranslationModel0': [0.1, 0.2, 0.3, 0.4], 'LM0': 0.25}).weights == other.weights
+
+
 def test_load_takes_weights_search_and_settings(model, tmp_path):
     assert model.settings.search == "cube" and model.weights["LM0"] == (0.5,)
     stack = pbmt.load(pbmt.DEFAULT_MODEL, search="stack", stack_size=50, weights={"LM0": 0.25})
