@@ -115,7 +115,7 @@ class MosesConfig:
         path = config_path(path)
         modules = load_feature_modules(path.parent)
         sections, headers = _sections(path)
-        features = _parse_features(path, sections.pop("feature", []))
+        features = _parse_features(path, sections.pop("feature", []), modules)
         weights = _parse_weights(path, sections.pop("weight", []), features)
         settings = {name: tuple(text for _, text in lines) for name, lines in sections.items()}
         return cls(features, weights, settings, path, {name: headers[name] for name in settings}, modules)
@@ -300,7 +300,9 @@ def read_weights(path: str | Path) -> dict[str, tuple[float, ...]]:
 _BINARY_PHRASE_TABLES = ("PhraseDictionaryCompact", "PhraseDictionaryOnDisk", "ProbingPT", "PhraseDictionaryBinary")
 
 
-def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, ...]:
+def _parse_features(path: Path, lines: list[tuple[int, str]], modules: tuple[Path, ...] = ()) -> tuple[Feature, ...]:
+    """The ``[feature]`` lines; a type no feature is registered as is an error naming the line, and where a
+    feature of one's own is registered (``modules``: those the ``pbmt.toml`` named, which registered none of it)."""
     counters: dict[str, int] = {}
     features = []
     names = set()
@@ -311,11 +313,12 @@ def _parse_features(path: Path, lines: list[tuple[int, str]]) -> tuple[Feature, 
             raise FormatError(path, number, f"unsupported feature {type_!r}: pbmt reads phrase tables as text "
                               "(PhraseDictionaryMemory path= the table, plain or .gz, this one was built from)")
         if spec is None:
-            raise FormatError(
-                path, number,
-                f"unsupported feature {type_!r}; pbmt supports: {', '.join(FEATURE_TYPES)} (a feature of your own "
-                f"is named by its module under [features] modules in the pbmt.toml beside this file)",
-            )
+            where = (f"the pbmt.toml's [features] modules ({', '.join(m.name for m in modules)}) register none of "
+                     f"that name: a FeatureFunction class of theirs with moses_name = {type_!r} and @register"
+                     if modules else "a feature of your own is named by its module under [features] modules in "
+                     "the pbmt.toml beside this file")
+            raise FormatError(path, number, f"unsupported feature {type_!r}; pbmt supports: "
+                              f"{', '.join(FEATURE_TYPES)} ({where})")
         args = {}
         for token in tokens:
             key, eq, value = token.partition("=")

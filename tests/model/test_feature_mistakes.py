@@ -110,6 +110,17 @@ def test_a_contract_the_searches_cannot_run_is_the_features_line(tiny_model_dir,
     assert "\n" not in message and re.search(expected, message), message
 
 
+def test_a_module_that_registers_no_feature_of_the_lines_name_is_said_so(tiny_model_dir, tmp_path):
+    """The hint said to name the module in pbmt.toml, which named it already."""
+    ini = _model(tiny_model_dir, tmp_path / "m", _changed("@register\n", "").replace("RepeatedWords", "Unregistered"))
+    ini.write_text(ini.read_text().replace("RepeatedWords", "Unregistered"))  # a name no test registers
+    with pytest.raises(FormatError, match=r"moses.ini:11: unsupported feature 'Unregistered'; .* \(the pbmt.toml's "
+                                          r"\[features\] modules \(repeats.py\) register none of that name: a "
+                                          r"FeatureFunction class of theirs with moses_name = 'Unregistered' and "
+                                          r"@register\)$"):
+        TranslationModel.load(ini)
+
+
 @pytest.mark.parametrize("values, expected", [
     ("np.zeros(table.n_candidates)", r"local returned float64\[(\d+)\], not float64\[\1, 1\]"),
     ("np.zeros((table.n_candidates, 2))", r"local returned float64\[(\d+), 2\], not float64\[\1, 1\]"),
