@@ -86,19 +86,25 @@ class SentenceFeature(GlobalFeature):
         """``float64[size]`` of one sentence's hypothesis."""
         raise NotImplementedError
 
+    def _row(self, hypothesis: Hypothesis) -> np.ndarray:
+        """``sentence_values`` as float64[size]; ValueError saying how many values it gave otherwise."""
+        values = np.asarray(self.sentence_values(hypothesis), np.float64)
+        if values.size != self.size:
+            raise ValueError(f"sentence_values gave {values.size} values, not {self.size} (the feature's size)")
+        return values.reshape(self.size)
+
     def values(self, document: Sequence[Hypothesis]) -> np.ndarray:
         total = np.zeros(self.size)
         for h in document:
-            total += np.asarray(self.sentence_values(h), np.float64).reshape(self.size)
+            total += self._row(h)
         return total
 
     def candidate_values(self, candidates: Candidates) -> np.ndarray:
         """``float64[len(candidates), size]``: each candidate's ``sentence_values`` (override to batch)."""
-        return np.array([np.asarray(self.sentence_values(candidates.hypothesis(c)), np.float64).reshape(self.size)
-                         for c in range(len(candidates))])
+        return np.array([self._row(candidates.hypothesis(c)) for c in range(len(candidates))])
 
     def start(self, document: Sequence[Hypothesis]) -> Any:
-        return [np.asarray(self.sentence_values(h), np.float64).reshape(self.size) for h in document]
+        return [self._row(h) for h in document]
 
     def delta(self, state: Any, j: int, candidates: Candidates) -> np.ndarray:
         out = self.candidate_values(candidates) - state[j]

@@ -109,8 +109,9 @@ def compute_features(lists: NBestLists, specs: Sequence[FeatureSpec]) -> tuple[F
             try:
                 values = [feature.values([h]) for h in hypotheses]
             except ValueError as err:
-                raise PbmtError(f"rescoring feature {spec.name} ({spec.kind}): {err} (the n-best list needs "
-                                "pbmt's word alignment field)") from None
+                needs = (" (the n-best list needs pbmt's word alignment field)"
+                         if lists.alignments is None and "alignment" in str(err) else "")
+                raise PbmtError(f"rescoring feature {spec.name} ({spec.kind}): {err}{needs}") from None
         values = np.asarray(values, dtype=np.float64).reshape(lists.n_candidates, feature.size)
         if not np.all(np.isfinite(values)):
             raise PbmtError(f"rescoring feature {spec.name} ({spec.kind}) has values that are NaN or infinite")

@@ -239,6 +239,22 @@ def test_model_tune_refuses_a_tuner_object_that_breaks_the_contract(tiny_model_d
         model.tune(["a b"], ["a b"], algorithm=namespace["RandomSearch"](), tokenized=True)
 
 
+@pytest.mark.parametrize("body, message", [
+    ("return [1, 2]", r"sentence_values gave 2 values, not 1 \(the feature's size\)$"),
+    ("return [len(hypothesis.translations())]",
+     r"the hypothesis has no word alignment \(the n-best list needs pbmt's word alignment field\)$"),
+])
+def test_a_plugin_features_wrong_values_are_said_as_they_are(lists, tmp_path, capsys, body, message):
+    """A feature giving two values for its one column was said to need the word alignment field."""
+    (tmp_path / "words.py").write_text(FEATURE.replace("return [len(hypothesis.target)]", body))
+    assert main(["rescore", "--n-best", str(lists / "nbest"), "--refs", str(lists / "refs"), "--train", "--out",
+                 str(tmp_path / "weights"), "--plugins", str(tmp_path / "words.py"), "--feature", "target-words",
+                 "--algorithm", "mert"]) == 1
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"pbmt rescore: error: rescoring feature TargetWords0 \(target-words\): " + message + "\n",
+                        err), err
+
+
 def test_plugin_files_are_read_before_the_parser():
     assert plugins.plugin_files(["tune", "--plugins", "a.py", "b.py", "-f", "m", "--plugins=c.py", "--src", "d.py",
                                  "--plugins", "e.py", "--", "--plugins", "f.py"]) == ["a.py", "b.py", "c.py", "e.py"]
