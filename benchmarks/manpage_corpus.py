@@ -216,6 +216,8 @@ def main() -> None:
                     counts["too long"] += 1
                 else:
                     units[page].append(Segment(es, en, page))
+    if not counts["pages paired"]:
+        sys.exit(f"manpage_corpus.py: no English page under {args.english} has a Spanish page in {spanish_root}")
     units = {name: unique(found) for name, found in units.items() if found}
     total = sum(len(found) for found in units.values())
     names = split(units, args.seed, args.test_segments, args.dev_segments, total, args.max_share)

@@ -1,5 +1,6 @@
 """The real-text benchmark's instruments: the protected-token classifier and the gettext segmenting."""
 
+import gzip
 import importlib.util
 import sys
 from collections import Counter
@@ -162,3 +163,15 @@ def test_manual_pages_pair_by_their_requests_and_split_into_sentences_only_when_
         ("VÉASE TAMBIÉN", "SEE ALSO"),
         ("head(1)", "head(1)"),
     ]
+
+
+def test_the_man_page_corpus_says_when_no_english_page_matches(tmp_path, monkeypatch):
+    spanish = tmp_path / "out" / "es" / "man1"
+    spanish.mkdir(parents=True)
+    (spanish.parent / ".extracted").touch()
+    (spanish / "tail.1.gz").write_bytes(gzip.compress(SPANISH_PAGE.encode()))
+    monkeypatch.setattr(sys, "argv", ["manpage_corpus.py", "--out", str(tmp_path / "out"), "--english",
+                                      str(tmp_path / "missing")])
+    with pytest.raises(SystemExit, match="no English page under"):
+        manpages.main()
+    assert not (tmp_path / "out" / "test.es").exists()
