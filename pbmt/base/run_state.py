@@ -160,9 +160,7 @@ class RunFolder:
         except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as err:
             raise PbmtError(f"{path}: corrupt checkpoint ({type(err).__name__}: {err}); delete it to start the run "
                             "afresh") from None
-        if called is not None and self.called is not None and called != self.called:
-            raise PbmtError(f"{path}: cannot resume: it holds a run of {called}, not of {self.called}; resume it "
-                            f"with {called}, or start afresh in another folder")
+        _check_called(path, called, self.called)
         if kind != self.kind:
             raise PbmtError(f"{path}: cannot resume: it holds a {kind} run, not a {self.kind} one")
         differ = [name for name in sorted(set(inputs) | set(self.inputs)) if inputs.get(name) != self.inputs.get(name)]
@@ -199,6 +197,25 @@ class RunFolder:
         with atomic_write(self.out / LOG) as handle:
             handle.write("\t".join(self.columns) + "\n")
             handle.writelines("\t".join(map(str, row)) + "\n" for row in rows)
+
+
+def _check_called(path: Path, there: str | None, now: str | None) -> None:
+    """PbmtError when the checkpoint ``path`` holds a run of ``there`` and ``now`` is another (None: not known)."""
+    if there is not None and now is not None and there != now:
+        raise PbmtError(f"{path}: cannot resume: it holds a run of {there}, not of {now}; resume it with {there}, "
+                        "or start afresh in another folder")
+
+
+def check_resumable_by(out: str | os.PathLike, called: str) -> None:
+    """Refuse at once (before a model loads) to resume the run in ``out`` with ``called`` when its checkpoint
+    holds a run of another tuner, as ``RunFolder`` would; a missing or unreadable checkpoint is left to it."""
+    path = Path(out) / CHECKPOINT
+    try:
+        with np.load(path) as saved:
+            record = json.loads(bytes(saved["run"]).decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return
+    _check_called(path, record.get("called") if isinstance(record, dict) else None, called)
 
 
 def kept_note(out: str | os.PathLike, resuming: bool) -> str:

@@ -281,7 +281,7 @@ def block_training(ini: str | Path, sources: Sequence[str], references: Sequence
     folder_of_run = RunFolder(out, "block-training", BLOCK_TRAINING_LOG.columns,
                               {**tuner.params(), **{k: v for k, v in asdict(settings).items() if k != "passes"},
                                "sentences": len(sources), **{f"search {k}": v for k, v in asdict(search).items()}},
-                              inputs, resume, quiet, called=f"--algorithm {tuner.name} --features binary")
+                              inputs, resume, quiet, called=tuner.called)
     out = folder_of_run.out
     model = replace(TranslationModel.load(ini, search), sparse=None)
     refs = References(list(references))

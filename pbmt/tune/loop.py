@@ -185,7 +185,7 @@ def tune(decoder: Decoder, references: References, config: MosesConfig, layout: 
                     _fingerprint(settings, layout, tuner, references.n_sentences, sparse is not None),
                     inputs, resume, quiet,
                     {"optimizer": ("--algorithm", {**(algorithm_names or {}), type(tuner).__name__: tuner.name})},
-                    f"--algorithm {tuner.name}")
+                    tuner.called)
     out = run.out
     if run.resumed is not None:
         saved = run.resumed

@@ -266,7 +266,7 @@ def relevant_set_tune(decoder: Decoder, references: References, config: MosesCon
     """
     run = RunFolder(out, "relevant-set", RELEVANT_SET_LOG.columns,
                     _fingerprint(tuner, settings, layout, references.n_sentences), inputs, resume, quiet,
-                    called=f"--algorithm {tuner.name}")
+                    called=tuner.called)
     out = run.out
     if run.resumed is not None:
         saved = run.resumed

@@ -27,7 +27,7 @@ from pbmt.base.files import read_lines
 from pbmt.model.model import Preprocessing, SearchSettings, TranslationModel
 from pbmt.model.sparse import CLASSES_FILE, WEIGHTS_FILE, SparseModel, WordClasses
 from pbmt.base.plots import read_tuning_log, save_png, tuning_figure
-from pbmt.base.run_state import CHECKPOINT, LOG, kept_note, tuning_inputs
+from pbmt.base.run_state import CHECKPOINT, LOG, check_resumable_by, kept_note, tuning_inputs
 from pbmt.features.translation import KEEPS_TOKENS_REMEDY, check_not_swapped, check_token_form
 from pbmt.tune.block_training import BlockTraining, BlockTrainingSettings, block_training
 from pbmt.tune.loop import OUTPUTS, DevDecoder, LoopSettings, tune, tuned_config, weight_line
@@ -91,6 +91,8 @@ def run(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     if not job.config.exists():
         raise PbmtError(f"{job.config}: no such model configuration")
     tuner = build("distortion")  # its usage errors before the model loads
+    if job.resume:  # as is a folder of another tuner's run
+        check_resumable_by(job.out, tuner.called)
     try:
         return _LOOPS[tuner.loop](tuner, job) if tuner.loop != "decode-optimise" else _decode_optimise(build, job)
     except (PbmtError, SystemExit):

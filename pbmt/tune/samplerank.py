@@ -258,7 +258,7 @@ class SampleRank(Tuner):
         if self.out is not None:
             run = self.run_ = RunFolder(self.out, "samplerank", SAMPLERANK_LOG.columns,
                                         self._fingerprint(model, specs, dev.sources, chunk_of, held), inputs, resume,
-                                        quiet, called=f"--algorithm {self.name}")
+                                        quiet, called=self.called)
         if run is not None and run.resumed is not None:
             seed, weights, weight_sum, collected, log = _restored(run.resumed)
             start = len(log)

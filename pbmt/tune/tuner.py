@@ -234,6 +234,12 @@ class Tuner:
         known; MERT damps its steps in MON/SWAP and on a small dev set)."""
         return params
 
+    @property
+    def called(self) -> str:
+        """The tuner as ``pbmt tune``'s options name it (``--algorithm mert``; ``--features binary`` too for a tuner
+        of no dense weights), as its run folder names its run (``pbmt.base.run_state.RunFolder``)."""
+        return f"--algorithm {self.name}" + ("" if "dense" in self.features else f" --features {self.features[0]}")
+
     def params(self) -> dict[str, Any]:
         """The parameters as set (public attributes not ending in ``_``), but ``progress`` and ``threads`` (how a
         run shows and where it runs, not what it computes: a run resumes on any number of threads)."""
