@@ -165,7 +165,7 @@ def make_features(config: MosesConfig, vocab: Vocab) -> tuple[FeatureFunction, .
                               f"known: {', '.join(FEATURES)}")
         try:
             feature = cls(spec, config, vocab)
-            problem = _broken_contract(feature)
+            problem = _broken_contract(feature, spec)
         except PbmtError:
             raise
         except Exception as err:
@@ -194,10 +194,14 @@ def defined_at(feature: FeatureFunction) -> str:
         return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _broken_contract(feature: FeatureFunction) -> str | None:
-    """What ``feature`` declares that the searches cannot run (``FeatureFunction``'s contract), or None: a
-    ``state_width`` that is not a count, a ``begin_state`` that is not ``int64[state_width]`` (the searches'
-    state rows would shift), transitions scored without ``sentence_data``."""
+def _broken_contract(feature: FeatureFunction, spec: Feature) -> str | None:
+    """What ``feature``, made from ``spec``, declares that the searches cannot run (``FeatureFunction``'s
+    contract), or None: an ``__init__`` that did not keep its line (``super().__init__``), a ``state_width``
+    that is not a count, a ``begin_state`` that is not ``int64[state_width]`` (the searches' state rows would
+    shift), transitions scored without ``sentence_data``."""
+    if getattr(feature, "spec", None) is not spec:
+        return ("its __init__ does not call super().__init__(spec, config, vocab), which keeps the feature's "
+                "moses.ini line (its name and columns)")
     width = feature.state_width
     if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 0:
         return f"state_width is {width!r}, not a count of int64 values"

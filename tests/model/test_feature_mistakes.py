@@ -97,9 +97,12 @@ def test_a_feature_of_ones_own_cannot_take_the_name_of_one_of_pbmts():
     ("    def sentence_data(self, options, cache) -> RepeatWindow:\n", "    def sentence_date(self, options, cache):\n",
      r"scores_transitions is True but the class has no sentence_data"),
     ("state_width = WINDOW", "state_width = -2", r"state_width is -2, not a count"),
+    ("    scores_transitions = True\n", "    scores_transitions = True\n\n    def __init__(self, spec, config, vocab):\n"
+     "        self.vocab = vocab\n", r"its __init__ does not call super\(\).__init__\(spec, config, vocab\)"),
 ])
 def test_a_contract_the_searches_cannot_run_is_the_features_line(tiny_model_dir, tmp_path, old, new, expected):
-    """A begin_state wider than state_width made the next feature's state read the wrong values, silently."""
+    """A begin_state wider than state_width made the next feature's state read the wrong values, silently; an
+    __init__ without super().__init__ was an AttributeError in pbmt, 'internal error'."""
     module = _changed(old, new)
     ini = _model(tiny_model_dir, tmp_path / "m", module)
     with pytest.raises(FormatError) as err:
