@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from repo_data import DATA, REPO, data_lines
 from support import TINY_SOURCES, write_moses_ini
@@ -21,6 +22,11 @@ SHARED_DATA = REPO.parent / "shared" / "data" / "bible-es-en"
 # the tests of worker processes give them a few sentences: start their clusters whatever the input's size
 # (pbmt.base.parallel; tests/test_parallel.py checks the default)
 os.environ["PBMT_CLUSTER_MIN_ITEMS"] = "0"
+
+# Hypothesis's deadline and its too-slow health check time the machine, not pbmt: on CI's two busy cores a case
+# that draws three lists can pass its deadline. Every property test runs without them.
+settings.register_profile("pbmt", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("pbmt")
 
 
 # The test files that take longest on a fresh clone (docs/tests.md), run first: with -n 2 the other worker runs
