@@ -132,10 +132,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.algorithm} tunes the dense features only; the list's {len(pool.sparse_names)} sparse features "
               f"are left out ({' and '.join(sparse_tuners())} tune them)", file=sys.stderr)
     loaded = time.perf_counter()
-    weights = fitted_weights(tuner, TuningData(pool=pool), initial, np.random.default_rng(args.seed))
-    dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
-    # the tuned moses.ini (or the weights) and the sparse weights replace none of the files read nor the model's
+    # the tuned moses.ini (or the weights) and the sparse weights replace none of the files read nor the model's:
+    # refused before the fit, if they must be, not after it
     with Outputs([args.n_best, *args.refs, *(model_files(config) if config is not None else [])]) as outputs:
+        outputs.claim([args.output, *([args.sparse_weights] if sparse and config is not None else [])])
+        weights = fitted_weights(tuner, TuningData(pool=pool), initial, np.random.default_rng(args.seed))
+        dense, tuned_sparse = weights[:pool.layout.size], weights[pool.layout.size:]
         if config is not None:
             tuned = tuned_config(config, pool.layout, dense)
             if tuned.sparse_features:  # its [weight-file]: the sparse weights tuned here, else the model's own

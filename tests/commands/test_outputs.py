@@ -62,9 +62,9 @@ def test_an_output_naming_a_file_the_run_reads_is_refused_and_the_file_stays(mod
     for target in targets:
         before = target.read_bytes()
         assert main([str(a) for a in argv(target)]) == 2, target
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
         assert err.startswith(f"pbmt {verb.split()[0]}: error: {target}: is an input of this run too"), err
-        assert err.count("\n") == 1 and "SOURCE" not in capsys.readouterr().out
+        assert err.count("\n") == 1 and out == ""  # nothing explained nor reported: refused before the work
         assert target.read_bytes() == before
     assert sorted(p.name for p in model.iterdir() if not p.name.endswith(".pbmt-cache")) == listing
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "weights.ini"])
@@ -88,8 +88,14 @@ def _refused_and_kept(argv: list, target: Path, verb: str, capsys) -> None:
     assert target.read_bytes() == before
 
 
-def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_model(fuzz, tmp_path, capsys):
-    """With -f, the tuned moses.ini replaced the n-best list, the references, the ini itself or the model's LM."""
+def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_model(fuzz, tmp_path, capsys,
+                                                                                      monkeypatch):
+    """With -f, the tuned moses.ini replaced the n-best list, the references, the ini itself or the model's LM;
+    refused before the fit (which here never runs)."""
+    from pbmt.tune.mert import Mert
+
+    fit = Mert.fit
+    monkeypatch.setattr(Mert, "fit", lambda *args, **kwargs: pytest.fail("fitted before the output was refused"))
     model = tmp_path / "model"
     shutil.copytree(fuzz["model"], model, ignore=shutil.ignore_patterns("*.pbmt-cache"))
     nbest, refs = tmp_path / "nbest.txt", tmp_path / "refs.txt"
@@ -102,6 +108,7 @@ def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_
     _refused_and_kept(without_ini[:without_ini.index("-f")] + without_ini[without_ini.index("-f") + 2:], refs,
                       "optimize", capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model", "nbest.txt", "refs.txt"]
+    monkeypatch.setattr(Mert, "fit", fit)
     assert main([str(a) for a in optimize_args(nbest, refs, ini, tmp_path / "tuned.ini")]) == 0
     weights = (tmp_path / "tuned.ini").read_text()
     assert weights[weights.index("[weight]"):] == fuzz["tuned"][fuzz["tuned"].index("[weight]"):]

@@ -242,7 +242,8 @@ def test_a_directory_or_a_corpus_of_empty_pairs_is_an_error_of_one_line(corpus_s
     ("--shard-size", "0", "--shard-size must be at least 1, not 0"),
     ("--workers", "0", "--workers must be at least 1, not 0"),
     ("--min-count", "-2", "--min-count must be at least 1, not -2"),
-    ("--lm-order", "0", "--lm-order must be at least 1, not 0"),
+    ("--lm-order", "0", "--lm-order must be 1 to 127, not 0"),
+    ("--lm-order", "128", "--lm-order must be 1 to 127, not 128"),  # the ARPA reader keeps orders in an int8
     ("--max-phrase-length", "9", "--max-phrase-length must be 1 to 8, not 9"),
     ("--memory", "5X", "memory size '5X' is not a number"),
 ])
