@@ -55,7 +55,7 @@ from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions, listed
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.config import MosesConfig
-from pbmt.base.files import atomic_write
+from pbmt.base.files import Outputs, atomic_write
 from pbmt.base.run_state import model_files
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.gains import names_of
@@ -154,12 +154,14 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lists = read_lists(args.n_best, sources)
     if args.train:
-        specs = name_features(_requests(args), lists.layout.names)
-        lists = with_features(lists, specs)
-        references = _references(args, lists)
-        model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
-                      **_params(args))
-        model.write(args.out, _inputs(args))
+        with Outputs(_inputs(args)) as outputs:
+            outputs.claim([args.out])  # refused before the training, if it must be, not after it
+            specs = name_features(_requests(args), lists.layout.names)
+            lists = with_features(lists, specs)
+            references = _references(args, lists)
+            model = train(lists, references, specs, args.algorithm, np.random.default_rng(args.seed),
+                          **_params(args))
+            model.write(args.out, outputs)
         stats = references.stats(lists.texts, lists.sentence)
         before, after = lists.offsets[:-1], model.best(lists)
         if not args.quiet:

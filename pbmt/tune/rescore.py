@@ -38,12 +38,12 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from pbmt.base.errors import FormatError, PbmtError
-from pbmt.base.files import atomic_write, parse_finite, read_lines
+from pbmt.base.files import Outputs, atomic_write, parse_finite, read_lines
 from pbmt.model.features import FeatureLayout
 from pbmt.tune.listnet import FeatureScaling, ListNet
 from pbmt.tune.registry import pool_tuners
@@ -234,9 +234,9 @@ class RescoringModel:
             chosen[lengths > 0] = argmax_by_sentence(self.scores(lists), filled)
         return chosen
 
-    def write(self, path: str | Path, inputs: Iterable[str | Path | None] = ()) -> None:
-        """Write the weights file (module docstring), atomically; ``path`` naming one of ``inputs`` (the files
-        the run read) is a UsageError."""
+    def write(self, path: str | Path, outputs: Outputs | None = None) -> None:
+        """Write the weights file (module docstring), atomically (into ``outputs``, one run's files renamed
+        together, when given: it refuses a path naming a file the run reads)."""
         lines = ["# pbmt rescore weights: [weight] in raw feature space; [rescore] (JSON to the end of the file)",
                  "# says how they were learned and, for feature normalisation, the dev set's feature range.",
                  "[weight]"]
@@ -250,7 +250,10 @@ class RescoringModel:
                              "maximum": _named(self.layout, self.scaling.maximum),
                              "scaled_weights": _named(self.layout, self.scaled_weights)})
         lines += ["", "[rescore]", json.dumps(settings, indent=1)]
-        with atomic_write(path, inputs=inputs) as handle:
+        if outputs is not None:
+            outputs.open(path).write("\n".join(lines) + "\n")
+            return
+        with atomic_write(path) as handle:
             handle.write("\n".join(lines) + "\n")
 
     @classmethod

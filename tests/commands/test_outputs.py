@@ -114,8 +114,13 @@ def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_
     assert weights[weights.index("[weight]"):] == fuzz["tuned"][fuzz["tuned"].index("[weight]"):]
 
 
-def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuzz, tmp_path, capsys):
-    """--train --out replaced the n-best list or the references; -o the LM of --lm."""
+def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuzz, tmp_path, capsys, monkeypatch):
+    """--train --out replaced the n-best list or the references (refused before the training, which here never
+    runs); -o the LM of --lm."""
+    import pbmt.commands.rescore as rescore
+
+    train_rescoring = rescore.train
+    monkeypatch.setattr(rescore, "train", lambda *args, **kwargs: pytest.fail("trained before --out was refused"))
     nbest, refs, lm = tmp_path / "nbest.txt", tmp_path / "refs.txt", tmp_path / "lm.arpa"
     shutil.copy(fuzz["nbest"], nbest)
     shutil.copy(fuzz["refs"], refs)
@@ -124,6 +129,7 @@ def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuz
              "--algorithm", "mert", "--restarts", "1", "--random-directions", "1"]
     for target in (nbest, refs, lm):
         _refused_and_kept([*train, "--out", target], target, "rescore", capsys)
+    monkeypatch.setattr(rescore, "train", train_rescoring)
     assert main([str(a) for a in [*train, "--out", tmp_path / "weights"]]) == 0
     apply = ["rescore", "-q", "--n-best", nbest, "--lm", lm, "--weights", tmp_path / "weights"]
     for target in (nbest, lm, tmp_path / "weights"):
