@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import filecmp
+import re
 import shutil
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 import pbmt.commands.eval
 from pbmt.commands.cli import build_parser, main
 from pbmt.base.errors import PbmtError, UsageError
-from reliability import SHARED, fuzz, run  # noqa: F401 - a fixture
+from reliability import SHARED, fuzz, model_copy, run  # noqa: F401 - a fixture
 
 
 def failing(error: BaseException):
@@ -102,6 +103,17 @@ def test_an_integer_beyond_32_bits_is_a_usage_error_naming_the_option(capsys, ar
     assert exit_.value.code == 2 and err.count("\n") == 1
     assert err.startswith(f"pbmt {argv[0]}: error: {argv[-2]} must be ") and "and at most 2,147,483,647, not" in err
     assert build_parser().parse_args([*argv[:-1], str(2 ** 31 - 1)])
+
+
+@pytest.mark.parametrize("section", ["stack", "distortion-limit", "ttable-limit", "cube-pruning-pop-limit"])
+def test_a_search_setting_of_the_ini_beyond_32_bits_is_an_error_naming_the_ini(fuzz, tmp_path, capsys, section):
+    ini = re.sub(rf"\[{section}\]\n[^\n]*\n", "", (fuzz["model"] / "moses.ini").read_text())  # the model's own
+    copy = model_copy(fuzz["model"], tmp_path / "model", {"moses.ini": f"{ini}\n[{section}]\n{2 ** 64}\n".encode()})
+    code = main(["translate", "-q", "--tokenized", "-f", str(copy), "-i", str(fuzz["input"])])
+    captured = capsys.readouterr()
+    assert code == 1 and captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(f"pbmt translate: error: {copy}: ") and f"[{section}]) must be an integer from " \
+        in captured.err and "2,147,483,647" in captured.err
 
 
 @pytest.fixture(scope="module")

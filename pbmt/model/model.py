@@ -23,7 +23,7 @@ import numpy as np
 
 from pbmt.base.config import MosesConfig, relative_path
 from pbmt.base.errors import FormatError, PbmtError, UsageError
-from pbmt.base.files import atomic_write, open_binary, parse_int
+from pbmt.base.files import MAX_INDEX, atomic_write, open_binary, parse_int
 from pbmt.model import cache
 from pbmt.model.block_features import BlockScores
 from pbmt.model.features import FeatureFunction, FeatureLayout, checked_scores, make_features
@@ -71,18 +71,19 @@ class SearchSettings:
                                              ("table_limit", "--ttable-limit", "ttable-limit", 1),
                                              ("max_phrase_length", None, "max-phrase-length", 1)):
             value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
-                raise UsageError(f"{name} ({option + ', ' if option else ''}[{section}]) must be an integer of at "
-                                 f"least {least}, got {value!r}")
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not least <= value <= MAX_INDEX:
+                raise UsageError(f"{name} ({option + ', ' if option else ''}[{section}]) must be an integer from "
+                                 f"{least} to {MAX_INDEX:,} (the search's ints are 32-bit), got {value!r}")
         b = self.beam_threshold
         if not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
             raise UsageError(f"beam_threshold (--beam-threshold, [beam-threshold]) must be a probability ratio in "
                              f"[0, 1], got {b!r}")
         if self.search not in SEARCH_ALGORITHMS:
             raise UsageError(f"unknown search algorithm {self.search!r}; known: {', '.join(SEARCH_ALGORITHMS)}")
-        if not isinstance(self.pop_limit, (int, np.integer)) or isinstance(self.pop_limit, bool) or self.pop_limit < 0:
-            raise UsageError(f"pop_limit (--pop-limit, [cube-pruning-pop-limit]) must be an integer of at least 0 "
-                             f"(0: no limit), got {self.pop_limit!r}")
+        pop = self.pop_limit
+        if not isinstance(pop, (int, np.integer)) or isinstance(pop, bool) or not 0 <= pop <= MAX_INDEX:
+            raise UsageError(f"pop_limit (--pop-limit, [cube-pruning-pop-limit]) must be an integer from 0 (no limit) "
+                             f"to {MAX_INDEX:,}, got {pop!r}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
