@@ -21,6 +21,7 @@ from pbmt.base.config import MosesConfig, relative_path
 from pbmt.base.errors import PbmtError
 from pbmt.base.files import Outputs, atomic_write, lock_folder, read_lines
 from pbmt.base.pbmt_toml import read_tables, write_tables
+from pbmt.base.run_state import model_files
 from pbmt.model.model import Preprocessing, SearchSettings
 from pbmt.model.sparse import sparse_files
 from pbmt.train.score import ScoredTable
@@ -105,7 +106,9 @@ def filter_model(
     lock_folder(out)
     wanted = source_ngrams(sentences, SearchSettings.from_config(config).max_phrase_length)
     features, counts = [], []
-    with Outputs() as tables:  # every table or none: a refused input leaves no table behind
+    # every table or none: a refused input leaves no table behind; none replaces a file of the model (--out the
+    # folder of its tables when its moses.ini is elsewhere)
+    with Outputs(model_files(config)) as tables:
         for feature in config.features:
             if "path" in feature.args:
                 source = config.resolve(feature.args["path"])

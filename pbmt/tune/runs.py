@@ -90,6 +90,9 @@ def run(build: Callable[..., Tuner], job: TuningJob) -> list[str]:
     outcome, the weights kept, what was written)."""
     if not job.config.exists():
         raise PbmtError(f"{job.config}: no such model configuration")
+    if job.out.resolve() == job.config.resolve().parent:
+        raise UsageError(f"--out {job.out}: is the model's own folder, where the run's moses.ini and pbmt.toml "
+                         "would replace the model's; give the run a folder of its own")
     tuner = build("distortion")  # its usage errors before the model loads
     if job.resume:  # as is a folder of another tuner's run
         check_resumable_by(job.out, tuner.called)

@@ -136,3 +136,17 @@ def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuz
         _refused_and_kept([*apply, "-o", target], target, "rescore", capsys)
     assert main([str(a) for a in [*apply, "-o", tmp_path / "best.txt"]]) == 0
     assert len((tmp_path / "best.txt").read_text().splitlines()) == len(refs.read_text().splitlines())
+
+
+def test_tune_refuses_the_models_own_folder_as_its_run_folder(model, tmp_path, capsys):
+    """The run writes moses.ini, pbmt.toml, log.tsv and its checkpoint into --out: there, the model's pbmt.toml was
+    rewritten and its moses.ini replaced by the tuned one."""
+    (tmp_path / "dev.txt").write_text(SOURCE)
+    listing = {p.name: p.read_bytes() for p in model.iterdir() if p.is_file()}
+    for out in (model, model / ".." / model.name):
+        assert main(["tune", "-q", "-f", str(model / "moses.ini"), "--src", str(tmp_path / "dev.txt"), "--refs",
+                     str(tmp_path / "dev.txt"), "--out", str(out), "--iterations", "1"]) == 2
+        assert capsys.readouterr().err == (f"pbmt tune: error: --out {out}: is the model's own folder, where the "
+                                           "run's moses.ini and pbmt.toml would replace the model's; give the run a "
+                                           "folder of its own\n")
+    assert {p.name: p.read_bytes() for p in model.iterdir() if p.is_file()} == listing

@@ -75,3 +75,27 @@ def test_filtering_a_moses_model_with_untokenised_text_is_a_warning(bible, tmp_p
     assert main(["filter", "-q", "-f", str(bible / "model" / "moses.ini"), "-i", str(plain), "--out",
                  str(tmp_path / "quiet")]) == 0
     assert capsys.readouterr().err == ""  # -q: errors only
+
+
+def test_filtering_into_the_folder_of_the_models_tables_is_refused_and_they_stay(tiny_model_dir, tmp_path, capsys):
+    """A Moses layout: the tuned moses.ini in one folder, the tables it names in another. --out the tables'
+    folder wrote each filtered table over the table it read."""
+    from pbmt.commands.cli import main
+
+    tables, tuned = tmp_path / "model", tmp_path / "tuning"
+    tables.mkdir()
+    tuned.mkdir()
+    for name in ("phrase-table.gz", "reordering-table.gz"):
+        (tables / name).write_bytes((tiny_model_dir / name).read_bytes())
+    ini = (tiny_model_dir / "moses.ini").read_text()
+    (tuned / "moses.ini").write_text(ini.replace("path=phrase-table.gz", f"path={tables / 'phrase-table.gz'}")
+                                     .replace("path=reordering-table.gz", f"path={tables / 'reordering-table.gz'}"))
+    (tmp_path / "in.txt").write_text("a b c\n")
+    before = {p.name: p.read_bytes() for p in tables.iterdir()}
+    argv = ["filter", "-q", "--tokenized", "-f", str(tuned / "moses.ini"), "-i", str(tmp_path / "in.txt"), "--out"]
+    assert main([*argv, str(tables)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pbmt filter: error: {tables / 'phrase-table.gz'}: is an input of this run too"), err
+    assert {p.name: p.read_bytes() for p in tables.iterdir()} == before
+    assert main([*argv, str(tmp_path / "filtered")]) == 0
+    assert len((tmp_path / "filtered" / "phrase-table.gz").read_bytes()) < len(before["phrase-table.gz"])
