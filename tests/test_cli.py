@@ -112,8 +112,16 @@ def test_a_search_setting_of_the_ini_beyond_32_bits_is_an_error_naming_the_ini(f
     code = main(["translate", "-q", "--tokenized", "-f", str(copy), "-i", str(fuzz["input"])])
     captured = capsys.readouterr()
     assert code == 1 and captured.out == "" and captured.err.count("\n") == 1, captured.err
-    assert captured.err.startswith(f"pbmt translate: error: {copy}: ") and f"[{section}]) must be an integer from " \
+    assert captured.err.startswith(f"pbmt translate: error: {copy}: ") and f"[{section}]) must be an integer of at least " \
         in captured.err and "2,147,483,647" in captured.err
+
+
+def test_weights_written_without_the_space_after_the_name_say_how_to_write_them(fuzz, capsys):
+    assert main(["translate", "-q", "-f", str(fuzz["model"] / "moses.ini"), "-i", str(fuzz["input"]), "--weights",
+                 "LM0=0.5 WordPenalty0= -1"]) == 2
+    assert capsys.readouterr().err == (
+        "pbmt translate: error: --weights: feature value 'LM0=0.5' before any feature name (a name ends in '=' and "
+        "its values follow it after a space: 'LM0= 0.5')\n")
 
 
 @pytest.fixture(scope="module")

@@ -51,6 +51,8 @@ def test_write_then_read_round_trips(tmp_path):
     ("0 ||| a ||| LM0= -1", "at least 4 fields"),
     ("x ||| a ||| LM0= -1 ||| -1", "sentence id"),
     ("0 ||| a ||| -1 LM0= ||| -1", "before any feature name"),
+    ("0 ||| a ||| LM0=-1 ||| -1", "value 'LM0=-1' before any feature name (a name ends in '=' and its values follow it "
+                                   "after a space: 'LM0= -1')"),
     ("0 ||| a ||| d: 0 lm: -7.5 w: -1 tm: -1 -2 ||| -1", "feature label 'd:' is of Moses's old n-best format"),
     ("0 ||| a ||| LM0= -1 tm: -1 ||| -1", "feature label 'tm:' is of Moses's old n-best format"),
     ("0 ||| a ||| LM0= q ||| -1", "not a finite number"),

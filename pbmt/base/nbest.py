@@ -391,7 +391,9 @@ def parse_features(text: str, path: str | Path = "<features>", number: int | Non
                               "pbmt reads the current one ('Name0= v v'), which Moses writes for a moses.ini with "
                               "[feature] and [weight] sections")
         elif current is None:
-            raise FormatError(path, number, f"feature value {token!r} before any feature name")
+            name, _, value = token.partition("=")
+            spaced = f" (a name ends in '=' and its values follow it after a space: '{name}= {value}')" if value else ""
+            raise FormatError(path, number, f"feature value {token!r} before any feature name{spaced}")
         else:
             try:
                 features[current].append(parse_finite(token))

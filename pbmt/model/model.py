@@ -72,8 +72,8 @@ class SearchSettings:
                                              ("max_phrase_length", None, "max-phrase-length", 1)):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not least <= value <= MAX_INDEX:
-                raise UsageError(f"{name} ({option + ', ' if option else ''}[{section}]) must be an integer from "
-                                 f"{least} to {MAX_INDEX:,} (the search's ints are 32-bit), got {value!r}")
+                raise UsageError(f"{name} ({option + ', ' if option else ''}[{section}]) must be an integer of at "
+                                 f"least {least} and at most {MAX_INDEX:,} (the search's are 32-bit), got {value!r}")
         b = self.beam_threshold
         if not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
             raise UsageError(f"beam_threshold (--beam-threshold, [beam-threshold]) must be a probability ratio in "
@@ -82,8 +82,8 @@ class SearchSettings:
             raise UsageError(f"unknown search algorithm {self.search!r}; known: {', '.join(SEARCH_ALGORITHMS)}")
         pop = self.pop_limit
         if not isinstance(pop, (int, np.integer)) or isinstance(pop, bool) or not 0 <= pop <= MAX_INDEX:
-            raise UsageError(f"pop_limit (--pop-limit, [cube-pruning-pop-limit]) must be an integer from 0 (no limit) "
-                             f"to {MAX_INDEX:,}, got {pop!r}")
+            raise UsageError(f"pop_limit (--pop-limit, [cube-pruning-pop-limit]) must be an integer of at least 0 "
+                             f"(0: no limit) and at most {MAX_INDEX:,}, got {pop!r}")
 
     @classmethod
     def from_config(cls, config: MosesConfig) -> "SearchSettings":
