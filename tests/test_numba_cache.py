@@ -117,3 +117,41 @@ def test_a_specialisation_another_process_compiles_is_waited_for_and_loaded(tmp_
     assert holder.wait(timeout=120) == 0
     # skipped while the holder compiles it; then the call waits for its save and loads it: no compile of its own
     assert out.stdout.split() == ["False", "1", "0"]
+
+
+FIRST_RUN = """
+import sys
+import pbmt.base.numba_cache
+sys.path.insert(0, sys.argv[1])
+import gone, identity
+print(identity.f(gone.Pair(1, 2)).b, identity.f(3))
+"""
+
+NEXT_RUN = """
+import sys
+if sys.argv[2] == "pbmt":
+    import pbmt.base.numba_cache
+sys.path.insert(0, sys.argv[1])
+import identity
+print(identity.f(4))
+"""
+
+
+def test_an_index_naming_a_module_gone_is_a_cache_miss_and_written_anew(tmp_path):
+    """A cached kernel once called with a named tuple of a module that is gone (a feature module's sentence data
+    in a search kernel's index): numba's reading of the index fails every later call; pbmt's compiles, answers
+    and writes an index that reads back."""
+    (tmp_path / "identity.py").write_text(MODULE)
+    (tmp_path / "gone.py").write_text("from collections import namedtuple\n\nPair = namedtuple('Pair', 'a b')\n")
+    first = subprocess.run([sys.executable, "-c", FIRST_RUN, str(tmp_path)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["2", "3"]
+    (tmp_path / "gone.py").unlink()
+    numbas = subprocess.run([sys.executable, "-c", NEXT_RUN, str(tmp_path), "numba"], capture_output=True, text=True)
+    assert numbas.returncode != 0 and "No module named 'gone'" in numbas.stderr
+    for _ in range(2):  # the second run reads the index the first wrote
+        run = subprocess.run([sys.executable, "-c", NEXT_RUN, str(tmp_path), "pbmt"], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["4"]
+    index = subprocess.run([sys.executable, "-c", CHECK, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert index.stdout.split() == ["1", "0"]

@@ -36,6 +36,11 @@ inside it, write the data file and only then the index entry naming it, so
 a reader without the lock finds either no entry or one whose file is whole.
 Loading takes no lock: numba replaces both files whole (a temporary file then
 a rename). Where ``fcntl`` does not exist (Windows) saves stay numba's own.
+An index that cannot be read back (cut short, or naming a type of a module this
+process cannot import, such as a feature module's named tuple in a search
+kernel's index) is a cache miss, as numba's own reading makes a stale one: the
+next save writes a new index over it. Numba's reading raised instead, and every
+later run that loaded the kernel failed.
 
 **Compiles.** ``install`` also has each process compile a specialisation
 the cache lacks under a lock of its own (a byte of
@@ -59,6 +64,7 @@ import functools
 import hashlib
 import itertools
 import os
+import pickle
 import re
 import time
 from pathlib import Path
@@ -208,6 +214,18 @@ def _save(self: caching.IndexDataCacheFile, key, data) -> None:
             self._save_index(overloads)
 
 
+_numba_load_index = caching.IndexDataCacheFile._load_index
+
+
+def _load_index(self: caching.IndexDataCacheFile) -> dict:
+    """``IndexDataCacheFile._load_index``, with an index that cannot be read back taken as empty (module
+    docstring)."""
+    try:
+        return _numba_load_index(self)
+    except (ImportError, AttributeError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+        return {}
+
+
 COMPILE_LOCK_NAME = ".pbmt-numba-compiling.lock"
 COMPILE_WAIT = 300.0  # seconds a process waits for another's compile of a specialisation before its own
 _numba_compile = dispatcher.Dispatcher.compile
@@ -285,10 +303,12 @@ def compile_unless_elsewhere(kernel, args) -> bool:
 
 
 def install(modules: dict[str, Path] | None = None) -> None:
-    """Lock every save and every compile of a specialisation (where ``fcntl`` exists) and stamp the kernels
+    """Read an index that cannot be read back as a cache miss, lock every save and every compile of a
+    specialisation (where ``fcntl`` exists) and stamp the kernels
     cached from now on of the modules ``modules`` names (top-level name, or a prefix ending in ``_``, -> the
     package folder whose kernel sources stamp them; default pbmt's own and its feature modules'). ``import
     pbmt`` calls it with the default."""
+    caching.IndexDataCacheFile._load_index = _load_index
     if fcntl is not None:
         caching.IndexDataCacheFile.save = _save
         dispatcher.Dispatcher.compile = _compile
@@ -306,5 +326,5 @@ def has_cached(dispatcher) -> bool:
         return False
     try:
         return bool(cache_file._load_index())
-    except (OSError, EOFError, ValueError, TypeError):
+    except OSError:
         return False
