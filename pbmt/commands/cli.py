@@ -20,7 +20,7 @@ import traceback
 from types import ModuleType
 
 from pbmt import __version__
-from pbmt.commands.options import range_of, visible_flags
+from pbmt.commands.options import number_text, range_of, visible_flags
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.feature_modules import module_frame
 from pbmt.base.files import MAX_INDEX, parse_finite, parse_int, release_folders
@@ -132,7 +132,7 @@ class Parser(argparse.ArgumentParser):
                 continue
             for number in value if isinstance(value, (list, tuple)) else [value]:
                 if isinstance(number, (int, float)) and number not in allowed:
-                    self.error(f"{'/'.join(visible_flags(action))} must be {allowed}, not {number:g}")
+                    self.error(f"{'/'.join(visible_flags(action))} must be {allowed}, not {number_text(number)}")
                 if isinstance(number, int) and abs(number) > MAX_INDEX:  # pbmt's counts and kernels' ints: 32 bits
                     self.error(f"{'/'.join(visible_flags(action))} must be {allowed} and at most {MAX_INDEX:,}, "
                                f"not {number:,}")

@@ -53,7 +53,7 @@ class Range:
         return self.high is None or (value < self.high or (not self.open_high and value == self.high))
 
     def __str__(self) -> str:
-        low, high = _number(self.low), _number(self.high)
+        low, high = number_text(self.low), number_text(self.high)
         if self.high is None:
             return "positive" if self.low == 0 and self.open_low else f"at least {low}"
         if not (self.open_low or self.open_high):
@@ -61,9 +61,13 @@ class Range:
         return f"in {'(' if self.open_low else '['}{low}, {high}{')' if self.open_high else ']'}"
 
 
-def _number(value: float | None) -> str:
-    """A bound as README.md writes it: whole numbers in digits with thousands separators, others as ``:g``."""
-    return "" if value is None else f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+def number_text(value: float | None) -> str:
+    """A bound (or a value given against it) as README.md writes it: whole numbers in digits with thousands
+    separators, others (and a float too large to show every digit of, 1e20) as ``:g``."""
+    if value is None:
+        return ""
+    whole = isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15)
+    return f"{int(value):,}" if whole else f"{value:g}"
 
 
 COUNT, NON_NEGATIVE, POSITIVE, FRACTION = Range(1), Range(0), Range(0, open_low=True), Range(0, 1)

@@ -42,6 +42,7 @@ def test_output_depends_on_the_seed_only(tiny_model_dir, tmp_path):
     (["--decision", "max-derivation", "--steps-per-sentence", "100", "--burn-in-per-sentence", "100"], "burn-in"),
     (["--anneal", "1", "0"], "positive"),
     (["--steps-per-sentence", "0"], "1 to 10,000,000"),
+    (["--steps-per-sentence", "20000000"], "must be 1 to 10,000,000, not 20,000,000"),  # as the bound is written
 ])
 def test_bad_arguments(tiny_model_dir, tmp_path, capsys, args, message):
     try:
