@@ -196,9 +196,9 @@ GAMMA, TOP, CROSS, CROSS_TOP, CROSS_SHARE, SLOPE = 0, 1, 2, 3, 4, 5
 @njit(cache=True, nogil=True, inline="always")
 def _hopeless(la, lb, best, t, bound, tol):
     """True if no path that reaches node t on line (la, lb) is highest anywhere between the sample points
-    (row t of ``best``: node t's best completions there, ``_completions``). Given instead in row t an edge
-    target's best completions plus its source's best prefixes, and the edge's line (or zeros and a node's
-    completions plus prefixes), True if no path through the edge (the node) is.
+    (row t of ``best``: node t's best completions there, ``_lattice_point_kernels.sample_points``). Given
+    instead in row t an edge target's best completions plus its source's best prefixes, and the edge's line
+    (or zeros and a node's completions plus prefixes), True if no path through the edge (the node) is.
 
     A node's best completion is convex in gamma (as is the best path through an edge or a node), so below
     its chord between two sample points. Every sentence's envelope is at least its best paths' lines at the
@@ -350,10 +350,10 @@ EnvelopePool.__doc__ = """Every node's envelope of one sentence: its lines' inte
 def _sweep(lo_e, hi_e, source, target, a, b, low, high, n_g, pool, buffers, pruning, prefix):
     """One sentence's sweep (``envelopes``) over its edges ``lo_e:hi_e`` into the ``EnvelopePool`` ``pool``,
     merging in the ``EnvelopeBuffers``; with ``n_g`` sample points, the ``Pruning`` and the nodes' best
-    prefixes there (``_completions``) drop what cannot be highest. Returns ``(0, 0)``, or the pool size or
-    the buffers' capacity the sentence needs: the caller then gives more room and sweeps again. The work
-    space is never grown here: an array that may be replaced inside the loop over the edges makes each turn
-    of it several times dearer (docs/tuning-results.md)."""
+    prefixes there (``_lattice_point_kernels.prefixes``) drop what cannot be highest. Returns ``(0, 0)``, or
+    the pool size or the buffers' capacity the sentence needs: the caller then gives more room and sweeps
+    again. The work space is never grown here: an array that may be replaced inside the loop over the edges
+    makes each turn of it several times dearer (docs/tuning-results.md)."""
     pool_a, pool_b, pool_edge, pool_prev, node_lo, node_hi = pool
     buf_a, buf_b, buf_e, buf_p = buffers
     best, bound, tol = pruning
@@ -431,7 +431,7 @@ def envelopes(edge_offsets, node_offsets, source, target, a, b, option, word_off
     is dropped at once. With sample points ``gammas`` (float64[g], ``low``
     first and ``high`` last; g = 0 on the whole line), a forward and a
     backward Viterbi pass first find each node's best prefix and best
-    completion at each (``_completions``); then a node, an edge or a line
+    completion at each (``_lattice_point_kernels``); then a node, an edge or a line
     every path through which stays below the sentence's best paths between
     the sample points is never looked at (``_hopeless``). This pruning is
     exact (such paths are never highest) and leaves a few percent of the
