@@ -39,8 +39,8 @@ a rename). Where ``fcntl`` does not exist (Windows) saves stay numba's own.
 An index that cannot be read back (cut short, or naming a type of a module this
 process cannot import, such as a feature module's named tuple in a search
 kernel's index) is a cache miss, as numba's own reading makes a stale one: the
-next save writes a new index over it. Numba's reading raised instead, and every
-later run that loaded the kernel failed.
+next save writes a new index over it, where numba's own reading would raise at
+every later load of the kernel.
 
 **Compiles.** ``install`` also has each process compile a specialisation
 the cache lacks under a lock of its own (a byte of
