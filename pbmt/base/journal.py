@@ -37,7 +37,8 @@ class Journal:
     content and settings) truncates the partial files to the last journaled
     record and continues after it (``done`` records are skipped); any other
     run starts afresh (``fingerprint`` is called only then: hashing a
-    model's files costs a moment). ``commit()`` renames the partial files over the
+    model's files costs a moment), ``dropped`` saying how many records the
+    killed run had written. ``commit()`` renames the partial files over the
     targets together and removes the journal. Otherwise (standard output, a
     device, a FIFO, a ``.gz`` output) the outputs are written as ``Outputs``
     writes them, nothing is resumed.
@@ -59,6 +60,7 @@ class Journal:
         self.paths = [str(p) for p in paths]
         self.unit = unit  # what a record is, in the note an interrupted run gets
         self.done = 0
+        self.dropped = 0  # the records of a killed run of other inputs or settings, which this run starts over
         self.handles: list[IO] = []
         targets = [output_target(p) if str(p) != "-" else (Path("-"), False) for p in paths]
         self.journal: Path | None = None
@@ -101,8 +103,6 @@ class Journal:
             sizes = [p.stat().st_size for p in partials]
         except (OSError, UnicodeDecodeError):
             return None
-        if lines[0] != self._header:
-            return None
         best = None
         for line in lines[1:-1]:  # the last is "" after a complete line, or a line cut by a kill
             fields = line.split()
@@ -110,6 +110,9 @@ class Journal:
                 numbers = [int(f) for f in fields]
                 if all(n <= size for n, size in zip(numbers[1:], sizes)):
                     best = (numbers[0], numbers[1:])
+        if lines[0] != self._header:
+            self.dropped = best[0] if best is not None else 0
+            return None
         return best if best is not None else (0, [0] * len(partials))
 
     def write(self, chunks: list[str]) -> None:

@@ -391,6 +391,10 @@ def _run(args: argparse.Namespace, lines: list[str], started: float, compiling: 
         if journal.done and not args.quiet:
             print(f"resuming a killed run: {journal.done} of {len(items)} "
                   f"{'documents' if args.documents else 'sentences'} already translated", file=sys.stderr)
+        if journal.dropped and not args.quiet:
+            print(f"starting afresh: the killed run's {journal.dropped:,} {journal.unit}"
+                  f"{'' if journal.dropped == 1 else 's'} in {args.output} were of another input, model or "
+                  "settings", file=sys.stderr)
         progress = tqdm(total=len(items), initial=journal.done, unit=unit, disable=args.quiet or None,
                         file=sys.stderr, desc="translating")
         # documents' global features may keep state of their own: documents go on processes only

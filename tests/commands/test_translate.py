@@ -183,6 +183,34 @@ def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys,
     assert (tmp_path / "again").read_bytes() == (tmp_path / "out").read_bytes()
 
 
+def test_a_killed_run_of_another_input_is_not_resumed_and_the_run_says_so(tmp_path, capsys, monkeypatch):
+    """The journal of a killed run whose input changed since is started over, not silently."""
+    from pbmt.commands import translate
+
+    source = tmp_path / "in.es"
+    source.write_text("la casa\nel libro\nla mesa\nel perro\n", encoding="utf-8")
+    argv = ["translate", "--threads", "1", "-i", str(source), "-o", str(tmp_path / "out")]
+    journal_write = translate.Journal.write
+
+    def killed_after_two(journal, chunks):
+        if journal.done == 2:
+            raise KeyboardInterrupt
+        journal_write(journal, chunks)
+
+    monkeypatch.setattr(translate.Journal, "write", killed_after_two)
+    assert main(argv) == 130
+    monkeypatch.setattr(translate.Journal, "write", journal_write)
+    source.write_text("la casa\nel libro\nla mesa\nel gato\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"starting afresh: the killed run's 2 sentences in {tmp_path / 'out'} were of another input" in err
+    assert "resuming" not in err
+    assert main(argv[:-2] + ["-q", "-o", str(tmp_path / "whole")]) == 0
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "out").read_bytes() == (tmp_path / "whole").read_bytes()
+
+
 def test_plain_text_given_as_tokenized_is_translated_with_a_warning_naming_its_first_line(tmp_path, capsys):
     """The reference form is `pbmt tokenize`'s: that passes quietly, the plain text it came from does not (its
     'word,' tokens passed through as unknown words without a word); the output is made either way."""
