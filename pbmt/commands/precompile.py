@@ -138,19 +138,25 @@ def worth_it(args: argparse.Namespace, settings: SearchSettings) -> bool:
     return first_run(settings)  # not for the n-best kernels alone (module docstring)
 
 
-def first_run(settings: SearchSettings, n_best: int = 0) -> bool:
+def first_run(settings: SearchSettings, n_best: int = 0, lattices: bool = False) -> bool:
     """Whether numba's cache lacks the search kernel ``settings`` choose or, for an n-best list of ``n_best``
     entries (0: none), the kernel writing its lines and (``n_best`` over 1) the one reading the n best
     derivations (a cache a 1-best run left has neither: one sentence's first 100-best then took 13.6 CPU s, 108
-    s at load 11): the run compiles."""
+    s at load 11), or with ``lattices`` (lattice MERT) the kernels making search graphs' edges and their
+    envelopes (a first optimisation compiled for 236 s at load 15 after a warm decode): the run compiles."""
     kernels = [search_kernel(settings)] + [write_lines] * (n_best > 0) + [k_best_paths] * (n_best > 1)
+    if lattices:  # imported here: a plain translate loads no lattice code
+        from pbmt.search.lattice import envelopes, live_edges
+
+        kernels += [live_edges, envelopes]
     return not all(map(has_cached, kernels))
 
 
-def say_first_run(settings: SearchSettings, verb: str, quiet: bool = False, n_best: int = 0) -> bool:
-    """Whether the search kernels ``settings`` choose (and an ``n_best`` list's) compile in this run
-    (``first_run``); if so, and not ``quiet``, ``say`` it before the wait."""
-    if not first_run(settings, n_best):
+def say_first_run(settings: SearchSettings, verb: str, quiet: bool = False, n_best: int = 0,
+                  lattices: bool = False) -> bool:
+    """Whether the search kernels ``settings`` choose (and an ``n_best`` list's, or lattice MERT's) compile in
+    this run (``first_run``); if so, and not ``quiet``, ``say`` it before the wait."""
+    if not first_run(settings, n_best, lattices):
         return False
     if not quiet:
         say(verb)

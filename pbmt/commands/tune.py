@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
                     settings={k: v for k, v in vars(args).items() if k not in common and k not in others})
     if cls.loop == "decode-optimise":  # its decodes search as the job says; the first may compile for minutes
         say_first_run(job.search_settings() or SearchSettings.from_config(MosesConfig.read(job.config)), "tune",
-                      args.quiet)
+                      args.quiet, lattices="lattices" in cls.reads)
     context = {"workers": args.workers, "scheduler": args.scheduler, "threads": args.threads, "out": args.out,
                "progress": not args.quiet}
     lines = run_tuner(lambda reordering, n_sentences=None: options.build(cls, args, reordering, n_sentences,

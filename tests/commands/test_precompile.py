@@ -266,3 +266,16 @@ def test_tune_says_that_its_first_decode_compiles(tiny_model_dir, tiny_dev, tmp_
                      str(tiny_dev / "dev.src"), "--refs", str(tiny_dev / "dev.ref"), "--tokenized", "--out",
                      str(out), "--iterations", "1"]) == 0
         assert (f"pbmt tune: {precompile.NOTE}" in capsys.readouterr().err) is said
+
+
+def test_lattice_mert_on_a_cache_warm_for_the_search_says_that_it_compiles(tiny_model_dir, monkeypatch):
+    """A cache a decode left warm lacks lattice MERT's kernels (its first optimisation compiled for minutes
+    without a word): they count for a first run with lattices alone."""
+    from pbmt.search import lattice
+
+    settings = translate.search_settings(_args(tiny_model_dir / "moses.ini"))
+    lattice_kernels = {lattice.envelopes, lattice.live_edges}
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: kernel not in lattice_kernels)
+    assert precompile.first_run(settings, lattices=True) and not precompile.first_run(settings)
+    monkeypatch.setattr(precompile, "has_cached", lambda kernel: True)
+    assert not precompile.first_run(settings, lattices=True)
