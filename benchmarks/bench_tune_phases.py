@@ -94,6 +94,17 @@ def main() -> int:
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--baseline", type=Path, metavar="DIR", help="a checkout to measure first, the same way")
     args = parser.parse_args()
+    from pbmt.base.errors import UsageError
+    from pbmt.tune.registry import tuner_class
+
+    for name in args.tuners.split(","):
+        try:
+            reads = tuner_class(name).reads
+        except UsageError as err:
+            parser.error(f"--tuners: {err}")
+        if set(reads) != {"pool"}:
+            hint = " (its optimisation: benchmarks/bench_line_search.py --climb)" if "lattices" in reads else ""
+            parser.error(f"--tuners: {name}'s fit reads {', '.join(reads)}, not the pool alone{hint}")
     if args.baseline is not None:
         own = [a for a in sys.argv[1:] if a != "--baseline" and a != str(args.baseline)
                and not a.startswith("--baseline=")]
@@ -107,7 +118,6 @@ def main() -> int:
     from pbmt.model.model import TranslationModel
     from pbmt.tune import loop
     from pbmt.tune.pool import References
-    from pbmt.tune.registry import tuner_class
     from pbmt.tune.tuner import TuningData
 
     model = TranslationModel.load(args.data / "model" / "moses.ini")
