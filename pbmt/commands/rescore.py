@@ -55,7 +55,7 @@ from pbmt.commands.plugins import add_plugins_argument
 from pbmt.commands.tuners import TunerOptions, listed
 from pbmt.base.errors import PbmtError, UsageError
 from pbmt.base.config import MosesConfig
-from pbmt.base.files import Outputs, atomic_write
+from pbmt.base.files import Outputs
 from pbmt.base.run_state import model_files
 from pbmt.metrics.bleu import corpus_bleu
 from pbmt.tune.gains import names_of
@@ -170,13 +170,14 @@ def run(args: argparse.Namespace) -> int:
                   f"{100 * corpus_bleu(stats[after]):.2f} after {time.perf_counter() - started:.1f} s "
                   f"({args.algorithm})", file=sys.stderr)
         return 0
-    model = RescoringModel.read(args.weights)
-    lists = with_features(lists, _stored_features(model, args))
-    best = model.best(lists)
-    lines = [lists.texts[i] if i >= 0 else "" for i in best]
-    references = _references(args, lists) if args.refs is not None and not args.quiet else None
-    with atomic_write(args.output, inputs=_inputs(args)) as handle:
-        handle.write("".join(line + "\n" for line in lines))
+    with Outputs(_inputs(args)) as outputs:
+        outputs.claim([args.output])  # refused before the features are computed, if it must be
+        model = RescoringModel.read(args.weights)
+        lists = with_features(lists, _stored_features(model, args))
+        best = model.best(lists)
+        lines = [lists.texts[i] if i >= 0 else "" for i in best]
+        references = _references(args, lists) if args.refs is not None and not args.quiet else None
+        outputs.open(args.output).write("".join(line + "\n" for line in lines))
     if references is not None:
         filled = best >= 0
         first = lists.offsets[:-1][filled]

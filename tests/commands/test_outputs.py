@@ -116,7 +116,7 @@ def test_optimize_refuses_an_output_naming_its_list_references_or_a_file_of_its_
 
 def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuzz, tmp_path, capsys, monkeypatch):
     """--train --out replaced the n-best list or the references (refused before the training, which here never
-    runs); -o the LM of --lm."""
+    runs); -o the LM of --lm (refused before the features are computed)."""
     import pbmt.commands.rescore as rescore
 
     train_rescoring = rescore.train
@@ -132,8 +132,11 @@ def test_rescore_refuses_weights_or_1_best_naming_its_lists_references_or_lm(fuz
     monkeypatch.setattr(rescore, "train", train_rescoring)
     assert main([str(a) for a in [*train, "--out", tmp_path / "weights"]]) == 0
     apply = ["rescore", "-q", "--n-best", nbest, "--lm", lm, "--weights", tmp_path / "weights"]
+    with_features = rescore.with_features
+    monkeypatch.setattr(rescore, "with_features", lambda *args: pytest.fail("features computed before -o was refused"))
     for target in (nbest, lm, tmp_path / "weights"):
         _refused_and_kept([*apply, "-o", target], target, "rescore", capsys)
+    monkeypatch.setattr(rescore, "with_features", with_features)
     assert main([str(a) for a in [*apply, "-o", tmp_path / "best.txt"]]) == 0
     assert len((tmp_path / "best.txt").read_text().splitlines()) == len(refs.read_text().splitlines())
 
