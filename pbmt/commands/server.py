@@ -48,7 +48,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
-from pbmt.base.config import WEIGHT_RANGE, allowed_weight
+from pbmt.base.errors import PbmtError
 from pbmt.search.explain import explain, explanation_data, reference_path
 from pbmt.base.feature_labels import column_labels
 from pbmt.base import markup
@@ -281,9 +281,9 @@ class Common(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tokenized: bool = Field(False, description="input is in the model's tokens (no tokenising, lowercasing, "
                                                "detokenising)")
-    weights: dict[str, list[float]] | None = Field(
-        None, description="weights replacing the server's for some features, by moses.ini name: "
-                          '{"LM0": [0.6], "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}')
+    weights: dict[str, float | list[float]] | None = Field(
+        None, description="weights replacing the server's for some features, by moses.ini name, a number or a "
+                          'list as pbmt.load takes them: {"LM0": 0.6, "TranslationModel0": [0.2, 0.2, 0.2, 0.2]}')
     search: SearchOverrides | None = None
 
 
@@ -398,20 +398,17 @@ def create_app(settings: ServerSettings, model: TranslationModel) -> FastAPI:
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
 
     def weights_of(request: Common) -> tuple[float, ...] | None:
+        """The request's weights over the server's, checked as ``pbmt.load(weights=...)`` checks them (the same
+        ``MosesConfig.with_weights``, so the same words); a number stands for a one-weight feature's list."""
         if request.weights is None:
             return None
-        merged = layout.as_dict(model.weights)
-        for name, values in request.weights.items():
-            if name not in merged:
-                raise HTTPException(422, f"weights: no feature named {name!r}; the features are "
-                                         f"{', '.join(layout.names)}")
-            if len(values) != len(merged[name]):
-                raise HTTPException(422, f"weights: {name} has {len(merged[name])} weights, got {len(values)}")
-            merged[name] = values
-        vector = np.concatenate([np.asarray(merged[n], np.float64) for n in layout.names])
-        if not all(allowed_weight(w) for w in vector):
-            raise HTTPException(422, f"weights: every weight must be a finite number {WEIGHT_RANGE}")
-        return tuple(float(v) for v in vector)
+        served = dataclasses.replace(model.config, weights={**model.config.weights, **layout.as_dict(model.weights)})
+        try:
+            merged = served.with_weights({name: values if isinstance(values, list) else [values]
+                                          for name, values in request.weights.items()})
+        except PbmtError as err:
+            raise HTTPException(422, f"weights: {err}") from None
+        return tuple(layout.weights(merged).tolist())
 
     def search_of(request: Common) -> dict | None:
         return request.search.model_dump(exclude_none=True) if request.search else None

@@ -20,6 +20,8 @@ import pytest
 
 httpx = pytest.importorskip("httpx")
 
+import pbmt  # noqa: E402
+from pbmt.base.errors import PbmtError  # noqa: E402
 from pbmt.commands.cli import main  # noqa: E402
 from pbmt.base.nbest import read_nbest  # noqa: E402
 from pbmt.commands.server import ready_processes  # noqa: E402
@@ -107,6 +109,7 @@ def test_translate_equals_pbmt_translate(server, tiny_model_dir, tmp_path):
         ("other", ["--weights", weights, "--distortion-limit", "0"],
          {"weights": {"LM0": [0.9], "WordPenalty0": [0.3], "TranslationModel0": [0.1, 0.4, 0.1, 0.2]},
           "search": {"distortion_limit": 0}}),
+        ("numbers", ["--weights", "LM0= 0.2 WordPenalty0= -0.7"], {"weights": {"LM0": 0.2, "WordPenalty0": -0.7}}),
     ):
         out, nbest, align = tmp_path / f"{label}.out", tmp_path / f"{label}.nbest", tmp_path / f"{label}.align"
         assert main(["translate", "-q", "-f", str(tiny_model_dir / "moses.ini"), "-i", str(src), "-o", str(out),
@@ -223,6 +226,17 @@ def test_bad_requests_get_4xx_with_a_message(server, body, status, message):
                         timeout=60)
     assert answer.status_code == status, answer.text
     assert message in answer.json()["error"]
+
+
+@pytest.mark.parametrize("weights", [{"LM7": 1}, {"LM0": [1, 2]}, {"TranslationModel0": 0.5}, {"LM0": 1e300},
+                                     {"WordPenalty0": [-2e6]}, {"LM0": 0.5, "Distortion0": 1e7}])
+def test_bad_weights_are_refused_in_the_python_apis_words(server, tiny_model_dir, weights):
+    """A number or a list per feature, checked as pbmt.load checks them: the same words after 'weights: '."""
+    with pytest.raises(PbmtError) as api:
+        pbmt.load(tiny_model_dir / "moses.ini", weights=weights)
+    answer = server.post("/translate", {"sentences": ["a"], "weights": weights})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["error"] == f"weights: {api.value}"
 
 
 def test_markup_is_read_as_pbmt_translate_reads_it(server, tiny_model_dir, tmp_path):
