@@ -16,7 +16,7 @@ class RandomSearch(Tuner):
         self.step = step
 
     def fit(self, data, initial_weights, rng):
-        pool, initial, tuned = self._pool_start(data, initial_weights)
+        pool, initial, tuned = self.checked_start(data, initial_weights)
         best, best_bleu = initial, pool.bleu(initial)
         for _ in range(self.tries):
             weights = initial + tuned * rng.normal(0.0, self.step, len(initial))

@@ -170,7 +170,7 @@ class LatticeMert(Mert):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "LatticeMert":
         """Tune on ``data.lattices`` (one per dev sentence, decoded with ``initial_weights``:
         float64[n_features], pool column order) against ``data.references``."""
-        pool, initial, free = self._pool_start(data, initial_weights)
+        pool, initial, free = self.checked_start(data, initial_weights)
         if not data.lattices:
             raise PbmtError("lattice MERT needs the dev set's search graphs and references")
         lattices, references = data.lattices, data.references

@@ -240,7 +240,7 @@ class ListNet(Tuner):
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "ListNet":
         """Train on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
-        pool, initial, _ = self._pool_start(data, initial_weights)
+        pool, initial, _ = self.checked_start(data, initial_weights)
         items = distinct_candidates(pool) if self.distinct else np.arange(pool.n_candidates)
         offsets = np.zeros_like(pool.offsets)
         np.cumsum(np.bincount(pool.sentence[items], minlength=pool.n_sentences), out=offsets[1:])

@@ -248,7 +248,7 @@ class Mert(Tuner):
 
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mert":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[n_features], pool column order)."""
-        pool, initial, free = self._pool_start(data, initial_weights)
+        pool, initial, free = self.checked_start(data, initial_weights)
         with PoolLines(pool, free, self.threads) as lines:
             return self._optimise(lines, initial, free, rng)
 

@@ -138,7 +138,7 @@ class Mira(Tuner):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Mira":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
         column order)."""
-        pool, initial, free = self._pool_start(data, initial_weights)
+        pool, initial, free = self.checked_start(data, initial_weights)
         rows = csr_rows(weight_columns(pool, free))
         stats = np.ascontiguousarray(pool.stats, dtype=np.float64)
         weights = initial[free].copy()

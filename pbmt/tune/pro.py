@@ -158,7 +158,7 @@ class Pro(Tuner):
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Pro":
         """Tune on ``data.pool`` from ``initial_weights`` (float64[layout.size] or float64[n_weights], pool
         column order)."""
-        pool, initial, free = self._pool_start(data, initial_weights)
+        pool, initial, free = self.checked_start(data, initial_weights)
         penalised = np.arange(len(initial))[free] >= pool.layout.size
         return self.fit_gains(weight_columns(pool, free), gain_of(self.gain, "sentence").score(pool.stats),
                               pool.offsets, initial, free, penalised, rng)

@@ -184,7 +184,8 @@ class Tuner:
     choosing one: options given override it, it overrides the defaults), ``sparse`` (a pool tuner that tunes the
     pool's sparse columns beside the dense ones when its initial weights cover them), ``fixed`` (the feature
     names whose weights stay as given), ``min_sentences`` (a ``sparse`` tuner tunes only the sparse features
-    present in that many of the pool's sentences; the others keep their weights), and implements ``fit``."""
+    present in that many of the pool's sentences; the others keep their weights), and implements ``fit`` (a pool
+    tuner's begins with ``checked_start``)."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -203,10 +204,11 @@ class Tuner:
     def fit(self, data: TuningData, initial_weights: np.ndarray, rng: np.random.Generator) -> "Tuner":
         raise NotImplementedError
 
-    def _pool_start(self, data: TuningData, initial_weights: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
-        """The prologue of a pool tuner's ``fit``: ``data`` holds what the tuner reads and its ``pool`` a
-        candidate of every sentence (else PbmtError); ``initial_weights`` are finite and as many as the pool's
-        dense columns, or, for a ``sparse`` tuner, its dense then sparse ones (else ValueError).
+    def checked_start(self, data: TuningData, initial_weights: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The checked start of a pool tuner's ``fit`` (its first line, pbmt's and one's own: part of the
+        contract): ``data`` holds what the tuner reads and its ``pool`` a candidate of every sentence (else
+        PbmtError); ``initial_weights`` are finite and as many as the pool's dense columns, or, for a ``sparse``
+        tuner, its dense then sparse ones (else ValueError).
 
         Returns ``(pool, initial, tuned)``: initial a new float64[n] copy of ``initial_weights``, tuned
         bool[n] the weights the tuner changes, all but the ``fixed`` features' and the sparse ones present in

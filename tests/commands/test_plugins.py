@@ -1,6 +1,7 @@
 """--plugins FILE of pbmt tune, optimize and rescore (pbmt.commands.plugins): a tuner or a rescoring feature of
 one's own, from a Python file outside pbmt, runs from the shell as it runs from Python."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -73,6 +74,20 @@ def _example_class():
 def test_the_guides_tuner_is_the_example_file():
     guide = (REPO / "docs" / "writing-a-tuner.md").read_text(encoding="utf-8")
     assert re.search(r"```python\n(.*?)```", guide, re.S).group(1) == EXAMPLE.read_text()
+
+
+def test_the_example_tuner_uses_only_public_names_of_pbmt():
+    """A plugin is written against the public contract: the example (the guide's code) imports no ``_name`` and
+    reaches no ``._name``, and what it calls on the Tuner base is a method of it."""
+    tree = ast.parse(EXAMPLE.read_text(encoding="utf-8"))
+    private = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr.startswith("_")]
+    private += [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for alias in node.names if alias.name.startswith("_")]
+    assert private == []
+    called = {node.func.attr for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+              and node.func.value.id == "self"}
+    assert called == {"checked_start"} and callable(getattr(_example_class(), "checked_start"))
 
 
 def test_optimize_runs_a_plugins_tuner_with_its_options_as_python_does(lists, tmp_path, capsys):
