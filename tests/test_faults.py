@@ -1,4 +1,4 @@
-"""Faults and odd output targets: kills at random points and resumption, Ctrl-C, a full disk, a read-only
+"""Faults and odd output targets: kills at random points and resumption, Ctrl-C, SIGTERM, a full disk, a read-only
 folder, symlinks, FIFOs and /dev/stdout as outputs.
 
 A killed ``translate``, ``tune`` or ``train`` resumes to output identical to an uninterrupted run's; a killed
@@ -101,6 +101,29 @@ def test_ctrl_c_is_one_line_and_exit_130(fuzz, kill_input, tmp_path, workers):
     assert process.returncode == 130, err
     assert re.fullmatch(r"pbmt translate: interrupted \(\d+ sentences? written and kept: the same command goes on "
                         r"after them\)", err.strip()), err
+
+
+def test_sigterm_is_one_line_exit_143_and_the_same_command_finishes_the_output(fuzz, kill_input, tmp_path):
+    source, clean = kill_input
+    outputs = translate_outputs(tmp_path / "out")
+    outputs["text"].parent.mkdir()
+    outputs["text"].write_text("old\n")
+    argv = translate_args(fuzz["model"] / "moses.ini", source, outputs)
+    # SIGTERM's default disposition, as a scheduler's job has it (an ignored one survives exec and is left alone)
+    process = start(argv, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    journal = outputs["text"].parent / f".{outputs['text'].name}.pbmt-journal"
+    assert wait_for(journaled(journal, 1), process), "the run ended before SIGTERM"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert re.fullmatch(r"pbmt translate: terminated \(\d+ sentences? written and kept: the same command goes on "
+                        r"after them\)", err.strip()), err
+    assert outputs["text"].read_text() == "old\n"
+    assert not outputs["nbest"].exists()
+    result = run(argv)
+    assert result.code == 0, result.err
+    assert read_outputs(outputs) == clean
+    assert sorted(p.name for p in outputs["text"].parent.iterdir()) == sorted(p.name for p in outputs.values())
 
 
 def test_a_killed_tuning_run_resumes_to_the_uninterrupted_weights(fuzz, tmp_path):

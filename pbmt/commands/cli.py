@@ -2,7 +2,7 @@
 
 Exit codes: 0 success, 1 runtime error (bad input file, missing model, a
 fault of the environment such as a full disk), 2 usage error (bad arguments),
-130 interrupted (Ctrl-C), 141 broken pipe.
+130 interrupted (Ctrl-C), 141 broken pipe, 143 terminated (SIGTERM: ``kill``, a cluster scheduler's stop).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import signal
 import sys
 import traceback
 from types import ModuleType
+from typing import Iterator
 
 from pbmt import __version__
 from pbmt.commands.options import number_text, range_of, visible_flags
@@ -276,22 +277,24 @@ def main(argv: list[str] | None = None) -> int:
     usage error) or a fault of the environment (any ``OSError``: a missing
     permission, a full disk; memory) is one line on standard error and exit
     code 1 (2 for usage errors); Ctrl-C anywhere, numba kernels included, is
-    "interrupted" and 130; a closed pipe is 141. Only pbmt's own bugs print a
+    "interrupted" and 130; SIGTERM is "terminated" and 143 (each with what a
+    resumable run kept); a closed pipe is 141. Only pbmt's own bugs print a
     traceback, and say so.
     """
     _stand_in_for_closed_streams()
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     verb = _verb(argv)
     prefix = f"pbmt {verb}" if verb in VERBS else "pbmt"  # for an error while parsing too: loading --plugins
-    try:
-        args = parse(argv)
-        code = args.run(args)
-        sys.stdout.flush()
-        return code
-    except BaseException as err:  # noqa: BLE001 - the one place that turns every exception into an exit code
-        return _report(prefix, err)
-    finally:
-        release_folders()
+    with _sigterm_raising():
+        try:
+            args = parse(argv)
+            code = args.run(args)
+            sys.stdout.flush()
+            return code
+        except BaseException as err:  # noqa: BLE001 - the one place that turns every exception into an exit code
+            return _report(prefix, err)
+        finally:
+            release_folders()
 
 
 class _ClosedStream(io.TextIOBase):
@@ -314,6 +317,35 @@ class _ClosedStream(io.TextIOBase):
         return False
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: a BaseException, as KeyboardInterrupt is, so that what catches Exception lets it pass and
+    what keeps a resumable run's records for Ctrl-C (the journal, tune's and train's checkpoints) keeps them."""
+
+
+def _raise_terminated(number: int, frame) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_raising() -> Iterator[None]:
+    """SIGTERM (a cluster scheduler's stop, ``kill``) raises ``Terminated`` in the main thread, as Ctrl-C raises
+    KeyboardInterrupt: the run stops as it does for Ctrl-C, says what it kept, and exits 143 (128 + SIGTERM, what a
+    shell reports for a process the signal killed). Left alone where a caller chose to ignore SIGTERM, and off the
+    main thread (Python allows handlers only there); the previous handler is back afterwards (``main`` called in
+    a process that goes on: tests, a notebook)."""
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        previous = None
+    try:
+        yield
+    finally:
+        if previous == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def _stand_in_for_closed_streams() -> None:
     """Standard streams the shell closed: their descriptors hold ``/dev/null`` (so no file pbmt opens later, nor
     a worker process, takes descriptor 0, 1 or 2 and gets stray output), and using one of them is one line of
@@ -330,6 +362,9 @@ def _report(prefix: str, err: BaseException) -> int:
     """Print ``err`` as its kind deserves (``main``'s docstring) and return the exit code."""
     if isinstance(err, SystemExit):
         raise err
+    if _caused_by(err, Terminated):
+        print(f"{prefix}: terminated" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
+        return 128 + signal.SIGTERM
     if _interrupted(err):
         print(f"{prefix}: interrupted" + "".join(f" ({note})" for note in _notes(err)), file=sys.stderr)
         return 130
