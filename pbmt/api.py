@@ -83,10 +83,20 @@ def _names_a_file(text: str) -> bool:
         return False
 
 
+def _weight_values(name: str, value) -> tuple[float, ...]:
+    """A weights dict's value for feature ``name``: a number or a flat sequence of numbers."""
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.ndim > 1:
+        raise UsageError(f"weights: {name}'s value {value!r} is not a number nor a list of numbers")
+    return tuple(np.atleast_1d(values).tolist())
+
+
 def _weight_dict(weights: Weights) -> dict[str, tuple[float, ...]]:
     if isinstance(weights, Mapping):
-        return {name: tuple(np.atleast_1d(np.asarray(value, dtype=np.float64)).tolist())
-                for name, value in weights.items()}
+        return {name: _weight_values(name, value) for name, value in weights.items()}
     if isinstance(weights, str) and "=" in weights:
         return parse_features(weights, "weights")
     if isinstance(weights, str) and not _names_a_file(weights):  # meant as text, as often as a path

@@ -73,6 +73,10 @@ def test_load_takes_weights_search_and_settings(model, tmp_path):
     moses = " ".join(f"TranslationModel0 {i / 10}" for i in range(40))  # longer than a file name may be
     with pytest.raises(UsageError, match=r"weights 'TranslationModel0 0.0 .*' is no file, nor weights as text"):
         pbmt.load(weights=moses)
+    for value in ("x", [[0.5]], {"a": 1}):  # numpy's ValueError or TypeError before
+        with pytest.raises(UsageError, match=rf"^weights: LM0's value .* is not a number nor a list of numbers"):
+            pbmt.load(weights={"LM0": value})
+    assert pbmt.load(weights={"LM0": [0.25], "WordPenalty0": -2}).weights["LM0"] == (0.25,)
 
 
 def test_translate_one_sentence_gives_text_score_and_alignment(model):
