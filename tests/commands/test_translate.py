@@ -149,11 +149,25 @@ def test_a_run_reads_the_models_ini_once(tiny_model_dir, tmp_path, monkeypatch):
     assert paths == [ini] and len((tmp_path / "out").read_text().splitlines()) == 5
 
 
+def _killed_after(records: int, argv: list[str], monkeypatch) -> None:
+    """Run ``pbmt`` with ``argv`` interrupted (Ctrl-C) once its journal has ``records`` records."""
+    from pbmt.commands import translate
+
+    journal_write = translate.Journal.write
+
+    def killed(journal, chunks):
+        if journal.done == records:
+            raise KeyboardInterrupt
+        journal_write(journal, chunks)
+
+    monkeypatch.setattr(translate.Journal, "write", killed)
+    assert main(argv) == 130
+    monkeypatch.setattr(translate.Journal, "write", journal_write)
+
+
 def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys, monkeypatch):
     """Its words are the tokens `pbmt tokenize` makes of the lines; a resumed run counts only the lines it
     translates itself (its rates are over its own time)."""
-    from pbmt.commands import translate
-
     lines = ["«No tengo miedo», dijo Juan el 3 de mayo de 1999.", "", "a las 10:30 del 31/12/2024",
              "El nivel de compresión es alto.", "a partir de ahora, %1 de %2 en <b>Jerusalén</b>"]
     source = tmp_path / "in.es"
@@ -165,16 +179,7 @@ def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys,
     capsys.readouterr()
     assert main(argv + [str(tmp_path / "out")]) == 0
     assert f"translated 5 sentences ({sum(counts)} words) in " in capsys.readouterr().err
-    journal_write = translate.Journal.write
-
-    def killed_after_three(journal, chunks):
-        if journal.done == 3:
-            raise KeyboardInterrupt
-        journal_write(journal, chunks)
-
-    monkeypatch.setattr(translate.Journal, "write", killed_after_three)
-    assert main(argv + [str(tmp_path / "again")]) == 130
-    monkeypatch.setattr(translate.Journal, "write", journal_write)
+    _killed_after(3, argv + [str(tmp_path / "again")], monkeypatch)
     capsys.readouterr()
     assert main(argv + [str(tmp_path / "again")]) == 0
     err = capsys.readouterr().err
@@ -185,21 +190,10 @@ def test_the_closing_line_counts_the_words_this_run_translated(tmp_path, capsys,
 
 def test_a_killed_run_of_another_input_is_not_resumed_and_the_run_says_so(tmp_path, capsys, monkeypatch):
     """The journal of a killed run whose input changed since is started over, not silently."""
-    from pbmt.commands import translate
-
     source = tmp_path / "in.es"
     source.write_text("la casa\nel libro\nla mesa\nel perro\n", encoding="utf-8")
     argv = ["translate", "--threads", "1", "-i", str(source), "-o", str(tmp_path / "out")]
-    journal_write = translate.Journal.write
-
-    def killed_after_two(journal, chunks):
-        if journal.done == 2:
-            raise KeyboardInterrupt
-        journal_write(journal, chunks)
-
-    monkeypatch.setattr(translate.Journal, "write", killed_after_two)
-    assert main(argv) == 130
-    monkeypatch.setattr(translate.Journal, "write", journal_write)
+    _killed_after(2, argv, monkeypatch)
     source.write_text("la casa\nel libro\nla mesa\nel gato\n", encoding="utf-8")
     capsys.readouterr()
     assert main(argv) == 0
